@@ -1,0 +1,222 @@
+// Dense column-major matrices (the LAPACK and cuBLAS convention) and non-owning views of them.
+//
+// Matrix<T> owns its storage on one Device. Copies are explicit (clone(), to(device)): nothing moves
+// between host and GPU inside an operation. Views are cheap (pointer, shape, leading dimension).
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "linv/device.hpp"
+
+namespace linv {
+
+using index = std::int64_t;
+
+template <class T>
+concept Real = std::same_as<T, float> || std::same_as<T, double>;
+
+template <Real T>
+constexpr const char* type_name() {
+  return std::same_as<T, float> ? "float32" : "float64";
+}
+
+// "3x4"
+std::string shape_string(index rows, index cols);
+
+template <Real T>
+class ConstMatrixView;
+
+template <Real T>
+class MatrixView {
+ public:
+  MatrixView() = default;
+  MatrixView(T* data, index rows, index cols, index ld, Device device = Device::cpu())
+      : data_(data), rows_(rows), cols_(cols), ld_(ld), device_(device) {}
+
+  T* data() const noexcept { return data_; }
+  index rows() const noexcept { return rows_; }
+  index cols() const noexcept { return cols_; }
+  index ld() const noexcept { return ld_; }
+  Device device() const noexcept { return device_; }
+  bool empty() const noexcept { return rows_ == 0 || cols_ == 0; }
+  bool is_square() const noexcept { return rows_ == cols_; }
+  // Element access; host memory only.
+  T& operator()(index i, index j) const noexcept { return data_[i + j * ld_]; }
+  MatrixView block(index i, index j, index r, index c) const noexcept {
+    return {data_ + i + j * ld_, r, c, ld_, device_};
+  }
+  MatrixView cols_range(index j, index c) const noexcept { return block(0, j, rows_, c); }
+
+ private:
+  T* data_ = nullptr;
+  index rows_ = 0, cols_ = 0, ld_ = 1;
+  Device device_ = Device::cpu();
+};
+
+template <Real T>
+class ConstMatrixView {
+ public:
+  ConstMatrixView() = default;
+  ConstMatrixView(const T* data, index rows, index cols, index ld, Device device = Device::cpu())
+      : data_(data), rows_(rows), cols_(cols), ld_(ld), device_(device) {}
+  ConstMatrixView(MatrixView<T> v)  // NOLINT: a mutable view is always usable as a const one
+      : data_(v.data()), rows_(v.rows()), cols_(v.cols()), ld_(v.ld()), device_(v.device()) {}
+
+  const T* data() const noexcept { return data_; }
+  index rows() const noexcept { return rows_; }
+  index cols() const noexcept { return cols_; }
+  index ld() const noexcept { return ld_; }
+  Device device() const noexcept { return device_; }
+  bool empty() const noexcept { return rows_ == 0 || cols_ == 0; }
+  bool is_square() const noexcept { return rows_ == cols_; }
+  const T& operator()(index i, index j) const noexcept { return data_[i + j * ld_]; }
+  ConstMatrixView block(index i, index j, index r, index c) const noexcept {
+    return {data_ + i + j * ld_, r, c, ld_, device_};
+  }
+
+ private:
+  const T* data_ = nullptr;
+  index rows_ = 0, cols_ = 0, ld_ = 1;
+  Device device_ = Device::cpu();
+};
+
+namespace detail {
+// Byte-level storage on a device; implemented once for all element types.
+void* allocate_bytes(std::size_t bytes, Device device);
+void free_bytes(void* p, Device device) noexcept;
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
+void fill_zero_bytes(void* p, Device device, std::size_t bytes);
+
+struct Deleter {
+  Device device = Device::cpu();
+  void operator()(void* p) const noexcept { free_bytes(p, device); }
+};
+}  // namespace detail
+
+template <Real T>
+class Matrix {
+ public:
+  Matrix() = default;
+  // A zero-filled rows x cols matrix on `device`.
+  Matrix(index rows, index cols, Device device = Device::cpu()) : Matrix(uninitialized(rows, cols, device)) {
+    if (size() > 0) detail::fill_zero_bytes(data(), device, bytes());
+  }
+  // Storage whose contents are unspecified: for outputs that are overwritten whole.
+  static Matrix uninitialized(index rows, index cols, Device device = Device::cpu());
+  static Matrix identity(index n);
+  // Row-by-row literal, for examples and tests: Matrix<double>::from_rows({{1, 2}, {3, 4}}).
+  static Matrix from_rows(std::initializer_list<std::initializer_list<T>> rows);
+  // A host copy of a (host) view.
+  static Matrix copy_of(ConstMatrixView<T> v);
+
+  Matrix(Matrix&&) noexcept = default;
+  Matrix& operator=(Matrix&&) noexcept = default;
+  Matrix(const Matrix&) = delete;  // copies are explicit: clone() or to(device)
+  Matrix& operator=(const Matrix&) = delete;
+
+  index rows() const noexcept { return rows_; }
+  index cols() const noexcept { return cols_; }
+  index ld() const noexcept { return rows_ > 0 ? rows_ : 1; }
+  index size() const noexcept { return rows_ * cols_; }
+  std::size_t bytes() const noexcept { return static_cast<std::size_t>(size()) * sizeof(T); }
+  bool empty() const noexcept { return size() == 0; }
+  bool is_square() const noexcept { return rows_ == cols_; }
+  Device device() const noexcept { return device_; }
+  T* data() noexcept { return static_cast<T*>(storage_.get()); }
+  const T* data() const noexcept { return static_cast<const T*>(storage_.get()); }
+
+  // Element access; host memory only.
+  T& operator()(index i, index j) noexcept { return data()[i + j * rows_]; }
+  const T& operator()(index i, index j) const noexcept { return data()[i + j * rows_]; }
+
+  MatrixView<T> view() noexcept { return {data(), rows_, cols_, ld(), device_}; }
+  ConstMatrixView<T> view() const noexcept { return {data(), rows_, cols_, ld(), device_}; }
+  operator MatrixView<T>() noexcept { return view(); }             // NOLINT
+  operator ConstMatrixView<T>() const noexcept { return view(); }  // NOLINT
+  MatrixView<T> block(index i, index j, index r, index c) noexcept { return view().block(i, j, r, c); }
+  ConstMatrixView<T> block(index i, index j, index r, index c) const noexcept {
+    return view().block(i, j, r, c);
+  }
+
+  Matrix clone() const { return to(device_); }
+  Matrix to(Device device) const;
+  // Element-type conversion (host). Narrowing to float is explicit by construction: the caller asks.
+  template <Real U>
+  Matrix<U> cast() const;
+
+ private:
+  index rows_ = 0, cols_ = 0;
+  Device device_ = Device::cpu();
+  std::unique_ptr<void, detail::Deleter> storage_{nullptr, detail::Deleter{}};
+};
+
+// Throws InvalidArgument unless the view lives in host memory; `what` names the operation.
+void require_host(Device device, const char* what);
+
+// ---- template definitions ----
+
+template <Real T>
+Matrix<T> Matrix<T>::uninitialized(index rows, index cols, Device device) {
+  Matrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.device_ = device;
+  if (rows < 0 || cols < 0) m.rows_ = m.cols_ = 0;
+  if (m.size() > 0) m.storage_ = {detail::allocate_bytes(m.bytes(), device), detail::Deleter{device}};
+  return m;
+}
+
+template <Real T>
+Matrix<T> Matrix<T>::identity(index n) {
+  Matrix m(n, n);
+  for (index i = 0; i < n; ++i) m(i, i) = T(1);
+  return m;
+}
+
+template <Real T>
+Matrix<T> Matrix<T>::from_rows(std::initializer_list<std::initializer_list<T>> rows) {
+  const index r = static_cast<index>(rows.size());
+  const index c = r > 0 ? static_cast<index>(rows.begin()->size()) : 0;
+  Matrix m(r, c);
+  index i = 0;
+  for (const auto& row : rows) {
+    index j = 0;
+    for (T v : row) {
+      if (j < c) m(i, j) = v;
+      ++j;
+    }
+    ++i;
+  }
+  return m;
+}
+
+template <Real T>
+Matrix<T> Matrix<T>::copy_of(ConstMatrixView<T> v) {
+  require_host(v.device(), "Matrix::copy_of");
+  Matrix m = uninitialized(v.rows(), v.cols());
+  for (index j = 0; j < v.cols(); ++j)
+    for (index i = 0; i < v.rows(); ++i) m(i, j) = v(i, j);
+  return m;
+}
+
+template <Real T>
+Matrix<T> Matrix<T>::to(Device device) const {
+  Matrix m = uninitialized(rows_, cols_, device);
+  if (size() > 0) detail::copy_bytes(m.data(), device, data(), device_, bytes());
+  return m;
+}
+
+template <Real T>
+template <Real U>
+Matrix<U> Matrix<T>::cast() const {
+  require_host(device_, "Matrix::cast");
+  Matrix<U> m = Matrix<U>::uninitialized(rows_, cols_);
+  for (index k = 0; k < size(); ++k) m.data()[k] = static_cast<U>(data()[k]);
+  return m;
+}
+
+}  // namespace linv

@@ -1,0 +1,29 @@
+// What an operation did: the method it used and why, how long it took, how accurate the result is.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace linv {
+
+struct SolveReport {
+  std::string operation;        // "inv", "solve", "lstsq", "pinv", "chol"
+  std::string method;           // the method that ran, e.g. "cholesky"
+  std::string method_reason;    // why Method::Auto chose it (empty when the caller chose)
+  std::string device = "cpu";
+  std::string precision;        // "float32", "float64" or "mixed (float32 factor, float64 refinement)"
+  double seconds = 0;           // wall time of the computation itself
+  int iterations = 0;           // iterative methods and refinement; 0 for direct methods
+  std::string stop_reason;      // iterative methods: why they stopped
+  // Scaled residual, e.g. ||A X - I||_1 / (n eps ||A||_1 ||X||_1) for an inverse (see accuracy.hpp).
+  // Values of order 1 to 10 mean the result is as accurate as the precision allows. NaN: not computed.
+  double scaled_residual = std::numeric_limits<double>::quiet_NaN();
+  double rcond = std::numeric_limits<double>::quiet_NaN();  // reciprocal condition estimate (1-norm)
+  long long rank = -1;          // lstsq / pinv: numerical rank
+  std::vector<std::string> notes;
+
+  std::string to_json() const;  // one JSON object; NaN fields become null
+};
+
+}  // namespace linv

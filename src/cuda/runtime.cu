@@ -1,0 +1,86 @@
+// nvcc cannot evaluate fmt's compile-time format strings, so messages here are built with std::string.
+#include "cuda/runtime.hpp"
+
+#include <cuda_runtime.h>
+#include <string>
+
+#include "linv/errors.hpp"
+
+namespace linv::cuda {
+namespace {
+
+void check(cudaError_t status, const char* what, int device) {
+  if (status != cudaSuccess)
+    throw DeviceError("cuda:" + std::to_string(device) + ": " + what + " failed: " + cudaGetErrorString(status));
+}
+
+void select(int device) { check(cudaSetDevice(device), "cudaSetDevice", device); }
+
+}  // namespace
+
+int device_count(std::string& why) {
+  int n = 0;
+  cudaError_t status = cudaGetDeviceCount(&n);
+  if (status != cudaSuccess) {
+    why = status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice
+              ? std::string("no NVIDIA GPU or driver on this machine (CUDA: ") + cudaGetErrorString(status) + ")"
+              : std::string(cudaGetErrorString(status));
+    (void)cudaGetLastError();  // clear the sticky error so later calls report their own
+    return 0;
+  }
+  if (n == 0) why = "the CUDA driver reports no GPU";
+  return n;
+}
+
+GpuInfo device_info(int index) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties", index);
+  GpuInfo info;
+  info.index = index;
+  info.name = prop.name;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  info.multiprocessors = prop.multiProcessorCount;
+  select(index);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", index);
+  info.free_memory = free_bytes;
+  info.total_memory = total_bytes;
+  return info;
+}
+
+std::string runtime_version() {
+  return std::to_string(CUDART_VERSION / 1000) + "." + std::to_string((CUDART_VERSION % 1000) / 10);
+}
+
+void* allocate(std::size_t bytes, int device) {
+  select(device);
+  void* p = nullptr;
+  cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw OutOfDeviceMemory("cuda:" + std::to_string(device), bytes, free_bytes);
+  }
+  check(status, "cudaMalloc", device);
+  return p;
+}
+
+void free(void* p, int device) noexcept {
+  if (p == nullptr) return;
+  (void)cudaSetDevice(device);
+  (void)cudaFree(p);
+}
+
+void copy(void* dst, const void* src, std::size_t bytes, int device) {
+  select(device);
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy", device);
+}
+
+void fill_zero(void* p, std::size_t bytes, int device) {
+  select(device);
+  check(cudaMemset(p, 0, bytes), "cudaMemset", device);
+}
+
+}  // namespace linv::cuda

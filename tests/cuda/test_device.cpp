@@ -1,0 +1,64 @@
+// The CUDA backend on a real GPU: discovery and host <-> device transfers. Skips, saying why, where no
+// GPU is usable (CI runs without one; these run on the device machine).
+#include <gtest/gtest.h>
+
+#include "linv/device.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "linv/matrix.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const GpuList list = cuda_devices();
+    if (list.gpus.empty()) GTEST_SKIP() << "no CUDA GPU usable (" << list.why_none << "): CUDA tests skipped";
+  }
+};
+
+TEST_F(Cuda, DiscoveryReportsEveryGpu) {
+  const GpuList list = cuda_devices();
+  for (const GpuInfo& g : list.gpus) {
+    EXPECT_FALSE(g.name.empty());
+    EXPECT_GT(g.total_memory, 0u);
+    EXPECT_GT(g.multiprocessors, 0);
+  }
+  EXPECT_TRUE(Device::best().is_cuda());
+  EXPECT_EQ(Device::parse("cuda").index(), 0);
+  EXPECT_THROW(Device::cuda(static_cast<int>(list.gpus.size())), DeviceError);
+}
+
+TEST_F(Cuda, TransfersRoundTripExactly) {
+  const auto seed = testing::case_seed(1);
+  LINV_TRACE_SEED(seed);
+  const Device gpu = Device::cuda(0);
+  for (index n : {1, 7, 1000}) {
+    Matrix<double> a = random_uniform<double>(n, n + 3, seed + n);
+    Matrix<double> on_gpu = a.to(gpu);
+    EXPECT_EQ(on_gpu.device(), gpu);
+    Matrix<double> copy = on_gpu.clone();  // device to device
+    Matrix<double> back = copy.to(Device::cpu());
+    for (index k = 0; k < a.size(); ++k) ASSERT_EQ(back.data()[k], a.data()[k]);
+    Matrix<float> zeros(n, 2, gpu);  // zero-filled on the device
+    Matrix<float> z = zeros.to(Device::cpu());
+    for (index k = 0; k < z.size(); ++k) ASSERT_EQ(z.data()[k], 0.0f);
+  }
+}
+
+TEST_F(Cuda, OutOfMemorySaysHowMuch) {
+  const GpuInfo info = cuda_devices().gpus.at(0);
+  const index n = static_cast<index>(info.total_memory / sizeof(double) / 1000 * 2);  // twice the card
+  try {
+    Matrix<double> too_big(1000, n, Device::cuda(0));
+    FAIL() << "allocated more than the GPU has";
+  } catch (const OutOfDeviceMemory& e) {
+    EXPECT_GT(e.needed(), info.total_memory);
+    EXPECT_NE(std::string(e.what()).find("MiB"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace linv

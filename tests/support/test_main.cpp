@@ -1,0 +1,15 @@
+// Shared main for linv's GoogleTest executables: prints the random seed of the run, so a failure can be
+// replayed with LINV_TEST_SEED=<seed>.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "support/testing.hpp"
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  std::printf("linv tests: random seed %llu (replay with LINV_TEST_SEED=%llu)\n",
+              static_cast<unsigned long long>(linv::testing::run_seed()),
+              static_cast<unsigned long long>(linv::testing::run_seed()));
+  return RUN_ALL_TESTS();
+}
