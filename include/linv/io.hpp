@@ -1,0 +1,57 @@
+// Reading and writing matrices. The format follows the file name:
+//   .npy            NumPy (float32/float64, C or Fortran order, 2-D; 3-D as a stack of matrices)
+//   .mtx            Matrix Market (array or coordinate; real/integer/pattern; general/symmetric/skew)
+//   .mat[:name]     MATLAB (through matio, when linv was built with it); `name` picks the variable
+// Malformed files raise ParseError naming the file and the byte offset or line of the fault; missing or
+// unreadable files raise InputError. Every writer writes a temporary file beside the target and
+// renames it into place, so an interrupted or failed write never leaves a partial output.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "linv/matrix.hpp"
+
+namespace linv::io {
+
+enum class DType { Float32, Float64 };
+const char* to_string(DType t);
+
+// A matrix as stored in the file: its element type is the file's.
+using AnyMatrix = std::variant<Matrix<float>, Matrix<double>>;
+
+// `count` matrices of rows x cols, each column-major, stored one after another.
+template <Real T>
+struct MatrixStack {
+  index count = 0, rows = 0, cols = 0;
+  std::vector<T> data;
+  MatrixView<T> operator[](index k) { return {data.data() + k * rows * cols, rows, cols, rows > 0 ? rows : 1}; }
+  ConstMatrixView<T> operator[](index k) const {
+    return {data.data() + k * rows * cols, rows, cols, rows > 0 ? rows : 1};
+  }
+};
+using AnyStack = std::variant<MatrixStack<float>, MatrixStack<double>>;
+
+// A 2-D matrix from `spec` (a path, or path.mat:variable).
+AnyMatrix read_matrix(const std::string& spec);
+// A 3-D array (B x rows x cols in NumPy's C order) as B matrices; a 2-D file is a stack of one.
+AnyStack read_stack(const std::string& spec);
+
+template <Real T>
+void write_matrix(const std::string& spec, ConstMatrixView<T> A);
+template <Real T>
+void write_stack(const std::string& spec, const MatrixStack<T>& stack);
+
+// Writes `text` to `path` atomically (temporary file + rename).
+void write_text(const std::string& path, const std::string& text);
+
+// Whether this build can read and write `.mat` files.
+bool have_mat_support();
+
+// Converts an AnyMatrix to element type T. Widening is exact; narrowing float64 to float32 happens only
+// with allow_narrowing (the caller asked for single precision), otherwise InvalidArgument.
+template <Real T>
+Matrix<T> convert(AnyMatrix&& m, bool allow_narrowing);
+
+}  // namespace linv::io

@@ -1,0 +1,102 @@
+// Internal to linv_io: the per-format readers and writers that io.cpp dispatches to, and the pieces they
+// share (opening files for reading, writing files atomically).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "linv/io.hpp"
+
+namespace linv::io::detail {
+
+// ---- reading ----
+
+// A file opened for binary reading. Opening failures raise InputError with the OS's reason.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  const std::string& path() const noexcept { return path_; }
+  std::FILE* get() const noexcept { return file_; }
+  // The size in bytes of a regular file; nullopt for pipes and other streams of unknown length.
+  std::optional<std::int64_t> size() const noexcept { return size_; }
+  // Reads up to `bytes` bytes and returns how many were read (fewer only at the end of the file); a read
+  // error raises InputError.
+  std::size_t read_some(void* dst, std::size_t bytes);
+  // Moves to `offset` bytes from the start; a failure raises InputError.
+  void seek(std::int64_t offset);
+  // Where the next read starts.
+  std::int64_t offset() const noexcept { return offset_; }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::optional<std::int64_t> size_;
+  std::int64_t offset_ = 0;
+};
+
+// ---- writing ----
+
+// A file written under a temporary name beside `target` (".<name>.tmp-<pid>-<random>") and renamed over
+// the target by commit(). Destroyed without commit() (an exception on the way), it removes the temporary
+// file, so a failed write leaves the target as it was. Failures raise InputError("could not write ...").
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::string& temp_path() const noexcept { return temp_; }
+  void write(const void* data, std::size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  // For libraries that open the file by name (matio): closes linv's handle, keeping the temporary name
+  // reserved; such a library writes temp_path() itself before commit().
+  void close_handle();
+  void commit();
+  // Throws InputError("could not write <target>: <reason>").
+  [[noreturn]] void fail(const std::string& reason) const;
+
+ private:
+  std::string target_;
+  std::string temp_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
+
+// Whether the view's elements lie in one block of memory, column after column.
+template <Real T>
+bool is_contiguous(ConstMatrixView<T> A) {
+  return A.empty() || A.cols() == 1 || A.ld() == A.rows();
+}
+
+// ---- NumPy .npy ----
+AnyMatrix read_npy(const std::string& path);
+AnyStack read_npy_stack(const std::string& path);
+template <Real T>
+void write_npy(const std::string& path, ConstMatrixView<T> A);
+template <Real T>
+void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
+
+// ---- Matrix Market .mtx ----
+AnyMatrix read_mtx(const std::string& path);
+template <Real T>
+void write_mtx(const std::string& path, ConstMatrixView<T> A);
+
+// ---- MATLAB .mat (stubs that raise InputError when linv was built without matio) ----
+// An empty `variable` picks the file's only numeric variable when reading and means "X" when writing.
+AnyMatrix read_mat(const std::string& path, const std::string& variable);
+AnyStack read_mat_stack(const std::string& path, const std::string& variable);
+template <Real T>
+void write_mat(const std::string& path, const std::string& variable, ConstMatrixView<T> A);
+template <Real T>
+void write_mat_stack(const std::string& path, const std::string& variable, const MatrixStack<T>& stack);
+
+}  // namespace linv::io::detail

@@ -1,0 +1,253 @@
+// The format-independent half of linv's file I/O: choosing the format from the file name, element-type
+// conversion, and the file plumbing shared by the formats (reading, atomic writing).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <utility>
+
+#include "io/formats.hpp"
+#include "linv/errors.hpp"
+
+namespace linv::io {
+
+namespace detail {
+
+// ---- InputFile ----
+
+InputFile::InputFile(const std::string& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "rb");
+  if (file_ == nullptr) throw InputError(fmt::format("could not read {}: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(::fileno(file_), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      std::fclose(file_);
+      throw InputError(fmt::format("could not read {}: {}", path, std::strerror(EISDIR)));
+    }
+    if (S_ISREG(st.st_mode)) size_ = static_cast<std::int64_t>(st.st_size);
+  }
+}
+
+InputFile::~InputFile() { std::fclose(file_); }
+
+std::size_t InputFile::read_some(void* dst, std::size_t bytes) {
+  const std::size_t got = std::fread(dst, 1, bytes, file_);
+  if (got < bytes && std::ferror(file_))
+    throw InputError(fmt::format("could not read {}: {}", path_, std::strerror(errno)));
+  offset_ += static_cast<std::int64_t>(got);
+  return got;
+}
+
+void InputFile::seek(std::int64_t offset) {
+  if (::fseeko(file_, offset, SEEK_SET) != 0)
+    throw InputError(fmt::format("could not read {}: {}", path_, std::strerror(errno)));
+  offset_ = offset;
+}
+
+// ---- AtomicFile ----
+
+AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
+  const std::filesystem::path target_path(target_);
+  // Names near NAME_MAX would overflow it once decorated; the temporary name only has to be unique.
+  const std::string name = target_path.filename().string().substr(0, 200);
+  std::random_device random;
+  // O_EXCL: never clobber a file that happens to carry the name; retry on the (unlikely) collision.
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    const std::string temp_name = fmt::format(".{}.tmp-{}-{:08x}", name, ::getpid(), random());
+    temp_ = (target_path.parent_path() / temp_name).string();
+    fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) fail(std::strerror(errno));
+  file_ = ::fdopen(fd, "wb");
+  if (file_ == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    ::unlink(temp_.c_str());
+    fail(std::strerror(error));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_ != nullptr) std::fclose(file_);
+  if (!committed_) ::unlink(temp_.c_str());
+}
+
+void AtomicFile::write(const void* data, std::size_t bytes) {
+  if (bytes > 0 && std::fwrite(data, 1, bytes, file_) != bytes) fail(std::strerror(errno));
+}
+
+void AtomicFile::close_handle() {
+  std::FILE* f = std::exchange(file_, nullptr);
+  if (f != nullptr && std::fclose(f) != 0) fail(std::strerror(errno));
+}
+
+// No fsync: the rename makes the write atomic for readers and against failures of this process, which is
+// what linv promises; surviving a power cut is left to the file system's own ordering.
+void AtomicFile::commit() {
+  close_handle();
+  std::error_code ec;
+  std::filesystem::rename(temp_, target_, ec);
+  if (ec) fail(ec.message());
+  committed_ = true;
+}
+
+void AtomicFile::fail(const std::string& reason) const {
+  throw InputError(fmt::format("could not write {}: {}", target_, reason));
+}
+
+}  // namespace detail
+
+namespace {
+
+enum class Format { npy, mtx, mat };
+
+// A spec split into the file, its format and (for .mat) the variable.
+struct Target {
+  std::string path;
+  Format format;
+  std::string variable;
+};
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool ends_with_mat(const std::string& path) { return lowercase(path).ends_with(".mat"); }
+
+Target parse_spec(const std::string& spec) {
+  Target t{spec, Format::npy, {}};
+  // Directories may contain ':'; only one in the file name, right after ".mat", introduces a variable.
+  const std::size_t slash = spec.rfind('/');
+  const std::size_t name_begin = slash == std::string::npos ? 0 : slash + 1;
+  const std::size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && colon >= name_begin && ends_with_mat(spec.substr(0, colon))) {
+    t.path = spec.substr(0, colon);
+    t.variable = spec.substr(colon + 1);
+    if (t.variable.empty())
+      throw InvalidArgument(
+          fmt::format("'{}' names no variable after the ':' (write {}:NAME, or leave the ':' out)", spec, t.path));
+  }
+  const std::string extension = lowercase(std::filesystem::path(t.path).extension().string());
+  if (extension == ".npy")
+    t.format = Format::npy;
+  else if (extension == ".mtx")
+    t.format = Format::mtx;
+  else if (extension == ".mat")
+    t.format = Format::mat;
+  else
+    throw InvalidArgument(
+        fmt::format("cannot tell the file format of '{}' from its extension: linv reads and writes .npy (NumPy), "
+                    ".mtx (Matrix Market) and .mat (MATLAB; file.mat:NAME picks a variable)",
+                    spec));
+  return t;
+}
+
+template <Real T>
+MatrixStack<T> stack_of_one(Matrix<T>&& m) {
+  MatrixStack<T> s{1, m.rows(), m.cols(), {}};
+  s.data.assign(m.data(), m.data() + m.size());
+  return s;
+}
+
+}  // namespace
+
+const char* to_string(DType t) { return t == DType::Float32 ? "float32" : "float64"; }
+
+AnyMatrix read_matrix(const std::string& spec) {
+  const Target t = parse_spec(spec);
+  if (t.format == Format::npy) return detail::read_npy(t.path);
+  if (t.format == Format::mtx) return detail::read_mtx(t.path);
+  return detail::read_mat(t.path, t.variable);
+}
+
+AnyStack read_stack(const std::string& spec) {
+  const Target t = parse_spec(spec);
+  if (t.format == Format::npy) return detail::read_npy_stack(t.path);
+  if (t.format == Format::mtx)
+    return std::visit([](auto&& m) -> AnyStack { return stack_of_one(std::move(m)); }, detail::read_mtx(t.path));
+  return detail::read_mat_stack(t.path, t.variable);
+}
+
+template <Real T>
+void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
+  require_host(A.device(), "write_matrix");
+  const Target t = parse_spec(spec);
+  switch (t.format) {
+    case Format::npy:
+      return detail::write_npy(t.path, A);
+    case Format::mtx:
+      return detail::write_mtx(t.path, A);
+    case Format::mat:
+      return detail::write_mat(t.path, t.variable, A);
+  }
+}
+
+template <Real T>
+void write_stack(const std::string& spec, const MatrixStack<T>& stack) {
+  if (stack.count < 0 || stack.rows < 0 || stack.cols < 0 ||
+      static_cast<index>(stack.data.size()) != stack.count * stack.rows * stack.cols)
+    throw InvalidArgument(fmt::format("write_stack: a stack of {} matrices of {} needs {} elements, it holds {}",
+                                      stack.count, shape_string(stack.rows, stack.cols),
+                                      stack.count * stack.rows * stack.cols, stack.data.size()));
+  const Target t = parse_spec(spec);
+  switch (t.format) {
+    case Format::npy:
+      return detail::write_npy_stack(t.path, stack);
+    case Format::mtx:
+      if (stack.count != 1)
+        throw InvalidArgument(
+            fmt::format("{}: a Matrix Market file holds one matrix, the stack has {}; write "
+                        "stacks as .npy or .mat",
+                        spec, stack.count));
+      return detail::write_mtx(t.path, stack[0]);
+    case Format::mat:
+      return detail::write_mat_stack(t.path, t.variable, stack);
+  }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  detail::AtomicFile out(path);
+  out.write(text);
+  out.commit();
+}
+
+bool have_mat_support() {
+#ifdef LINV_HAVE_MATIO
+  return true;
+#else
+  return false;
+#endif
+}
+
+template <Real T>
+Matrix<T> convert(AnyMatrix&& m, bool allow_narrowing) {
+  if (auto* same = std::get_if<Matrix<T>>(&m)) return std::move(*same);
+  if constexpr (std::same_as<T, double>) {
+    return std::get<Matrix<float>>(m).template cast<double>();
+  } else {
+    if (!allow_narrowing)
+      throw InvalidArgument(
+          "the input holds float64 data; reading it as float32 loses precision: ask for single precision "
+          "explicitly");
+    return std::get<Matrix<double>>(m).template cast<float>();
+  }
+}
+
+template void write_matrix<float>(const std::string&, ConstMatrixView<float>);
+template void write_matrix<double>(const std::string&, ConstMatrixView<double>);
+template void write_stack<float>(const std::string&, const MatrixStack<float>&);
+template void write_stack<double>(const std::string&, const MatrixStack<double>&);
+template Matrix<float> convert<float>(AnyMatrix&&, bool);
+template Matrix<double> convert<double>(AnyMatrix&&, bool);
+
+}  // namespace linv::io

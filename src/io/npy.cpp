@@ -1,0 +1,432 @@
+// NumPy .npy files (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
+//
+// A file is a preamble (magic "\x93NUMPY", version, header length), a header (a Python dict literal with
+// 'descr', 'fortran_order' and 'shape') and the raw array data. linv reads versions 1.0-3.0, float32 and
+// float64 little-endian data in either order, 0- to 3-dimensional; it writes version 1.0 the way np.save
+// does, matrices in Fortran order (Matrix storage as is) and stacks in C order (B, rows, cols).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "io/formats.hpp"
+#include "linv/errors.hpp"
+
+namespace linv::io::detail {
+
+namespace {
+
+// Data is copied between the file and memory byte for byte.
+static_assert(std::endian::native == std::endian::little, "linv's .npy code assumes a little-endian host");
+
+constexpr std::array<unsigned char, 6> kMagic = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+// Real headers are a few hundred bytes; a length beyond this is corruption, not a header to allocate.
+constexpr std::int64_t kMaxHeaderBytes = std::int64_t{1} << 20;
+// Transposing reads and writes go through a buffer of this size.
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+
+struct Header {
+  DType dtype = DType::Float64;
+  std::string descr;  // as spelled in the file, for messages
+  bool fortran_order = false;
+  std::vector<index> shape;
+  std::int64_t shape_offset = 0;  // file offset of the shape tuple, for messages about it
+  std::int64_t data_offset = 0;
+  std::int64_t data_bytes = 0;
+};
+
+std::string shape_text(const std::vector<index>& shape) {
+  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
+  return fmt::format("({})", fmt::join(shape, ", "));
+}
+
+// The header dict, parsed as the subset of Python literal syntax that NumPy writes: string keys, string,
+// boolean and integer-tuple values. Faults are reported at their byte offset in the file.
+class DictParser {
+ public:
+  DictParser(const std::string& path, const std::string& text, std::int64_t base)
+      : path_(path), text_(text), base_(base) {}
+
+  Header parse() {
+    Header h;
+    bool have_descr = false, have_order = false, have_shape = false;
+    std::int64_t descr_offset = 0;
+    skip_space();
+    expect('{', "the header is not a Python dict: it does not start with '{'");
+    skip_space();
+    while (peek() != '}') {
+      const std::string key = string_literal("a quoted key");
+      skip_space();
+      expect(':', "expected ':' after the key");
+      skip_space();
+      if (key == "descr") {
+        if (have_descr) fail("the key 'descr' appears twice");
+        if (peek() == '[')
+          throw ParseError(path_, file_offset(), -1,
+                           "structured dtypes (a list as 'descr') are not supported: linv reads float32 ('<f4') "
+                           "and float64 ('<f8')");
+        descr_offset = file_offset();
+        h.descr = string_literal("a quoted dtype such as '<f8' for 'descr'");
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        if (have_order) fail("the key 'fortran_order' appears twice");
+        h.fortran_order = boolean();
+        have_order = true;
+      } else if (key == "shape") {
+        if (have_shape) fail("the key 'shape' appears twice");
+        h.shape_offset = file_offset();
+        h.shape = tuple();
+        have_shape = true;
+      } else {
+        fail(fmt::format("unexpected key '{}' (a .npy header has 'descr', 'fortran_order' and 'shape')", key));
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        skip_space();
+      } else if (peek() != '}') {
+        fail("expected ',' or '}' after a value");
+      }
+    }
+    ++pos_;
+    skip_space();
+    if (pos_ != text_.size()) fail("unexpected text after the header dict");
+    for (auto [have, key] : {std::pair{have_descr, "descr"}, {have_order, "fortran_order"}, {have_shape, "shape"}})
+      if (!have) throw ParseError(path_, base_, -1, fmt::format("the header has no '{}' key", key));
+    h.dtype = dtype(h.descr, descr_offset);
+    return h;
+  }
+
+ private:
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  std::int64_t file_offset() const { return base_ + static_cast<std::int64_t>(pos_); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ParseError(path_, file_offset(), -1, "malformed .npy header: " + what);
+  }
+  void skip_space() {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+      ++pos_;
+  }
+  void expect(char c, const char* what) {
+    if (peek() != c) fail(what);
+    ++pos_;
+  }
+
+  std::string string_literal(const char* what) {
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') fail(fmt::format("expected {}", what));
+    const std::size_t end = text_.find(quote, pos_ + 1);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string s = text_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return s;
+  }
+
+  bool boolean() {
+    for (auto [word, value] : {std::pair{"True", true}, {"False", false}}) {
+      if (text_.compare(pos_, std::strlen(word), word) == 0) {
+        pos_ += std::strlen(word);
+        return value;
+      }
+    }
+    fail("expected True or False for 'fortran_order'");
+  }
+
+  std::vector<index> tuple() {
+    expect('(', "expected a tuple such as (3, 4) for 'shape'");
+    std::vector<index> dims;
+    skip_space();
+    while (peek() != ')') {
+      dims.push_back(integer());
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        skip_space();
+      } else if (peek() != ')') {
+        fail("expected ',' or ')' in the shape");
+      }
+    }
+    ++pos_;
+    return dims;
+  }
+
+  index integer() {
+    const std::int64_t start = file_offset();
+    const bool negative = peek() == '-';
+    if (negative) ++pos_;
+    if (!std::isdigit(static_cast<unsigned char>(peek()))) fail("expected an integer in the shape");
+    index value = 0;
+    while (std::isdigit(static_cast<unsigned char>(peek()))) {
+      const int digit = text_[pos_++] - '0';
+      if (value > (std::numeric_limits<index>::max() - digit) / 10)
+        throw ParseError(path_, start, -1, "a dimension in the shape is too large");
+      value = value * 10 + digit;
+    }
+    if (peek() == 'L') ++pos_;  // Python 2 wrote long integers as 3L
+    return negative ? -value : value;
+  }
+
+  DType dtype(const std::string& descr, std::int64_t offset) const {
+    if (descr == "<f8" || descr == "=f8") return DType::Float64;
+    if (descr == "<f4" || descr == "=f4") return DType::Float32;
+    if (descr == ">f8" || descr == ">f4")
+      throw ParseError(path_, offset, -1,
+                       fmt::format("'{}' is big-endian, which linv does not support: save the array as "
+                                   "little-endian (arr.astype('<{}'))",
+                                   descr, descr.substr(1)));
+    throw ParseError(path_, offset, -1,
+                     fmt::format("'{}' is not supported: linv reads float32 ('<f4') and float64 ('<f8')", descr));
+  }
+
+  const std::string& path_;
+  const std::string& text_;
+  std::int64_t base_;
+  std::size_t pos_ = 0;
+};
+
+std::uint32_t little_endian(const unsigned char* p, int bytes) {
+  std::uint32_t v = 0;
+  for (int k = bytes - 1; k >= 0; --k) v = v << 8 | p[k];
+  return v;
+}
+
+ParseError data_size_error(const std::string& path, const Header& h, std::int64_t available) {
+  if (available < h.data_bytes)
+    return ParseError(path, h.data_offset, -1,
+                      fmt::format("truncated data: shape {} of '{}' needs {} bytes, but {} follow the header",
+                                  shape_text(h.shape), h.descr, h.data_bytes, available));
+  return ParseError(path, h.data_offset + h.data_bytes, -1,
+                    fmt::format("{} extra bytes after the data: shape {} of '{}' needs {} bytes, but {} follow "
+                                "the header",
+                                available - h.data_bytes, shape_text(h.shape), h.descr, h.data_bytes, available));
+}
+
+// Reads and validates everything up to the data; on return `in` is positioned at the data.
+Header read_header(InputFile& in) {
+  const std::string& path = in.path();
+  std::array<unsigned char, 12> pre{};
+  std::size_t got = in.read_some(pre.data(), 8);
+  if (got == 0) throw ParseError(path, 0, -1, "the file is empty, not a .npy file");
+  if (std::memcmp(pre.data(), kMagic.data(), std::min<std::size_t>(got, kMagic.size())) != 0)
+    throw ParseError(path, 0, -1, "not a .npy file: it does not start with the magic string \"\\x93NUMPY\"");
+  if (got < 8)
+    throw ParseError(path, static_cast<std::int64_t>(got), -1,
+                     fmt::format("truncated header: the file ends after {} bytes", got));
+  const int major = pre[6], minor = pre[7];
+  if (major < 1 || major > 3 || minor != 0)
+    throw ParseError(
+        path, 6, -1,
+        fmt::format("unsupported .npy format version {}.{} (linv reads versions 1.0, 2.0 and 3.0)", major, minor));
+  // Version 1.0 stores the header length in 2 bytes, later versions in 4.
+  const int length_bytes = major == 1 ? 2 : 4;
+  got += in.read_some(pre.data() + 8, static_cast<std::size_t>(length_bytes));
+  if (got < static_cast<std::size_t>(8 + length_bytes))
+    throw ParseError(path, static_cast<std::int64_t>(got), -1,
+                     fmt::format("truncated header: the file ends after {} bytes", got));
+  const std::int64_t header_bytes = little_endian(pre.data() + 8, length_bytes);
+  const std::int64_t header_offset = 8 + length_bytes;
+  if (header_bytes > kMaxHeaderBytes)
+    throw ParseError(
+        path, 8, -1,
+        fmt::format("header length {} is implausible (more than 1 MiB): the file is corrupt", header_bytes));
+  if (in.size() && header_offset + header_bytes > *in.size())
+    throw ParseError(path, 8, -1,
+                     fmt::format("truncated header: the header length {} runs past the end of the file ({} bytes)",
+                                 header_bytes, *in.size()));
+  std::string text(static_cast<std::size_t>(header_bytes), '\0');
+  const std::size_t text_got = in.read_some(text.data(), text.size());
+  if (text_got < text.size())
+    throw ParseError(path, in.offset(), -1, fmt::format("truncated header: the file ends after {} bytes", in.offset()));
+
+  Header h = DictParser(path, text, header_offset).parse();
+  if (h.shape.size() > 3)
+    throw ParseError(path, h.shape_offset, -1,
+                     fmt::format("shape {} has {} dimensions; linv reads arrays of up to 3 (a stack of matrices)",
+                                 shape_text(h.shape), h.shape.size()));
+  const std::int64_t item = h.dtype == DType::Float32 ? 4 : 8;
+  // The element count is checked against overflow so that absurd shapes fail here, before any allocation.
+  std::int64_t elements = 1;
+  const bool has_zero = std::find(h.shape.begin(), h.shape.end(), 0) != h.shape.end();
+  for (index d : h.shape) {
+    if (d < 0)
+      throw ParseError(path, h.shape_offset, -1, fmt::format("shape {} has a negative dimension", shape_text(h.shape)));
+    if (!has_zero && elements > std::numeric_limits<std::int64_t>::max() / item / d)
+      throw ParseError(path, h.shape_offset, -1,
+                       fmt::format("shape {} is too large: its size overflows 64 bits", shape_text(h.shape)));
+    elements *= d;
+  }
+  h.data_offset = header_offset + header_bytes;
+  h.data_bytes = elements * item;
+  if (in.size() && *in.size() - h.data_offset != h.data_bytes)
+    throw data_size_error(path, h, *in.size() - h.data_offset);
+  return h;
+}
+
+// Reads `count` elements; a short read means a truncated stream whose size was not known up front.
+template <Real T>
+void read_exact(InputFile& in, const Header& h, T* dst, std::int64_t count) {
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
+  if (in.read_some(dst, bytes) < bytes) throw data_size_error(in.path(), h, in.offset() - h.data_offset);
+}
+
+// The stream holds an m x n column-major array; stores its transpose (n x m, column-major) at dst. The
+// transpose goes through a bounded buffer: whole source columns when they fit, pieces of one otherwise.
+template <Real T>
+void read_transposed(InputFile& in, const Header& h, index m, index n, T* dst) {
+  if (m <= 1 || n <= 1) return read_exact(in, h, dst, m * n);
+  const index chunk = static_cast<index>(kChunkBytes / sizeof(T));
+  const index piece = std::min(m, chunk);                       // rows of a source column read at once
+  const index width = m <= chunk ? std::min(n, chunk / m) : 1;  // source columns read at once
+  std::vector<T> buffer(static_cast<std::size_t>(piece * width));
+  for (index j0 = 0; j0 < n; j0 += width) {
+    const index w = std::min(width, n - j0);
+    for (index i0 = 0; i0 < m; i0 += piece) {
+      const index len = std::min(piece, m - i0);  // == m whenever w > 1, so the buffer is w whole columns
+      read_exact(in, h, buffer.data(), len * w);
+      for (index i = 0; i < len; ++i)
+        for (index jj = 0; jj < w; ++jj) dst[(j0 + jj) + (i0 + i) * n] = buffer[i + jj * len];
+    }
+  }
+}
+
+// Nothing may follow the data. read_header checked this for regular files; this catches it in pipes, whose
+// size is not known up front.
+void expect_end(InputFile& in, const Header& h) {
+  std::array<char, 4096> scratch{};
+  std::int64_t extra = 0;
+  while (const std::size_t got = in.read_some(scratch.data(), scratch.size())) extra += static_cast<std::int64_t>(got);
+  if (extra > 0) throw data_size_error(in.path(), h, h.data_bytes + extra);
+}
+
+template <Real T>
+MatrixStack<T> read_stack_data(InputFile& in, const Header& h) {
+  MatrixStack<T> s;
+  // () is one 1x1 matrix, (n,) one n x 1 column, (r, c) one matrix, (B, r, c) B of them.
+  const auto& d = h.shape;
+  const std::size_t nd = d.size();
+  s.count = nd == 3 ? d[0] : 1;
+  s.rows = nd == 0 ? 1 : d[nd == 3 ? 1 : 0];
+  s.cols = nd >= 2 ? d[nd - 1] : 1;
+  s.data.resize(static_cast<std::size_t>(s.count * s.rows * s.cols));
+  const index slice = s.rows * s.cols;
+  if (h.fortran_order) {
+    // Element [b][i][j] lies at b + (i + j*rows)*count: a count x slice array to transpose.
+    read_transposed(in, h, s.count, slice, s.data.data());
+  } else {
+    // Each matrix is stored row by row: a cols x rows column-major array to transpose.
+    for (index b = 0; b < s.count; ++b) read_transposed(in, h, s.cols, s.rows, s.data.data() + b * slice);
+  }
+  expect_end(in, h);
+  return s;
+}
+
+template <Real T>
+Matrix<T> read_matrix_data(InputFile& in, const Header& h) {
+  // () is a 1x1 matrix and (n,) an n x 1 column.
+  const index rows = h.shape.empty() ? 1 : h.shape[0];
+  const index cols = h.shape.size() == 2 ? h.shape[1] : 1;
+  Matrix<T> m = Matrix<T>::uninitialized(rows, cols);
+  if (h.fortran_order)
+    read_exact(in, h, m.data(), m.size());
+  else
+    read_transposed(in, h, cols, rows, m.data());
+  expect_end(in, h);
+  return m;
+}
+
+// ---- writing ----
+
+template <Real T>
+constexpr const char* descr() {
+  return std::same_as<T, float> ? "<f4" : "<f8";
+}
+
+// A version 1.0 preamble and header as np.save writes them: padded with spaces and ended by '\n' so that the
+// data starts at a multiple of 64 bytes. Shapes of up to 3 dimensions keep the header far below the
+// 65535-byte limit of version 1.0.
+template <Real T>
+std::string header(bool fortran_order, const std::vector<index>& shape) {
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': {}, 'shape': {}, }}", descr<T>(),
+                                 fortran_order ? "True" : "False", shape_text(shape));
+  const std::size_t unpadded = 10 + dict.size() + 1;
+  dict.append((unpadded + 63) / 64 * 64 - unpadded, ' ');
+  dict.push_back('\n');
+  std::string out(kMagic.begin(), kMagic.end());
+  out += {'\x01', '\x00', static_cast<char>(dict.size() & 0xff), static_cast<char>(dict.size() >> 8)};
+  return out + dict;
+}
+
+template <Real T>
+void write_columns(AtomicFile& out, ConstMatrixView<T> A) {
+  if (is_contiguous(A)) {
+    out.write(A.data(), static_cast<std::size_t>(A.rows() * A.cols()) * sizeof(T));
+    return;
+  }
+  for (index j = 0; j < A.cols(); ++j) out.write(&A(0, j), static_cast<std::size_t>(A.rows()) * sizeof(T));
+}
+
+// Writes A row by row (C order) through a bounded buffer.
+template <Real T>
+void write_rows(AtomicFile& out, ConstMatrixView<T> A) {
+  std::vector<T> buffer;
+  buffer.reserve(kChunkBytes / sizeof(T));
+  for (index i = 0; i < A.rows(); ++i)
+    for (index j = 0; j < A.cols(); ++j) {
+      buffer.push_back(A(i, j));
+      if (buffer.size() == buffer.capacity()) {
+        out.write(buffer.data(), buffer.size() * sizeof(T));
+        buffer.clear();
+      }
+    }
+  out.write(buffer.data(), buffer.size() * sizeof(T));
+}
+
+}  // namespace
+
+AnyMatrix read_npy(const std::string& path) {
+  InputFile in(path);
+  const Header h = read_header(in);
+  if (h.shape.size() == 3)
+    throw ParseError(path, h.shape_offset, -1,
+                     fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
+                                 shape_text(h.shape), h.shape[0]));
+  if (h.dtype == DType::Float32) return read_matrix_data<float>(in, h);
+  return read_matrix_data<double>(in, h);
+}
+
+AnyStack read_npy_stack(const std::string& path) {
+  InputFile in(path);
+  const Header h = read_header(in);
+  if (h.dtype == DType::Float32) return read_stack_data<float>(in, h);
+  return read_stack_data<double>(in, h);
+}
+
+template <Real T>
+void write_npy(const std::string& path, ConstMatrixView<T> A) {
+  AtomicFile out(path);
+  out.write(header<T>(true, {A.rows(), A.cols()}));
+  write_columns(out, A);
+  out.commit();
+}
+
+template <Real T>
+void write_npy_stack(const std::string& path, const MatrixStack<T>& stack) {
+  AtomicFile out(path);
+  out.write(header<T>(false, {stack.count, stack.rows, stack.cols}));
+  for (index b = 0; b < stack.count; ++b) write_rows(out, stack[b]);
+  out.commit();
+}
+
+template void write_npy<float>(const std::string&, ConstMatrixView<float>);
+template void write_npy<double>(const std::string&, ConstMatrixView<double>);
+template void write_npy_stack<float>(const std::string&, const MatrixStack<float>&);
+template void write_npy_stack<double>(const std::string&, const MatrixStack<double>&);
+
+}  // namespace linv::io::detail

@@ -1,0 +1,282 @@
+// Tests of the Matrix Market reader and writer: round trips, every layout/field/symmetry combination linv
+// reads, and the line-numbered errors for malformed files.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "linv/errors.hpp"
+#include "linv/io.hpp"
+#include "support/testing.hpp"
+
+namespace {
+
+using linv::index;
+using linv::Matrix;
+using linv::io::AnyMatrix;
+
+template <linv::Real T>
+Matrix<T> random_matrix(index rows, index cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<T> dist(-1, 1);
+  Matrix<T> m = Matrix<T>::uninitialized(rows, cols);
+  for (index k = 0; k < m.size(); ++k) m.data()[k] = dist(rng);
+  return m;
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+
+// Runs `f`, which must raise a ParseError naming `path` and containing `fault`.
+template <class F>
+std::optional<linv::ParseError> expect_parse_error(F&& f, const std::string& path, const std::string& fault) {
+  try {
+    f();
+  } catch (const linv::ParseError& e) {
+    EXPECT_TRUE(contains(e.what(), path));
+    EXPECT_TRUE(contains(e.what(), fault));
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.exit_code(), linv::ExitCode::bad_input);
+    return e;
+  }
+  ADD_FAILURE() << "no ParseError; expected one about: " << fault;
+  return std::nullopt;
+}
+
+template <linv::Real T>
+void expect_same(const Matrix<T>& got, const Matrix<T>& want) {
+  ASSERT_EQ(got.rows(), want.rows());
+  ASSERT_EQ(got.cols(), want.cols());
+  for (index j = 0; j < want.cols(); ++j)
+    for (index i = 0; i < want.rows(); ++i) {
+      if (std::isnan(want(i, j)))
+        ASSERT_TRUE(std::isnan(got(i, j))) << "at (" << i << ", " << j << ")";
+      else
+        ASSERT_EQ(got(i, j), want(i, j)) << "at (" << i << ", " << j << ")";
+    }
+}
+
+// Reads `text` as a .mtx file.
+Matrix<double> parse(const linv::testing::TempDir& dir, const std::string& text) {
+  const std::string path = dir.file("m.mtx");
+  write_bytes(path, text);
+  AnyMatrix m = linv::io::read_matrix(path);
+  EXPECT_TRUE(std::holds_alternative<Matrix<double>>(m)) << "Matrix Market reads as float64";
+  return std::get<Matrix<double>>(std::move(m));
+}
+
+template <class T>
+class MtxTyped : public ::testing::Test {};
+using Reals = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(MtxTyped, Reals);
+
+// Values survive exactly: %.17g for float64 and %.9g for float32 are enough digits to read back the same value.
+TYPED_TEST(MtxTyped, RoundTripsMatrices) {
+  using T = TypeParam;
+  linv::testing::TempDir dir;
+  const std::pair<index, index> shapes[] = {{0, 0}, {1, 1}, {3, 0}, {0, 3}, {5, 7}, {64, 33}};
+  for (std::size_t s = 0; s < std::size(shapes); ++s) {
+    const auto [rows, cols] = shapes[s];
+    const std::uint64_t seed = linv::testing::case_seed(300 + s);
+    LINV_TRACE_SEED(seed);
+    SCOPED_TRACE(linv::shape_string(rows, cols));
+    Matrix<T> A = random_matrix<T>(rows, cols, seed);
+    const std::string path = dir.file("a.mtx");
+    linv::io::write_matrix<T>(path, A.view());
+    const Matrix<T> back = linv::io::convert<T>(linv::io::read_matrix(path), true);
+    expect_same(back, A);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1) << "temporary files left behind";
+  }
+}
+
+TYPED_TEST(MtxTyped, RoundTripsExtremeValues) {
+  using T = TypeParam;
+  linv::testing::TempDir dir;
+  using lim = std::numeric_limits<T>;
+  Matrix<T> A = Matrix<T>::from_rows({{lim::max(), lim::lowest(), lim::min(), lim::denorm_min()},
+                                      {lim::epsilon(), T(-0.0), lim::infinity(), -lim::infinity()},
+                                      {lim::quiet_NaN(), T(1) / T(3), T(-1e-30), T(123456789)}});
+  const std::string path = dir.file("x.mtx");
+  linv::io::write_matrix<T>(path, A.view());
+  expect_same(linv::io::convert<T>(linv::io::read_matrix(path), true), A);
+}
+
+TEST(Mtx, WritesArrayRealGeneral) {
+  linv::testing::TempDir dir;
+  const std::string path = dir.file("w.mtx");
+  const Matrix<double> A = Matrix<double>::from_rows({{1, 2.5}, {-3, 0.1}});
+  linv::io::write_matrix<double>(path, A.view());
+  EXPECT_EQ(read_bytes(path), "%%MatrixMarket matrix array real general\n2 2\n1\n-3\n2.5\n0.10000000000000001\n");
+  const Matrix<float> F = Matrix<float>::from_rows({{0.1f}});
+  linv::io::write_matrix<float>(path, F.view());
+  EXPECT_EQ(read_bytes(path), "%%MatrixMarket matrix array real general\n1 1\n0.100000001\n");
+  // A strided view is written by its elements, not its storage.
+  const Matrix<double> big = Matrix<double>::from_rows({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}});
+  linv::io::write_matrix<double>(path, big.block(1, 1, 2, 2));
+  EXPECT_EQ(read_bytes(path), "%%MatrixMarket matrix array real general\n2 2\n5\n8\n6\n9\n");
+}
+
+TEST(Mtx, ReadsArrayFormats) {
+  linv::testing::TempDir dir;
+  // General: column-major.
+  expect_same(parse(dir, "%%MatrixMarket matrix array real general\n2 3\n1\n4\n2\n5\n3\n6\n"),
+              Matrix<double>::from_rows({{1, 2, 3}, {4, 5, 6}}));
+  // Symmetric: the lower triangle, column by column.
+  expect_same(parse(dir, "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n"),
+              Matrix<double>::from_rows({{1, 2, 3}, {2, 4, 5}, {3, 5, 6}}));
+  // Skew-symmetric: below the diagonal only; the diagonal is zero.
+  expect_same(parse(dir, "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n"),
+              Matrix<double>::from_rows({{0, -1, -2}, {1, 0, -3}, {2, 3, 0}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix array integer general\n1 2\n7\n-8\n"),
+              Matrix<double>::from_rows({{7, -8}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix array real general\n0 0\n"), Matrix<double>(0, 0));
+  expect_same(parse(dir, "%%MatrixMarket matrix array real general\n3 0\n"), Matrix<double>(3, 0));
+  expect_same(parse(dir, "%%MatrixMarket matrix array real skew-symmetric\n1 1\n"), Matrix<double>(1, 1));
+}
+
+TEST(Mtx, ReadsCoordinateFormats) {
+  linv::testing::TempDir dir;
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\n2 3 3\n1 1 1.5\n2 3 -2\n1 2 4e1\n"),
+              Matrix<double>::from_rows({{1.5, 40, 0}, {0, 0, -2}}));
+  // Duplicates are summed.
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 1\n1 2 2.5\n2 1 1\n"),
+              Matrix<double>::from_rows({{0, 3.5}, {1, 0}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n3 1 2\n3 2 5\n"),
+              Matrix<double>::from_rows({{1, 0, 2}, {0, 0, 5}, {2, 5, 0}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 1\n3 1 2\n3 3 0\n"),
+              Matrix<double>::from_rows({{0, -1, -2}, {1, 0, 0}, {2, 0, 0}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate pattern general\n2 2 3\n1 1\n2 1\n2 1\n"),
+              Matrix<double>::from_rows({{1, 0}, {2, 0}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 2\n1 1\n2 1\n"),
+              Matrix<double>::from_rows({{1, 1}, {1, 0}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 3\n2 2 -4\n"),
+              Matrix<double>::from_rows({{3, 0}, {0, -4}}));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\n2 2 0\n"), Matrix<double>(2, 2));
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\n0 0 0\n"), Matrix<double>(0, 0));
+}
+
+TEST(Mtx, ToleratesCaseCommentsBlankLinesAndCrlf) {
+  linv::testing::TempDir dir;
+  const Matrix<double> want = Matrix<double>::from_rows({{1, 0}, {0, 2.5}});
+  expect_same(parse(dir,
+                    "%%matrixmarket MATRIX Coordinate REAL General\n% a comment\n%\n\n  2 2 2\n% between\n"
+                    "1 1 1\n\n2 2 +2.5\n% trailing comment\n\n"),
+              want);
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\r\n2 2 2\r\n1 1 1\r\n2 2 2.5\r\n"), want);
+  expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\n2\t2  2\n 1 1\t1.0 \n2 2 2.5"), want);
+}
+
+struct Malformed {
+  const char* name;
+  std::string text;
+  const char* fault;
+  std::int64_t line;
+};
+
+TEST(Mtx, RejectsMalformedFiles) {
+  linv::testing::TempDir dir;
+  const std::string coord = "%%MatrixMarket matrix coordinate real general\n";
+  const std::string array = "%%MatrixMarket matrix array real general\n";
+  const Malformed cases[] = {
+      {"empty", "", "empty", 1},
+      {"no banner", "2 2\n1\n2\n3\n4\n", "not a Matrix Market file", 1},
+      {"short banner", "%%MatrixMarket matrix array real\n1 1\n1\n", "malformed banner", 1},
+      {"vector", "%%MatrixMarket vector array real general\n1\n", "object 'vector' is not supported", 1},
+      {"unknown format", "%%MatrixMarket matrix dense real general\n1 1\n1\n", "unknown Matrix Market format 'dense'",
+       1},
+      {"complex", "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n",
+       "complex matrices are not supported", 1},
+      {"hermitian", "%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n", "hermitian", 1},
+      {"unknown field", "%%MatrixMarket matrix array quaternion general\n1 1\n1\n", "unknown Matrix Market field", 1},
+      {"unknown symmetry", "%%MatrixMarket matrix array real diagonal\n1 1\n1\n", "unknown Matrix Market symmetry", 1},
+      {"pattern array", "%%MatrixMarket matrix array pattern general\n1 1\n1\n", "pattern field needs the coordinate",
+       1},
+      {"no size line", coord + "% only comments\n\n", "ends before the size line", 3},
+      {"size line too short", coord + "% c\n2 2\n", "malformed size line '2 2'", 3},
+      {"size line too long", array + "2 2 4\n", "expected 'rows columns'", 2},
+      {"negative size", array + "-2 2\n", "malformed size line", 2},
+      {"non-numeric size", coord + "2 x 1\n", "malformed size line", 2},
+      {"non-square symmetric", "%%MatrixMarket matrix array real symmetric\n2 3\n",
+       "must be square, the size line says 2x3", 2},
+      {"too few array entries", array + "2 2\n1\n2\n% c\n3\n",
+       "the file ends after 3 of the 4 entries declared by the "
+       "size line (line 2)",
+       6},
+      {"too few coordinate entries", coord + "3 3 4\n1 1 1\n2 2 1\n", "ends after 2 of the 4 entries", 4},
+      {"too many array entries", array + "1 2\n1\n2\n3\n", "more entries than the 2 declared by the size line (line 2)",
+       5},
+      {"too many coordinate entries", coord + "2 2 1\n1 1 1\n\n2 2 1\n", "more entries than the 1 declared", 5},
+      {"two values on a line", array + "2 1\n1 2\n", "one value per line", 3},
+      {"missing value", coord + "2 2 1\n1 1\n", "expected 3 fields (row column value), found '1 1'", 3},
+      {"value in pattern", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n", "expected 2 fields", 3},
+      {"row 0", coord + "2 2 1\n0 1 1\n", "row index 0 is out of range 1..2", 3},
+      {"row too large", coord + "2 3 2\n1 1 1\n3 1 1\n", "row index 3 is out of range 1..2", 4},
+      {"column too large", coord + "2 3 1\n1 4 1\n", "column index 4 is out of range 1..3", 3},
+      {"index not an integer", coord + "2 2 1\n1.0 1 1\n", "row index '1.0' is not an integer", 3},
+      {"non-numeric value", coord + "2 2 1\n1 1 abc\n", "'abc' is not a number", 3},
+      {"non-numeric array value", array + "1 2\n1\n1,5\n", "'1,5' is not a number", 4},
+      {"value out of range", array + "1 1\n1e999\n", "'1e999' is outside the range of float64", 3},
+      {"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 1\n2 2 3\n",
+       "zero diagonal, but entry (2, 2) is 3", 4},
+      {"absurd array size", array + "100000000 100000000\n1\n", "too short to hold its entries", 2},
+      {"overflowing size", coord + "9223372036854775807 9223372036854775807 0\n", "too large to hold densely", 2},
+      {"larger than memory", coord + "1000000 1000000 0\n", "more than this machine's", 2},
+  };
+  for (const Malformed& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = dir.file(std::string(c.name) + ".mtx");
+    write_bytes(path, c.text);
+    const auto e = expect_parse_error([&] { linv::io::read_matrix(path); }, path, c.fault);
+    if (e) {
+      EXPECT_EQ(e->line(), c.line) << e->what();
+      EXPECT_TRUE(contains(e->what(), path + ":" + std::to_string(c.line) + ": ")) << "the message names the line";
+    }
+  }
+}
+
+TEST(Mtx, MissingFileIsAnInputError) {
+  linv::testing::TempDir dir;
+  const std::string path = dir.file("missing.mtx");
+  try {
+    linv::io::read_matrix(path);
+    ADD_FAILURE() << "no error";
+  } catch (const linv::ParseError& e) {
+    ADD_FAILURE() << "a missing file is not a parse error: " << e.what();
+  } catch (const linv::InputError& e) {
+    EXPECT_TRUE(contains(e.what(), path));
+    EXPECT_TRUE(contains(e.what(), std::strerror(ENOENT)));
+  }
+}
+
+TEST(Mtx, ReadsAndWritesStacksOfOne) {
+  linv::testing::TempDir dir;
+  const std::string path = dir.file("s.mtx");
+  write_bytes(path, "%%MatrixMarket matrix array real general\n2 1\n1\n2\n");
+  const auto s = std::get<linv::io::MatrixStack<double>>(linv::io::read_stack(path));
+  EXPECT_EQ(s.count, 1);
+  EXPECT_EQ(s.rows, 2);
+  EXPECT_EQ(s.cols, 1);
+  EXPECT_EQ(s.data, (std::vector<double>{1, 2}));
+  linv::io::write_stack(dir.file("t.mtx"), s);
+  EXPECT_EQ(read_bytes(dir.file("t.mtx")), read_bytes(path));
+}
+
+}  // namespace
