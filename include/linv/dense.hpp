@@ -1,0 +1,170 @@
+// Dense inversion, solves, least squares and factorizations.
+//
+//   auto lu = linv::LU<double>(A);          // factor once
+//   auto x = lu.solve(b);                   // reuse
+//   auto [Ai, report] = linv::inv<double>(A, {.method = linv::Method::Auto});
+//
+// Operations run where their operands live (see Matrix::to); results come back on the same device.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "linv/matrix.hpp"
+#include "linv/report.hpp"
+
+namespace linv {
+
+enum class Method {
+  Auto,          // triangular -> triangular inverse; symmetric positive definite -> Cholesky; else LU
+  LU,            // LU with partial pivoting (LAPACK getrf, then getri / getrs)
+  Cholesky,      // Cholesky (potrf, then potri / potrs); fails on matrices that are not positive definite
+  GaussJordan,   // blocked in-place Gauss-Jordan with partial pivoting
+  CholeskyGETS,  // Cholesky, triangular inverse by Gaussian elimination on the triangle, L^-T L^-1
+  GaussSeidel,   // Gauss-Seidel iteration (diagonally dominant or SPD matrices)
+  Triangular,    // the matrix is triangular: triangular inverse / substitution
+};
+std::string_view to_string(Method m);
+// Accepts the CLI spellings ("auto", "lu", "cholesky", "gauss-jordan", "cholesky-gets", "gauss-seidel",
+// "triangular"); throws InvalidArgument listing them otherwise.
+Method parse_method(std::string_view name);
+
+enum class Precision {
+  Native,  // compute in the matrix's own element type
+  Mixed,   // float64 matrices only: factor in float32, refine to float64 accuracy
+};
+
+enum class Uplo { Lower, Upper };
+enum class Op { None, Transpose };
+enum class Diag { NonUnit, Unit };
+
+struct SolveOptions {
+  Method method = Method::Auto;
+  Precision precision = Precision::Native;
+  // Gauss-Seidel: stop when the normwise backward error ||B - A X|| / (||A|| ||X|| + ||B||) (inf-norm)
+  // falls below `tolerance` (0: max(n, 16) * eps), or fail with NoConvergence after max_iterations.
+  double tolerance = 0;
+  int max_iterations = 1000;
+  bool compute_residual = false;  // fill report.scaled_residual (costs one more matrix product)
+  bool check_finite = true;       // reject NaN / Inf input with NonFiniteInput
+};
+
+template <Real T>
+struct Solution {
+  Matrix<T> x;
+  SolveReport report;
+};
+
+// A^-1. Throws SingularMatrix (exactly singular, or rcond < eps), NotPositiveDefinite (Cholesky
+// methods), NoConvergence (Gauss-Seidel), InvalidArgument (not square).
+template <Real T>
+Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options = {});
+
+// X with A X = B.
+template <Real T>
+Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options = {});
+
+struct LstsqOptions {
+  // Singular values below rcond * sigma_max count as zero; < 0 means max(m, n) * eps.
+  double rcond = -1;
+  bool compute_residual = false;
+  bool check_finite = true;
+};
+
+// Minimum-norm least-squares solution of A X ~ B by QR with column pivoting (LAPACK gelsy);
+// report.rank is the numerical rank.
+template <Real T>
+Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options = {});
+
+// Moore-Penrose pseudoinverse by SVD (LAPACK gesdd), singular values below the tolerance dropped.
+template <Real T>
+Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options = {});
+
+// Inverse of a triangular matrix: LAPACK trtri, or Gaussian elimination on the triangle ("GETS",
+// blocked Gauss-Jordan restricted to the triangle). Throws SingularMatrix naming a zero diagonal entry.
+enum class TriangularInverse { Lapack, GETS };
+template <Real T>
+Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how = TriangularInverse::Lapack,
+                  Diag diag = Diag::NonUnit);
+
+// C := alpha op(A) op(B) + beta C
+template <Real T>
+void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C);
+// C := alpha op(A) op(A)^T + beta C, touching only the `uplo` triangle of C (half the flops of gemm).
+template <Real T>
+void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C);
+// A B, a new matrix.
+template <Real T>
+Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B);
+
+struct Determinant {
+  int sign = 0;         // -1, 0 or +1
+  double log_abs = 0;   // log |det|; -inf when singular
+  double value() const;  // sign * exp(log_abs); may overflow to +-inf for large matrices
+};
+
+// LU factorization with partial pivoting, P A = L U. Factoring never fails on a finite square matrix:
+// a singular matrix has determinant 0, and solve/inverse then throw SingularMatrix.
+template <Real T>
+class LU {
+ public:
+  explicit LU(ConstMatrixView<T> A);
+
+  index size() const noexcept { return factors_.rows(); }
+  bool is_singular() const noexcept { return zero_pivot_ > 0; }
+  // 1-based index of the first exactly zero pivot, 0 when there is none.
+  index zero_pivot() const noexcept { return zero_pivot_; }
+  double rcond() const noexcept { return rcond_; }
+  Determinant determinant() const;
+  Matrix<T> solve(ConstMatrixView<T> B) const;
+  Matrix<T> inverse() const;
+  const Matrix<T>& factors() const noexcept { return factors_; }  // L (unit, below) and U (on and above)
+  const std::vector<int>& pivots() const noexcept { return pivots_; }  // LAPACK ipiv, 1-based
+
+ private:
+  void require_nonsingular(const char* what) const;
+  Matrix<T> factors_;
+  std::vector<int> pivots_;
+  index zero_pivot_ = 0;
+  double rcond_ = 0;
+};
+
+// Cholesky factorization A = L L^T of a symmetric positive definite matrix (only the lower triangle
+// of A is read). Throws NotPositiveDefinite naming the failing leading minor.
+template <Real T>
+class Cholesky {
+ public:
+  explicit Cholesky(ConstMatrixView<T> A);
+
+  index size() const noexcept { return factor_.rows(); }
+  double rcond() const noexcept { return rcond_; }
+  Determinant determinant() const;
+  Matrix<T> solve(ConstMatrixView<T> B) const;
+  // A^-1 = L^-T L^-1, with L^-1 from LAPACK (potri) or by Gaussian elimination on the triangle.
+  Matrix<T> inverse(TriangularInverse how = TriangularInverse::Lapack) const;
+  Matrix<T> L() const;  // the lower factor with zeros above the diagonal
+  const Matrix<T>& factor() const noexcept { return factor_; }  // raw LAPACK storage (lower)
+
+ private:
+  void require_well_conditioned(const char* what) const;
+  Matrix<T> factor_;
+  double rcond_ = 0;
+};
+
+// What Method::Auto would see in A (exact tests, O(n^2)).
+enum class Structure { General, Symmetric, Lower, Upper, Diagonal };
+template <Real T>
+Structure detect_structure(ConstMatrixView<T> A);
+
+// Throws NonFiniteInput naming the first NaN/Inf entry of `A` (called `name` in the message).
+template <Real T>
+void require_finite(ConstMatrixView<T> A, const char* name);
+
+// Throws NumericalError naming the first pair a(i,j) != a(j,i) beyond rounding (n eps max|a|): methods
+// that read one triangle (Cholesky) would otherwise silently work on another matrix. `what` names the
+// method in the message.
+template <Real T>
+void require_symmetric(ConstMatrixView<T> A, const char* what);
+
+}  // namespace linv

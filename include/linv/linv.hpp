@@ -1,0 +1,11 @@
+// linv: fast linear inverse problems on GPUs, correct everywhere. The whole public API.
+#pragma once
+
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/device.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "linv/io.hpp"
+#include "linv/matrix.hpp"
+#include "linv/report.hpp"

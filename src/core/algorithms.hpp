@@ -1,0 +1,39 @@
+// Backend-independent algorithms of the source documents, written against the dense kernel family.
+// Internal to linv: the public entry points are linv::inv / linv::solve / linv::tri_inv with a Method.
+#pragma once
+
+#include <string>
+
+#include "linv/dense.hpp"
+#include "linv/matrix.hpp"
+
+namespace linv::algorithms {
+
+// In-place inverse by blocked Gauss-Jordan elimination with partial (row) pivoting: 2n^3 flops, the
+// bulk in matrix products. Throws SingularMatrix naming the first exactly zero pivot. Returns the
+// 1-based index of the smallest pivot (for the message when the result is singular to working precision).
+template <Real T>
+index gauss_jordan_inverse(MatrixView<T> A);
+
+// In-place inverse of the lower triangle of L by Gaussian elimination on the triangle ("GETS"):
+// blocked Gauss-Jordan without pivoting restricted to the triangle, n^3/3 flops. The strict upper
+// triangle is neither read nor written. Throws SingularMatrix naming a zero diagonal entry.
+template <Real T>
+void gets_lower_inverse(MatrixView<T> L, Diag diag);
+
+struct IterationOutcome {
+  int iterations = 0;
+  double backward_error = 0;
+  std::string stop_reason;
+};
+
+// Gauss-Seidel for A X = B, every right-hand side at once: each sweep solves (D + L) X_new = B - U X
+// with one triangular solve and one triangular product. X holds the starting guess and the result.
+// Stops when ||B - A X||_inf / (||A||_inf ||X||_inf + ||B||_inf) <= tolerance; throws NoConvergence when
+// the iteration diverges (iterates growing past ||B|| / (eps ||A||)) or reaches max_iterations, and
+// NumericalError on a zero diagonal entry.
+template <Real T>
+IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
+                              int max_iterations);
+
+}  // namespace linv::algorithms

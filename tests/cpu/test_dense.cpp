@@ -1,0 +1,288 @@
+// The dense API: decomposition objects, triangular inverse, least squares, pseudoinverse, products,
+// and the errors for bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+using testing::eps;
+using testing::kResidualThreshold;
+
+template <Real T>
+class Dense : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Dense, Types);
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TYPED_TEST(Dense, LUDeterminantMatchesProductOfFactors) {
+  using T = TypeParam;
+  Matrix<T> a = Matrix<T>::from_rows({{0, 2, 1}, {3, 1, 4}, {1, 5, 9}});  // det = -(... ) computed below
+  // det by cofactors: 0*(1*9-4*5) - 2*(3*9-4*1) + 1*(3*5-1*1) = -46 + 14 = -32
+  LU<T> lu(a.view());
+  EXPECT_EQ(lu.determinant().sign, -1);
+  EXPECT_NEAR(lu.determinant().value(), -32.0, 32.0 * 10 * eps<T>());
+  EXPECT_FALSE(lu.is_singular());
+  EXPECT_GT(lu.rcond(), 0.01);
+}
+
+TYPED_TEST(Dense, LUOfSingularMatrixHasZeroDeterminantAndRefusesToSolve) {
+  using T = TypeParam;
+  Matrix<T> a = Matrix<T>::from_rows({{1, 2, 3}, {2, 4, 6}, {1, 0, 1}});
+  LU<T> lu(a.view());
+  EXPECT_TRUE(lu.is_singular() || lu.rcond() < eps<T>());
+  if (lu.is_singular()) {
+    EXPECT_EQ(lu.determinant().sign, 0);
+    EXPECT_EQ(lu.determinant().value(), 0.0);
+  }
+  try {
+    (void)lu.inverse();
+    FAIL() << "no error";
+  } catch (const SingularMatrix& e) {
+    EXPECT_GE(e.pivot(), 1);
+    EXPECT_LE(e.pivot(), 3);
+    EXPECT_TRUE(contains(e.what(), "pivot"));
+    EXPECT_EQ(e.exit_code(), ExitCode::numerical);
+  }
+}
+
+TYPED_TEST(Dense, ExactlyZeroPivotIsNamed) {
+  using T = TypeParam;
+  Matrix<T> a = Matrix<T>::from_rows({{1, 2, 0}, {3, 4, 0}, {5, 6, 0}});  // third column zero: pivot 3
+  try {
+    (void)inv<T>(a.view(), {.method = Method::LU});
+    FAIL() << "no error";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.pivot(), 3);
+    EXPECT_TRUE(contains(e.what(), "pivot 3 is exactly zero")) << e.what();
+  }
+  try {
+    (void)inv<T>(a.view(), {.method = Method::GaussJordan});
+    FAIL() << "no error";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.pivot(), 3);
+  }
+}
+
+TYPED_TEST(Dense, CholeskyObject) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(10);
+  LINV_TRACE_SEED(seed);
+  for (index n : {1, 2, 33, 150}) {
+    Matrix<T> a = generate<T>(MatrixKind::SPD, n, {.cond = 100, .seed = seed});
+    Cholesky<T> chol(a.view());
+    Matrix<T> l = chol.L();
+    for (index j = 1; j < n; ++j) EXPECT_EQ(l(0, j), T(0));
+    EXPECT_LE(scaled_residual_cholesky<T>(a.view(), l.view(), eps<T>()), kResidualThreshold);
+    // log det = 2 sum log l_ii agrees with LU's
+    Matrix<T> copy = a.clone();
+    EXPECT_NEAR(chol.determinant().log_abs, LU<T>(copy.view()).determinant().log_abs,
+                1e3 * n * eps<T>() * std::max(1.0, std::abs(chol.determinant().log_abs)));
+    Matrix<T> b = random_uniform<T>(n, 2, seed + 1);
+    Matrix<T> x = chol.solve(b.view());
+    EXPECT_LE(scaled_residual_solve<T>(a.view(), x.view(), b.view(), eps<T>()), kResidualThreshold);
+    for (auto how : {TriangularInverse::Lapack, TriangularInverse::GETS}) {
+      Matrix<T> ai = chol.inverse(how);
+      EXPECT_EQ(detect_structure<T>(ai.view()) == Structure::Symmetric || n == 1, true);
+      EXPECT_LE(std::min(scaled_residual_inverse<T>(a.view(), ai.view(), eps<T>()),
+                         scaled_left_residual_inverse<T>(a.view(), ai.view(), eps<T>())),
+                kResidualThreshold);
+    }
+  }
+}
+
+TYPED_TEST(Dense, TriangularInverseBothMethodsBothTriangles) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(11);
+  LINV_TRACE_SEED(seed);
+  for (index n : {0, 1, 2, 17, 128, 129, 300}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    // a well-conditioned triangle: the Cholesky factor of an SPD matrix (cond(L) = sqrt(cond(A)))
+    Matrix<T> spd = generate<T>(MatrixKind::SPD, n, {.cond = 1e4, .seed = seed + n});
+    Matrix<T> lower = n > 0 ? Cholesky<T>(spd.view()).L() : Matrix<T>();
+    Matrix<T> upper(n, n);
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) upper(i, j) = lower(j, i);
+    // garbage in the triangle the routine must ignore
+    Matrix<T> lower_dirty = lower.clone();
+    for (index j = 1; j < n; ++j) lower_dirty(0, j) = T(7);
+    Matrix<T> ref_lower = Matrix<T>(n, n);
+    for (auto how : {TriangularInverse::Lapack, TriangularInverse::GETS}) {
+      Matrix<T> li = tri_inv<T>(lower_dirty.view(), Uplo::Lower, how);
+      EXPECT_LE(scaled_residual_inverse<T>(lower.view(), li.view(), eps<T>()), kResidualThreshold);
+      for (index j = 1; j < n; ++j) EXPECT_EQ(li(0, j), T(0));  // result is triangular
+      Matrix<T> ui = tri_inv<T>(upper.view(), Uplo::Upper, how);
+      EXPECT_LE(scaled_residual_inverse<T>(upper.view(), ui.view(), eps<T>()), kResidualThreshold);
+      // unit diagonal: the stored diagonal is ignored
+      Matrix<T> unit = lower.clone();
+      for (index i = 0; i < n; ++i) unit(i, i) = T(0);
+      Matrix<T> unit_true = lower.clone();
+      for (index i = 0; i < n; ++i) unit_true(i, i) = T(1);
+      for (index j = 0; j < n; ++j)  // keep it well conditioned: scale the strict part down
+        for (index i = j + 1; i < n; ++i) {
+          unit(i, j) /= T(4 * n);
+          unit_true(i, j) /= T(4 * n);
+        }
+      Matrix<T> unit_inv = tri_inv<T>(unit.view(), Uplo::Lower, how, Diag::Unit);
+      EXPECT_LE(scaled_residual_inverse<T>(unit_true.view(), unit_inv.view(), eps<T>()), kResidualThreshold);
+    }
+  }
+}
+
+TYPED_TEST(Dense, TriangularZeroDiagonalIsNamed) {
+  using T = TypeParam;
+  Matrix<T> l = Matrix<T>::from_rows({{2, 0, 0}, {1, 0, 0}, {4, 5, 6}});
+  for (auto how : {TriangularInverse::Lapack, TriangularInverse::GETS}) {
+    try {
+      (void)tri_inv<T>(l.view(), Uplo::Lower, how);
+      FAIL() << "no error";
+    } catch (const SingularMatrix& e) {
+      EXPECT_EQ(e.pivot(), 2);
+    }
+  }
+}
+
+TYPED_TEST(Dense, LeastSquaresOverAndUnderdetermined) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(12);
+  LINV_TRACE_SEED(seed);
+  for (auto [m, n] : {std::pair<index, index>{60, 20}, {20, 60}, {33, 33}, {1, 5}, {5, 1}}) {
+    SCOPED_TRACE(shape_string(m, n));
+    Matrix<T> a = random_uniform<T>(m, n, seed + m * 100 + n);
+    Matrix<T> b = random_uniform<T>(m, 3, seed + 7);
+    auto s = lstsq<T>(a.view(), b.view(), {.compute_residual = true});
+    EXPECT_EQ(s.x.rows(), n);
+    EXPECT_EQ(s.report.rank, std::min(m, n));
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    if (m < n) {  // consistent: the minimum-norm solution solves A X = B exactly
+      EXPECT_LE(scaled_residual_solve<T>(a.view(), s.x.view(), b.view(), eps<T>()), kResidualThreshold);
+    }
+  }
+}
+
+TYPED_TEST(Dense, LeastSquaresRankDeficientReportsRank) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(13);
+  LINV_TRACE_SEED(seed);
+  Matrix<T> a = random_uniform<T>(40, 10, seed);
+  for (index i = 0; i < 40; ++i) a(i, 9) = a(i, 0) + a(i, 1);  // rank 9
+  Matrix<T> b = random_uniform<T>(40, 1, seed + 1);
+  auto s = lstsq<T>(a.view(), b.view(), {.compute_residual = true});
+  EXPECT_EQ(s.report.rank, 9);
+  EXPECT_FALSE(s.report.notes.empty());
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+}
+
+TYPED_TEST(Dense, PseudoinverseAgreesWithInverseAndPenroseConditions) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(14);
+  LINV_TRACE_SEED(seed);
+  for (auto [m, n] : {std::pair<index, index>{50, 20}, {20, 50}, {30, 30}, {0, 4}}) {
+    SCOPED_TRACE(shape_string(m, n));
+    Matrix<T> a = random_uniform<T>(m, n, seed + m + n);
+    auto p = pinv<T>(a.view(), {.compute_residual = true});
+    EXPECT_EQ(p.x.rows(), n);
+    EXPECT_EQ(p.x.cols(), m);
+    EXPECT_LE(p.report.scaled_residual, kResidualThreshold);
+  }
+  Matrix<T> sq = generate<T>(MatrixKind::SPD, 25, {.cond = 10, .seed = seed});
+  auto p = pinv<T>(sq.view());
+  auto i = inv<T>(sq.view());
+  const double diff = testing::relative_difference<T, T>(p.x.view(), i.x.view());
+  EXPECT_LE(diff, 30 * 25 * eps<T>() * 10 * 25);  // n eps cond, cond(1-norm) <= n cond(2-norm)
+  // rank-deficient: rank reported, small singular values dropped
+  Matrix<T> r1 = Matrix<T>::from_rows({{1, 2}, {2, 4}, {3, 6}});
+  auto pr = pinv<T>(r1.view(), {.compute_residual = true});
+  EXPECT_EQ(pr.report.rank, 1);
+  EXPECT_LE(pr.report.scaled_residual, kResidualThreshold);
+}
+
+TYPED_TEST(Dense, ProductsAndShapeErrors) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(15);
+  Matrix<T> a = random_uniform<T>(7, 5, seed), b = random_uniform<T>(5, 3, seed + 1);
+  Matrix<T> c = matmul<T>(a.view(), b.view());
+  for (index i = 0; i < 7; ++i)
+    for (index j = 0; j < 3; ++j) {
+      double s = 0;
+      for (index k = 0; k < 5; ++k) s += static_cast<double>(a(i, k)) * b(k, j);
+      EXPECT_NEAR(c(i, j), s, 5 * 5 * eps<T>() * 5);
+    }
+  Matrix<T> g(5, 5);
+  syrk<T>(Uplo::Lower, Op::Transpose, T(1), a.view(), T(0), g.view());  // A^T A, lower triangle
+  Matrix<T> full(5, 5);
+  gemm<T>(Op::Transpose, Op::None, T(1), a.view(), a.view(), T(0), full.view());
+  for (index j = 0; j < 5; ++j)
+    for (index i = j; i < 5; ++i) EXPECT_NEAR(g(i, j), full(i, j), 50 * eps<T>());
+  try {
+    (void)matmul<T>(a.view(), a.view());
+    FAIL() << "no error";
+  } catch (const ShapeMismatch& e) {
+    EXPECT_TRUE(contains(e.what(), "7x5")) << e.what();
+    EXPECT_EQ(e.exit_code(), ExitCode::usage);
+  }
+  EXPECT_THROW(syrk<T>(Uplo::Lower, Op::None, T(1), a.view(), T(0), g.view()), ShapeMismatch);
+}
+
+TYPED_TEST(Dense, BadInputIsRejectedClearly) {
+  using T = TypeParam;
+  Matrix<T> rect(3, 4);
+  try {
+    (void)inv<T>(rect.view());
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "square")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "3x4")) << e.what();
+  }
+  Matrix<T> a = Matrix<T>::identity(3), b(4, 1);
+  try {
+    (void)solve<T>(a.view(), b.view());
+    FAIL() << "no error";
+  } catch (const ShapeMismatch& e) {
+    EXPECT_TRUE(contains(e.what(), "3x3") && contains(e.what(), "4x1")) << e.what();
+  }
+  for (T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
+    Matrix<T> m = Matrix<T>::identity(3);
+    m(1, 2) = bad;
+    try {
+      (void)inv<T>(m.view());
+      FAIL() << "no error";
+    } catch (const NonFiniteInput& e) {
+      EXPECT_TRUE(contains(e.what(), "row 2, column 3")) << e.what();
+      EXPECT_EQ(e.exit_code(), ExitCode::bad_input);
+    }
+    EXPECT_THROW(LU<T>{m.view()}, NonFiniteInput);
+    EXPECT_THROW(Cholesky<T>{m.view()}, NonFiniteInput);
+    EXPECT_THROW((void)lstsq<T>(m.view(), a.view()), NonFiniteInput);
+    EXPECT_THROW((void)pinv<T>(m.view()), NonFiniteInput);
+  }
+  Matrix<T> full = Matrix<T>::from_rows({{1, 2}, {3, 4}});
+  EXPECT_THROW((void)inv<T>(full.view(), {.method = Method::Triangular}), InvalidArgument);
+  EXPECT_THROW((void)inv<T>(full.view(), {.method = Method::Cholesky}), NumericalError);  // not symmetric
+}
+
+TEST(DenseNames, MethodsRoundTrip) {
+  for (auto m : {Method::Auto, Method::LU, Method::Cholesky, Method::GaussJordan, Method::CholeskyGETS,
+                 Method::GaussSeidel, Method::Triangular})
+    EXPECT_EQ(parse_method(to_string(m)), m);
+  try {
+    (void)parse_method("qr");
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "gauss-jordan"));
+  }
+}
+
+}  // namespace
+}  // namespace linv

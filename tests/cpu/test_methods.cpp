@@ -1,0 +1,275 @@
+// Every inversion/solve method on every matrix kind, several sizes, float and double: either the
+// result meets the scaled accuracy bounds, or the documented error is raised.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+using testing::eps;
+using testing::kForwardThreshold;
+using testing::kResidualThreshold;
+
+// Ok: must succeed; OkOrNumerical: may fail with a NumericalError, and must be accurate if it does not
+// (Gauss-Seidel on a matrix it is not guaranteed for: it may converge by luck on small sizes).
+enum class Outcome { Ok, OkOrNumerical, Singular, NotSymmetricOrPD, ZeroDiagonal };
+
+// Cholesky methods succeed exactly when the matrix is symmetric and LAPACK's float64 potrf succeeds.
+template <Real T>
+bool cholesky_applies(const Matrix<T>& A) {
+  const Structure s = detect_structure<T>(A.view());
+  if (s != Structure::Symmetric && s != Structure::Diagonal) return false;
+  try {
+    Matrix<double> a = A.template cast<double>();
+    Cholesky<double> c(a.view());
+    return c.rcond() >= eps<T>();
+  } catch (const NotPositiveDefinite&) {
+    return false;
+  }
+}
+
+// `cond` is the exact 1-norm condition number of A from a float64 inverse (infinity when singular).
+// Matrices within a factor 100 of singular to working precision (cond ~ 1/eps) may go either way.
+template <Real T>
+Outcome expected(MatrixKind kind, Method method, const Matrix<T>& A, double cond) {
+  const index n = A.rows();
+  if (n == 0) return Outcome::Ok;
+  const bool symmetric_pd = kind == MatrixKind::SPD || kind == MatrixKind::Identity;
+  const bool singular = cond * eps<T>() > 100;
+  if (cond * eps<T>() > 0.01 && !singular) return Outcome::OkOrNumerical;
+  const bool dominant = kind == MatrixKind::Band || kind == MatrixKind::Sparse || kind == MatrixKind::Identity;
+  switch (method) {
+    case Method::Cholesky:
+    case Method::CholeskyGETS:
+      if (symmetric_pd) return singular ? Outcome::Singular : Outcome::Ok;
+      return cholesky_applies(A) ? Outcome::Ok : Outcome::NotSymmetricOrPD;
+    case Method::GaussSeidel:
+      if (kind == MatrixKind::Hollow) return Outcome::ZeroDiagonal;
+      if (dominant) return Outcome::Ok;
+      return Outcome::OkOrNumerical;
+    default:
+      return singular ? Outcome::Singular : Outcome::Ok;
+  }
+}
+
+template <Real T>
+void expect_failure(Outcome outcome, const std::function<void()>& run) {
+  switch (outcome) {
+    case Outcome::Singular:
+      EXPECT_THROW(run(), SingularMatrix);
+      break;
+    case Outcome::NotSymmetricOrPD:
+    case Outcome::ZeroDiagonal:
+      EXPECT_THROW(run(), NumericalError);
+      break;
+    default:
+      break;
+  }
+}
+
+constexpr MatrixKind kKinds[] = {MatrixKind::Random, MatrixKind::SPD,      MatrixKind::Band,    MatrixKind::Hollow,
+                                 MatrixKind::Sparse, MatrixKind::Identity, MatrixKind::IllCond, MatrixKind::Singular};
+constexpr Method kMethods[] = {Method::Auto,         Method::LU,         Method::Cholesky,
+                               Method::GaussJordan,  Method::CholeskyGETS, Method::GaussSeidel};
+constexpr index kSizes[] = {0, 1, 2, 7, 197, 300};
+
+template <Real T>
+class Methods : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Methods, Types);
+
+TYPED_TEST(Methods, InverseOnEveryKind) {
+  using T = TypeParam;
+  std::uint64_t salt = 100;
+  for (MatrixKind kind : kKinds)
+    for (index n : kSizes) {
+      const auto seed = testing::case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE(std::string(to_string(kind)) + " n=" + std::to_string(n) + " " + type_name<T>());
+      Matrix<T> A = generate<T>(kind, n, {.seed = seed});
+      // float64 reference inverse of the same (rounded) matrix, by LAPACK LU, when it exists
+      Matrix<double> Ad = A.template cast<double>();
+      std::optional<Matrix<double>> ref;
+      double cond = n > 0 ? std::numeric_limits<double>::infinity() : 1.0;
+      if (kind != MatrixKind::Singular && !(kind == MatrixKind::Hollow && n == 1) && n > 0) {
+        ref = LU<double>(Ad.view()).inverse();
+        cond = norm1<double>(Ad.view()) * norm1<double>(ref->view());
+      }
+      for (Method method : kMethods) {
+        SCOPED_TRACE(std::string("method ") + std::string(to_string(method)));
+        const Outcome outcome = expected<T>(kind, method, A, cond);
+        auto run = [&] { return inv<T>(A.view(), {.method = method, .compute_residual = true}); };
+        if (outcome != Outcome::Ok && outcome != Outcome::OkOrNumerical) {
+          expect_failure<T>(outcome, [&] { (void)run(); });
+          continue;
+        }
+        Solution<T> s;
+        try {
+          s = run();
+        } catch (const NumericalError& e) {
+          if (outcome == Outcome::OkOrNumerical) continue;
+          ADD_FAILURE() << e.what();
+          continue;
+        }
+        ASSERT_EQ(s.x.rows(), n);
+        ASSERT_TRUE(testing::all_finite<T>(s.x.view()));
+        // Direct methods are backward stable in one residual (Du Croz & Higham: LU-based inverses bound
+        // ||XA - I||, Gauss-Jordan ||AX - I||); assert the scaled residual the method guarantees.
+        const double right = s.report.scaled_residual;
+        const double left = scaled_left_residual_inverse<T>(A.view(), s.x.view(), eps<T>());
+        EXPECT_LE(std::min(right, left), kResidualThreshold) << "right " << right << " left " << left;
+        if (ref) {
+          const double fwd = testing::relative_difference<T, double>(s.x.view(), ref->view());
+          EXPECT_LE(fwd, kForwardThreshold * static_cast<double>(n) * eps<T>() * cond) << "cond " << cond;
+        }
+        EXPECT_FALSE(s.report.method.empty());
+      }
+    }
+}
+
+TYPED_TEST(Methods, SolveOnEveryKind) {
+  using T = TypeParam;
+  std::uint64_t salt = 500;
+  for (MatrixKind kind : kKinds)
+    for (index n : kSizes) {
+      const auto seed = testing::case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE(std::string(to_string(kind)) + " n=" + std::to_string(n) + " " + type_name<T>());
+      Matrix<T> A = generate<T>(kind, n, {.seed = seed});
+      Matrix<T> B = random_uniform<T>(n, 3, seed ^ 0x5eed);
+      Matrix<double> Ad = A.template cast<double>(), Bd = B.template cast<double>();
+      std::optional<Matrix<double>> ref;
+      double cond = n > 0 ? std::numeric_limits<double>::infinity() : 1.0;
+      if (kind != MatrixKind::Singular && !(kind == MatrixKind::Hollow && n == 1) && n > 0) {
+        LU<double> lu(Ad.view());
+        ref = lu.solve(Bd.view());
+        cond = norm1<double>(Ad.view()) * norm1<double>(lu.inverse().view());
+      }
+      for (Method method : kMethods) {
+        SCOPED_TRACE(std::string("method ") + std::string(to_string(method)));
+        const Outcome outcome = expected<T>(kind, method, A, cond);
+        auto run = [&] { return solve<T>(A.view(), B.view(), {.method = method, .compute_residual = true}); };
+        if (outcome != Outcome::Ok && outcome != Outcome::OkOrNumerical) {
+          expect_failure<T>(outcome, [&] { (void)run(); });
+          continue;
+        }
+        Solution<T> s;
+        try {
+          s = run();
+        } catch (const NumericalError& e) {
+          if (outcome == Outcome::OkOrNumerical) continue;
+          ADD_FAILURE() << e.what();
+          continue;
+        }
+        ASSERT_EQ(s.x.rows(), n);
+        ASSERT_EQ(s.x.cols(), 3);
+        // A solve through an explicit inverse is forward stable (error ~ n eps cond, checked below) but
+        // not backward stable: its residual can exceed LU's by up to cond(A) (Higham, ASNA ch. 14).
+        if (method != Method::GaussJordan) {
+          EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+        }
+        if (ref) {
+          const double fwd = testing::relative_difference<T, double>(s.x.view(), ref->view());
+          EXPECT_LE(fwd, kForwardThreshold * static_cast<double>(n) * eps<T>() * cond) << "cond " << cond;
+        }
+      }
+    }
+}
+
+TEST(Methods, AutoReportsWhatItPicked) {
+  const auto seed = testing::case_seed(900);
+  LINV_TRACE_SEED(seed);
+  auto spd = generate<double>(MatrixKind::SPD, 30, {.seed = seed});
+  auto r = inv<double>(spd.view());
+  EXPECT_EQ(r.report.method, "cholesky");
+  EXPECT_NE(r.report.method_reason.find("positive definite"), std::string::npos);
+
+  auto general = generate<double>(MatrixKind::Random, 30, {.seed = seed});
+  EXPECT_EQ(inv<double>(general.view()).report.method, "lu");
+
+  Matrix<double> lower = Cholesky<double>(spd.view()).L();
+  r = inv<double>(lower.view());
+  EXPECT_EQ(r.report.method, "triangular");
+  EXPECT_NE(r.report.method_reason.find("lower"), std::string::npos);
+
+  // symmetric but indefinite: Auto tries Cholesky, falls back to LU, and says so
+  Matrix<double> indefinite = spd.clone();
+  for (index i = 0; i < 30; ++i) indefinite(i, i) -= 2.0;
+  r = inv<double>(indefinite.view(), {.compute_residual = true});
+  EXPECT_EQ(r.report.method, "lu");
+  EXPECT_NE(r.report.method_reason.find("not positive definite"), std::string::npos);
+  EXPECT_LE(std::min(r.report.scaled_residual,
+                     scaled_left_residual_inverse<double>(indefinite.view(), r.x.view(), eps<double>())),
+            kResidualThreshold);
+}
+
+TEST(Methods, ExplicitCholeskyOnIndefiniteMatrixNamesTheMinor) {
+  Matrix<double> a = Matrix<double>::from_rows({{4, 2, 0}, {2, 1, 3}, {0, 3, 5}});  // minor 2 is 4*1-2*2 = 0
+  try {
+    (void)inv<double>(a.view(), {.method = Method::Cholesky});
+    FAIL() << "no error";
+  } catch (const NotPositiveDefinite& e) {
+    EXPECT_EQ(e.minor(), 2);
+    EXPECT_EQ(e.exit_code(), ExitCode::numerical);
+    EXPECT_NE(std::string(e.what()).find("order 2"), std::string::npos);
+  }
+}
+
+TEST(Methods, GaussSeidelReportsIterationsAndFailsClearly) {
+  const auto seed = testing::case_seed(901);
+  LINV_TRACE_SEED(seed);
+  auto band = generate<double>(MatrixKind::Band, 50, {.seed = seed});
+  auto r = inv<double>(band.view(), {.method = Method::GaussSeidel});
+  EXPECT_GT(r.report.iterations, 0);
+  EXPECT_EQ(r.report.stop_reason, "backward error below tolerance");
+  // an iteration limit too small to converge
+  try {
+    (void)inv<double>(band.view(), {.method = Method::GaussSeidel, .max_iterations = 2});
+    FAIL() << "no error";
+  } catch (const NoConvergence& e) {
+    EXPECT_EQ(e.iterations(), 2);
+    EXPECT_EQ(e.exit_code(), ExitCode::numerical);
+  }
+}
+
+TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
+  const auto seed = testing::case_seed(902);
+  LINV_TRACE_SEED(seed);
+  for (MatrixKind kind : {MatrixKind::Random, MatrixKind::SPD}) {
+    auto a = generate<double>(kind, 120, {.seed = seed});
+    auto b = random_uniform<double>(120, 2, seed + 1);
+    auto s = solve<double>(a.view(), b.view(), {.precision = Precision::Mixed, .compute_residual = true});
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    EXPECT_NE(s.report.precision.find("mixed"), std::string::npos);
+    auto i = inv<double>(a.view(), {.precision = Precision::Mixed, .compute_residual = true});
+    EXPECT_LE(std::min(i.report.scaled_residual, scaled_left_residual_inverse<double>(a.view(), i.x.view(), eps<double>())),
+              kResidualThreshold);
+  }
+  // entries beyond float32's range cannot be factored in float32: LAPACK falls back to float64, and the
+  // report says so
+  auto huge = generate<double>(MatrixKind::Random, 80, {.seed = seed});
+  for (index k = 0; k < huge.size(); ++k) huge.data()[k] *= 1e39;
+  auto b = random_uniform<double>(80, 1, seed + 2);
+  auto s = solve<double>(huge.view(), b.view(), {.method = Method::LU, .precision = Precision::Mixed, .compute_residual = true});
+  EXPECT_EQ(s.report.stop_reason, "fell back to float64");
+  EXPECT_FALSE(s.report.notes.empty());
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+  // float matrices cannot be refined "to float64"; other methods have no mixed variant
+  auto f = generate<float>(MatrixKind::Random, 5, {.seed = seed});
+  EXPECT_THROW(solve<float>(f.view(), f.view(), {.precision = Precision::Mixed}), InvalidArgument);
+  EXPECT_THROW(inv<double>(huge.view(), {.method = Method::GaussJordan, .precision = Precision::Mixed}), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace linv
