@@ -1,0 +1,201 @@
+// linv inv | solve | lstsq | pinv | chol
+#include <fmt/format.h>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+
+#include "common.hpp"
+
+namespace linv::cli {
+namespace {
+
+constexpr const char* kMatrixHelp = "Input matrix: .npy, .mtx or .mat[:variable]";
+constexpr const char* kMethodHelp =
+    "auto, lu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. auto picks triangular "
+    "for triangular input, cholesky for symmetric positive definite input, lu otherwise";
+
+struct SolveArgs {
+  std::string a, b, output, method = "auto";
+  double tolerance = 0;
+  int max_iterations = 1000;
+  double rcond = -1;
+  CommonOptions common;
+};
+
+void add_iteration_options(CLI::App& cmd, SolveArgs& a) {
+  cmd.add_option("--tol", a.tolerance,
+                 "gauss-seidel: stop at this normwise backward error (default: max(n, 16) x machine epsilon)");
+  cmd.add_option("--max-iter", a.max_iterations, "gauss-seidel: iteration limit (exit code 4 when reached)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+SolveOptions solve_options(const SolveArgs& a, Compute c) {
+  return {.method = parse_method(a.method),
+          .precision = c == Compute::mixed ? Precision::Mixed : Precision::Native,
+          .tolerance = a.tolerance,
+          .max_iterations = a.max_iterations,
+          .compute_residual = !a.common.no_check};
+}
+
+template <Real T>
+void finish(const SolveArgs& a, const char* command, const Solution<T>& s,
+            const std::vector<std::pair<std::string, std::string>>& inputs) {
+  io::write_matrix<T>(a.output, s.x.view());
+  write_report(a.common, report_json(command, s.report, inputs, a.output, s.x.rows(), s.x.cols()));
+  print_summary(a.common, command, s.report, s.x.rows(), s.x.cols(), a.output);
+}
+
+void run_inv(const SolveArgs& a) {
+  (void)parse_method(a.method);  // usage errors before any file is read
+  require_cpu_backend(a.common, "inv");
+  io::AnyMatrix A = io::read_matrix(a.a);
+  const Compute c = compute_type(a.common.precision, {dtype_of(A)});
+  if (c == Compute::f32) {
+    finish(a, "inv", inv<float>(as<float>(std::move(A), c).view(), solve_options(a, c)), {{"A", a.a}});
+  } else {
+    finish(a, "inv", inv<double>(as<double>(std::move(A), c).view(), solve_options(a, c)), {{"A", a.a}});
+  }
+}
+
+void run_solve(const SolveArgs& a) {
+  (void)parse_method(a.method);
+  require_cpu_backend(a.common, "solve");
+  io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
+  const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
+  const std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}, {"B", a.b}};
+  if (c == Compute::f32) {
+    Matrix<float> a32 = as<float>(std::move(A), c), b32 = as<float>(std::move(B), c);
+    finish(a, "solve", solve<float>(a32.view(), b32.view(), solve_options(a, c)), inputs);
+  } else {
+    Matrix<double> a64 = as<double>(std::move(A), c), b64 = as<double>(std::move(B), c);
+    finish(a, "solve", solve<double>(a64.view(), b64.view(), solve_options(a, c)), inputs);
+  }
+}
+
+void require_not_mixed(const CommonOptions& o, const char* command) {
+  if (o.precision == "mixed")
+    throw InvalidArgument(fmt::format("{} has no mixed-precision variant: use --precision single or double", command));
+}
+
+void run_lstsq(const SolveArgs& a) {
+  require_not_mixed(a.common, "lstsq");
+  require_cpu_backend(a.common, "lstsq");
+  io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
+  const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
+  const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
+  const std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}, {"B", a.b}};
+  if (c == Compute::f32) {
+    Matrix<float> a32 = as<float>(std::move(A), c), b32 = as<float>(std::move(B), c);
+    finish(a, "lstsq", lstsq<float>(a32.view(), b32.view(), options), inputs);
+  } else {
+    Matrix<double> a64 = as<double>(std::move(A), c), b64 = as<double>(std::move(B), c);
+    finish(a, "lstsq", lstsq<double>(a64.view(), b64.view(), options), inputs);
+  }
+}
+
+void run_pinv(const SolveArgs& a) {
+  require_not_mixed(a.common, "pinv");
+  require_cpu_backend(a.common, "pinv");
+  io::AnyMatrix A = io::read_matrix(a.a);
+  const Compute c = compute_type(a.common.precision, {dtype_of(A)});
+  const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
+  if (c == Compute::f32) {
+    finish(a, "pinv", pinv<float>(as<float>(std::move(A), c).view(), options), {{"A", a.a}});
+  } else {
+    finish(a, "pinv", pinv<double>(as<double>(std::move(A), c).view(), options), {{"A", a.a}});
+  }
+}
+
+template <Real T>
+void chol_typed(const SolveArgs& a, const Matrix<T>& A) {
+  require_finite<T>(A.view(), "A");
+  if (!A.is_square())
+    throw InvalidArgument(fmt::format("chol needs a square matrix, got {}", shape_string(A.rows(), A.cols())));
+  require_symmetric<T>(A.view(), "chol");
+  Solution<T> s;
+  s.report.operation = "chol";
+  s.report.method = "cholesky (potrf)";
+  s.report.precision = type_name<T>();
+  const auto start = std::chrono::steady_clock::now();
+  Cholesky<T> chol(A.view());
+  s.x = chol.L();
+  s.report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.report.rcond = chol.rcond();
+  if (!a.common.no_check)
+    s.report.scaled_residual =
+        scaled_residual_cholesky<T>(A.view(), s.x.view(), std::numeric_limits<T>::epsilon());
+  finish(a, "chol", s, {{"A", a.a}});
+}
+
+void run_chol(const SolveArgs& a) {
+  require_not_mixed(a.common, "chol");
+  require_cpu_backend(a.common, "chol");
+  io::AnyMatrix A = io::read_matrix(a.a);
+  const Compute c = compute_type(a.common.precision, {dtype_of(A)});
+  if (c == Compute::f32)
+    chol_typed<float>(a, as<float>(std::move(A), c));
+  else
+    chol_typed<double>(a, as<double>(std::move(A), c));
+}
+
+CLI::App* add_command(CLI::App& app, const char* name, const char* description, std::shared_ptr<SolveArgs> a,
+                      void (*run)(const SolveArgs&)) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->callback([a, run] { run(*a); });
+  return cmd;
+}
+
+}  // namespace
+
+void register_dense_commands(CLI::App& app) {
+  {
+    auto a = std::make_shared<SolveArgs>();
+    CLI::App* cmd = add_command(app, "inv", "Invert a square matrix: X = A^-1", a, run_inv);
+    cmd->add_option("A", a->a, kMatrixHelp)->required();
+    cmd->add_option("-o,--output", a->output, "Where to write the inverse")->required();
+    cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
+    add_iteration_options(*cmd, *a);
+    add_common_options(*cmd, a->common);
+  }
+  {
+    auto a = std::make_shared<SolveArgs>();
+    CLI::App* cmd = add_command(app, "solve", "Solve A X = B for square A", a, run_solve);
+    cmd->add_option("A", a->a, kMatrixHelp)->required();
+    cmd->add_option("B", a->b, "Right-hand sides (n x k)")->required();
+    cmd->add_option("-o,--output", a->output, "Where to write X")->required();
+    cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
+    add_iteration_options(*cmd, *a);
+    add_common_options(*cmd, a->common);
+  }
+  {
+    auto a = std::make_shared<SolveArgs>();
+    CLI::App* cmd = add_command(app, "lstsq",
+                                "Minimum-norm least-squares solution of A X ~ B (QR with column pivoting)", a, run_lstsq);
+    cmd->add_option("A", a->a, kMatrixHelp)->required();
+    cmd->add_option("B", a->b, "Right-hand sides (m x k)")->required();
+    cmd->add_option("-o,--output", a->output, "Where to write X")->required();
+    cmd->add_option("--rcond", a->rcond, "Relative rank tolerance (default: max(m, n) x machine epsilon)");
+    add_common_options(*cmd, a->common);
+  }
+  {
+    auto a = std::make_shared<SolveArgs>();
+    CLI::App* cmd = add_command(app, "pinv", "Moore-Penrose pseudoinverse (SVD with a rank tolerance)", a, run_pinv);
+    cmd->add_option("A", a->a, kMatrixHelp)->required();
+    cmd->add_option("-o,--output", a->output, "Where to write the pseudoinverse (n x m)")->required();
+    cmd->add_option("--rcond", a->rcond,
+                    "Singular values below rcond x the largest count as zero (default: max(m, n) x machine epsilon)");
+    add_common_options(*cmd, a->common);
+  }
+  {
+    auto a = std::make_shared<SolveArgs>();
+    CLI::App* cmd = add_command(app, "chol", "Cholesky factor L (lower, A = L L^T) of a symmetric positive definite matrix",
+                                a, run_chol);
+    cmd->add_option("A", a->a, kMatrixHelp)->required();
+    cmd->add_option("-o,--output", a->output, "Where to write L")->required();
+    add_common_options(*cmd, a->common);
+  }
+}
+
+}  // namespace linv::cli

@@ -1,0 +1,75 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace linv::cli {
+
+void add_common_options(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--device", o.device, "Where to compute: cpu, cuda, cuda:N or auto (the GPU when one is usable)")
+      ->capture_default_str();
+  cmd.add_option("--precision", o.precision,
+                 "single, double or mixed (float32 factorization refined to float64 accuracy); "
+                 "default: the input's own type")
+      ->check(CLI::IsMember({"single", "double", "mixed"}));
+  cmd.add_option("--report", o.report, "Write a JSON report (method, device, seconds, scaled residual, rcond)");
+  cmd.add_flag("--no-check", o.no_check, "Skip the scaled-residual check (saves one matrix product)");
+  cmd.add_flag("-q,--quiet", o.quiet, "Print nothing on success");
+}
+
+io::DType dtype_of(const io::AnyMatrix& m) {
+  return std::holds_alternative<Matrix<float>>(m) ? io::DType::Float32 : io::DType::Float64;
+}
+
+Compute compute_type(const std::string& precision, const std::vector<io::DType>& inputs) {
+  if (precision == "single") return Compute::f32;
+  if (precision == "double") return Compute::f64;
+  if (precision == "mixed") return Compute::mixed;
+  for (io::DType t : inputs)
+    if (t == io::DType::Float64) return Compute::f64;
+  return Compute::f32;
+}
+
+void require_cpu_backend(const CommonOptions& o, const char* command) {
+  const Device d = Device::parse(o.device);  // reports a missing GPU or CUDA build first
+  if (!d.is_cpu())
+    throw DeviceError(fmt::format("{} on {}: this version of linv computes dense routines on the CPU only; "
+                                  "use --device cpu",
+                                  command, d.name()));
+}
+
+nlohmann::json report_json(const std::string& command, const SolveReport& r,
+                           const std::vector<std::pair<std::string, std::string>>& inputs,
+                           const std::string& output, index rows, index cols) {
+  nlohmann::json j = nlohmann::json::parse(r.to_json());
+  j["command"] = command;
+  j["inputs"] = nlohmann::json::object();
+  for (const auto& [name, path] : inputs) j["inputs"][name] = path;
+  j["output"] = output;
+  j["shape"] = {rows, cols};
+  j["linv_version"] = build_info().version;
+  return j;
+}
+
+void write_report(const CommonOptions& o, const nlohmann::json& j) {
+  if (!o.report.empty()) io::write_text(o.report, j.dump(2) + "\n");
+}
+
+void print_summary(const CommonOptions& o, const std::string& command, const SolveReport& r, index rows, index cols,
+                   const std::string& output) {
+  if (o.quiet) return;
+  std::string line = fmt::format("{}: {} {} | {}", command, shape_string(rows, cols), r.precision, r.method);
+  if (!r.method_reason.empty()) line += fmt::format(" ({})", r.method_reason);
+  line += fmt::format(" | {:.4f} s", r.seconds);
+  if (r.iterations > 0) line += fmt::format(" | {} iterations", r.iterations);
+  if (std::isfinite(r.scaled_residual)) line += fmt::format(" | scaled residual {:.3g}", r.scaled_residual);
+  if (std::isfinite(r.rcond)) line += fmt::format(" | rcond {:.3g}", r.rcond);
+  if (r.rank >= 0) line += fmt::format(" | rank {}", r.rank);
+  line += " -> " + output;
+  std::printf("%s\n", line.c_str());
+  for (const std::string& note : r.notes) std::printf("  note: %s\n", note.c_str());
+}
+
+}  // namespace linv::cli

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the linv command-line tool: every command, every exit code, and results checked
+against NumPy/SciPy with bounds scaled by n * eps * cond (the same rule as the C++ tests).
+
+Run: python3 tests/cli/test_cli.py --linv build/bin/linv   (ctest does this)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+LINV = None
+THRESHOLD = 30.0  # LAPACK's test threshold for scaled ratios
+
+
+def run(*args, expect=0):
+    """Runs linv; asserts the exit code; returns (stdout, stderr)."""
+    p = subprocess.run([LINV, *map(str, args)], capture_output=True, text=True, timeout=600)
+    if p.returncode != expect:
+        raise AssertionError(f"linv {' '.join(map(str, args))}: exit {p.returncode}, expected {expect}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p.stdout, p.stderr
+
+
+def cond1(a):
+    return np.linalg.norm(a, 1) * np.linalg.norm(np.linalg.inv(a), 1)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def rel(x, ref):
+    return np.linalg.norm(x - ref, 1) / np.linalg.norm(ref, 1)
+
+
+class CliTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="linv-cli-")
+        self.dir = self._tmp.name
+        self.rng = np.random.default_rng(SEED)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def save(self, name, array):
+        p = self.path(name)
+        np.save(p, array)
+        return p
+
+    # ---- results against NumPy -------------------------------------------------------------------
+    def test_inv_matches_numpy(self):
+        n = 300
+        a = self.rng.uniform(-1, 1, (n, n))
+        x_path, report = self.path("x.npy"), self.path("r.json")
+        run("inv", self.save("a.npy", a), "-o", x_path, "--report", report)
+        x = np.load(x_path)
+        self.assertEqual(x.dtype, np.float64)
+        bound = THRESHOLD * n * np.finfo(np.float64).eps * cond1(a)
+        self.assertLessEqual(rel(x, np.linalg.inv(a)), bound)
+        r = load_json(report)
+        for key in ("method", "device", "seconds", "scaled_residual", "rcond", "precision"):
+            self.assertIn(key, r)
+        self.assertEqual(r["method"], "lu")
+        self.assertEqual(r["device"], "cpu")
+        self.assertLessEqual(r["scaled_residual"], THRESHOLD)
+
+    def test_inv_every_method(self):
+        n = 120
+        spd = self.path("spd.npy")
+        run("gen", "--kind", "spd", "-n", n, "--seed", SEED % 1000, "-o", spd)
+        band = self.path("band.npy")
+        run("gen", "--kind", "band", "-n", n, "--seed", SEED % 1000, "-o", band)
+        cases = [(spd, m) for m in ("auto", "lu", "cholesky", "gauss-jordan", "cholesky-gets")] + [(band, "gauss-seidel")]
+        for src, method in cases:
+            with self.subTest(method=method):
+                out, rep = self.path(f"x-{method}.npy"), self.path(f"r-{method}.json")
+                run("inv", src, "-o", out, "--method", method, "--report", rep, "--quiet")
+                a = np.load(src)
+                x = np.load(out)
+                self.assertLessEqual(rel(x, np.linalg.inv(a)), THRESHOLD * n * np.finfo(float).eps * cond1(a))
+                r = load_json(rep)
+                self.assertEqual(r["method"], "cholesky" if method == "auto" else method)
+                if method == "gauss-seidel":
+                    self.assertGreater(r["iterations"], 0)
+
+    def test_auto_picks_triangular_and_says_why(self):
+        lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)
+        out, _ = run("inv", self.save("l.npy", lower), "-o", self.path("x.npy"))
+        self.assertIn("triangular", out)
+        self.assertIn("lower triangular", out)
+
+    def test_solve_lstsq_pinv_chol_match_numpy(self):
+        eps = np.finfo(float).eps
+        a = self.rng.uniform(-1, 1, (80, 80))
+        b = self.rng.uniform(-1, 1, (80, 3))
+        run("solve", self.save("a.npy", a), self.save("b.npy", b), "-o", self.path("x.npy"))
+        self.assertLessEqual(rel(np.load(self.path("x.npy")), np.linalg.solve(a, b)), THRESHOLD * 80 * eps * cond1(a))
+
+        tall = self.rng.uniform(-1, 1, (100, 30))
+        rhs = self.rng.uniform(-1, 1, (100, 2))
+        run("lstsq", self.save("t.npy", tall), self.save("r.npy", rhs), "-o", self.path("ls.npy"))
+        ref = np.linalg.lstsq(tall, rhs, rcond=None)[0]
+        kappa = np.linalg.cond(tall)
+        self.assertLessEqual(rel(np.load(self.path("ls.npy")), ref), THRESHOLD * 100 * eps * kappa ** 2)
+
+        out, _ = run("pinv", self.path("t.npy"), "-o", self.path("p.npy"))
+        self.assertIn("rank 30", out)
+        self.assertLessEqual(rel(np.load(self.path("p.npy")), np.linalg.pinv(tall)), THRESHOLD * 100 * eps * kappa)
+
+        spd = self.path("spd.npy")
+        run("gen", "--kind", "spd", "-n", 60, "-o", spd)
+        run("chol", spd, "-o", self.path("l.npy"))
+        l = np.load(self.path("l.npy"))
+        s = np.load(spd)
+        self.assertTrue(np.all(np.triu(l, 1) == 0))
+        self.assertLessEqual(rel(l, np.linalg.cholesky(s)), THRESHOLD * 60 * eps * cond1(s))
+
+    # ---- precision --------------------------------------------------------------------------------
+    def test_precision_follows_the_input_and_the_flag(self):
+        a32 = self.rng.uniform(-1, 1, (40, 40)).astype(np.float32)
+        src = self.save("a32.npy", a32)
+        run("inv", src, "-o", self.path("x.npy"))
+        self.assertEqual(np.load(self.path("x.npy")).dtype, np.float32)
+        run("inv", src, "-o", self.path("x64.npy"), "--precision", "double")
+        self.assertEqual(np.load(self.path("x64.npy")).dtype, np.float64)
+        a64 = a32.astype(np.float64)
+        src64 = self.save("a64.npy", a64)
+        out, _ = run("inv", src64, "-o", self.path("xm.npy"), "--precision", "mixed", "--report", self.path("m.json"))
+        self.assertIn("mixed", out)
+        x = np.load(self.path("xm.npy"))
+        self.assertEqual(x.dtype, np.float64)
+        self.assertLessEqual(rel(x, np.linalg.inv(a64)), THRESHOLD * 40 * np.finfo(float).eps * cond1(a64))
+        run("inv", src64, "-o", self.path("xs.npy"), "--precision", "single")
+        self.assertEqual(np.load(self.path("xs.npy")).dtype, np.float32)
+
+    # ---- formats ----------------------------------------------------------------------------------
+    def test_matrix_market_in_and_out(self):
+        a = self.rng.uniform(-1, 1, (20, 20)) + 20 * np.eye(20)
+        mtx = self.path("a.mtx")
+        with open(mtx, "w") as f:
+            f.write("%%MatrixMarket matrix array real general\n% written by the test\n20 20\n")
+            for v in a.flatten(order="F"):
+                f.write(f"{float(v)!r}\n")
+        run("inv", mtx, "-o", self.path("x.mtx"))
+        run("inv", self.path("x.mtx"), "-o", self.path("a2.npy"))  # invert back
+        self.assertLessEqual(rel(np.load(self.path("a2.npy")), a), THRESHOLD * 20 * np.finfo(float).eps * cond1(a) ** 2)
+
+    def test_matlab_files_when_supported(self):
+        info, _ = run("info")
+        if "(matio)" not in info:
+            self.skipTest("linv built without matio")
+        import scipy.io
+        a = self.rng.uniform(-1, 1, (15, 15))
+        mat = self.path("in.mat")
+        scipy.io.savemat(mat, {"A": a, "other": np.ones((2, 2))})
+        run("inv", mat + ":A", "-o", self.path("out.mat:Ainv"))
+        x = scipy.io.loadmat(self.path("out.mat"))["Ainv"]
+        self.assertLessEqual(rel(x, np.linalg.inv(a)), THRESHOLD * 15 * np.finfo(float).eps * cond1(a))
+        _, err = run("inv", mat, "-o", self.path("y.npy"), expect=3)  # two variables: which one?
+        self.assertIn("A", err)
+
+    # ---- gen --------------------------------------------------------------------------------------
+    def test_gen_every_kind(self):
+        for kind in ("random", "spd", "band", "hollow", "sparse", "identity", "illcond", "singular"):
+            with self.subTest(kind=kind):
+                p = self.path(f"{kind}.npy")
+                run("gen", "--kind", kind, "-n", 30, "--dtype", "f32", "--seed", 7, "-o", p)
+                a = np.load(p)
+                self.assertEqual(a.shape, (30, 30))
+                self.assertEqual(a.dtype, np.float32)
+        run("gen", "--kind", "illcond", "-n", 40, "--cond", "1e8", "-o", self.path("c.npy"))
+        self.assertAlmostEqual(np.log10(np.linalg.cond(np.load(self.path("c.npy")))), 8, delta=0.1)
+        run("gen", "-n", 10, "--seed", 3, "-o", self.path("s1.npy"))
+        run("gen", "-n", 10, "--seed", 3, "-o", self.path("s2.npy"))
+        self.assertTrue(np.array_equal(np.load(self.path("s1.npy")), np.load(self.path("s2.npy"))))
+
+    # ---- exit codes -------------------------------------------------------------------------------
+    def test_usage_errors_exit_2(self):
+        run(expect=2)
+        run("inv", expect=2)  # missing arguments
+        run("frobnicate", expect=2)
+        a = self.save("a.npy", np.eye(3))
+        _, err = run("inv", a, "-o", self.path("x.npy"), "--method", "qr", expect=2)
+        self.assertIn("gauss-jordan", err)
+        _, err = run("inv", self.save("r.npy", np.ones((3, 4))), "-o", self.path("x.npy"), expect=2)
+        self.assertIn("3x4", err)
+        _, err = run("solve", a, self.save("b.npy", np.ones((4, 1))), "-o", self.path("x.npy"), expect=2)
+        self.assertIn("3x3", err)
+        self.assertIn("4x1", err)
+        out, _ = run("--help")
+        self.assertIn("Exit codes", out)
+        out, _ = run("inv", "--help")
+        self.assertIn("--method", out)
+
+    def test_bad_input_exit_3(self):
+        _, err = run("inv", self.path("missing.npy"), "-o", self.path("x.npy"), expect=3)
+        self.assertIn("missing.npy", err)
+        bad = self.path("bad.npy")
+        with open(bad, "wb") as f:
+            f.write(b"\x93NUMPX\x01\x00garbage")
+        _, err = run("inv", bad, "-o", self.path("x.npy"), expect=3)
+        self.assertIn("bad.npy", err)
+        truncated = self.path("trunc.npy")
+        np.save(truncated, np.eye(50))
+        with open(truncated, "r+b") as f:
+            f.truncate(os.path.getsize(truncated) - 100)
+        _, err = run("inv", truncated, "-o", self.path("x.npy"), expect=3)
+        self.assertIn("bytes", err)
+        nan = np.eye(4)
+        nan[2, 1] = np.nan
+        _, err = run("inv", self.save("nan.npy", nan), "-o", self.path("x.npy"), expect=3)
+        self.assertIn("NaN at row 3, column 2", err)
+        _, err = run("inv", self.save("i.npy", np.eye(3, dtype=np.int64)), "-o", self.path("x.npy"), expect=3)
+        self.assertIn("'<i8' is not supported", err)
+
+    def test_numerical_failures_exit_4(self):
+        sing = self.path("sing.npy")
+        run("gen", "--kind", "singular", "-n", 50, "-o", sing)
+        for method in ("lu", "gauss-jordan"):
+            _, err = run("inv", sing, "-o", self.path("x.npy"), "--method", method, expect=4)
+            self.assertIn("singular", err)
+            self.assertIn("pivot", err)
+        indefinite = np.diag([2.0, 1.0, -1.0, 3.0])
+        _, err = run("inv", self.save("ind.npy", indefinite), "-o", self.path("x.npy"), "--method", "cholesky", expect=4)
+        self.assertIn("order 3", err)
+        _, err = run("chol", self.path("ind.npy"), "-o", self.path("l.npy"), expect=4)
+        self.assertIn("order 3", err)
+        _, err = run("inv", self.save("ns.npy", self.rng.uniform(-1, 1, (5, 5))), "-o", self.path("x.npy"),
+                     "--method", "cholesky", expect=4)
+        self.assertIn("symmetric", err)
+        rnd = self.path("rnd.npy")
+        run("gen", "--kind", "random", "-n", 60, "-o", rnd)
+        _, err = run("inv", rnd, "-o", self.path("x.npy"), "--method", "gauss-seidel", expect=4)
+        self.assertIn("gauss-seidel did not converge", err)
+
+    def test_device_errors_exit_5(self):
+        info, _ = run("info")
+        if "cuda:0" in info:
+            self.skipTest("a GPU is present")
+        _, err = run("inv", self.save("a.npy", np.eye(3)), "-o", self.path("x.npy"), "--device", "cuda", expect=5)
+        self.assertTrue("CUDA" in err or "GPU" in err, err)
+
+    # ---- nothing lost on failure ------------------------------------------------------------------
+    def test_failed_run_leaves_existing_output_untouched(self):
+        out = self.path("x.npy")
+        np.save(out, np.arange(4.0))
+        before = read_bytes(out)
+        sing = self.path("sing.npy")
+        run("gen", "--kind", "singular", "-n", 20, "-o", sing)
+        run("inv", sing, "-o", out, expect=4)
+        self.assertEqual(read_bytes(out), before)
+        run("inv", self.save("a.npy", np.eye(3) * 2), "-o", out)
+        self.assertTrue(np.array_equal(np.load(out), np.eye(3) / 2))
+        leftovers = [f for f in os.listdir(self.dir) if "tmp" in f]
+        self.assertEqual(leftovers, [])
+
+    # ---- demo, info -------------------------------------------------------------------------------
+    def test_demo_prints_its_table(self):
+        out, _ = run("demo", "-n", 200)
+        for word in ("lu", "gauss-jordan", "cholesky-gets", "gauss-seidel", "scaled residual"):
+            self.assertIn(word, out)
+
+    def test_info(self):
+        out, _ = run("info")
+        self.assertIn("OpenBLAS", out)
+        self.assertIn("CUDA backend", out)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--linv", required=True)
+    parser.add_argument("--seed", type=int, default=None)
+    args, rest = parser.parse_known_args()
+    LINV = os.path.abspath(args.linv)
+    SEED = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    print(f"cli tests: seed {SEED} (replay with --seed {SEED})", flush=True)
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
