@@ -2,7 +2,8 @@
 """CPU inverse benchmark: `linv inv` against numpy.linalg.inv, side by side in one run.
 
 Both are timed on the computation alone (linv: the `seconds` of its report, which excludes reading and
-writing files; NumPy: the call of numpy.linalg.inv), alternating, after a warm-up, median of --repeats.
+writing files; NumPy: the call of numpy.linalg.inv), alternating with a pause between calls, after a
+warm-up, median of --repeats.
 The floor is 2n^3 flops (an inverse in the fewest flops) at the matrix-product rate NumPy reaches on the
 same machine. Writes bench/results/cpu/inverse.json in the format of ../shared/BENCHMARKS.md.
 
@@ -20,6 +21,8 @@ import tempfile
 import time
 
 import numpy as np
+
+PAUSE_S = 0.3
 
 
 def scaled_residual(a, x):
@@ -82,9 +85,13 @@ def main():
                 linv_inverse(args.linv, a_path, x_path, report, method)
                 peer_t, linv_t = [], []
                 for _ in range(args.repeats):
+                    # OpenBLAS's worker threads spin for a while after a call; a pause before each timed
+                    # call keeps one side's spinning threads from competing with the other's work.
+                    time.sleep(PAUSE_S)
                     t = time.perf_counter()
                     x_ref = np.linalg.inv(a)
                     peer_t.append(time.perf_counter() - t)
+                    time.sleep(PAUSE_S)
                     linv_t.append(linv_inverse(args.linv, a_path, x_path, report, method))
                 x = np.load(x_path)
                 peer_s, linv_s = statistics.median(peer_t), statistics.median(linv_t)
