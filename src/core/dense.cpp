@@ -153,6 +153,24 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   return x;
 }
 
+// Factors A for the Cholesky methods. Under Method::Auto an indefinite matrix is no error: it returns
+// nullopt after switching the choice to LU and saying why in the report.
+template <Real T>
+std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c, Method requested, SolveReport& report) {
+  if (requested != Method::Auto) require_symmetric(A, std::string(to_string(c.method)).c_str());
+  try {
+    Cholesky<T> chol(A);
+    if (requested == Method::Auto) report.method_reason = "matrix is symmetric positive definite";
+    return chol;
+  } catch (const NotPositiveDefinite& e) {
+    if (requested != Method::Auto) throw;
+    c = {Method::LU, fmt::format("symmetric but not positive definite (leading minor {}): LU", e.minor())};
+    report.method = std::string(to_string(c.method));
+    report.method_reason = c.reason;
+    return std::nullopt;
+  }
+}
+
 // Mixed precision with Method::Auto's Cholesky-then-LU fallback for symmetric indefinite matrices.
 Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<double> B, Choice& c,
                                     Method requested, SolveReport& report) {
@@ -397,20 +415,13 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       }
       case Method::Cholesky:
       case Method::CholeskyGETS: {
-        if (options.method != Method::Auto) require_symmetric(A, std::string(to_string(c.method)).c_str());
-        std::optional<Cholesky<T>> chol;
-        try {
-          chol.emplace(A);
-        } catch (const NotPositiveDefinite& e) {
-          if (options.method != Method::Auto) throw;
-          c = {Method::LU, fmt::format("symmetric but not positive definite (leading minor {}): LU", e.minor())};
-          fill_report<T>(out.report, "inv", c, options.precision);
+        std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, out.report);
+        if (!chol) {
           LU<T> lu(A);
           out.x = lu.inverse();
           out.report.rcond = lu.rcond();
           break;
         }
-        if (options.method == Method::Auto) out.report.method_reason = "matrix is symmetric positive definite";
         out.x = chol->inverse(c.method == Method::CholeskyGETS ? TriangularInverse::GETS : TriangularInverse::Lapack);
         out.report.rcond = chol->rcond();
         break;
@@ -480,20 +491,13 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       }
       case Method::Cholesky:
       case Method::CholeskyGETS: {
-        if (options.method != Method::Auto) require_symmetric(A, std::string(to_string(c.method)).c_str());
-        std::optional<Cholesky<T>> chol;
-        try {
-          chol.emplace(A);
-        } catch (const NotPositiveDefinite& e) {
-          if (options.method != Method::Auto) throw;
-          c = {Method::LU, fmt::format("symmetric but not positive definite (leading minor {}): LU", e.minor())};
-          fill_report<T>(out.report, "solve", c, options.precision);
+        std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, out.report);
+        if (!chol) {
           LU<T> lu(A);
           out.x = lu.solve(B);
           out.report.rcond = lu.rcond();
           break;
         }
-        if (options.method == Method::Auto) out.report.method_reason = "matrix is symmetric positive definite";
         out.report.rcond = chol->rcond();
         if (c.method == Method::Cholesky) {
           out.x = chol->solve(B);

@@ -1,11 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "linv/errors.hpp"
+#include "support/testing.hpp"
 
 namespace linv {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 TEST(Errors, EachKindMapsToItsExitCode) {
   EXPECT_EQ(InvalidArgument("x").exit_code(), ExitCode::usage);

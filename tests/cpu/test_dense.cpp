@@ -24,7 +24,7 @@ class Dense : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(Dense, Types);
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 TYPED_TEST(Dense, LUDeterminantMatchesProductOfFactors) {
   using T = TypeParam;

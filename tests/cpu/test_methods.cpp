@@ -63,19 +63,49 @@ Outcome expected(MatrixKind kind, Method method, const Matrix<T>& A, double cond
   }
 }
 
+// Runs one method on one matrix: checks the documented failure, or returns the solution to be checked.
 template <Real T>
-void expect_failure(Outcome outcome, const std::function<void()>& run) {
+std::optional<Solution<T>> run_expecting(Outcome outcome, const std::function<Solution<T>()>& run) {
   switch (outcome) {
     case Outcome::Singular:
       EXPECT_THROW(run(), SingularMatrix);
-      break;
+      return std::nullopt;
     case Outcome::NotSymmetricOrPD:
     case Outcome::ZeroDiagonal:
       EXPECT_THROW(run(), NumericalError);
-      break;
-    default:
-      break;
+      return std::nullopt;
+    case Outcome::Ok:
+    case Outcome::OkOrNumerical:
+      try {
+        return run();
+      } catch (const NumericalError& e) {
+        if (outcome == Outcome::Ok) ADD_FAILURE() << e.what();
+        return std::nullopt;
+      }
   }
+  return std::nullopt;
+}
+
+// The float64 reference (LAPACK LU on the same, rounded, matrix) and the exact 1-norm condition number;
+// no reference and infinite cond for the kinds that are singular by construction.
+struct Reference {
+  std::optional<Matrix<double>> x;
+  double cond = 1.0;
+};
+
+template <Real T>
+Reference reference(MatrixKind kind, const Matrix<T>& A, const Matrix<T>* B) {
+  const index n = A.rows();
+  Reference r;
+  if (n == 0) return r;
+  r.cond = std::numeric_limits<double>::infinity();
+  if (kind == MatrixKind::Singular || (kind == MatrixKind::Hollow && n == 1)) return r;
+  Matrix<double> Ad = A.template cast<double>();
+  LU<double> lu(Ad.view());
+  Matrix<double> inverse = lu.inverse();
+  r.cond = norm1<double>(Ad.view()) * norm1<double>(inverse.view());
+  r.x = B ? lu.solve(B->template cast<double>().view()) : std::move(inverse);
+  return r;
 }
 
 constexpr MatrixKind kKinds[] = {MatrixKind::Random, MatrixKind::SPD,      MatrixKind::Band,    MatrixKind::Hollow,
@@ -98,30 +128,14 @@ TYPED_TEST(Methods, InverseOnEveryKind) {
       LINV_TRACE_SEED(seed);
       SCOPED_TRACE(std::string(to_string(kind)) + " n=" + std::to_string(n) + " " + type_name<T>());
       Matrix<T> A = generate<T>(kind, n, {.seed = seed});
-      // float64 reference inverse of the same (rounded) matrix, by LAPACK LU, when it exists
-      Matrix<double> Ad = A.template cast<double>();
-      std::optional<Matrix<double>> ref;
-      double cond = n > 0 ? std::numeric_limits<double>::infinity() : 1.0;
-      if (kind != MatrixKind::Singular && !(kind == MatrixKind::Hollow && n == 1) && n > 0) {
-        ref = LU<double>(Ad.view()).inverse();
-        cond = norm1<double>(Ad.view()) * norm1<double>(ref->view());
-      }
+      const Reference ref = reference<T>(kind, A, nullptr);
       for (Method method : kMethods) {
         SCOPED_TRACE(std::string("method ") + std::string(to_string(method)));
-        const Outcome outcome = expected<T>(kind, method, A, cond);
-        auto run = [&] { return inv<T>(A.view(), {.method = method, .compute_residual = true}); };
-        if (outcome != Outcome::Ok && outcome != Outcome::OkOrNumerical) {
-          expect_failure<T>(outcome, [&] { (void)run(); });
-          continue;
-        }
-        Solution<T> s;
-        try {
-          s = run();
-        } catch (const NumericalError& e) {
-          if (outcome == Outcome::OkOrNumerical) continue;
-          ADD_FAILURE() << e.what();
-          continue;
-        }
+        const std::optional<Solution<T>> result = run_expecting<T>(expected<T>(kind, method, A, ref.cond), [&] {
+          return inv<T>(A.view(), {.method = method, .compute_residual = true});
+        });
+        if (!result) continue;
+        const Solution<T>& s = *result;
         ASSERT_EQ(s.x.rows(), n);
         ASSERT_TRUE(testing::all_finite<T>(s.x.view()));
         // Direct methods are backward stable in one residual (Du Croz & Higham: LU-based inverses bound
@@ -129,9 +143,9 @@ TYPED_TEST(Methods, InverseOnEveryKind) {
         const double right = s.report.scaled_residual;
         const double left = scaled_left_residual_inverse<T>(A.view(), s.x.view(), eps<T>());
         EXPECT_LE(std::min(right, left), kResidualThreshold) << "right " << right << " left " << left;
-        if (ref) {
-          const double fwd = testing::relative_difference<T, double>(s.x.view(), ref->view());
-          EXPECT_LE(fwd, kForwardThreshold * static_cast<double>(n) * eps<T>() * cond) << "cond " << cond;
+        if (ref.x) {
+          const double fwd = testing::relative_difference<T, double>(s.x.view(), ref.x->view());
+          EXPECT_LE(fwd, kForwardThreshold * static_cast<double>(n) * eps<T>() * ref.cond) << "cond " << ref.cond;
         }
         EXPECT_FALSE(s.report.method.empty());
       }
@@ -148,30 +162,14 @@ TYPED_TEST(Methods, SolveOnEveryKind) {
       SCOPED_TRACE(std::string(to_string(kind)) + " n=" + std::to_string(n) + " " + type_name<T>());
       Matrix<T> A = generate<T>(kind, n, {.seed = seed});
       Matrix<T> B = random_uniform<T>(n, 3, seed ^ 0x5eed);
-      Matrix<double> Ad = A.template cast<double>(), Bd = B.template cast<double>();
-      std::optional<Matrix<double>> ref;
-      double cond = n > 0 ? std::numeric_limits<double>::infinity() : 1.0;
-      if (kind != MatrixKind::Singular && !(kind == MatrixKind::Hollow && n == 1) && n > 0) {
-        LU<double> lu(Ad.view());
-        ref = lu.solve(Bd.view());
-        cond = norm1<double>(Ad.view()) * norm1<double>(lu.inverse().view());
-      }
+      const Reference ref = reference<T>(kind, A, &B);
       for (Method method : kMethods) {
         SCOPED_TRACE(std::string("method ") + std::string(to_string(method)));
-        const Outcome outcome = expected<T>(kind, method, A, cond);
-        auto run = [&] { return solve<T>(A.view(), B.view(), {.method = method, .compute_residual = true}); };
-        if (outcome != Outcome::Ok && outcome != Outcome::OkOrNumerical) {
-          expect_failure<T>(outcome, [&] { (void)run(); });
-          continue;
-        }
-        Solution<T> s;
-        try {
-          s = run();
-        } catch (const NumericalError& e) {
-          if (outcome == Outcome::OkOrNumerical) continue;
-          ADD_FAILURE() << e.what();
-          continue;
-        }
+        const std::optional<Solution<T>> result = run_expecting<T>(expected<T>(kind, method, A, ref.cond), [&] {
+          return solve<T>(A.view(), B.view(), {.method = method, .compute_residual = true});
+        });
+        if (!result) continue;
+        const Solution<T>& s = *result;
         ASSERT_EQ(s.x.rows(), n);
         ASSERT_EQ(s.x.cols(), 3);
         // A solve through an explicit inverse is forward stable (error ~ n eps cond, checked below) but
@@ -179,9 +177,9 @@ TYPED_TEST(Methods, SolveOnEveryKind) {
         if (method != Method::GaussJordan) {
           EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
         }
-        if (ref) {
-          const double fwd = testing::relative_difference<T, double>(s.x.view(), ref->view());
-          EXPECT_LE(fwd, kForwardThreshold * static_cast<double>(n) * eps<T>() * cond) << "cond " << cond;
+        if (ref.x) {
+          const double fwd = testing::relative_difference<T, double>(s.x.view(), ref.x->view());
+          EXPECT_LE(fwd, kForwardThreshold * static_cast<double>(n) * eps<T>() * ref.cond) << "cond " << ref.cond;
         }
       }
     }

@@ -23,58 +23,23 @@
 
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
+#include "support/files.hpp"
 #include "support/testing.hpp"
 
 namespace {
 
 using linv::index;
+using linv::testing::contains;
+using linv::testing::dir_entries;
+using linv::testing::expect_parse_error;
+using linv::testing::expect_same;
+using linv::testing::random_matrix;
+using linv::testing::read_bytes;
+using linv::testing::write_bytes;
 using linv::Matrix;
 using linv::io::AnyMatrix;
 using linv::io::AnyStack;
 using linv::io::MatrixStack;
-
-template <linv::Real T>
-Matrix<T> random_matrix(index rows, index cols, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<T> dist(-1, 1);
-  Matrix<T> m = Matrix<T>::uninitialized(rows, cols);
-  for (index k = 0; k < m.size(); ++k) m.data()[k] = dist(rng);
-  return m;
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::string> dir_entries(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  return names;
-}
-
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
-
-// Runs `f`, which must raise a ParseError naming `path` and containing `fault`.
-template <class F>
-std::optional<linv::ParseError> expect_parse_error(F&& f, const std::string& path, const std::string& fault) {
-  try {
-    f();
-  } catch (const linv::ParseError& e) {
-    EXPECT_TRUE(contains(e.what(), path));
-    EXPECT_TRUE(contains(e.what(), fault));
-    EXPECT_EQ(e.file(), path);
-    EXPECT_EQ(e.exit_code(), linv::ExitCode::bad_input);
-    return e;
-  }
-  ADD_FAILURE() << "no ParseError; expected one about: " << fault;
-  return std::nullopt;
-}
 
 // A .npy file with the given header dict (padded and terminated as NumPy does) and data bytes.
 std::string npy(const std::string& dict, const std::string& data = {}, int major = 1) {
@@ -105,14 +70,6 @@ std::vector<T> iota_values(std::size_t n) {
 template <linv::Real T>
 constexpr const char* descr() {
   return std::same_as<T, float> ? "<f4" : "<f8";
-}
-
-template <linv::Real T>
-void expect_same(const Matrix<T>& got, const Matrix<T>& want) {
-  ASSERT_EQ(got.rows(), want.rows());
-  ASSERT_EQ(got.cols(), want.cols());
-  for (index j = 0; j < want.cols(); ++j)
-    for (index i = 0; i < want.rows(); ++i) ASSERT_EQ(got(i, j), want(i, j)) << "at (" << i << ", " << j << ")";
 }
 
 template <class T>

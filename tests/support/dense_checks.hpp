@@ -37,13 +37,6 @@ double relative_difference(ConstMatrixView<T> X, ConstMatrixView<U> Xref) {
   return den > 0 ? num / den : num;
 }
 
-// Poison an output buffer so a routine that forgets to write part of it is caught.
-template <Real T>
-void poison(MatrixView<T> X) {
-  for (index j = 0; j < X.cols(); ++j)
-    for (index i = 0; i < X.rows(); ++i) X(i, j) = std::numeric_limits<T>::quiet_NaN();
-}
-
 template <Real T>
 bool all_finite(ConstMatrixView<T> X) {
   for (index j = 0; j < X.cols(); ++j)

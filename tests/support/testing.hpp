@@ -29,6 +29,12 @@ inline std::uint64_t case_seed(std::uint64_t salt) {
   return z ^ (z >> 31);
 }
 
+// EXPECT_TRUE(contains(message, "pivot 3")) prints both strings when it fails.
+inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+
 // A fresh directory under the system temp dir, removed when the object dies.
 class TempDir {
  public:
