@@ -356,16 +356,26 @@ Matrix<T> Cholesky<T>::L() const {
 }
 
 // ---- free functions -------------------------------------------------------------------------------
+namespace {
+
+// Refuses a singular triangle before any inversion work: an exact zero on the diagonal (named), then
+// singular to working precision. Returns rcond.
 template <Real T>
-Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
-  require_host(A.device(), "tri_inv");
-  require_square(A, "tri_inv");
-  require_finite(A, "A");
+double require_invertible_triangle(ConstMatrixView<T> A, Uplo uplo, Diag diag) {
+  if (diag == Diag::NonUnit)
+    for (index i = 0; i < A.rows(); ++i)
+      if (A(i, i) == T(0)) throw SingularMatrix(i + 1, 0.0, "zero on the diagonal of the triangular matrix");
+  const double rcond = k::trcon<T>(uplo, diag, A);
+  require_rcond(rcond, eps<T>(), smallest_diagonal(A), "triangular matrix");
+  return rcond;
+}
+
+template <Real T>
+Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
   const index n = A.rows();
   Matrix<T> x = Matrix<T>::copy_of(A);
   if (how == TriangularInverse::Lapack) {
-    const int info = k::trtri<T>(uplo, diag, x.view());
-    if (info > 0) throw SingularMatrix(info, 0.0, "zero on the diagonal of the triangular matrix");
+    k::trtri<T>(uplo, diag, x.view());  // cannot fail: the diagonal was checked
   } else if (uplo == Uplo::Lower) {
     algorithms::gets_lower_inverse<T>(x.view(), diag);
   } else {
@@ -384,9 +394,18 @@ Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag d
       if ((uplo == Uplo::Lower && i < j) || (uplo == Uplo::Upper && i > j)) x(i, j) = T(0);
   if (diag == Diag::Unit)
     for (index i = 0; i < n; ++i) x(i, i) = T(1);
-  const double rcond = k::trcon<T>(uplo, diag, A);
-  require_rcond(rcond, eps<T>(), smallest_diagonal(A), "triangular inverse");
   return x;
+}
+
+}  // namespace
+
+template <Real T>
+Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
+  require_host(A.device(), "tri_inv");
+  require_square(A, "tri_inv");
+  require_finite(A, "A");
+  require_invertible_triangle(A, uplo, diag);
+  return invert_triangle(A, uplo, how, diag);
 }
 
 template <Real T>
@@ -409,8 +428,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   } else {
     switch (c.method) {
       case Method::Triangular: {
-        out.x = tri_inv<T>(A, c.uplo);
-        out.report.rcond = k::trcon<T>(c.uplo, Diag::NonUnit, A);
+        out.report.rcond = require_invertible_triangle(A, c.uplo, Diag::NonUnit);
+        out.x = invert_triangle(A, c.uplo, TriangularInverse::Lapack, Diag::NonUnit);
         break;
       }
       case Method::Cholesky:
@@ -482,11 +501,9 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
   } else {
     switch (c.method) {
       case Method::Triangular: {
+        out.report.rcond = require_invertible_triangle(A, c.uplo, Diag::NonUnit);
         out.x = Matrix<T>::copy_of(B);
-        const int info = k::trtrs<T>(c.uplo, Op::None, Diag::NonUnit, A, out.x.view());
-        if (info > 0) throw SingularMatrix(info, 0.0, "zero on the diagonal of the triangular matrix");
-        out.report.rcond = k::trcon<T>(c.uplo, Diag::NonUnit, A);
-        require_rcond(out.report.rcond, eps<T>(), smallest_diagonal(A), "triangular solve");
+        k::trtrs<T>(c.uplo, Op::None, Diag::NonUnit, A, out.x.view());
         break;
       }
       case Method::Cholesky:
