@@ -47,31 +47,45 @@ void finish(const SolveArgs& a, const char* command, const Solution<T>& s,
   print_summary(a.common, command, s.report, s.x.rows(), s.x.cols(), a.output);
 }
 
+// Gauss-Seidel and mixed precision run on the CPU only in this version; auto keeps them there.
+bool gpu_capable(const SolveArgs& a) {
+  return a.method != "gauss-seidel" && a.common.precision != "mixed";
+}
+
+template <Real T>
+void inv_typed(const SolveArgs& a, const Matrix<T>& A, Compute c) {
+  const Device device = resolve_device(a.common, A.rows(), gpu_capable(a));
+  const SolveOptions options = solve_options(a, c);
+  finish(a, "inv", run_on<T>(device, A, [&](ConstMatrixView<T> m) { return inv<T>(m, options); }), {{"A", a.a}});
+}
+
 void run_inv(const SolveArgs& a) {
   (void)parse_method(a.method);  // usage errors before any file is read
-  require_cpu_backend(a.common, "inv");
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
-  if (c == Compute::f32) {
-    finish(a, "inv", inv<float>(as<float>(std::move(A), c).view(), solve_options(a, c)), {{"A", a.a}});
-  } else {
-    finish(a, "inv", inv<double>(as<double>(std::move(A), c).view(), solve_options(a, c)), {{"A", a.a}});
-  }
+  if (c == Compute::f32)
+    inv_typed<float>(a, as<float>(std::move(A), c), c);
+  else
+    inv_typed<double>(a, as<double>(std::move(A), c), c);
+}
+
+template <Real T>
+void solve_typed(const SolveArgs& a, const Matrix<T>& A, const Matrix<T>& B, Compute c) {
+  const Device device = resolve_device(a.common, A.rows(), gpu_capable(a));
+  const SolveOptions options = solve_options(a, c);
+  const Matrix<T> b = B.to(device);
+  finish(a, "solve", run_on<T>(device, A, [&](ConstMatrixView<T> m) { return solve<T>(m, b.view(), options); }),
+         {{"A", a.a}, {"B", a.b}});
 }
 
 void run_solve(const SolveArgs& a) {
   (void)parse_method(a.method);
-  require_cpu_backend(a.common, "solve");
   io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
-  const std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}, {"B", a.b}};
-  if (c == Compute::f32) {
-    Matrix<float> a32 = as<float>(std::move(A), c), b32 = as<float>(std::move(B), c);
-    finish(a, "solve", solve<float>(a32.view(), b32.view(), solve_options(a, c)), inputs);
-  } else {
-    Matrix<double> a64 = as<double>(std::move(A), c), b64 = as<double>(std::move(B), c);
-    finish(a, "solve", solve<double>(a64.view(), b64.view(), solve_options(a, c)), inputs);
-  }
+  if (c == Compute::f32)
+    solve_typed<float>(a, as<float>(std::move(A), c), as<float>(std::move(B), c), c);
+  else
+    solve_typed<double>(a, as<double>(std::move(A), c), as<double>(std::move(B), c), c);
 }
 
 void require_not_mixed(const CommonOptions& o, const char* command) {
@@ -79,9 +93,15 @@ void require_not_mixed(const CommonOptions& o, const char* command) {
     throw InvalidArgument(fmt::format("{} has no mixed-precision variant: use --precision single or double", command));
 }
 
+// lstsq and pinv run on the CPU only in this version: auto keeps them there, an explicit GPU is refused.
+void require_cpu_command(const CommonOptions& o, const char* command) {
+  if (!resolve_device(o, 0, /*runs_on_gpu=*/false).is_cpu())
+    throw InvalidArgument(fmt::format("{} runs on the CPU only in this version of linv: use --device cpu", command));
+}
+
 void run_lstsq(const SolveArgs& a) {
   require_not_mixed(a.common, "lstsq");
-  require_cpu_backend(a.common, "lstsq");
+  require_cpu_command(a.common, "lstsq");
   io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
   const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
@@ -97,7 +117,7 @@ void run_lstsq(const SolveArgs& a) {
 
 void run_pinv(const SolveArgs& a) {
   require_not_mixed(a.common, "pinv");
-  require_cpu_backend(a.common, "pinv");
+  require_cpu_command(a.common, "pinv");
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
   const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
@@ -114,24 +134,27 @@ void chol_typed(const SolveArgs& a, const Matrix<T>& A) {
   if (!A.is_square())
     throw InvalidArgument(fmt::format("chol needs a square matrix, got {}", shape_string(A.rows(), A.cols())));
   require_symmetric<T>(A.view(), "chol");
-  Solution<T> s;
-  s.report.operation = "chol";
-  s.report.method = "cholesky (potrf)";
-  s.report.precision = type_name<T>();
-  const auto start = std::chrono::steady_clock::now();
-  Cholesky<T> chol(A.view());
-  s.x = chol.L();
-  s.report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  s.report.rcond = chol.rcond();
+  const Device device = resolve_device(a.common, A.rows(), /*runs_on_gpu=*/true);
+  Solution<T> s = run_on<T>(device, A, [&](ConstMatrixView<T> m) {
+    Solution<T> r;
+    r.report.operation = "chol";
+    r.report.method = "cholesky (potrf)";
+    r.report.device = device.name();
+    r.report.precision = type_name<T>();
+    const auto start = std::chrono::steady_clock::now();
+    Cholesky<T> chol(m);
+    r.x = chol.L();
+    r.report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.report.rcond = chol.rcond();
+    return r;
+  });
   if (!a.common.no_check)
-    s.report.scaled_residual =
-        scaled_residual_cholesky<T>(A.view(), s.x.view(), std::numeric_limits<T>::epsilon());
+    s.report.scaled_residual = scaled_residual_cholesky<T>(A.view(), s.x.view(), std::numeric_limits<T>::epsilon());
   finish(a, "chol", s, {{"A", a.a}});
 }
 
 void run_chol(const SolveArgs& a) {
   require_not_mixed(a.common, "chol");
-  require_cpu_backend(a.common, "chol");
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
   if (c == Compute::f32)

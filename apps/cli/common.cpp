@@ -8,7 +8,8 @@
 namespace linv::cli {
 
 void add_common_options(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--device", o.device, "Where to compute: cpu, cuda, cuda:N or auto (the GPU when one is usable)")
+  cmd.add_option("--device", o.device,
+                 "Where to compute: cpu, cuda, cuda:N, or auto (a GPU when one is usable and n >= 512)")
       ->capture_default_str();
   cmd.add_option("--precision", o.precision,
                  "single, double or mixed (float32 factorization refined to float64 accuracy); "
@@ -32,12 +33,11 @@ Compute compute_type(const std::string& precision, const std::vector<io::DType>&
   return Compute::f32;
 }
 
-void require_cpu_backend(const CommonOptions& o, const char* command) {
-  const Device d = Device::parse(o.device);  // reports a missing GPU or CUDA build first
-  if (!d.is_cpu())
-    throw DeviceError(fmt::format("{} on {}: this version of linv computes dense routines on the CPU only; "
-                                  "use --device cpu",
-                                  command, d.name()));
+Device resolve_device(const CommonOptions& o, index n, bool runs_on_gpu) {
+  if (o.device != "auto") return Device::parse(o.device);  // a missing GPU or CUDA build is reported here
+  // Below this size a one-shot command spends longer starting the GPU than computing.
+  constexpr index kGpuWorthwhile = 512;
+  return runs_on_gpu && n >= kGpuWorthwhile ? Device::best() : Device::cpu();
 }
 
 nlohmann::json report_json(const std::string& command, const SolveReport& r,

@@ -15,7 +15,7 @@ namespace linv::cli {
 
 // Flags every numerical command takes.
 struct CommonOptions {
-  std::string device = "cpu";
+  std::string device = "auto";
   std::string precision;  // "", "single", "double", "mixed"
   std::string report;     // path of the JSON report, empty: none
   bool quiet = false;
@@ -35,8 +35,19 @@ Matrix<T> as(io::AnyMatrix&& m, Compute c) {
   return io::convert<T>(std::move(m), /*allow_narrowing=*/c == Compute::f32);
 }
 
-// Throws DeviceError unless the device is the CPU: the dense routines have no CUDA implementation yet.
-void require_cpu_backend(const CommonOptions& o, const char* command);
+// The device a command runs on: --device as given, where "auto" is the first GPU when one is usable,
+// the command runs there and the problem is large enough to gain from it, and the CPU otherwise.
+Device resolve_device(const CommonOptions& o, index n, bool runs_on_gpu);
+
+// Runs `f` on a copy of A placed on `device` and returns the solution with its result back in host memory.
+template <Real T, class F>
+Solution<T> run_on(Device device, const Matrix<T>& A, F&& f) {
+  if (device.is_cpu()) return f(A.view());
+  const Matrix<T> a = A.to(device);
+  Solution<T> s = f(a.view());
+  s.x = s.x.to(Device::cpu());
+  return s;
+}
 
 // The JSON report of a command: what ran, on what, and how well.
 nlohmann::json report_json(const std::string& command, const SolveReport& r,
@@ -50,5 +61,6 @@ void print_summary(const CommonOptions& o, const std::string& command, const Sol
 
 void register_dense_commands(CLI::App& app);  // inv, solve, lstsq, pinv, chol
 void register_misc_commands(CLI::App& app);   // gen, info, demo
+void register_bench_commands(CLI::App& app);  // bench
 
 }  // namespace linv::cli

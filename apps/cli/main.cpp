@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       "(singular, not positive definite, no convergence), 5 device failure or out of memory.");
   linv::cli::register_dense_commands(app);
   linv::cli::register_misc_commands(app);
+  linv::cli::register_bench_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

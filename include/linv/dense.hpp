@@ -5,6 +5,8 @@
 //   auto [Ai, report] = linv::inv<double>(A, {.method = linv::Method::Auto});
 //
 // Operations run where their operands live (see Matrix::to); results come back on the same device.
+// On a CUDA device: inv, solve, LU, Cholesky, tri_inv, gemm, syrk; lstsq, pinv, Gauss-Seidel and mixed
+// precision run on the CPU only in this version and say so.
 #pragma once
 
 #include <string>
@@ -94,6 +96,9 @@ void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B,
 // C := alpha op(A) op(A)^T + beta C, touching only the `uplo` triangle of C (half the flops of gemm).
 template <Real T>
 void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C);
+// A(i, j) := A(j, i) above the diagonal: a full symmetric matrix from its lower triangle (after syrk).
+template <Real T>
+void symmetrize_from_lower(MatrixView<T> A);
 // A B, a new matrix.
 template <Real T>
 Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B);
@@ -104,8 +109,9 @@ struct Determinant {
   double value() const;  // sign * exp(log_abs); may overflow to +-inf for large matrices
 };
 
-// LU factorization with partial pivoting, P A = L U. Factoring never fails on a finite square matrix:
-// a singular matrix has determinant 0, and solve/inverse then throw SingularMatrix.
+// LU factorization with partial pivoting, P A = L U, on the device A lives on. Factoring never fails on
+// a finite square matrix: a singular matrix has determinant 0, and solve/inverse then throw
+// SingularMatrix. Not thread-safe: rcond() caches its estimate.
 template <Real T>
 class LU {
  public:
@@ -115,7 +121,9 @@ class LU {
   bool is_singular() const noexcept { return zero_pivot_ > 0; }
   // 1-based index of the first exactly zero pivot, 0 when there is none.
   index zero_pivot() const noexcept { return zero_pivot_; }
-  double rcond() const noexcept { return rcond_; }
+  // Reciprocal condition number in the 1-norm: LAPACK's estimate, computed on first use, or the exact
+  // value once inverse() has run.
+  double rcond() const;
   Determinant determinant() const;
   Matrix<T> solve(ConstMatrixView<T> B) const;
   Matrix<T> inverse() const;
@@ -123,22 +131,22 @@ class LU {
   const std::vector<int>& pivots() const noexcept { return pivots_; }  // LAPACK ipiv, 1-based
 
  private:
-  void require_nonsingular(const char* what) const;
   Matrix<T> factors_;
   std::vector<int> pivots_;
   index zero_pivot_ = 0;
-  double rcond_ = 0;
+  double anorm_ = 0;
+  mutable double rcond_ = -1;  // < 0: not computed yet
 };
 
 // Cholesky factorization A = L L^T of a symmetric positive definite matrix (only the lower triangle
-// of A is read). Throws NotPositiveDefinite naming the failing leading minor.
+// of A is read), on the device A lives on. Throws NotPositiveDefinite naming the failing leading minor.
 template <Real T>
 class Cholesky {
  public:
   explicit Cholesky(ConstMatrixView<T> A);
 
   index size() const noexcept { return factor_.rows(); }
-  double rcond() const noexcept { return rcond_; }
+  double rcond() const;  // as LU::rcond
   Determinant determinant() const;
   Matrix<T> solve(ConstMatrixView<T> B) const;
   // A^-1 = L^-T L^-1, with L^-1 from LAPACK (potri) or by Gaussian elimination on the triangle.
@@ -147,9 +155,9 @@ class Cholesky {
   const Matrix<T>& factor() const noexcept { return factor_; }  // raw LAPACK storage (lower)
 
  private:
-  void require_well_conditioned(const char* what) const;
   Matrix<T> factor_;
-  double rcond_ = 0;
+  double anorm_ = 0;
+  mutable double rcond_ = -1;
 };
 
 // What Method::Auto would see in A (exact tests, O(n^2)).

@@ -29,8 +29,10 @@ struct GenerateOptions {
 template <Real T>
 Matrix<T> generate(MatrixKind kind, index n, const GenerateOptions& options = {});
 
-// A rows x cols matrix with entries uniform in [lo, hi).
+// A rows x cols matrix with entries uniform in [lo, hi), made on `device`. Entry (i, j) depends only on
+// the seed and its position (a counter-based generator), so a seed gives the same matrix on every device.
 template <Real T>
-Matrix<T> random_uniform(index rows, index cols, std::uint64_t seed, T lo = T(-1), T hi = T(1));
+Matrix<T> random_uniform(index rows, index cols, std::uint64_t seed, T lo = T(-1), T hi = T(1),
+                         Device device = Device::cpu());
 
 }  // namespace linv

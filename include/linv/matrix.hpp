@@ -90,6 +90,9 @@ void* allocate_bytes(std::size_t bytes, Device device);
 void free_bytes(void* p, Device device) noexcept;
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
 void fill_zero_bytes(void* p, Device device, std::size_t bytes);
+// `height` rows of `width` bytes each, `*_pitch` bytes apart (a sub-matrix copy), host or device.
+void copy_2d(void* dst, std::size_t dst_pitch, Device dst_device, const void* src, std::size_t src_pitch,
+             Device src_device, std::size_t width, std::size_t height);
 
 struct Deleter {
   Device device = Device::cpu();
@@ -110,7 +113,7 @@ class Matrix {
   static Matrix identity(index n);
   // Row-by-row literal, for examples and tests: Matrix<double>::from_rows({{1, 2}, {3, 4}}).
   static Matrix from_rows(std::initializer_list<std::initializer_list<T>> rows);
-  // A host copy of a (host) view.
+  // A contiguous copy of a view, on the view's device.
   static Matrix copy_of(ConstMatrixView<T> v);
 
   Matrix(Matrix&&) noexcept = default;
@@ -196,10 +199,10 @@ Matrix<T> Matrix<T>::from_rows(std::initializer_list<std::initializer_list<T>> r
 
 template <Real T>
 Matrix<T> Matrix<T>::copy_of(ConstMatrixView<T> v) {
-  require_host(v.device(), "Matrix::copy_of");
-  Matrix m = uninitialized(v.rows(), v.cols());
-  for (index j = 0; j < v.cols(); ++j)
-    for (index i = 0; i < v.rows(); ++i) m(i, j) = v(i, j);
+  Matrix m = uninitialized(v.rows(), v.cols(), v.device());
+  if (!m.empty())
+    detail::copy_2d(m.data(), m.ld() * sizeof(T), m.device(), v.data(), v.ld() * sizeof(T), v.device(),
+                    v.rows() * sizeof(T), static_cast<std::size_t>(v.cols()));
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
 
 namespace linv {
@@ -29,6 +30,7 @@ double ratio(double num, double den) {
 
 template <Real T>
 double norm1(ConstMatrixView<T> A) {
+  if (A.device().is_cuda()) return cuda::norm1<T>(A);
   double best = 0;
   for (index j = 0; j < A.cols(); ++j) {
     double s = 0;
@@ -40,6 +42,7 @@ double norm1(ConstMatrixView<T> A) {
 
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps) {
+  if (A.device().is_cuda()) return cuda::scaled_residual_inverse<T>(A, X, eps);
   const index n = A.rows();
   if (n == 0) return 0;
   Matrix<double> a = to_double(A), x = to_double(X);
@@ -50,6 +53,7 @@ double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, doubl
 
 template <Real T>
 double scaled_left_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps) {
+  require_host(A.device(), "this accuracy measure");
   const index n = A.rows();
   if (n == 0) return 0;
   Matrix<double> a = to_double(A), x = to_double(X);
@@ -60,6 +64,7 @@ double scaled_left_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, 
 
 template <Real T>
 double scaled_residual_solve(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps) {
+  if (A.device().is_cuda()) return cuda::scaled_residual_solve<T>(A, X, B, eps);
   const index n = A.rows();
   if (n == 0 || B.cols() == 0) return 0;
   Matrix<double> a = to_double(A), x = to_double(X), r = to_double(B);
@@ -69,6 +74,7 @@ double scaled_residual_solve(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMa
 
 template <Real T>
 double scaled_residual_lstsq(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps) {
+  require_host(A.device(), "this accuracy measure");
   const index m = A.rows(), n = A.cols();
   if (m == 0 || n == 0 || B.cols() == 0) return 0;
   Matrix<double> a = to_double(A), x = to_double(X), r = to_double(B);
@@ -82,6 +88,7 @@ double scaled_residual_lstsq(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMa
 
 template <Real T>
 double scaled_residual_pinv(ConstMatrixView<T> A, ConstMatrixView<T> P, double eps) {
+  require_host(A.device(), "this accuracy measure");
   const index m = A.rows(), n = A.cols();
   if (m == 0 || n == 0) return 0;
   Matrix<double> a = to_double(A), p = to_double(P);
@@ -95,6 +102,7 @@ double scaled_residual_pinv(ConstMatrixView<T> A, ConstMatrixView<T> P, double e
 
 template <Real T>
 double scaled_residual_cholesky(ConstMatrixView<T> A, ConstMatrixView<T> L, double eps) {
+  require_host(A.device(), "this accuracy measure");
   const index n = A.rows();
   if (n == 0) return 0;
   Matrix<double> l = to_double(L), r = to_double(A);

@@ -1,6 +1,7 @@
 // linv's dense entry points: method selection (Method::Auto), input checks, reports, and the LU and
-// Cholesky decomposition objects. The algorithms themselves are LAPACK's (src/cpu) or the source
-// documents' (core/algorithms.hpp).
+// Cholesky decomposition objects. Each routine runs where its operands live: on the CPU through
+// LAPACK (src/cpu) and the source documents' algorithms (core/algorithms.hpp), on a GPU through the
+// CUDA backend (src/cuda/dense.hpp).
 #include "linv/dense.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include "core/algorithms.hpp"
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -23,6 +25,11 @@ namespace k = kernels::cpu;
 template <Real T>
 constexpr double eps() {
   return std::numeric_limits<T>::epsilon();
+}
+
+template <Real T>
+bool on_gpu(ConstMatrixView<T> A) {
+  return A.device().is_cuda();
 }
 
 class Stopwatch {
@@ -40,36 +47,60 @@ void require_square(ConstMatrixView<T> A, const char* what) {
 }
 
 template <Real T>
-void check_inputs(ConstMatrixView<T> A, const char* what, bool check_finite) {
-  require_host(A.device(), what);
-  if (check_finite) require_finite(A, "A");
+void require_same_device(ConstMatrixView<T> A, ConstMatrixView<T> B, const char* what) {
+  if (A.device() != B.device())
+    throw InvalidArgument(fmt::format("{}: A is on {} but B is on {}; move one with .to()", what, A.device().name(),
+                                      B.device().name()));
+}
+
+// What runs on the CPU only in this version.
+template <Real T>
+void require_cpu_for(ConstMatrixView<T> A, const char* what) {
+  if (on_gpu(A))
+    throw InvalidArgument(fmt::format("{} runs on the CPU only in this version of linv; the matrix is on {}", what,
+                                      A.device().name()));
+}
+
+// A singular-to-working-precision matrix gives results with no correct digits: refuse them. NaN (an
+// inverse that overflowed) counts as singular too.
+void require_rcond(double rcond, double epsilon, index smallest_pivot, const char* detail) {
+  if (!(rcond >= epsilon)) throw SingularMatrix(smallest_pivot, rcond > 0 ? rcond : 1e-300, detail);
 }
 
 template <Real T>
-Matrix<T> lower_only(ConstMatrixView<T> F) {  // copy of the lower triangle, zeros above
-  Matrix<T> L(F.rows(), F.cols());
-  for (index j = 0; j < F.cols(); ++j)
-    for (index i = j; i < F.rows(); ++i) L(i, j) = F(i, j);
-  return L;
+std::vector<T> diagonal_of(ConstMatrixView<T> A) {
+  if (on_gpu(A)) return cuda::diagonal<T>(A);
+  std::vector<T> d(static_cast<std::size_t>(std::min(A.rows(), A.cols())));
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = A(static_cast<index>(i), static_cast<index>(i));
+  return d;
+}
+
+template <Real T>
+index smallest_diagonal(ConstMatrixView<T> F) {
+  const std::vector<T> d = diagonal_of(F);
+  index best = 0;
+  for (std::size_t i = 1; i < d.size(); ++i)
+    if (std::abs(d[i]) < std::abs(d[static_cast<std::size_t>(best)])) best = static_cast<index>(i);
+  return d.empty() ? 0 : best + 1;
+}
+
+// Zeroes the strict triangle opposite `keep` (on either device).
+template <Real T>
+void keep_triangle(MatrixView<T> A, Uplo keep) {
+  const Uplo drop = keep == Uplo::Lower ? Uplo::Upper : Uplo::Lower;
+  if (on_gpu<T>(A)) {
+    cuda::zero_triangle<T>(A, drop);
+    return;
+  }
+  for (index j = 0; j < A.cols(); ++j)
+    for (index i = 0; i < A.rows(); ++i)
+      if ((drop == Uplo::Upper && i < j) || (drop == Uplo::Lower && i > j)) A(i, j) = T(0);
 }
 
 template <Real T>
 void mirror_lower_to_upper(MatrixView<T> A) {
   for (index j = 1; j < A.cols(); ++j)
     for (index i = 0; i < j; ++i) A(i, j) = A(j, i);
-}
-
-// A singular-to-working-precision matrix gives results with no correct digits: refuse them.
-void require_rcond(double rcond, double epsilon, index smallest_pivot, const char* detail) {
-  if (rcond < epsilon) throw SingularMatrix(smallest_pivot, rcond == 0 ? 1e-300 : rcond, detail);
-}
-
-template <Real T>
-index smallest_diagonal(ConstMatrixView<T> F) {
-  index best = 0;
-  for (index i = 1; i < F.rows(); ++i)
-    if (std::abs(F(i, i)) < std::abs(F(best, best))) best = i;
-  return F.rows() > 0 ? best + 1 : 0;
 }
 
 std::string precision_name(const char* type, Precision p) {
@@ -103,17 +134,19 @@ Choice choose(ConstMatrixView<T> A, Method requested) {
 }
 
 template <Real T>
-void fill_report(SolveReport& r, const char* operation, const Choice& c, Precision p) {
+void fill_report(SolveReport& r, const char* operation, const Choice& c, Precision p, Device d) {
   r.operation = operation;
   r.method = std::string(to_string(c.method));
   r.method_reason = c.reason;
-  r.device = "cpu";
+  r.device = d.name();
   r.precision = precision_name(type_name<T>(), p);
 }
 
 template <Real T>
-void require_mixed_supported(Precision p, Method m) {
+void require_supported(ConstMatrixView<T> A, Precision p, Method m) {
+  if (m == Method::GaussSeidel) require_cpu_for(A, "gauss-seidel");
   if (p != Precision::Mixed) return;
+  require_cpu_for(A, "mixed precision");
   if constexpr (!std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give a float64 matrix");
   if (m != Method::LU && m != Method::Cholesky)
@@ -188,6 +221,68 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
   return mixed_solve(A, B, Method::LU, report);
 }
 
+// Refuses a singular triangle before any inversion work: an exact zero on the diagonal (named), then
+// singular to working precision. Returns rcond (an estimate).
+template <Real T>
+double require_invertible_triangle(ConstMatrixView<T> A, Uplo uplo, Diag diag) {
+  if (diag == Diag::NonUnit) {
+    const std::vector<T> d = diagonal_of(A);
+    for (std::size_t i = 0; i < d.size(); ++i)
+      if (d[i] == T(0))
+        throw SingularMatrix(static_cast<index>(i) + 1, 0.0, "zero on the diagonal of the triangular matrix");
+  }
+  const double rcond = on_gpu(A) ? cuda::triangular_rcond<T>(A, uplo, diag) : k::trcon<T>(uplo, diag, A);
+  require_rcond(rcond, eps<T>(), smallest_diagonal(A), "triangular matrix");
+  return rcond;
+}
+
+template <Real T>
+Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
+  const index n = A.rows();
+  Matrix<T> x = Matrix<T>::copy_of(A);
+  if (on_gpu(A)) {
+    cuda::triangular_inverse<T>(x.view(), uplo, how, diag);
+  } else if (how == TriangularInverse::Lapack) {
+    k::trtri<T>(uplo, diag, x.view());  // cannot fail: the diagonal was checked
+  } else if (uplo == Uplo::Lower) {
+    algorithms::gets_lower_inverse<T>(x.view(), diag);
+  } else {
+    // inv(U) = inv(U^T)^T: eliminate on the transposed (lower) triangle.
+    Matrix<T> t = Matrix<T>::uninitialized(n, n);
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) t(i, j) = A(j, i);
+    algorithms::gets_lower_inverse<T>(t.view(), diag);
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) x(i, j) = t(j, i);
+  }
+  // The result is triangular whatever A held in the other triangle, and a unit triangle's inverse has
+  // a unit diagonal, which the routines leave implicit.
+  keep_triangle<T>(x.view(), uplo);
+  if (diag == Diag::Unit) {
+    if (on_gpu(A))
+      cuda::set_diagonal<T>(x.view(), T(1));
+    else
+      for (index i = 0; i < n; ++i) x(i, i) = T(1);
+  }
+  return x;
+}
+
+// In-place Gauss-Jordan inverse on either device; rcond is exact, from the inverse.
+template <Real T>
+double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X) {
+  index smallest = 0;
+  if (on_gpu(A)) {
+    const index zero = cuda::gauss_jordan_inverse<T>(X);
+    if (zero > 0) throw SingularMatrix(zero, 0.0, "Gauss-Jordan elimination");
+    smallest = 0;
+  } else {
+    smallest = algorithms::gauss_jordan_inverse<T>(X);
+  }
+  const double rcond = 1.0 / (norm1(A) * norm1<T>(X));
+  require_rcond(rcond, eps<T>(), smallest, "Gauss-Jordan inverse");
+  return rcond;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -216,6 +311,7 @@ double Determinant::value() const { return sign == 0 ? 0.0 : sign * std::exp(log
 
 template <Real T>
 void require_finite(ConstMatrixView<T> A, const char* name) {
+  if (on_gpu(A)) return cuda::require_finite<T>(A, name);
   for (index j = 0; j < A.cols(); ++j)
     for (index i = 0; i < A.rows(); ++i)
       if (!std::isfinite(A(i, j))) throw NonFiniteInput(name, i, j, static_cast<double>(A(i, j)));
@@ -223,6 +319,13 @@ void require_finite(ConstMatrixView<T> A, const char* name) {
 
 template <Real T>
 void require_symmetric(ConstMatrixView<T> A, const char* method) {
+  if (on_gpu(A)) {
+    // Exactly symmetric passes on the GPU; anything else is judged (with its tolerance) on the host.
+    const Structure s = cuda::detect_structure<T>(A);
+    if (s == Structure::Symmetric || s == Structure::Diagonal) return;
+    const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
+    return require_symmetric<T>(host.view(), method);
+  }
   const index n = A.rows();
   double max_abs = 0;
   for (index j = 0; j < n; ++j)
@@ -238,6 +341,7 @@ void require_symmetric(ConstMatrixView<T> A, const char* method) {
 
 template <Real T>
 Structure detect_structure(ConstMatrixView<T> A) {
+  if (on_gpu(A)) return cuda::detect_structure<T>(A);
   const index n = A.rows();
   bool lower = true, upper = true, symmetric = true;
   for (index j = 0; j < n && (lower || upper || symmetric); ++j)
@@ -256,152 +360,138 @@ Structure detect_structure(ConstMatrixView<T> A) {
 // ---- LU -------------------------------------------------------------------------------------------
 template <Real T>
 LU<T>::LU(ConstMatrixView<T> A) {
-  require_host(A.device(), "LU");
   require_square(A, "LU");
   require_finite(A, "A");
   factors_ = Matrix<T>::copy_of(A);
-  pivots_.assign(static_cast<std::size_t>(A.rows()), 0);
-  zero_pivot_ = k::getrf<T>(factors_.view(), pivots_.data());
-  rcond_ = zero_pivot_ > 0 ? 0.0 : k::gecon<T>(factors_.view(), norm1(A));
+  anorm_ = norm1(A);
+  if (on_gpu(A)) {
+    zero_pivot_ = cuda::lu_factor<T>(factors_.view(), pivots_);
+  } else {
+    pivots_.assign(static_cast<std::size_t>(A.rows()), 0);
+    zero_pivot_ = k::getrf<T>(factors_.view(), pivots_.data());
+  }
 }
 
 template <Real T>
-void LU<T>::require_nonsingular(const char* what) const {
-  if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, what);
-  require_rcond(rcond_, eps<T>(), smallest_diagonal<T>(factors_.view()), what);
+double LU<T>::rcond() const {
+  if (rcond_ < 0) {
+    if (zero_pivot_ > 0)
+      rcond_ = 0;
+    else if (on_gpu<T>(factors_))
+      rcond_ = cuda::lu_rcond<T>(factors_, pivots_, anorm_);
+    else
+      rcond_ = k::gecon<T>(factors_.view(), anorm_);
+  }
+  return rcond_;
 }
 
 template <Real T>
 Determinant LU<T>::determinant() const {
-  Determinant d{1, 0.0};
   if (zero_pivot_ > 0) return {0, -std::numeric_limits<double>::infinity()};
-  for (index i = 0; i < size(); ++i) {
-    const double u = factors_(i, i);
-    if (u < 0) d.sign = -d.sign;
-    if (pivots_[i] != i + 1) d.sign = -d.sign;
-    d.log_abs += std::log(std::abs(u));
+  Determinant d{1, 0.0};
+  const std::vector<T> u = diagonal_of<T>(factors_);
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (u[i] < 0) d.sign = -d.sign;
+    if (pivots_[i] != static_cast<int>(i) + 1) d.sign = -d.sign;
+    d.log_abs += std::log(std::abs(static_cast<double>(u[i])));
   }
   return d;
 }
 
 template <Real T>
 Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
-  require_host(B.device(), "LU::solve");
+  require_same_device<T>(factors_, B, "LU::solve");
   if (B.rows() != size()) throw ShapeMismatch("LU::solve: A and B", size(), size(), B.rows(), B.cols());
-  require_nonsingular("LU solve");
+  if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU solve");
+  require_rcond(rcond(), eps<T>(), smallest_diagonal<T>(factors_), "LU solve");
   Matrix<T> x = Matrix<T>::copy_of(B);
-  k::getrs<T>(Op::None, factors_.view(), pivots_.data(), x.view());
+  if (on_gpu(B))
+    cuda::lu_solve<T>(factors_, pivots_, x.view());
+  else
+    k::getrs<T>(Op::None, factors_.view(), pivots_.data(), x.view());
   return x;
 }
 
 template <Real T>
 Matrix<T> LU<T>::inverse() const {
-  require_nonsingular("LU inverse");
+  if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU inverse");
   Matrix<T> x = factors_.clone();
-  k::getri<T>(x.view(), pivots_.data());
+  if (on_gpu<T>(x))
+    cuda::lu_inverse<T>(x.view(), pivots_);
+  else
+    k::getri<T>(x.view(), pivots_.data());
+  rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
+  require_rcond(rcond_, eps<T>(), smallest_diagonal<T>(factors_), "LU inverse");
   return x;
 }
 
 // ---- Cholesky -------------------------------------------------------------------------------------
 template <Real T>
 Cholesky<T>::Cholesky(ConstMatrixView<T> A) {
-  require_host(A.device(), "Cholesky");
   require_square(A, "Cholesky");
   require_finite(A, "A");
   factor_ = Matrix<T>::copy_of(A);
-  const int info = k::potrf<T>(Uplo::Lower, factor_.view());
+  anorm_ = norm1(A);
+  const index info = on_gpu(A) ? cuda::cholesky_factor<T>(factor_.view()) : k::potrf<T>(Uplo::Lower, factor_.view());
   if (info > 0) throw NotPositiveDefinite(info);
-  rcond_ = k::pocon<T>(Uplo::Lower, factor_.view(), norm1(A));
 }
 
 template <Real T>
-void Cholesky<T>::require_well_conditioned(const char* what) const {
-  require_rcond(rcond_, eps<T>(), smallest_diagonal<T>(factor_.view()), what);
+double Cholesky<T>::rcond() const {
+  if (rcond_ < 0)
+    rcond_ = on_gpu<T>(factor_) ? cuda::cholesky_rcond<T>(factor_, anorm_) : k::pocon<T>(Uplo::Lower, factor_.view(), anorm_);
+  return rcond_;
 }
 
 template <Real T>
 Determinant Cholesky<T>::determinant() const {
   Determinant d{1, 0.0};
-  for (index i = 0; i < size(); ++i) d.log_abs += 2.0 * std::log(static_cast<double>(factor_(i, i)));
+  for (T l : diagonal_of<T>(factor_)) d.log_abs += 2.0 * std::log(static_cast<double>(l));
   return d;
 }
 
 template <Real T>
 Matrix<T> Cholesky<T>::solve(ConstMatrixView<T> B) const {
-  require_host(B.device(), "Cholesky::solve");
+  require_same_device<T>(factor_, B, "Cholesky::solve");
   if (B.rows() != size()) throw ShapeMismatch("Cholesky::solve: A and B", size(), size(), B.rows(), B.cols());
-  require_well_conditioned("Cholesky solve");
+  require_rcond(rcond(), eps<T>(), smallest_diagonal<T>(factor_), "Cholesky solve");
   Matrix<T> x = Matrix<T>::copy_of(B);
-  k::potrs<T>(Uplo::Lower, factor_.view(), x.view());
+  if (on_gpu(B))
+    cuda::cholesky_solve<T>(factor_, x.view());
+  else
+    k::potrs<T>(Uplo::Lower, factor_.view(), x.view());
   return x;
 }
 
 template <Real T>
 Matrix<T> Cholesky<T>::inverse(TriangularInverse how) const {
-  require_well_conditioned("Cholesky inverse");
   Matrix<T> x = factor_.clone();
-  if (how == TriangularInverse::Lapack) {
-    k::potri<T>(Uplo::Lower, x.view());
+  if (on_gpu<T>(x)) {
+    cuda::cholesky_inverse<T>(x.view(), how);
   } else {
-    algorithms::gets_lower_inverse<T>(x.view(), Diag::NonUnit);  // X = L^-1
-    k::lauum<T>(Uplo::Lower, x.view());                           // X^T X = L^-T L^-1 = A^-1
+    if (how == TriangularInverse::Lapack) {
+      k::potri<T>(Uplo::Lower, x.view());
+    } else {
+      algorithms::gets_lower_inverse<T>(x.view(), Diag::NonUnit);  // X = L^-1
+      k::lauum<T>(Uplo::Lower, x.view());                           // X^T X = L^-T L^-1 = A^-1
+    }
+    mirror_lower_to_upper<T>(x.view());
   }
-  mirror_lower_to_upper<T>(x.view());
+  rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
+  require_rcond(rcond_, eps<T>(), smallest_diagonal<T>(factor_), "Cholesky inverse");
   return x;
 }
 
 template <Real T>
 Matrix<T> Cholesky<T>::L() const {
-  return lower_only<T>(factor_.view());
+  Matrix<T> l = factor_.clone();
+  keep_triangle<T>(l.view(), Uplo::Lower);
+  return l;
 }
 
 // ---- free functions -------------------------------------------------------------------------------
-namespace {
-
-// Refuses a singular triangle before any inversion work: an exact zero on the diagonal (named), then
-// singular to working precision. Returns rcond.
-template <Real T>
-double require_invertible_triangle(ConstMatrixView<T> A, Uplo uplo, Diag diag) {
-  if (diag == Diag::NonUnit)
-    for (index i = 0; i < A.rows(); ++i)
-      if (A(i, i) == T(0)) throw SingularMatrix(i + 1, 0.0, "zero on the diagonal of the triangular matrix");
-  const double rcond = k::trcon<T>(uplo, diag, A);
-  require_rcond(rcond, eps<T>(), smallest_diagonal(A), "triangular matrix");
-  return rcond;
-}
-
-template <Real T>
-Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
-  const index n = A.rows();
-  Matrix<T> x = Matrix<T>::copy_of(A);
-  if (how == TriangularInverse::Lapack) {
-    k::trtri<T>(uplo, diag, x.view());  // cannot fail: the diagonal was checked
-  } else if (uplo == Uplo::Lower) {
-    algorithms::gets_lower_inverse<T>(x.view(), diag);
-  } else {
-    // inv(U) = inv(U^T)^T: eliminate on the transposed (lower) triangle.
-    Matrix<T> t = Matrix<T>::uninitialized(n, n);
-    for (index j = 0; j < n; ++j)
-      for (index i = 0; i < n; ++i) t(i, j) = A(j, i);
-    algorithms::gets_lower_inverse<T>(t.view(), diag);
-    for (index j = 0; j < n; ++j)
-      for (index i = 0; i < n; ++i) x(i, j) = t(j, i);
-  }
-  // Zero the other triangle: the result is a triangular matrix, whatever A held there. A unit
-  // triangle's inverse has a unit diagonal, which the routines leave implicit (as stored in A).
-  for (index j = 0; j < n; ++j)
-    for (index i = 0; i < n; ++i)
-      if ((uplo == Uplo::Lower && i < j) || (uplo == Uplo::Upper && i > j)) x(i, j) = T(0);
-  if (diag == Diag::Unit)
-    for (index i = 0; i < n; ++i) x(i, i) = T(1);
-  return x;
-}
-
-}  // namespace
-
 template <Real T>
 Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
-  require_host(A.device(), "tri_inv");
   require_square(A, "tri_inv");
   require_finite(A, "A");
   require_invertible_triangle(A, uplo, diag);
@@ -410,13 +500,13 @@ Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag d
 
 template <Real T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
-  check_inputs(A, "inv", options.check_finite);
   require_square(A, "inv");
+  if (options.check_finite) require_finite(A, "A");
   const index n = A.rows();
   Choice c = choose(A, options.method);
-  require_mixed_supported<T>(options.precision, c.method);
+  require_supported(A, options.precision, c.method);
   Solution<T> out;
-  fill_report<T>(out.report, "inv", c, options.precision);
+  fill_report<T>(out.report, "inv", c, options.precision, A.device());
   Stopwatch clock;
 
   if (options.precision == Precision::Mixed) {
@@ -447,9 +537,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       }
       case Method::GaussJordan: {
         out.x = Matrix<T>::copy_of(A);
-        const index smallest = algorithms::gauss_jordan_inverse<T>(out.x.view());
-        out.report.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
-        require_rcond(out.report.rcond, eps<T>(), smallest, "Gauss-Jordan inverse");
+        out.report.rcond = gauss_jordan_in_place<T>(A, out.x.view());
         break;
       }
       case Method::GaussSeidel: {
@@ -482,16 +570,18 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
 
 template <Real T>
 Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
-  check_inputs(A, "solve", options.check_finite);
-  require_host(B.device(), "solve");
-  if (options.check_finite) require_finite(B, "B");
+  require_same_device(A, B, "solve");
   require_square(A, "solve");
   if (B.rows() != A.rows()) throw ShapeMismatch("solve: A and B", A.rows(), A.cols(), B.rows(), B.cols());
+  if (options.check_finite) {
+    require_finite(A, "A");
+    require_finite(B, "B");
+  }
   const index n = A.rows();
   Choice c = choose(A, options.method);
-  require_mixed_supported<T>(options.precision, c.method);
+  require_supported(A, options.precision, c.method);
   Solution<T> out;
-  fill_report<T>(out.report, "solve", c, options.precision);
+  fill_report<T>(out.report, "solve", c, options.precision, A.device());
   Stopwatch clock;
 
   if (options.precision == Precision::Mixed) {
@@ -503,7 +593,10 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       case Method::Triangular: {
         out.report.rcond = require_invertible_triangle(A, c.uplo, Diag::NonUnit);
         out.x = Matrix<T>::copy_of(B);
-        k::trtrs<T>(c.uplo, Op::None, Diag::NonUnit, A, out.x.view());
+        if (on_gpu(A))
+          cuda::triangular_solve<T>(A, c.uplo, Diag::NonUnit, out.x.view());
+        else
+          k::trtrs<T>(c.uplo, Op::None, Diag::NonUnit, A, out.x.view());
         break;
       }
       case Method::Cholesky:
@@ -520,11 +613,11 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
           out.x = chol->solve(B);
         } else {
           // X = L^-T (L^-1 B) with L^-1 from elimination on the triangle.
-          Matrix<T> linv = chol->factor().clone();
-          algorithms::gets_lower_inverse<T>(linv.view(), Diag::NonUnit);
-          out.x = Matrix<T>::copy_of(B);
-          k::trmm<T>(k::Side::Left, Uplo::Lower, Op::None, Diag::NonUnit, T(1), linv.view(), out.x.view());
-          k::trmm<T>(k::Side::Left, Uplo::Lower, Op::Transpose, Diag::NonUnit, T(1), linv.view(), out.x.view());
+          require_rcond(out.report.rcond, eps<T>(), smallest_diagonal<T>(chol->factor()), "Cholesky solve");
+          Matrix<T> linv = invert_triangle<T>(chol->factor(), Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
+          Matrix<T> y = matmul<T>(linv.view(), B);
+          out.x = Matrix<T>(n, B.cols(), A.device());
+          gemm<T>(Op::Transpose, Op::None, T(1), linv.view(), y.view(), T(0), out.x.view());
         }
         break;
       }
@@ -532,9 +625,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         // Through the inverse (2n^3 flops rather than elimination's n^3): it gives the exact rcond, and
         // Gauss-Jordan elimination has no factorization left over to estimate it from.
         Matrix<T> inverse = Matrix<T>::copy_of(A);
-        const index smallest = algorithms::gauss_jordan_inverse<T>(inverse.view());
-        out.report.rcond = 1.0 / (norm1(A) * norm1<T>(inverse.view()));
-        require_rcond(out.report.rcond, eps<T>(), smallest, "Gauss-Jordan inverse");
+        out.report.rcond = gauss_jordan_in_place<T>(A, inverse.view());
         out.x = matmul<T>(inverse.view(), B);
         break;
       }
@@ -566,10 +657,13 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
 
 template <Real T>
 Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
-  check_inputs(A, "lstsq", options.check_finite);
+  require_cpu_for(A, "lstsq");
   require_host(B.device(), "lstsq");
-  if (options.check_finite) require_finite(B, "B");
   if (B.rows() != A.rows()) throw ShapeMismatch("lstsq: A and B", A.rows(), A.cols(), B.rows(), B.cols());
+  if (options.check_finite) {
+    require_finite(A, "A");
+    require_finite(B, "B");
+  }
   const index m = A.rows(), n = A.cols(), nrhs = B.cols();
   Solution<T> out;
   out.report.operation = "lstsq";
@@ -593,7 +687,8 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
 
 template <Real T>
 Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
-  check_inputs(A, "pinv", options.check_finite);
+  require_cpu_for(A, "pinv");
+  if (options.check_finite) require_finite(A, "A");
   const index m = A.rows(), n = A.cols(), r = std::min(m, n);
   Solution<T> out;
   out.report.operation = "pinv";
@@ -626,25 +721,41 @@ Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
 
 template <Real T>
 void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C) {
-  require_host(A.device(), "gemm");
+  require_same_device(A, B, "gemm");
+  require_same_device<T>(A, C, "gemm");
   const index am = op_a == Op::None ? A.rows() : A.cols(), ak = op_a == Op::None ? A.cols() : A.rows();
   const index bk = op_b == Op::None ? B.rows() : B.cols(), bn = op_b == Op::None ? B.cols() : B.rows();
   if (ak != bk) throw ShapeMismatch("gemm: op(A) and op(B)", am, ak, bk, bn);
   if (C.rows() != am || C.cols() != bn) throw ShapeMismatch("gemm: op(A) op(B) and C", am, bn, C.rows(), C.cols());
-  k::gemm<T>(op_a, op_b, alpha, A, B, beta, C);
+  if (on_gpu(A))
+    cuda::gemm<T>(op_a, op_b, alpha, A, B, beta, C);
+  else
+    k::gemm<T>(op_a, op_b, alpha, A, B, beta, C);
 }
 
 template <Real T>
 void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C) {
-  require_host(A.device(), "syrk");
+  require_same_device<T>(A, C, "syrk");
   const index n = op == Op::None ? A.rows() : A.cols();
   if (C.rows() != n || C.cols() != n) throw ShapeMismatch("syrk: op(A) op(A)^T and C", n, n, C.rows(), C.cols());
-  k::syrk<T>(uplo, op, alpha, A, beta, C);
+  if (on_gpu(A))
+    cuda::syrk<T>(uplo, op, alpha, A, beta, C);
+  else
+    k::syrk<T>(uplo, op, alpha, A, beta, C);
+}
+
+template <Real T>
+void symmetrize_from_lower(MatrixView<T> A) {
+  require_square<T>(A, "symmetrize_from_lower");
+  if (on_gpu<T>(A))
+    cuda::mirror_lower<T>(A);
+  else
+    mirror_lower_to_upper<T>(A);
 }
 
 template <Real T>
 Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B) {
-  Matrix<T> c(A.rows(), B.cols());
+  Matrix<T> c(A.rows(), B.cols(), A.device());
   gemm<T>(Op::None, Op::None, T(1), A, B, T(0), c.view());
   return c;
 }
@@ -662,6 +773,7 @@ Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B) {
   template Solution<T> pinv<T>(ConstMatrixView<T>, const LstsqOptions&);                                     \
   template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>);                \
   template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                                  \
+  template void symmetrize_from_lower<T>(MatrixView<T>);                                                    \
   template Matrix<T> matmul<T>(ConstMatrixView<T>, ConstMatrixView<T>);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
 #include "linv/errors.hpp"
 
@@ -27,6 +28,16 @@ class Uniform {
  private:
   std::mt19937_64 rng_;
 };
+
+// The counter-based generator random_uniform uses, the same formula as the CUDA kernel's fill_uniform:
+// SplitMix64's finaliser of (seed * golden ratio + position), 53 bits into [0, 1).
+double counter_uniform(std::uint64_t seed, std::uint64_t position) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + position;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
 
 Matrix<double> uniform(index rows, index cols, Uniform& u, double lo, double hi) {
   Matrix<double> m = Matrix<double>::uninitialized(rows, cols);
@@ -164,17 +175,21 @@ Matrix<T> generate(MatrixKind kind, index n, const GenerateOptions& options) {
 }
 
 template <Real T>
-Matrix<T> random_uniform(index rows, index cols, std::uint64_t seed, T lo, T hi) {
-  Uniform u(seed);
-  Matrix<T> m = Matrix<T>::uninitialized(rows, cols);
+Matrix<T> random_uniform(index rows, index cols, std::uint64_t seed, T lo, T hi, Device device) {
+  Matrix<T> m = Matrix<T>::uninitialized(rows, cols, device);
+  if (device.is_cuda()) {
+    cuda::fill_uniform<T>(m.view(), seed, lo, hi);
+    return m;
+  }
   for (index j = 0; j < cols; ++j)
-    for (index i = 0; i < rows; ++i) m(i, j) = static_cast<T>(u.between(lo, hi));
+    for (index i = 0; i < rows; ++i)
+      m(i, j) = static_cast<T>(lo + (static_cast<double>(hi) - lo) * counter_uniform(seed, static_cast<std::uint64_t>(j * rows + i)));
   return m;
 }
 
 template Matrix<float> generate<float>(MatrixKind, index, const GenerateOptions&);
 template Matrix<double> generate<double>(MatrixKind, index, const GenerateOptions&);
-template Matrix<float> random_uniform<float>(index, index, std::uint64_t, float, float);
-template Matrix<double> random_uniform<double>(index, index, std::uint64_t, double, double);
+template Matrix<float> random_uniform<float>(index, index, std::uint64_t, float, float, Device);
+template Matrix<double> random_uniform<double>(index, index, std::uint64_t, double, double, Device);
 
 }  // namespace linv

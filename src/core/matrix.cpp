@@ -69,6 +69,22 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 #endif
 }
 
+void copy_2d(void* dst, std::size_t dst_pitch, Device dst_device, const void* src, std::size_t src_pitch,
+             Device src_device, std::size_t width, std::size_t height) {
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    for (std::size_t r = 0; r < height; ++r)
+      std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+    return;
+  }
+#ifdef LINV_HAVE_CUDA
+  if (dst_device.is_cuda() && src_device.is_cuda() && dst_device != src_device)
+    throw InvalidArgument(fmt::format("copies between {} and {} go through the host", src_device.name(), dst_device.name()));
+  cuda::copy_2d(dst, dst_pitch, src, src_pitch, width, height, dst_device.is_cuda() ? dst_device.index() : src_device.index());
+#else
+  no_cuda();
+#endif
+}
+
 void fill_zero_bytes(void* p, Device device, std::size_t bytes) {
   if (device.is_cpu()) {
     std::memset(p, 0, bytes);

@@ -2,6 +2,7 @@
 #include "cuda/runtime.hpp"
 
 #include <cuda_runtime.h>
+#include <cstdlib>
 #include <string>
 
 #include "linv/errors.hpp"
@@ -53,6 +54,15 @@ std::string runtime_version() {
   return std::to_string(CUDART_VERSION / 1000) + "." + std::to_string((CUDART_VERSION % 1000) / 10);
 }
 
+// LINV_POISON_DEVICE_MEMORY=1 fills every new device allocation with NaN bytes (0xFF), so a routine that
+// reads memory nothing wrote shows it in its result. The GPU tests run with it on.
+namespace {
+bool poison_allocations() {
+  static const bool poison = std::getenv("LINV_POISON_DEVICE_MEMORY") != nullptr;
+  return poison;
+}
+}  // namespace
+
 void* allocate(std::size_t bytes, int device) {
   select(device);
   void* p = nullptr;
@@ -64,6 +74,7 @@ void* allocate(std::size_t bytes, int device) {
     throw OutOfDeviceMemory("cuda:" + std::to_string(device), bytes, free_bytes);
   }
   check(status, "cudaMalloc", device);
+  if (poison_allocations()) check(cudaMemset(p, 0xFF, bytes), "cudaMemset", device);
   return p;
 }
 
@@ -76,6 +87,12 @@ void free(void* p, int device) noexcept {
 void copy(void* dst, const void* src, std::size_t bytes, int device) {
   select(device);
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy", device);
+}
+
+void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+             std::size_t height, int device) {
+  select(device);
+  check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, cudaMemcpyDefault), "cudaMemcpy2D", device);
 }
 
 void fill_zero(void* p, std::size_t bytes, int device) {

@@ -19,6 +19,8 @@ void* allocate(std::size_t bytes, int device);
 void free(void* p, int device) noexcept;
 // Any direction between host and device memory.
 void copy(void* dst, const void* src, std::size_t bytes, int device);
+void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+             std::size_t height, int device);
 void fill_zero(void* p, std::size_t bytes, int device);
 
 }  // namespace linv::cuda

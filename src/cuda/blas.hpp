@@ -1,0 +1,70 @@
+// Typed, checked wrappers over the cuBLAS 64-bit-index API and cuSOLVER's data types, so algorithm
+// code reads like its CPU counterpart. Each call runs on the handle's stream.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include <type_traits>
+
+#include "cuda/context.hpp"
+#include "linv/dense.hpp"
+#include "linv/matrix.hpp"
+
+namespace linv::cuda::blas {
+
+template <class T>
+constexpr cudaDataType data_type() {
+  return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+}
+inline cublasOperation_t op(Op o) { return o == Op::None ? CUBLAS_OP_N : CUBLAS_OP_T; }
+inline cublasFillMode_t fill(Uplo u) { return u == Uplo::Lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER; }
+inline cublasDiagType_t diag(Diag d) { return d == Diag::Unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
+enum class Side { Left, Right };
+inline cublasSideMode_t side(Side s) { return s == Side::Left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT; }
+
+// C := alpha op(A) op(B) + beta C on raw pointers (m x n result, inner dimension k).
+template <class T>
+void gemm(cublasHandle_t h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
+          std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSgemm_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc), "gemm");
+  else
+    check(cublasDgemm_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc), "gemm");
+}
+
+// B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right); B is m x n.
+template <class T>
+void trsm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha, const T* A,
+          std::int64_t lda, T* B, std::int64_t ldb) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasStrsm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb), "trsm");
+  else
+    check(cublasDtrsm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb), "trsm");
+}
+
+// B := alpha op(A) B (left) or alpha B op(A) (right), in place (cuBLAS allows C == B).
+template <class T>
+void trmm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha, const T* A,
+          std::int64_t lda, T* B, std::int64_t ldb) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasStrmm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb, B, ldb), "trmm");
+  else
+    check(cublasDtrmm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb, B, ldb), "trmm");
+}
+
+// C := alpha op(A) op(A)^T + beta C on the `u` triangle (n x n, inner dimension k).
+template <class T>
+void syrk(cublasHandle_t h, Uplo u, Op o, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
+          T* C, std::int64_t ldc) {
+  if (n == 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSsyrk_64(h, fill(u), op(o), n, k, &alpha, A, lda, &beta, C, ldc), "syrk");
+  else
+    check(cublasDsyrk_64(h, fill(u), op(o), n, k, &alpha, A, lda, &beta, C, ldc), "syrk");
+}
+
+}  // namespace linv::cuda::blas

@@ -1,0 +1,121 @@
+#include "cuda/context.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <new>
+
+#include "cuda/runtime.hpp"
+#include "linv/errors.hpp"
+
+namespace linv::cuda {
+namespace {
+
+const char* cublas_status_name(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "not initialized";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "allocation failed";
+    case CUBLAS_STATUS_INVALID_VALUE: return "invalid value";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "mapping error";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "execution failed";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "internal error";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "not supported";
+    default: return "unknown status";
+  }
+}
+
+const char* cusolver_status_name(cusolverStatus_t s) {
+  switch (s) {
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "not initialized";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "allocation failed";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "invalid value";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "execution failed";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "internal error";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "not supported";
+    default: return "unknown status";
+  }
+}
+
+}  // namespace
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw DeviceError(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(status));
+}
+
+void check(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw DeviceError(std::string("cuBLAS: ") + what + ": out of device memory");
+  throw DeviceError(std::string("cuBLAS: ") + what + " failed: " + cublas_status_name(status));
+}
+
+void check(cusolverStatus_t status, const char* what) {
+  if (status == CUSOLVER_STATUS_SUCCESS) return;
+  if (status == CUSOLVER_STATUS_ALLOC_FAILED)
+    throw DeviceError(std::string("cuSOLVER: ") + what + ": out of device memory");
+  throw DeviceError(std::string("cuSOLVER: ") + what + " failed: " + cusolver_status_name(status));
+}
+
+void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
+
+Context& Context::get(int device) {
+  // Contexts are never destroyed: tearing down handles during static destruction races the CUDA
+  // runtime's own teardown, and the process is ending anyway.
+  static std::mutex mutex;
+  static Context* contexts[64] = {};
+  if (device < 0 || device >= 64) throw DeviceError("cuda:" + std::to_string(device) + " is out of range");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (contexts[device] == nullptr) contexts[device] = new Context(device);
+  return *contexts[device];
+}
+
+Context::Context(int device) : device_(device) {
+  activate();
+  for (Lane* lane : {&main_, &side_}) {
+    check(cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cublasCreate(&lane->blas), "cublasCreate");
+    check(cublasSetStream(lane->blas, lane->stream), "cublasSetStream");
+    // Real FP32/FP64 arithmetic: no silent TF32 downgrade of float32 products.
+    check(cublasSetMathMode(lane->blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check(cusolverDnCreate(&lane->solver), "cusolverDnCreate");
+    check(cusolverDnSetStream(lane->solver, lane->stream), "cusolverDnSetStream");
+  }
+  check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
+  infos_ = static_cast<int*>(allocate(64 * sizeof(int), device_));
+}
+
+void Context::activate() const { check(cudaSetDevice(device_), "cudaSetDevice"); }
+
+void* Context::scratch(Slot slot, std::size_t bytes) {
+  const int s = static_cast<int>(slot);
+  if (bytes <= sizes_[s] && buffers_[s] != nullptr) return buffers_[s];
+  // The old buffer may still be read by queued work: wait before freeing it.
+  synchronize();
+  free(buffers_[s], device_);
+  buffers_[s] = nullptr;
+  sizes_[s] = 0;
+  const std::size_t rounded = (bytes + (std::size_t{1} << 20) - 1) & ~((std::size_t{1} << 20) - 1);
+  buffers_[s] = allocate(rounded > 0 ? rounded : 256, device_);
+  sizes_[s] = rounded;
+  return buffers_[s];
+}
+
+void* Context::host_scratch(std::size_t bytes) {
+  if (bytes <= host_size_ && host_ != nullptr) return host_;
+  synchronize();
+  std::free(host_);
+  host_ = std::malloc(bytes > 0 ? bytes : 1);
+  if (host_ == nullptr) throw std::bad_alloc();
+  host_size_ = bytes;
+  return host_;
+}
+
+void Context::synchronize() const {
+  check(cudaStreamSynchronize(main_.stream), "stream synchronization");
+  check(cudaStreamSynchronize(side_.stream), "stream synchronization");
+}
+
+}  // namespace linv::cuda

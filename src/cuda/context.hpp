@@ -1,0 +1,82 @@
+// A CUDA device as linv uses it: two streams (the second runs look-ahead work beside the main one),
+// cuBLAS and cuSOLVER handles bound to each, and scratch memory that grows and is reused across calls,
+// so no operation calls cudaMalloc in a hot loop. One Context per GPU, created on first use.
+// Included only by .cu files.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace linv::cuda {
+
+// Throw DeviceError naming `what` and the library's status (OutOfDeviceMemory for allocation failures).
+void check(cudaError_t status, const char* what);
+void check(cublasStatus_t status, const char* what);
+void check(cusolverStatus_t status, const char* what);
+// After a kernel launch: a launch error (bad configuration, no kernel image for this GPU) as DeviceError.
+void check_launch(const char* kernel);
+
+// Scratch buffers: each slot is one reusable allocation, so buffers used at the same time take
+// different slots.
+enum class Slot : int {
+  solver,       // cuSOLVER device workspace (main stream)
+  side_solver,  // cuSOLVER device workspace (side stream)
+  a, b, c, d,   // algorithm buffers (row blocks, copies, double-precision residuals ...)
+  pivots,       // pivot indices
+  small,        // a few values for reductions and flags
+  count
+};
+
+struct Lane {  // a stream and the library handles bound to it
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+};
+
+class Context {
+ public:
+  // The context of GPU `device` (lazily created; lives until the process ends).
+  static Context& get(int device);
+
+  int device() const noexcept { return device_; }
+  const Lane& main() const noexcept { return main_; }
+  const Lane& side() const noexcept { return side_; }
+  cusolverDnParams_t params() const noexcept { return params_; }
+
+  // Device scratch of at least `bytes` in `slot`; valid until the next call for the same slot.
+  void* scratch(Slot slot, std::size_t bytes);
+  template <class T>
+  T* scratch_as(Slot slot, std::size_t count) {
+    return static_cast<T*>(scratch(slot, count * sizeof(T)));
+  }
+  // Host scratch for cuSOLVER's host workspaces.
+  void* host_scratch(std::size_t bytes);
+  // A few device ints for cuSOLVER's info outputs (index < 64).
+  int* info(int index = 0) noexcept { return infos_ + index; }
+
+  // Makes this GPU current for the calling thread.
+  void activate() const;
+  // Waits for both streams; turns an asynchronous failure into DeviceError.
+  void synchronize() const;
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+ private:
+  explicit Context(int device);
+  int device_;
+  Lane main_, side_;
+  cusolverDnParams_t params_ = nullptr;
+  void* buffers_[static_cast<int>(Slot::count)] = {};
+  std::size_t sizes_[static_cast<int>(Slot::count)] = {};
+  void* host_ = nullptr;
+  std::size_t host_size_ = 0;
+  int* infos_ = nullptr;
+};
+
+}  // namespace linv::cuda

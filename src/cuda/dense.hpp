@@ -1,0 +1,91 @@
+// The dense routines of the CUDA backend, at the level linv's core dispatches to: whole
+// factorizations, solves and inverses rather than one LAPACK call per step, because look-ahead and a
+// single synchronisation per API call do not fit a call-per-step interface. Plain C++ declarations
+// (no CUDA headers), implemented in dense.cpp / gauss_jordan.cpp on cuBLAS, cuSOLVER and kernels.cu.
+// Every function takes device views and returns once the result is complete.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "linv/dense.hpp"
+#include "linv/matrix.hpp"
+
+namespace linv::cuda {
+
+// ---- inspection ----
+template <Real T>
+double norm1(ConstMatrixView<T> A);
+template <Real T>
+void require_finite(ConstMatrixView<T> A, const char* name);
+template <Real T>
+Structure detect_structure(ConstMatrixView<T> A);
+template <Real T>
+std::vector<T> diagonal(ConstMatrixView<T> A);
+
+// ---- element-wise ----
+// Zeroes the strict upper (which == Upper) or strict lower triangle.
+template <Real T>
+void zero_triangle(MatrixView<T> A, Uplo which);
+template <Real T>
+void set_diagonal(MatrixView<T> A, T value);
+template <Real T>
+void mirror_lower(MatrixView<T> A);
+
+// ---- products ----
+template <Real T>
+void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C);
+template <Real T>
+void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C);
+
+// ---- LU (pivots 1-based, as LAPACK's) ----
+template <Real T>
+index lu_factor(MatrixView<T> A, std::vector<int>& pivots);  // returns LAPACK's info
+template <Real T>
+void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B);
+// In place, 2n^3 flops in all with the factorization: U^-1, then X L = U^-1, then the column interchanges.
+template <Real T>
+void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots);
+// Reciprocal condition estimate (1-norm, LAPACK's estimator driving GPU solves).
+template <Real T>
+double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>& pivots, double anorm);
+
+// ---- Cholesky (lower) ----
+template <Real T>
+index cholesky_factor(MatrixView<T> A);  // returns LAPACK's info
+template <Real T>
+void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B);
+// In place: the full symmetric inverse from the factor.
+template <Real T>
+void cholesky_inverse(MatrixView<T> L, TriangularInverse how);
+template <Real T>
+double cholesky_rcond(ConstMatrixView<T> L, double anorm);
+
+// ---- triangles ----
+// In place on the `uplo` triangle; the other triangle is left as it is. The caller has checked the diagonal.
+template <Real T>
+void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag);
+template <Real T>
+void triangular_solve(ConstMatrixView<T> A, Uplo uplo, Diag diag, MatrixView<T> B);
+template <Real T>
+double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag);
+
+// ---- Gauss-Jordan ----
+// In-place inverse by blocked Gauss-Jordan with partial pivoting and look-ahead. Returns 0, or the
+// 1-based index of the first exactly zero pivot (the contents of A are then unspecified).
+template <Real T>
+index gauss_jordan_inverse(MatrixView<T> A, index block = 0);
+
+// ---- accuracy (computed on the GPU in float64) ----
+template <Real T>
+double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);
+template <Real T>
+double scaled_residual_solve(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps);
+
+// ---- test and benchmark inputs ----
+template <Real T>
+void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi);
+template <Real T>
+void add_identity(MatrixView<T> A, T alpha);
+
+}  // namespace linv::cuda

@@ -1,0 +1,321 @@
+#include <climits>
+#include <cmath>
+
+#include "cuda/context.hpp"
+#include "cuda/kernels.hpp"
+
+namespace linv::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::int64_t work, int threads = kThreads) {
+  const std::int64_t b = (work + threads - 1) / threads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535LL * 32 ? 65535LL * 32 : b));
+}
+
+// 2-D launch over a rows x cols matrix: x over rows (coalesced), y over columns.
+struct Grid2 {
+  dim3 grid, block;
+  Grid2(std::int64_t rows, std::int64_t cols) : block(32, 8) {
+    const std::int64_t gx = (rows + 31) / 32, gy = (cols + 7) / 8;
+    grid = dim3(static_cast<unsigned>(gx < 1 ? 1 : gx), static_cast<unsigned>(gy < 1 ? 1 : (gy > 65535 ? 65535 : gy)));
+  }
+};
+
+template <class T>
+__global__ void fill_identity_kernel(T* A, std::int64_t n, std::int64_t ld) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+      A[i + j * ld] = i == j ? T(1) : T(0);
+}
+
+template <class T>
+__global__ void add_identity_kernel(T* A, std::int64_t n, std::int64_t ld, T alpha) {
+  for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    A[i + i * ld] += alpha;
+}
+
+template <class T>
+__global__ void set_diagonal_kernel(T* A, std::int64_t n, std::int64_t ld, T value) {
+  for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) A[i + i * ld] = value;
+}
+
+template <class T>
+__global__ void zero_triangle_kernel(T* A, std::int64_t n, std::int64_t ld, bool upper) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+      if (upper ? i < j : i > j) A[i + j * ld] = T(0);
+}
+
+// 32x32 tiles through shared memory so both the read of the lower tile and the write of the upper one
+// are coalesced.
+template <class T>
+__global__ void mirror_lower_kernel(T* A, std::int64_t n, std::int64_t ld) {
+  __shared__ T tile[32][33];
+  const std::int64_t bi = blockIdx.x, bj = blockIdx.y;  // destination tile (bi, bj) above the diagonal
+  if (bi > bj) return;
+  // source tile: rows bj*32.., columns bi*32.. (the mirror position, in the lower triangle)
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const std::int64_t col = bi * 32 + r, row = bj * 32 + threadIdx.x;
+    if (row < n && col < n) tile[r][threadIdx.x] = A[row + col * ld];
+  }
+  __syncthreads();
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const std::int64_t col = bj * 32 + r, row = bi * 32 + threadIdx.x;
+    // destination (row, col) = mirror of source (col, row) = tile[row - bi*32][col - bj*32]
+    if (row < n && col < n && row < col) A[row + col * ld] = tile[threadIdx.x][r];
+  }
+}
+
+template <class T>
+__global__ void swap_rows_kernel(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* pivots,
+                                 std::int64_t j0, std::int64_t j1) {
+  for (std::int64_t c = c0 + blockIdx.x * blockDim.x + threadIdx.x; c < c1; c += gridDim.x * blockDim.x) {
+    T* col = A + c * ld;
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const std::int64_t p = pivots[j];
+      if (p != j) {
+        const T t = col[j];
+        col[j] = col[p];
+        col[p] = t;
+      }
+    }
+  }
+}
+
+template <class T>
+__global__ void unpermute_columns_kernel(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
+                                         const std::int64_t* pivots) {
+  for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+    for (std::int64_t j = n - 1; j >= 0; --j) {
+      const std::int64_t p = pivots[j];
+      if (p != j) {
+        const T t = A[i + j * ld];
+        A[i + j * ld] = A[i + p * ld];
+        A[i + p * ld] = t;
+      }
+    }
+}
+
+__global__ void panel_pivots_kernel(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b) {
+  for (std::int64_t j = blockIdx.x * blockDim.x + threadIdx.x; j < b; j += gridDim.x * blockDim.x)
+    global[k + j] = k + local[j] - 1;
+}
+
+template <class T>
+__global__ void take_lower_block_kernel(T* A, std::int64_t n, std::int64_t ld, std::int64_t j, std::int64_t jb, T* work,
+                                        std::int64_t ld_work) {
+  for (std::int64_t c = blockIdx.y * blockDim.y + threadIdx.y; c < jb; c += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+      const std::int64_t col = j + c;
+      if (i > col) {
+        work[i + c * ld_work] = A[i + col * ld];
+        A[i + col * ld] = T(0);
+      }
+    }
+}
+
+// One block per column (grid-stride): column sums in double, then the maximum by atomicMax on the bit
+// pattern (non-negative doubles order like their bit patterns).
+template <class T>
+__global__ void norm1_kernel(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result) {
+  __shared__ double partial[kThreads];
+  for (std::int64_t j = blockIdx.x; j < cols; j += gridDim.x) {
+    double s = 0;
+    for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) s += fabs(static_cast<double>(A[i + j * ld]));
+    partial[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+      if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0)
+      atomicMax(reinterpret_cast<unsigned long long*>(result), static_cast<unsigned long long>(__double_as_longlong(partial[0])));
+    __syncthreads();
+  }
+}
+
+template <class T>
+__global__ void first_non_finite_kernel(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                        unsigned long long* first) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+      if (!isfinite(static_cast<double>(A[i + j * ld])))
+        atomicMin(first, static_cast<unsigned long long>(j * rows + i));
+}
+
+template <class T>
+__global__ void structure_flags_kernel(const T* A, std::int64_t n, std::int64_t ld, int* flags) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < j; i += gridDim.x * blockDim.x) {
+      const T above = A[i + j * ld], below = A[j + i * ld];
+      if (above != T(0)) flags[0] = 0;  // not lower triangular
+      if (below != T(0)) flags[1] = 0;  // not upper triangular
+      if (above != below) flags[2] = 0; // not symmetric
+    }
+}
+
+template <class T>
+__global__ void to_double_kernel(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* dst,
+                                 std::int64_t ld_dst) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+      dst[i + j * ld_dst] = static_cast<double>(src[i + j * ld]);
+}
+
+__device__ std::uint64_t mix(std::uint64_t z) {  // SplitMix64's finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+template <class T>
+__global__ void fill_uniform_kernel(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed,
+                                    T lo, T hi) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+      const std::uint64_t r = mix(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(j * rows + i));
+      const double u = static_cast<double>(r >> 11) * 0x1.0p-53;
+      A[i + j * ld] = static_cast<T>(static_cast<double>(lo) + (static_cast<double>(hi) - lo) * u);
+    }
+}
+
+}  // namespace
+
+template <class T>
+void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream) {
+  if (n == 0) return;
+  Grid2 g(n, n);
+  fill_identity_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld);
+  check_launch("fill_identity");
+}
+
+template <class T>
+void add_identity(T* A, std::int64_t n, std::int64_t ld, T alpha, cudaStream_t stream) {
+  if (n == 0) return;
+  add_identity_kernel<<<blocks_for(n), kThreads, 0, stream>>>(A, n, ld, alpha);
+  check_launch("add_identity");
+}
+
+template <class T>
+void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t stream) {
+  if (n == 0) return;
+  set_diagonal_kernel<<<blocks_for(n), kThreads, 0, stream>>>(A, n, ld, value);
+  check_launch("set_diagonal");
+}
+
+template <class T>
+void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream) {
+  if (n == 0) return;
+  Grid2 g(n, n);
+  zero_triangle_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld, upper);
+  check_launch("zero_triangle");
+}
+
+template <class T>
+void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned tiles = static_cast<unsigned>((n + 31) / 32);
+  mirror_lower_kernel<<<dim3(tiles, tiles), dim3(32, 8), 0, stream>>>(A, n, ld);
+  check_launch("mirror_lower");
+}
+
+template <class T>
+void swap_rows(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* pivots, std::int64_t j0,
+               std::int64_t j1, cudaStream_t stream) {
+  if (c1 <= c0 || j1 <= j0) return;
+  swap_rows_kernel<<<blocks_for(c1 - c0, 128), 128, 0, stream>>>(A, ld, c0, c1, pivots, j0, j1);
+  check_launch("swap_rows");
+}
+
+template <class T>
+void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld, const std::int64_t* pivots,
+                       cudaStream_t stream) {
+  if (rows == 0 || n == 0) return;
+  unpermute_columns_kernel<<<blocks_for(rows, 128), 128, 0, stream>>>(A, rows, n, ld, pivots);
+  check_launch("unpermute_columns");
+}
+
+void panel_pivots(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b, cudaStream_t stream) {
+  if (b == 0) return;
+  panel_pivots_kernel<<<blocks_for(b), kThreads, 0, stream>>>(local, global, k, b);
+  check_launch("panel_pivots");
+}
+
+template <class T>
+void take_lower_block(T* A, std::int64_t n, std::int64_t ld, std::int64_t j, std::int64_t jb, T* work,
+                      std::int64_t ld_work, cudaStream_t stream) {
+  if (n == 0 || jb == 0) return;
+  Grid2 g(n, jb);
+  take_lower_block_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld, j, jb, work, ld_work);
+  check_launch("take_lower_block");
+}
+
+template <class T>
+void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const unsigned blocks = static_cast<unsigned>(cols < 65535 ? cols : 65535);
+  norm1_kernel<<<blocks, kThreads, 0, stream>>>(A, rows, cols, ld, result);
+  check_launch("norm1");
+}
+
+template <class T>
+void first_non_finite(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, unsigned long long* first,
+                      cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  first_non_finite_kernel<<<g.grid, g.block, 0, stream>>>(A, rows, cols, ld, first);
+  check_launch("first_non_finite");
+}
+
+template <class T>
+void structure_flags(const T* A, std::int64_t n, std::int64_t ld, int* flags, cudaStream_t stream) {
+  if (n < 2) return;
+  Grid2 g(n, n);
+  structure_flags_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld, flags);
+  check_launch("structure_flags");
+}
+
+template <class T>
+void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* dst, std::int64_t ld_dst,
+               cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  to_double_kernel<<<g.grid, g.block, 0, stream>>>(src, rows, cols, ld, dst, ld_dst);
+  check_launch("to_double");
+}
+
+template <class T>
+void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,
+                  cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  fill_uniform_kernel<<<g.grid, g.block, 0, stream>>>(A, rows, cols, ld, seed, lo, hi);
+  check_launch("fill_uniform");
+}
+
+#define LINV_INSTANTIATE(T)                                                                                      \
+  template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                 \
+  template void add_identity<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
+  template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
+  template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \
+  template void mirror_lower<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                  \
+  template void swap_rows<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*, std::int64_t,    \
+                             std::int64_t, cudaStream_t);                                                        \
+  template void unpermute_columns<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,          \
+                                     cudaStream_t);                                                              \
+  template void take_lower_block<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*,              \
+                                    std::int64_t, cudaStream_t);                                                 \
+  template void norm1<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t);            \
+  template void first_non_finite<T>(const T*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,    \
+                                    cudaStream_t);                                                               \
+  template void structure_flags<T>(const T*, std::int64_t, std::int64_t, int*, cudaStream_t);                   \
+  template void to_double<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, std::int64_t,         \
+                             cudaStream_t);                                                                      \
+  template void fill_uniform<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::uint64_t, T, T, cudaStream_t);
+LINV_INSTANTIATE(float)
+LINV_INSTANTIATE(double)
+#undef LINV_INSTANTIATE
+
+}  // namespace linv::cuda::kernels

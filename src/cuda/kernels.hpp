@@ -1,0 +1,65 @@
+// linv's own CUDA kernels: the element-wise and permutation work the libraries do not provide. Each
+// launches on `stream` and returns at once; launch errors raise DeviceError. Matrices are column-major
+// with leading dimension ld; pivot arrays hold 0-based row indices.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace linv::cuda::kernels {
+
+// A := I (n x n).
+template <class T>
+void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
+// A := A + alpha I.
+template <class T>
+void add_identity(T* A, std::int64_t n, std::int64_t ld, T alpha, cudaStream_t stream);
+// A(i, i) := value.
+template <class T>
+void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t stream);
+// Zeroes the strict upper (upper = true) or strict lower triangle.
+template <class T>
+void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream);
+// A(i, j) := A(j, i) for i < j: the upper triangle becomes the mirror of the lower one.
+template <class T>
+void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
+
+// For every column in [c0, c1): interchange rows j and pivots[j] for j = j0, ..., j1 - 1, in order.
+template <class T>
+void swap_rows(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* pivots, std::int64_t j0,
+               std::int64_t j1, cudaStream_t stream);
+// Interchanges columns j and pivots[j] for j = n-1 down to 0 (undoing row pivoting on an inverse).
+template <class T>
+void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld, const std::int64_t* pivots,
+                       cudaStream_t stream);
+// global[k + j] = k + local[j] - 1 for j < b: cuSOLVER's 1-based panel pivots as 0-based matrix rows.
+void panel_pivots(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b, cudaStream_t stream);
+
+// Moves the strictly lower part of columns [j, j + jb) into work (same row indices, ld_work) and zeroes
+// it in A: the L block column LAPACK's getri consumes.
+template <class T>
+void take_lower_block(T* A, std::int64_t n, std::int64_t ld, std::int64_t j, std::int64_t jb, T* work,
+                      std::int64_t ld_work, cudaStream_t stream);
+
+// *result must be 0 beforehand; afterwards it holds max_j sum_i |A(i, j)| (the 1-norm), in double.
+template <class T>
+void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result, cudaStream_t stream);
+// *first must be ~0ull beforehand; afterwards it is the smallest j * rows + i with A(i, j) not finite.
+template <class T>
+void first_non_finite(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, unsigned long long* first,
+                      cudaStream_t stream);
+// flags[0..2] must be 1 beforehand; they end 0 when the matrix is not lower triangular, not upper
+// triangular, not exactly symmetric.
+template <class T>
+void structure_flags(const T* A, std::int64_t n, std::int64_t ld, int* flags, cudaStream_t stream);
+// dst := double(src)
+template <class T>
+void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* dst, std::int64_t ld_dst,
+               cudaStream_t stream);
+// Entries uniform in [lo, hi) from a counter-based generator (same seed, same matrix).
+template <class T>
+void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,
+                  cudaStream_t stream);
+
+}  // namespace linv::cuda::kernels

@@ -1,0 +1,169 @@
+// The CUDA backend's dense routines in a build without CUDA. No matrix can live on a GPU in such a
+// build (allocating one already fails), so these are unreachable in practice; they exist so the core
+// dispatches without conditional compilation, and they fail clearly if reached.
+#include "cuda/dense.hpp"
+#include "linv/errors.hpp"
+
+namespace linv::cuda {
+namespace {
+[[noreturn]] void unavailable() {
+  throw DeviceError("this linv was built without the CUDA backend (configure with nvcc on PATH, or -DLINV_CUDA=ON)");
+}
+}  // namespace
+
+template <Real T>
+double norm1(ConstMatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void require_finite(ConstMatrixView<T>, const char*) {
+  unavailable();
+}
+
+template <Real T>
+Structure detect_structure(ConstMatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+std::vector<T> diagonal(ConstMatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void zero_triangle(MatrixView<T>, Uplo) {
+  unavailable();
+}
+
+template <Real T>
+void set_diagonal(MatrixView<T>, T) {
+  unavailable();
+}
+
+template <Real T>
+void mirror_lower(MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void gemm(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void syrk(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+index lu_factor(MatrixView<T>, std::vector<int>&) {
+  unavailable();
+}
+
+template <Real T>
+void lu_solve(ConstMatrixView<T>, const std::vector<int>&, MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void lu_inverse(MatrixView<T>, const std::vector<int>&) {
+  unavailable();
+}
+
+template <Real T>
+double lu_rcond(ConstMatrixView<T>, const std::vector<int>&, double) {
+  unavailable();
+}
+
+template <Real T>
+index cholesky_factor(MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void cholesky_solve(ConstMatrixView<T>, MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+void cholesky_inverse(MatrixView<T>, TriangularInverse) {
+  unavailable();
+}
+
+template <Real T>
+double cholesky_rcond(ConstMatrixView<T>, double) {
+  unavailable();
+}
+
+template <Real T>
+void triangular_inverse(MatrixView<T>, Uplo, TriangularInverse, Diag) {
+  unavailable();
+}
+
+template <Real T>
+void triangular_solve(ConstMatrixView<T>, Uplo, Diag, MatrixView<T>) {
+  unavailable();
+}
+
+template <Real T>
+double triangular_rcond(ConstMatrixView<T>, Uplo, Diag) {
+  unavailable();
+}
+
+template <Real T>
+index gauss_jordan_inverse(MatrixView<T>, index) {
+  unavailable();
+}
+
+template <Real T>
+double scaled_residual_inverse(ConstMatrixView<T>, ConstMatrixView<T>, double) {
+  unavailable();
+}
+
+template <Real T>
+double scaled_residual_solve(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double) {
+  unavailable();
+}
+
+template <Real T>
+void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
+  unavailable();
+}
+
+template <Real T>
+void add_identity(MatrixView<T>, T) {
+  unavailable();
+}
+
+#define LINV_INSTANTIATE(T) \
+  template double norm1<T>(ConstMatrixView<T>); \
+  template void require_finite<T>(ConstMatrixView<T>, const char*); \
+  template Structure detect_structure<T>(ConstMatrixView<T>); \
+  template std::vector<T> diagonal<T>(ConstMatrixView<T>); \
+  template void zero_triangle<T>(MatrixView<T>, Uplo); \
+  template void set_diagonal<T>(MatrixView<T>, T); \
+  template void mirror_lower<T>(MatrixView<T>); \
+  template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>); \
+  template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>); \
+  template index lu_factor<T>(MatrixView<T>, std::vector<int>&); \
+  template void lu_solve<T>(ConstMatrixView<T>, const std::vector<int>&, MatrixView<T>); \
+  template void lu_inverse<T>(MatrixView<T>, const std::vector<int>&); \
+  template double lu_rcond<T>(ConstMatrixView<T>, const std::vector<int>&, double); \
+  template index cholesky_factor<T>(MatrixView<T>); \
+  template void cholesky_solve<T>(ConstMatrixView<T>, MatrixView<T>); \
+  template void cholesky_inverse<T>(MatrixView<T>, TriangularInverse); \
+  template double cholesky_rcond<T>(ConstMatrixView<T>, double); \
+  template void triangular_inverse<T>(MatrixView<T>, Uplo, TriangularInverse, Diag); \
+  template void triangular_solve<T>(ConstMatrixView<T>, Uplo, Diag, MatrixView<T>); \
+  template double triangular_rcond<T>(ConstMatrixView<T>, Uplo, Diag); \
+  template index gauss_jordan_inverse<T>(MatrixView<T>, index); \
+  template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \
+  template double scaled_residual_solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double); \
+  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T); \
+  template void add_identity<T>(MatrixView<T>, T);
+LINV_INSTANTIATE(float)
+LINV_INSTANTIATE(double)
+#undef LINV_INSTANTIATE
+
+}  // namespace linv::cuda

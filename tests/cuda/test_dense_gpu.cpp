@@ -1,0 +1,266 @@
+// The CUDA dense routines against the CPU backend (the oracle): every method on every matrix kind,
+// sizes that are not multiples of any block size, float and double. Device memory starts as NaN
+// (LINV_POISON_DEVICE_MEMORY, set by the test main), so unwritten output shows. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "cuda/dense.hpp"
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+using testing::eps;
+using testing::kForwardThreshold;
+using testing::kResidualThreshold;
+
+template <Real T>
+double difference(ConstMatrixView<T> x, ConstMatrixView<T> ref) {
+  return testing::relative_difference<T, T>(x, ref);
+}
+
+bool have_gpu() { return !cuda_devices().gpus.empty(); }
+
+#define REQUIRE_GPU()                                                                                \
+  if (!have_gpu()) {                                                                                 \
+    GTEST_SKIP() << "no CUDA GPU usable (" << cuda_devices().why_none << "): CUDA tests skipped"; \
+  }
+
+// What a run produced: a host copy of the result, or the error it raised.
+template <Real T>
+struct Outcome {
+  std::optional<Matrix<T>> x;
+  std::optional<Solution<T>> solution;  // report and all
+  std::string error_type;               // "" on success
+  std::string message;
+  index pivot = 0;                       // SingularMatrix / NotPositiveDefinite
+  bool exact = false;                    // SingularMatrix with an exactly zero pivot
+};
+
+template <Real T>
+Outcome<T> capture(const std::function<Solution<T>()>& run) {
+  Outcome<T> o;
+  try {
+    Solution<T> s = run();
+    o.x = s.x.to(Device::cpu());
+    o.solution = std::move(s);
+  } catch (const SingularMatrix& e) {
+    o.error_type = "SingularMatrix";
+    o.pivot = e.pivot();
+    o.exact = e.rcond() == 0;
+    o.message = e.what();
+  } catch (const NotPositiveDefinite& e) {
+    o.error_type = "NotPositiveDefinite";
+    o.pivot = e.minor();
+    o.message = e.what();
+  } catch (const NumericalError& e) {
+    o.error_type = "NumericalError";
+    o.message = e.what();
+  }
+  return o;
+}
+
+constexpr MatrixKind kKinds[] = {MatrixKind::Random, MatrixKind::SPD,      MatrixKind::Band,    MatrixKind::Hollow,
+                                 MatrixKind::Sparse, MatrixKind::Identity, MatrixKind::IllCond, MatrixKind::Singular};
+constexpr Method kMethods[] = {Method::Auto, Method::LU, Method::Cholesky, Method::GaussJordan, Method::CholeskyGETS};
+
+// Runs `method` on A on both devices and checks that they agree: the same error (and, for exactly zero
+// pivots in LU, the same pivot), or results within the scaled forward bound of each other with a small
+// GPU residual.
+template <Real T>
+void compare_inverse(const Matrix<T>& A, Method method, const std::string& what) {
+  SCOPED_TRACE(what + " method " + std::string(to_string(method)));
+  const index n = A.rows();
+  const Matrix<T> gpu_a = A.to(Device::cuda(0));
+  Outcome<T> cpu = capture<T>([&] { return inv<T>(A.view(), {.method = method}); });
+  Outcome<T> gpu = capture<T>([&] { return inv<T>(gpu_a.view(), {.method = method, .compute_residual = true}); });
+  // Within a factor 100 of singular to working precision either answer is right.
+  double cond = std::numeric_limits<double>::infinity();
+  if (cpu.x) cond = 1.0 / cpu.solution->report.rcond;
+  const bool borderline = cond * eps<T>() > 0.01 && cond * eps<T>() < 100;
+  if (borderline && cpu.error_type != gpu.error_type) return;
+  ASSERT_EQ(gpu.error_type, cpu.error_type) << "cpu: " << cpu.message << "\ngpu: " << gpu.message;
+  if (!cpu.x) {
+    if (cpu.error_type == "NotPositiveDefinite") {
+      EXPECT_EQ(gpu.pivot, cpu.pivot);
+    }
+    if (method == Method::LU && cpu.exact && gpu.exact) {
+      EXPECT_EQ(gpu.pivot, cpu.pivot);
+    }
+    return;
+  }
+  EXPECT_EQ(gpu.solution->report.method, cpu.solution->report.method);
+  EXPECT_EQ(gpu.solution->report.device, "cuda:0");
+  ASSERT_TRUE(testing::all_finite<T>(gpu.x->view())) << "unwritten (NaN) or overflowed output";
+  const double residual = std::min(gpu.solution->report.scaled_residual,
+                                   scaled_left_residual_inverse<T>(A.view(), gpu.x->view(), eps<T>()));
+  EXPECT_LE(residual, kResidualThreshold);
+  EXPECT_LE(difference<T>(gpu.x->view(), cpu.x->view()),
+            2 * kForwardThreshold * static_cast<double>(n) * eps<T>() * cond);
+}
+
+template <Real T>
+class CudaDense : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaDense, Types);
+
+void inverse_sweep(const std::vector<index>& sizes, std::uint64_t salt0, auto type_tag) {
+  using T = decltype(type_tag);
+  std::uint64_t salt = salt0;
+  for (MatrixKind kind : kKinds)
+    for (index n : sizes) {
+      const auto seed = testing::case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      const Matrix<T> A = generate<T>(kind, n, {.seed = seed});
+      for (Method method : kMethods)
+        compare_inverse<T>(A, method, std::string(to_string(kind)) + " n=" + std::to_string(n) + " " + type_name<T>());
+    }
+}
+
+TYPED_TEST(CudaDense, SmallInverseEveryKindEveryMethod) {
+  REQUIRE_GPU();
+  inverse_sweep({1, 2, 7, 33}, 10, TypeParam{});
+}
+
+TYPED_TEST(CudaDense, InverseEveryKindEveryMethod) {
+  REQUIRE_GPU();
+  inverse_sweep({130, 300, 1000}, 100, TypeParam{});
+}
+
+TYPED_TEST(CudaDense, GaussJordanManyPanelsAndLookAhead) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  for (index n : {64, 100, 517}) {
+    for (index block : {16, 32, 100}) {
+      const auto seed = testing::case_seed(200 + n + block);
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE("n=" + std::to_string(n) + " block=" + std::to_string(block));
+      const Matrix<T> A = generate<T>(MatrixKind::Random, n, {.seed = seed});
+      Matrix<T> X = A.to(Device::cuda(0));
+      ASSERT_EQ(cuda::gauss_jordan_inverse<T>(X.view(), block), 0);
+      const Matrix<T> x = X.to(Device::cpu());
+      ASSERT_TRUE(testing::all_finite<T>(x.view()));
+      const Matrix<T> ref = LU<T>(A.view()).inverse();
+      const double cond = norm1<T>(A.view()) * norm1<T>(ref.view());
+      EXPECT_LE(std::min(scaled_residual_inverse<T>(A.view(), x.view(), eps<T>()),
+                         scaled_left_residual_inverse<T>(A.view(), x.view(), eps<T>())),
+                kResidualThreshold);
+      EXPECT_LE(difference<T>(x.view(), ref.view()),
+                2 * kForwardThreshold * static_cast<double>(n) * eps<T>() * cond);
+    }
+  }
+  // a zero column: the first exactly zero pivot, from whichever panel holds it
+  Matrix<T> Z = generate<T>(MatrixKind::Random, 90, {.seed = testing::case_seed(299)});
+  for (index i = 0; i < 90; ++i) Z(i, 70) = T(0);
+  Matrix<T> Zg = Z.to(Device::cuda(0));
+  EXPECT_EQ(cuda::gauss_jordan_inverse<T>(Zg.view(), 32), 71);
+}
+
+TYPED_TEST(CudaDense, SmallSolveAgreesWithCpu) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t salt = 400;
+  for (MatrixKind kind : {MatrixKind::Random, MatrixKind::SPD, MatrixKind::Band, MatrixKind::Singular})
+    for (index n : {1, 7, 129}) {
+      const auto seed = testing::case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      const Matrix<T> A = generate<T>(kind, n, {.seed = seed});
+      const Matrix<T> B = random_uniform<T>(n, 3, seed + 1);
+      const Matrix<T> gA = A.to(Device::cuda(0)), gB = B.to(Device::cuda(0));
+      for (Method method : kMethods) {
+        SCOPED_TRACE(std::string(to_string(kind)) + " n=" + std::to_string(n) + " " + std::string(to_string(method)));
+        Outcome<T> cpu = capture<T>([&] { return solve<T>(A.view(), B.view(), {.method = method}); });
+        Outcome<T> gpu =
+            capture<T>([&] { return solve<T>(gA.view(), gB.view(), {.method = method, .compute_residual = true}); });
+        ASSERT_EQ(gpu.error_type, cpu.error_type) << "cpu: " << cpu.message << "\ngpu: " << gpu.message;
+        if (!cpu.x) continue;
+        ASSERT_TRUE(testing::all_finite<T>(gpu.x->view()));
+        if (method != Method::GaussJordan) {  // through an explicit inverse: forward stable only
+          EXPECT_LE(gpu.solution->report.scaled_residual, kResidualThreshold);
+        }
+        const double cond = 1.0 / LU<T>(A.view()).rcond();
+        EXPECT_LE(difference<T>(gpu.x->view(), cpu.x->view()),
+                  2 * kForwardThreshold * static_cast<double>(n) * eps<T>() * cond);
+      }
+    }
+}
+
+TYPED_TEST(CudaDense, SmallDecompositionObjects) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  const auto seed = testing::case_seed(500);
+  LINV_TRACE_SEED(seed);
+  const Matrix<T> A = generate<T>(MatrixKind::Random, 50, {.seed = seed});
+  const Matrix<T> S = generate<T>(MatrixKind::SPD, 50, {.cond = 100, .seed = seed});
+  const LU<T> cpu_lu(A.view()), gpu_lu(A.to(Device::cuda(0)).view());
+  EXPECT_EQ(gpu_lu.determinant().sign, cpu_lu.determinant().sign);
+  EXPECT_NEAR(gpu_lu.determinant().log_abs, cpu_lu.determinant().log_abs, 1e3 * eps<T>() * 50);
+  EXPECT_NEAR(std::log10(gpu_lu.rcond()), std::log10(cpu_lu.rcond()), 0.5);  // estimates of the same number
+  const Cholesky<T> cpu_ch(S.view()), gpu_ch(S.to(Device::cuda(0)).view());
+  EXPECT_NEAR(gpu_ch.determinant().log_abs, cpu_ch.determinant().log_abs, 1e3 * eps<T>() * 50);
+  EXPECT_NEAR(std::log10(gpu_ch.rcond()), std::log10(cpu_ch.rcond()), 0.5);
+  const Matrix<T> l = gpu_ch.L().to(Device::cpu());
+  EXPECT_LE(scaled_residual_cholesky<T>(S.view(), l.view(), eps<T>()), kResidualThreshold);
+  for (index j = 1; j < 50; ++j) EXPECT_EQ(l(0, j), T(0));
+}
+
+TYPED_TEST(CudaDense, SmallTriangularAndProducts) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  const auto seed = testing::case_seed(600);
+  LINV_TRACE_SEED(seed);
+  for (index n : {1, 40, 600}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Matrix<T> lower = Cholesky<T>(generate<T>(MatrixKind::SPD, n, {.cond = 100, .seed = seed}).view()).L();
+    Matrix<T> upper(n, n);
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) upper(i, j) = lower(j, i);
+    for (auto how : {TriangularInverse::Lapack, TriangularInverse::GETS})
+      for (const Matrix<T>* tri : {&lower, static_cast<const Matrix<T>*>(&upper)}) {
+        const Uplo uplo = tri == &lower ? Uplo::Lower : Uplo::Upper;
+        const Matrix<T> x = tri_inv<T>(tri->to(Device::cuda(0)).view(), uplo, how).to(Device::cpu());
+        ASSERT_TRUE(testing::all_finite<T>(x.view()));
+        EXPECT_LE(scaled_residual_inverse<T>(tri->view(), x.view(), eps<T>()), kResidualThreshold);
+      }
+    const Matrix<T> a = random_uniform<T>(n, n + 3, seed + 1), b = random_uniform<T>(n + 3, 5, seed + 2);
+    const Matrix<T> c_cpu = matmul<T>(a.view(), b.view());
+    const Matrix<T> c_gpu = matmul<T>(a.to(Device::cuda(0)).view(), b.to(Device::cuda(0)).view()).to(Device::cpu());
+    EXPECT_LE(difference<T>(c_gpu.view(), c_cpu.view()), 10 * (n + 3) * eps<T>());
+    Matrix<T> g = Matrix<T>::uninitialized(n + 3, n + 3, Device::cuda(0));  // poisoned: syrk must write it all
+    syrk<T>(Uplo::Lower, Op::Transpose, T(1), a.to(Device::cuda(0)).view(), T(0), g.view());
+    const Matrix<T> gh = g.to(Device::cpu());
+    for (index j = 0; j < n + 3; ++j)
+      for (index i = j; i < n + 3; ++i) ASSERT_FALSE(std::isnan(gh(i, j)));
+  }
+}
+
+TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
+  REQUIRE_GPU();
+  Matrix<double> a = Matrix<double>::identity(4);
+  a(2, 1) = std::numeric_limits<double>::quiet_NaN();
+  try {
+    (void)inv<double>(a.to(Device::cuda(0)).view());
+    FAIL() << "no error";
+  } catch (const NonFiniteInput& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "NaN at row 3, column 2"));
+  }
+  const Matrix<double> g = Matrix<double>::identity(4).to(Device::cuda(0));
+  EXPECT_THROW((void)lstsq<double>(g.view(), g.view()), InvalidArgument);
+  EXPECT_THROW((void)inv<double>(g.view(), {.method = Method::GaussSeidel}), InvalidArgument);
+  EXPECT_THROW((void)inv<double>(g.view(), {.precision = Precision::Mixed}), InvalidArgument);
+  const Matrix<double> h = Matrix<double>::identity(4);
+  EXPECT_THROW((void)solve<double>(g.view(), h.view()), InvalidArgument);  // operands on different devices
+}
+
+}  // namespace
+}  // namespace linv
