@@ -20,8 +20,15 @@ struct SolveArgs {
   double tolerance = 0;
   int max_iterations = 1000;
   double rcond = -1;
+  bool allow_ill_conditioned = false;
   CommonOptions common;
 };
+
+void add_conditioning_option(CLI::App& cmd, SolveArgs& a) {
+  cmd.add_flag("--allow-ill-conditioned", a.allow_ill_conditioned,
+               "Return the result for a matrix singular to working precision (rcond below machine epsilon) "
+               "with a note, instead of refusing it (exit 4). Exactly singular matrices are always refused");
+}
 
 void add_iteration_options(CLI::App& cmd, SolveArgs& a) {
   cmd.add_option("--tol", a.tolerance,
@@ -36,7 +43,8 @@ SolveOptions solve_options(const SolveArgs& a, Compute c) {
           .precision = c == Compute::mixed ? Precision::Mixed : Precision::Native,
           .tolerance = a.tolerance,
           .max_iterations = a.max_iterations,
-          .compute_residual = !a.common.no_check};
+          .compute_residual = !a.common.no_check,
+          .allow_ill_conditioned = a.allow_ill_conditioned};
 }
 
 template <Real T>
@@ -180,6 +188,7 @@ void register_dense_commands(CLI::App& app) {
     cmd->add_option("-o,--output", a->output, "Where to write the inverse")->required();
     cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
     add_iteration_options(*cmd, *a);
+    add_conditioning_option(*cmd, *a);
     add_common_options(*cmd, a->common);
   }
   {
@@ -190,6 +199,7 @@ void register_dense_commands(CLI::App& app) {
     cmd->add_option("-o,--output", a->output, "Where to write X")->required();
     cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
     add_iteration_options(*cmd, *a);
+    add_conditioning_option(*cmd, *a);
     add_common_options(*cmd, a->common);
   }
   {

@@ -50,6 +50,10 @@ struct SolveOptions {
   int max_iterations = 1000;
   bool compute_residual = false;  // fill report.scaled_residual (costs one more matrix product)
   bool check_finite = true;       // reject NaN / Inf input with NonFiniteInput
+  // A matrix singular to working precision (rcond below machine epsilon, LAPACK's definition) is refused
+  // with SingularMatrix, since no digit of the result is guaranteed; with this set the result comes
+  // back, backward stable as always, with a note in the report. Exactly zero pivots are always refused.
+  bool allow_ill_conditioned = false;
 };
 
 template <Real T>
@@ -58,8 +62,8 @@ struct Solution {
   SolveReport report;
 };
 
-// A^-1. Throws SingularMatrix (exactly singular, or rcond < eps), NotPositiveDefinite (Cholesky
-// methods), NoConvergence (Gauss-Seidel), InvalidArgument (not square).
+// A^-1. Throws SingularMatrix (exactly singular, or rcond < eps unless allowed), NotPositiveDefinite
+// (Cholesky methods), NoConvergence (Gauss-Seidel), InvalidArgument (not square).
 template <Real T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options = {});
 
@@ -111,7 +115,8 @@ struct Determinant {
 
 // LU factorization with partial pivoting, P A = L U, on the device A lives on. Factoring never fails on
 // a finite square matrix: a singular matrix has determinant 0, and solve/inverse then throw
-// SingularMatrix. Not thread-safe: rcond() caches its estimate.
+// SingularMatrix. Otherwise, as LAPACK's routines, solve/inverse return whatever the conditioning:
+// judge it with rcond() (inv and solve refuse rcond < eps). Not thread-safe: rcond() caches its value.
 template <Real T>
 class LU {
  public:

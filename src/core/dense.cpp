@@ -61,10 +61,24 @@ void require_cpu_for(ConstMatrixView<T> A, const char* what) {
                                       A.device().name()));
 }
 
-// A singular-to-working-precision matrix gives results with no correct digits: refuse them. NaN (an
-// inverse that overflowed) counts as singular too.
-void require_rcond(double rcond, double epsilon, index smallest_pivot, const char* detail) {
-  if (!(rcond >= epsilon)) throw SingularMatrix(smallest_pivot, rcond > 0 ? rcond : 1e-300, detail);
+// The one-shot functions' policy (inv, solve, tri_inv): a matrix singular to working precision (rcond
+// below machine epsilon, LAPACK's definition) gives results without a single guaranteed correct digit,
+// so it is refused, naming its smallest pivot, unless the caller allows ill-conditioned results: those
+// come back with a note in the report. A NaN rcond (an inverse that overflowed) is always refused.
+// The decomposition objects apply no policy beyond exactly zero pivots: their callers read rcond().
+void apply_conditioning_policy(double rcond, double epsilon, index smallest_pivot, bool allow, SolveReport* report,
+                               const char* detail) {
+  if (std::isnan(rcond) || (rcond < epsilon && !allow))
+    throw SingularMatrix(smallest_pivot, rcond > 0 ? rcond : 1e-300, detail);
+  if (rcond < epsilon && report != nullptr)
+    report->notes.push_back(fmt::format("singular to working precision: rcond {:.3g} is below machine epsilon {:.3g}, "
+                                        "so the result may have no correct digits (allowed by the caller)",
+                                        rcond, epsilon));
+}
+
+// An inverse that overflowed has no meaning at all: refuse it whatever the caller allows.
+void require_finite_rcond(double rcond, index smallest_pivot, const char* detail) {
+  if (!(rcond > 0)) throw SingularMatrix(smallest_pivot, 1e-300, detail);
 }
 
 template <Real T>
@@ -182,7 +196,7 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   const double anorm = norm1(A);
   report.rcond = m == Method::Cholesky ? k::pocon<double>(Uplo::Lower, a.view(), anorm)
                                        : k::gecon<double>(a.view(), anorm);
-  require_rcond(report.rcond, eps<double>(), smallest_diagonal<double>(a.view()), "float64 fallback");
+  report.notes.push_back(fmt::format("smallest pivot of the float64 factorization: {}", smallest_diagonal<double>(a.view())));
   return x;
 }
 
@@ -221,19 +235,18 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
   return mixed_solve(A, B, Method::LU, report);
 }
 
-// Refuses a singular triangle before any inversion work: an exact zero on the diagonal (named), then
-// singular to working precision. Returns rcond (an estimate).
+// A triangle's rcond (LAPACK's estimate, before any inversion work); an exact zero on the diagonal is
+// refused at once, naming it. `smallest` receives the smallest diagonal entry's index for messages.
 template <Real T>
-double require_invertible_triangle(ConstMatrixView<T> A, Uplo uplo, Diag diag) {
+double triangle_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag, index& smallest) {
   if (diag == Diag::NonUnit) {
     const std::vector<T> d = diagonal_of(A);
     for (std::size_t i = 0; i < d.size(); ++i)
       if (d[i] == T(0))
         throw SingularMatrix(static_cast<index>(i) + 1, 0.0, "zero on the diagonal of the triangular matrix");
   }
-  const double rcond = on_gpu(A) ? cuda::triangular_rcond<T>(A, uplo, diag) : k::trcon<T>(uplo, diag, A);
-  require_rcond(rcond, eps<T>(), smallest_diagonal(A), "triangular matrix");
-  return rcond;
+  smallest = smallest_diagonal(A);
+  return on_gpu(A) ? cuda::triangular_rcond<T>(A, uplo, diag) : k::trcon<T>(uplo, diag, A);
 }
 
 template <Real T>
@@ -267,20 +280,17 @@ Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how
   return x;
 }
 
-// In-place Gauss-Jordan inverse on either device; rcond is exact, from the inverse.
+// In-place Gauss-Jordan inverse on either device; returns the exact rcond (from the inverse).
 template <Real T>
-double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X) {
-  index smallest = 0;
+double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X, index& smallest) {
+  smallest = 0;
   if (on_gpu(A)) {
     const index zero = cuda::gauss_jordan_inverse<T>(X);
     if (zero > 0) throw SingularMatrix(zero, 0.0, "Gauss-Jordan elimination");
-    smallest = 0;
   } else {
     smallest = algorithms::gauss_jordan_inverse<T>(X);
   }
-  const double rcond = 1.0 / (norm1(A) * norm1<T>(X));
-  require_rcond(rcond, eps<T>(), smallest, "Gauss-Jordan inverse");
-  return rcond;
+  return 1.0 / (norm1(A) * norm1<T>(X));
 }
 
 }  // namespace
@@ -403,7 +413,6 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
   require_same_device<T>(factors_, B, "LU::solve");
   if (B.rows() != size()) throw ShapeMismatch("LU::solve: A and B", size(), size(), B.rows(), B.cols());
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU solve");
-  require_rcond(rcond(), eps<T>(), smallest_diagonal<T>(factors_), "LU solve");
   Matrix<T> x = Matrix<T>::copy_of(B);
   if (on_gpu(B))
     cuda::lu_solve<T>(factors_, pivots_, x.view());
@@ -421,7 +430,7 @@ Matrix<T> LU<T>::inverse() const {
   else
     k::getri<T>(x.view(), pivots_.data());
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
-  require_rcond(rcond_, eps<T>(), smallest_diagonal<T>(factors_), "LU inverse");
+  require_finite_rcond(rcond_, smallest_diagonal<T>(factors_), "LU inverse overflowed");
   return x;
 }
 
@@ -454,7 +463,6 @@ template <Real T>
 Matrix<T> Cholesky<T>::solve(ConstMatrixView<T> B) const {
   require_same_device<T>(factor_, B, "Cholesky::solve");
   if (B.rows() != size()) throw ShapeMismatch("Cholesky::solve: A and B", size(), size(), B.rows(), B.cols());
-  require_rcond(rcond(), eps<T>(), smallest_diagonal<T>(factor_), "Cholesky solve");
   Matrix<T> x = Matrix<T>::copy_of(B);
   if (on_gpu(B))
     cuda::cholesky_solve<T>(factor_, x.view());
@@ -478,7 +486,7 @@ Matrix<T> Cholesky<T>::inverse(TriangularInverse how) const {
     mirror_lower_to_upper<T>(x.view());
   }
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
-  require_rcond(rcond_, eps<T>(), smallest_diagonal<T>(factor_), "Cholesky inverse");
+  require_finite_rcond(rcond_, smallest_diagonal<T>(factor_), "Cholesky inverse overflowed");
   return x;
 }
 
@@ -494,7 +502,9 @@ template <Real T>
 Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
   require_square(A, "tri_inv");
   require_finite(A, "A");
-  require_invertible_triangle(A, uplo, diag);
+  index smallest = 0;
+  const double rcond = triangle_rcond(A, uplo, diag, smallest);
+  apply_conditioning_policy(rcond, eps<T>(), smallest, /*allow=*/false, nullptr, "triangular inverse");
   return invert_triangle(A, uplo, how, diag);
 }
 
@@ -506,38 +516,43 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   Choice c = choose(A, options.method);
   require_supported(A, options.precision, c.method);
   Solution<T> out;
-  fill_report<T>(out.report, "inv", c, options.precision, A.device());
+  SolveReport& r = out.report;
+  fill_report<T>(r, "inv", c, options.precision, A.device());
+  const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
+  index smallest = 0;  // the smallest pivot, named when the matrix is refused
   Stopwatch clock;
 
   if (options.precision == Precision::Mixed) {
     if constexpr (std::is_same_v<T, double>) {
-      out.x = mixed_solve_choosing(A, Matrix<double>::identity(n).view(), c, options.method, out.report);
-      out.report.rcond = 1.0 / (norm1(A) * norm1<double>(out.x.view()));
-      require_rcond(out.report.rcond, eps<double>(), 0, "mixed-precision inverse");
+      out.x = mixed_solve_choosing(A, Matrix<double>::identity(n).view(), c, options.method, r);
+      r.rcond = 1.0 / (norm1(A) * norm1<double>(out.x.view()));
     }
   } else {
     switch (c.method) {
       case Method::Triangular: {
-        out.report.rcond = require_invertible_triangle(A, c.uplo, Diag::NonUnit);
+        r.rcond = triangle_rcond(A, c.uplo, Diag::NonUnit, smallest);
+        apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "triangular inverse");
         out.x = invert_triangle(A, c.uplo, TriangularInverse::Lapack, Diag::NonUnit);
         break;
       }
       case Method::Cholesky:
       case Method::CholeskyGETS: {
-        std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, out.report);
+        std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, r);
         if (!chol) {
           LU<T> lu(A);
           out.x = lu.inverse();
-          out.report.rcond = lu.rcond();
+          r.rcond = lu.rcond();
+          smallest = smallest_diagonal<T>(lu.factors());
           break;
         }
         out.x = chol->inverse(c.method == Method::CholeskyGETS ? TriangularInverse::GETS : TriangularInverse::Lapack);
-        out.report.rcond = chol->rcond();
+        r.rcond = chol->rcond();
+        smallest = smallest_diagonal<T>(chol->factor());
         break;
       }
       case Method::GaussJordan: {
         out.x = Matrix<T>::copy_of(A);
-        out.report.rcond = gauss_jordan_in_place<T>(A, out.x.view());
+        r.rcond = gauss_jordan_in_place<T>(A, out.x.view(), smallest);
         break;
       }
       case Method::GaussSeidel: {
@@ -545,26 +560,26 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         Matrix<T> identity = Matrix<T>::identity(n);
         out.x = Matrix<T>(n, n);
         auto it = algorithms::gauss_seidel<T>(A, identity.view(), out.x.view(), tol, options.max_iterations);
-        out.report.iterations = it.iterations;
-        out.report.stop_reason = it.stop_reason;
-        out.report.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
-        out.report.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
+        r.iterations = it.iterations;
+        r.stop_reason = it.stop_reason;
+        r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
+        r.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
         break;
       }
       case Method::LU:
       case Method::Auto: {
         LU<T> lu(A);
         out.x = lu.inverse();
-        out.report.rcond = lu.rcond();
+        r.rcond = lu.rcond();
+        smallest = smallest_diagonal<T>(lu.factors());
         break;
       }
     }
   }
-  out.report.seconds = clock.seconds();
-  if (options.compute_residual) {
-    const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
-    out.report.scaled_residual = scaled_residual_inverse<T>(A, out.x.view(), e);
-  }
+  if (c.method != Method::Triangular)  // the triangle was judged before it was inverted
+    apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "inverse");
+  r.seconds = clock.seconds();
+  if (options.compute_residual) r.scaled_residual = scaled_residual_inverse<T>(A, out.x.view(), e);
   return out;
 }
 
@@ -581,17 +596,27 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
   Choice c = choose(A, options.method);
   require_supported(A, options.precision, c.method);
   Solution<T> out;
-  fill_report<T>(out.report, "solve", c, options.precision, A.device());
+  SolveReport& r = out.report;
+  fill_report<T>(r, "solve", c, options.precision, A.device());
+  const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
+  // Judges the matrix from its rcond before the solution is computed.
+  auto judge = [&](double rcond, index smallest) {
+    r.rcond = rcond;
+    apply_conditioning_policy(rcond, e, smallest, options.allow_ill_conditioned, &r, "solve");
+  };
   Stopwatch clock;
 
   if (options.precision == Precision::Mixed) {
     if constexpr (std::is_same_v<T, double>) {
-      out.x = mixed_solve_choosing(A, B, c, options.method, out.report);
+      out.x = mixed_solve_choosing(A, B, c, options.method, r);
+      // rcond is known only when refinement failed and LAPACK factored in float64.
+      if (!std::isnan(r.rcond)) apply_conditioning_policy(r.rcond, e, 0, options.allow_ill_conditioned, &r, "solve");
     }
   } else {
     switch (c.method) {
       case Method::Triangular: {
-        out.report.rcond = require_invertible_triangle(A, c.uplo, Diag::NonUnit);
+        index smallest = 0;
+        judge(triangle_rcond(A, c.uplo, Diag::NonUnit, smallest), smallest);
         out.x = Matrix<T>::copy_of(B);
         if (on_gpu(A))
           cuda::triangular_solve<T>(A, c.uplo, Diag::NonUnit, out.x.view());
@@ -601,19 +626,18 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       }
       case Method::Cholesky:
       case Method::CholeskyGETS: {
-        std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, out.report);
+        std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, r);
         if (!chol) {
           LU<T> lu(A);
+          judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
           out.x = lu.solve(B);
-          out.report.rcond = lu.rcond();
           break;
         }
-        out.report.rcond = chol->rcond();
+        judge(chol->rcond(), smallest_diagonal<T>(chol->factor()));
         if (c.method == Method::Cholesky) {
           out.x = chol->solve(B);
         } else {
           // X = L^-T (L^-1 B) with L^-1 from elimination on the triangle.
-          require_rcond(out.report.rcond, eps<T>(), smallest_diagonal<T>(chol->factor()), "Cholesky solve");
           Matrix<T> linv = invert_triangle<T>(chol->factor(), Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
           Matrix<T> y = matmul<T>(linv.view(), B);
           out.x = Matrix<T>(n, B.cols(), A.device());
@@ -625,7 +649,8 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         // Through the inverse (2n^3 flops rather than elimination's n^3): it gives the exact rcond, and
         // Gauss-Jordan elimination has no factorization left over to estimate it from.
         Matrix<T> inverse = Matrix<T>::copy_of(A);
-        out.report.rcond = gauss_jordan_in_place<T>(A, inverse.view());
+        index smallest = 0;
+        judge(gauss_jordan_in_place<T>(A, inverse.view(), smallest), smallest);
         out.x = matmul<T>(inverse.view(), B);
         break;
       }
@@ -633,25 +658,22 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         const double tol = options.tolerance > 0 ? options.tolerance : default_tolerance(n, eps<T>());
         out.x = Matrix<T>(n, B.cols());
         auto it = algorithms::gauss_seidel<T>(A, B, out.x.view(), tol, options.max_iterations);
-        out.report.iterations = it.iterations;
-        out.report.stop_reason = it.stop_reason;
-        out.report.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
+        r.iterations = it.iterations;
+        r.stop_reason = it.stop_reason;
+        r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
         break;
       }
       case Method::LU:
       case Method::Auto: {
         LU<T> lu(A);
+        judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
         out.x = lu.solve(B);
-        out.report.rcond = lu.rcond();
         break;
       }
     }
   }
-  out.report.seconds = clock.seconds();
-  if (options.compute_residual) {
-    const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
-    out.report.scaled_residual = scaled_residual_solve<T>(A, out.x.view(), B, e);
-  }
+  r.seconds = clock.seconds();
+  if (options.compute_residual) r.scaled_residual = scaled_residual_solve<T>(A, out.x.view(), B, e);
   return out;
 }
 

@@ -74,8 +74,13 @@ Context& Context::get(int device) {
 
 Context::Context(int device) : device_(device) {
   activate();
+  // The side stream runs look-ahead panels, short kernels on the critical path: at the highest priority
+  // they take SMs as soon as the main stream's long matrix products free any.
+  int lowest = 0, highest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&lowest, &highest), "cudaDeviceGetStreamPriorityRange");
   for (Lane* lane : {&main_, &side_}) {
-    check(cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaStreamCreateWithPriority(&lane->stream, cudaStreamNonBlocking, lane == &side_ ? highest : lowest),
+          "cudaStreamCreate");
     check(cublasCreate(&lane->blas), "cublasCreate");
     check(cublasSetStream(lane->blas, lane->stream), "cublasSetStream");
     // Real FP32/FP64 arithmetic: no silent TF32 downgrade of float32 products.

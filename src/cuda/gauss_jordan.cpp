@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "cuda/blas.hpp"
@@ -38,8 +39,13 @@ class Event {
 };
 
 // Panel width: wide enough that the update runs near the matrix-product rate, narrow enough that the
-// panel (about 2 n nb^2 extra flops in all) stays hidden behind it.
+// panel (about 2 n nb^2 extra flops in all) stays hidden behind it. LINV_GJ_BLOCK overrides it, for
+// tuning on a new GPU (scripts/bench-gpu sweeps it).
 std::int64_t default_block(std::int64_t n) {
+  if (const char* env = std::getenv("LINV_GJ_BLOCK")) {
+    const long long b = std::atoll(env);
+    if (b > 0) return b;
+  }
   if (n >= 8192) return 512;
   if (n >= 2048) return 256;
   return 128;

@@ -243,6 +243,12 @@ class CliTest(unittest.TestCase):
         _, err = run("inv", self.save("ns.npy", self.rng.uniform(-1, 1, (5, 5))), "-o", self.path("x.npy"),
                      "--method", "cholesky", expect=4)
         self.assertIn("symmetric", err)
+        ill = self.path("ill.npy")
+        run("gen", "--kind", "illcond", "-n", 60, "--cond", "1e9", "--dtype", "f32", "-o", ill)
+        _, err = run("inv", ill, "-o", self.path("x.npy"), expect=4)
+        self.assertIn("working precision", err)
+        out, _ = run("inv", ill, "-o", self.path("x.npy"), "--allow-ill-conditioned")
+        self.assertIn("singular to working precision", out)
         rnd = self.path("rnd.npy")
         run("gen", "--kind", "random", "-n", 60, "-o", rnd)
         _, err = run("inv", rnd, "-o", self.path("x.npy"), "--method", "gauss-seidel", expect=4)

@@ -212,6 +212,27 @@ TEST(Methods, AutoReportsWhatItPicked) {
             kResidualThreshold);
 }
 
+TEST(Methods, IllConditionedIsRefusedUnlessAllowed) {
+  const auto seed = testing::case_seed(903);
+  LINV_TRACE_SEED(seed);
+  // cond 1e9 in float32: singular to working precision (rcond far below 1.2e-7), yet not singular
+  const Matrix<float> a = generate<float>(MatrixKind::IllCond, 60, {.cond = 1e9, .seed = seed});
+  for (Method m : {Method::LU, Method::GaussJordan}) {
+    SCOPED_TRACE(std::string(to_string(m)));
+    EXPECT_THROW((void)inv<float>(a.view(), {.method = m}), SingularMatrix);
+    auto s = inv<float>(a.view(), {.method = m, .compute_residual = true, .allow_ill_conditioned = true});
+    EXPECT_LT(s.report.rcond, eps<float>());
+    ASSERT_FALSE(s.report.notes.empty());
+    EXPECT_TRUE(testing::contains(s.report.notes.back(), "singular to working precision"));
+    // backward stable all the same: one of the two residuals is small
+    EXPECT_LE(std::min(s.report.scaled_residual, scaled_left_residual_inverse<float>(a.view(), s.x.view(), eps<float>())),
+              kResidualThreshold);
+  }
+  // exactly zero pivots are refused whatever the caller allows
+  Matrix<float> z = Matrix<float>::from_rows({{1, 2}, {2, 4}});
+  EXPECT_THROW((void)inv<float>(z.view(), {.allow_ill_conditioned = true}), SingularMatrix);
+}
+
 TEST(Methods, ExplicitCholeskyOnIndefiniteMatrixNamesTheMinor) {
   Matrix<double> a = Matrix<double>::from_rows({{4, 2, 0}, {2, 1, 3}, {0, 3, 5}});  // minor 2 is 4*1-2*2 = 0
   try {
