@@ -127,9 +127,13 @@ struct Choice {
   Uplo uplo = Uplo::Lower;  // for Triangular
 };
 
-// What Method::Auto (or an explicit method) means for this matrix.
+// From this order on, the GPU inverts general matrices faster by Gauss-Jordan than by LU (measured on an
+// H200: equal at 2048, 0.027 s against 0.030 s at 4096, 0.30 s against 0.43 s at 16384).
+constexpr index kGpuGaussJordanFrom = 2048;
+
+// What Method::Auto (or an explicit method) means for this matrix, for an inverse or a solve.
 template <Real T>
-Choice choose(ConstMatrixView<T> A, Method requested) {
+Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
   const Structure s = detect_structure(A);
   const bool triangular = s == Structure::Lower || s == Structure::Upper || s == Structure::Diagonal;
   const Uplo uplo = s == Structure::Upper ? Uplo::Upper : Uplo::Lower;
@@ -144,6 +148,8 @@ Choice choose(ConstMatrixView<T> A, Method requested) {
                                 s == Structure::Lower ? "matrix is lower triangular" : "matrix is upper triangular",
             uplo};
   if (s == Structure::Symmetric) return {Method::Cholesky, "matrix is symmetric: trying Cholesky", uplo};
+  if (inverse && on_gpu(A) && A.rows() >= kGpuGaussJordanFrom)
+    return {Method::GaussJordan, "general matrix; Gauss-Jordan is the faster GPU inverse at this size", uplo};
   return {Method::LU, "general matrix", uplo};
 }
 
@@ -513,7 +519,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   require_square(A, "inv");
   if (options.check_finite) require_finite(A, "A");
   const index n = A.rows();
-  Choice c = choose(A, options.method);
+  Choice c = choose(A, options.method, /*inverse=*/true);
   require_supported(A, options.precision, c.method);
   Solution<T> out;
   SolveReport& r = out.report;
@@ -593,7 +599,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
     require_finite(B, "B");
   }
   const index n = A.rows();
-  Choice c = choose(A, options.method);
+  Choice c = choose(A, options.method, /*inverse=*/false);
   require_supported(A, options.precision, c.method);
   Solution<T> out;
   SolveReport& r = out.report;
