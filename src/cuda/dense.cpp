@@ -79,6 +79,38 @@ double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_
 }
 
 constexpr std::int64_t kGetriBlock = 512;
+constexpr std::int64_t kLauumBlock = 512;
+
+// A := L^T L on the lower triangle (LAPACK's blocked lauum): the matrix products go to cuBLAS, the
+// diagonal blocks to cuSOLVER's lauum, which is slow on a whole large matrix but fine on a block.
+template <Real T>
+void lauum_lower(Context& ctx, T* A, std::int64_t n, std::int64_t ld) {
+  const Lane& lane = ctx.main();
+  for (std::int64_t i = 0; i < n; i += kLauumBlock) {
+    const std::int64_t ib = std::min(kLauumBlock, n - i), rest = n - i - ib;
+    T* aii = A + i + i * ld;
+    T* ai0 = A + i;
+    blas::trmm<T>(lane.blas, Side::Left, Uplo::Lower, Op::Transpose, Diag::NonUnit, ib, i, T(1), aii, ld, ai0, ld);
+    const int ni = static_cast<int>(ib), ldi = static_cast<int>(ld);
+    int lwork = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      check(cusolverDnSlauum_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi, &lwork), "lauum query");
+      check(cusolverDnSlauum(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi,
+                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
+            "lauum");
+    } else {
+      check(cusolverDnDlauum_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi, &lwork), "lauum query");
+      check(cusolverDnDlauum(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi,
+                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
+            "lauum");
+    }
+    if (rest > 0) {
+      T* below = aii + ib;  // L(i+ib:, i:i+ib)
+      blas::gemm<T>(lane.blas, Op::Transpose, Op::None, ib, i, rest, T(1), below, ld, A + i + ib, ld, T(1), ai0, ld);
+      blas::syrk<T>(lane.blas, Uplo::Lower, Op::Transpose, ib, rest, T(1), below, ld, T(1), aii, ld);
+    }
+  }
+}
 constexpr std::int64_t kTriangleBlock = 512;
 
 }  // namespace
@@ -313,17 +345,7 @@ void cholesky_inverse(MatrixView<T> L, TriangularInverse how) {
     }
   } else {  // the documents' pipeline: L^-1 by elimination on the triangle, then L^-T L^-1
     triangular_inverse<T>(L, Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
-    if constexpr (std::is_same_v<T, float>) {
-      check(cusolverDnSlauum_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld, &lwork), "lauum query");
-      check(cusolverDnSlauum(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld,
-                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
-            "lauum");
-    } else {
-      check(cusolverDnDlauum_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld, &lwork), "lauum query");
-      check(cusolverDnDlauum(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld,
-                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
-            "lauum");
-    }
+    lauum_lower<T>(ctx, L.data(), n, ld_of(L.ld()));
   }
   kernels::mirror_lower(L.data(), n, ld_of(L.ld()), lane.stream);
   ctx.synchronize();
