@@ -1,5 +1,7 @@
 #include "cuda/context.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -60,6 +62,50 @@ void check(cusolverStatus_t status, const char* what) {
 }
 
 void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
+
+PhaseProfile::PhaseProfile(const char* what) : what_(what), enabled_(std::getenv("LINV_PROFILE") != nullptr) {}
+
+PhaseProfile::~PhaseProfile() {
+  for (const Interval& i : intervals_) {
+    (void)cudaEventDestroy(i.start);
+    (void)cudaEventDestroy(i.stop);
+  }
+}
+
+void PhaseProfile::begin(const char* phase, cudaStream_t stream) {
+  if (!enabled_) return;
+  Interval i{phase, nullptr, nullptr};
+  check(cudaEventCreate(&i.start), "cudaEventCreate");
+  check(cudaEventCreate(&i.stop), "cudaEventCreate");
+  check(cudaEventRecord(i.start, stream), "cudaEventRecord");
+  intervals_.push_back(i);
+}
+
+void PhaseProfile::end(const char* phase, cudaStream_t stream) {
+  if (!enabled_) return;
+  for (auto it = intervals_.rbegin(); it != intervals_.rend(); ++it)
+    if (std::string(it->phase) == phase) {
+      check(cudaEventRecord(it->stop, stream), "cudaEventRecord");
+      return;
+    }
+}
+
+void PhaseProfile::report() {
+  if (!enabled_) return;
+  std::vector<std::pair<std::string, double>> totals;
+  for (const Interval& i : intervals_) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, i.start, i.stop), "cudaEventElapsedTime");
+    auto it = std::find_if(totals.begin(), totals.end(), [&](const auto& t) { return t.first == i.phase; });
+    if (it == totals.end())
+      totals.emplace_back(i.phase, ms);
+    else
+      it->second += ms;
+  }
+  std::string line = std::string("linv profile: ") + what_;
+  for (const auto& [phase, ms] : totals) line += "  " + phase + " " + std::to_string(ms / 1e3) + " s";
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
 
 Context& Context::get(int device) {
   // Contexts are never destroyed: tearing down handles during static destruction races the CUDA

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace linv::cuda {
 
@@ -36,6 +37,29 @@ struct Lane {  // a stream and the library handles bound to it
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   cusolverDnHandle_t solver = nullptr;
+};
+
+// Per-phase GPU timing for the closing question "where does the time go": with LINV_PROFILE set,
+// phases bracketed by begin()/end() on a stream are timed with CUDA events and, when report() runs
+// (after the work has finished), their totals go to stderr. Without it every call is a no-op.
+class PhaseProfile {
+ public:
+  explicit PhaseProfile(const char* what);
+  ~PhaseProfile();
+  PhaseProfile(const PhaseProfile&) = delete;
+  PhaseProfile& operator=(const PhaseProfile&) = delete;
+  void begin(const char* phase, cudaStream_t stream);
+  void end(const char* phase, cudaStream_t stream);
+  void report();  // call after synchronising
+
+ private:
+  struct Interval {
+    const char* phase;
+    cudaEvent_t start, stop;
+  };
+  const char* what_;
+  bool enabled_;
+  std::vector<Interval> intervals_;
 };
 
 class Context {

@@ -300,6 +300,8 @@ index cholesky_factor(MatrixView<T> A) {
   if (n == 0) return 0;
   Context& ctx = context_of(A.device());
   const Lane& lane = ctx.main();
+  PhaseProfile profile("cholesky factor");
+  profile.begin("potrf", lane.stream);
   std::size_t dev_bytes = 0, host_bytes = 0;
   check(cusolverDnXpotrf_bufferSize(lane.solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, blas::data_type<T>(),
                                     A.data(), ld_of(A.ld()), blas::data_type<T>(), &dev_bytes, &host_bytes),
@@ -309,7 +311,10 @@ index cholesky_factor(MatrixView<T> A) {
   check(cusolverDnXpotrf(lane.solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, blas::data_type<T>(), A.data(),
                          ld_of(A.ld()), blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
         "potrf");
-  return read_back(ctx.info(), lane.stream);
+  profile.end("potrf", lane.stream);
+  const int info = read_back(ctx.info(), lane.stream);
+  profile.report();
+  return info;
 }
 
 template <Real T>
@@ -344,8 +349,15 @@ void cholesky_inverse(MatrixView<T> L, TriangularInverse how) {
             "potri");
     }
   } else {  // the documents' pipeline: L^-1 by elimination on the triangle, then L^-T L^-1
+    PhaseProfile profile("cholesky inverse (GETS)");
+    profile.begin("triangular inverse", lane.stream);
     triangular_inverse<T>(L, Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
+    profile.end("triangular inverse", lane.stream);
+    profile.begin("lauum", lane.stream);
     lauum_lower<T>(ctx, L.data(), n, ld_of(L.ld()));
+    profile.end("lauum", lane.stream);
+    ctx.synchronize();
+    profile.report();
   }
   kernels::mirror_lower(L.data(), n, ld_of(L.ld()), lane.stream);
   ctx.synchronize();

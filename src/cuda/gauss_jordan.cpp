@@ -69,20 +69,31 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
   auto* infos = ctx.scratch_as<int>(Slot::small, panels);           // one getrf info per panel
   T* row_block = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(nb * n));
   T* lu11 = ctx.scratch_as<T>(Slot::b, static_cast<std::size_t>(nb * nb));
+  // One panel's interchanges as a gather plan (built on the side stream, applied on the main one; the
+  // side stream builds the next plan only after next_ready, when the main stream is done with this one).
+  auto* plan = ctx.scratch_as<std::int64_t>(Slot::c, static_cast<std::size_t>(4 * nb + 1));
+  std::int64_t* plan_touched = plan;
+  std::int64_t* plan_source = plan + 2 * nb;
+  int* plan_count = reinterpret_cast<int*>(plan + 4 * nb);
   std::size_t dev_bytes = 0, host_bytes = 0;
   check(cusolverDnXgetrf_bufferSize(side.solver, ctx.params(), n, nb, blas::data_type<T>(), A.data(), ld,
                                     blas::data_type<T>(), &dev_bytes, &host_bytes),
         "getrf workspace query");
   void* dev_work = ctx.scratch(Slot::side_solver, dev_bytes);
   void* host_work = ctx.host_scratch(host_bytes);
+  PhaseProfile profile("gauss-jordan (side stream: panels; main stream: interchanges and copies, updates)");
 
-  // Factor panel [k, k + b) into its Gauss-Jordan transformation, on the side stream.
+  // Factor panel [k, k + b) into its Gauss-Jordan transformation below its top (rows k..), on the side
+  // stream. The rows above, -A01 U11^-1 L11^-1, are the main stream's (transform_above): they are two
+  // triangular solves as long as the panel is tall that need not hold up the next panel.
   auto factor_panel = [&](std::int64_t k, std::int64_t b, std::int64_t step) {
+    profile.begin("panels", side.stream);
     T* panel = A.data() + k + k * ld;  // rows k.., the part that is pivoted
     check(cusolverDnXgetrf(side.solver, ctx.params(), n - k, b, blas::data_type<T>(), panel, ld, local,
                            blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, infos + step),
           "getrf (panel)");
     kernels::panel_pivots(local, pivots, k, b, side.stream);
+    kernels::interchange_plan(pivots, k, k + b, plan_touched, plan_source, plan_count, side.stream);
     check(cudaMemcpy2DAsync(lu11, b * sizeof(T), panel, ld * sizeof(T), b * sizeof(T), b, cudaMemcpyDeviceToDevice,
                             side.stream),
           "cudaMemcpy2D");
@@ -93,10 +104,14 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     // below: -A21 A11^-1 = -L21 L11^-1
     blas::trsm<T>(side.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, n - k - b, b, T(-1), lu11, b, panel + b,
                   ld);
-    // above: -A01 A11^-1 = -A01 U11^-1 L11^-1
+    profile.end("panels", side.stream);
+  };
+  // Rows above panel [k, k + b): -A01 A11^-1 = -A01 U11^-1 L11^-1, on the main stream (lu11 still holds
+  // this panel's factors: the side stream overwrites it only after next_ready).
+  auto transform_above = [&](std::int64_t k, std::int64_t b) {
     T* above = A.data() + k * ld;
-    blas::trsm<T>(side.blas, Side::Right, Uplo::Upper, Op::None, Diag::NonUnit, k, b, T(-1), lu11, b, above, ld);
-    blas::trsm<T>(side.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, k, b, T(1), lu11, b, above, ld);
+    blas::trsm<T>(main.blas, Side::Right, Uplo::Upper, Op::None, Diag::NonUnit, k, b, T(-1), lu11, b, above, ld);
+    blas::trsm<T>(main.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, k, b, T(1), lu11, b, above, ld);
   };
 
   Event start, next_ready, panel_done;
@@ -111,9 +126,12 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     const std::int64_t k2 = k + b, b2 = std::min(nb, n - k2);  // the next panel (b2 == 0: none)
     T* panel = A.data() + k * ld;
     panel_done.wait_in(main.stream);
+    profile.begin("interchanges+copies", main.stream);
     // The panel's row interchanges, in every other column.
-    kernels::swap_rows(A.data(), ld, 0, k, pivots, k, k + b, main.stream);
-    kernels::swap_rows(A.data(), ld, k + b, n, pivots, k, k + b, main.stream);
+    const int max_count = static_cast<int>(2 * b);
+    kernels::apply_interchange_plan(A.data(), ld, 0, k, plan_touched, plan_source, plan_count, max_count, main.stream);
+    kernels::apply_interchange_plan(A.data(), ld, k + b, n, plan_touched, plan_source, plan_count, max_count,
+                                    main.stream);
     // Copy the block row of the other columns out and zero it: then one product updates every row.
     // row_block's columns: [0, k) then [k + b, n).
     check(cudaMemcpy2DAsync(row_block, b * sizeof(T), A.data() + k, ld * sizeof(T), b * sizeof(T), k,
@@ -125,6 +143,9 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     check(cudaMemset2DAsync(A.data() + k, ld * sizeof(T), 0, b * sizeof(T), k, main.stream), "cudaMemset2D");
     check(cudaMemset2DAsync(A.data() + k + (k + b) * ld, ld * sizeof(T), 0, b * sizeof(T), n - k - b, main.stream),
           "cudaMemset2D");
+    profile.end("interchanges+copies", main.stream);
+    profile.begin("updates", main.stream);
+    transform_above(k, b);
     if (b2 > 0) {
       blas::gemm<T>(main.blas, Op::None, Op::None, n, b2, b, T(1), panel, ld, row_block + k * b, b, T(1),
                     A.data() + k2 * ld, ld);
@@ -137,12 +158,14 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     const std::int64_t rest = n - k2 - b2;
     blas::gemm<T>(main.blas, Op::None, Op::None, n, rest, b, T(1), panel, ld, row_block + (k + b2) * b, b, T(1),
                   A.data() + (k2 + b2) * ld, ld);
+    profile.end("updates", main.stream);
   }
   // (P A)^-1 = A^-1 P^T: interchange the columns back, last first.
   kernels::unpermute_columns(A.data(), n, n, ld, pivots, main.stream);
   std::vector<int> info(static_cast<std::size_t>(panels));
   check(cudaMemcpyAsync(info.data(), infos, panels * sizeof(int), cudaMemcpyDeviceToHost, main.stream), "cudaMemcpy");
   ctx.synchronize();
+  profile.report();
   for (std::int64_t s = 0; s < panels; ++s)
     if (info[s] > 0) return s * nb + info[s];
   return 0;

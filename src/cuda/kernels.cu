@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -69,22 +70,6 @@ __global__ void mirror_lower_kernel(T* A, std::int64_t n, std::int64_t ld) {
 }
 
 template <class T>
-__global__ void swap_rows_kernel(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* pivots,
-                                 std::int64_t j0, std::int64_t j1) {
-  for (std::int64_t c = c0 + blockIdx.x * blockDim.x + threadIdx.x; c < c1; c += gridDim.x * blockDim.x) {
-    T* col = A + c * ld;
-    for (std::int64_t j = j0; j < j1; ++j) {
-      const std::int64_t p = pivots[j];
-      if (p != j) {
-        const T t = col[j];
-        col[j] = col[p];
-        col[p] = t;
-      }
-    }
-  }
-}
-
-template <class T>
 __global__ void unpermute_columns_kernel(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
                                          const std::int64_t* pivots) {
   for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
@@ -96,6 +81,65 @@ __global__ void unpermute_columns_kernel(T* A, std::int64_t rows, std::int64_t n
         A[i + p * ld] = t;
       }
     }
+}
+
+constexpr int kPlanMax = 2048;  // touched rows of one plan: two per interchange, 1024 interchanges
+constexpr int kPlanSlots = 4096;  // open-addressing table, a power of two above kPlanMax
+
+// One thread replays the interchanges on a table of (row -> the original row it now holds), in shared
+// memory; only rows an interchange touches are in it. Then the block writes the table out.
+__global__ void interchange_plan_kernel(const std::int64_t* pivots, std::int64_t j0, std::int64_t j1,
+                                        std::int64_t* touched, std::int64_t* source, int* count) {
+  // Rows as offsets from j0 (pivots[j] >= j >= j0), so the table fits in 32-bit entries.
+  __shared__ int key[kPlanSlots], value[kPlanSlots];
+  __shared__ short slots_used[kPlanMax];
+  __shared__ int used;
+  for (int t = threadIdx.x; t < kPlanSlots; t += blockDim.x) key[t] = -1;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    used = 0;
+    auto slot = [&](int row) {  // the table slot of `row`, inserted holding itself if new
+      unsigned h = (static_cast<unsigned>(row) * 2654435761u) >> (32 - 12);  // kPlanSlots = 2^12
+      while (key[h] != -1 && key[h] != row) h = (h + 1) & (kPlanSlots - 1);
+      if (key[h] == -1) {
+        key[h] = row;
+        value[h] = row;
+        slots_used[used++] = static_cast<short>(h);
+      }
+      return h;
+    };
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const std::int64_t p = pivots[j];
+      if (p == j) continue;
+      const unsigned a = slot(static_cast<int>(j - j0)), b = slot(static_cast<int>(p - j0));
+      const int t = value[a];
+      value[a] = value[b];
+      value[b] = t;
+    }
+    *count = used;
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < used; t += blockDim.x) {
+    touched[t] = j0 + key[slots_used[t]];
+    source[t] = j0 + value[slots_used[t]];
+  }
+}
+
+// One column per block (grid-stride over columns): gather the touched rows' old values into shared
+// memory, then write them to their new rows.
+template <class T>
+__global__ void apply_interchange_plan_kernel(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1,
+                                              const std::int64_t* touched, const std::int64_t* source,
+                                              const int* count) {
+  __shared__ T buffer[kPlanMax];
+  const int n = *count;
+  for (std::int64_t c = c0 + blockIdx.x; c < c1; c += gridDim.x) {
+    T* col = A + c * ld;
+    for (int t = threadIdx.x; t < n; t += blockDim.x) buffer[t] = col[source[t]];
+    __syncthreads();
+    for (int t = threadIdx.x; t < n; t += blockDim.x) col[touched[t]] = buffer[t];
+    __syncthreads();
+  }
 }
 
 __global__ void panel_pivots_kernel(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b) {
@@ -222,19 +266,28 @@ void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream) {
 }
 
 template <class T>
-void swap_rows(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* pivots, std::int64_t j0,
-               std::int64_t j1, cudaStream_t stream) {
-  if (c1 <= c0 || j1 <= j0) return;
-  swap_rows_kernel<<<blocks_for(c1 - c0, 128), 128, 0, stream>>>(A, ld, c0, c1, pivots, j0, j1);
-  check_launch("swap_rows");
-}
-
-template <class T>
 void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld, const std::int64_t* pivots,
                        cudaStream_t stream) {
   if (rows == 0 || n == 0) return;
   unpermute_columns_kernel<<<blocks_for(rows, 128), 128, 0, stream>>>(A, rows, n, ld, pivots);
   check_launch("unpermute_columns");
+}
+
+void interchange_plan(const std::int64_t* pivots, std::int64_t j0, std::int64_t j1, std::int64_t* touched,
+                      std::int64_t* source, int* count, cudaStream_t stream) {
+  if (j1 - j0 > kPlanMax / 2) check(cudaErrorInvalidValue, "interchange_plan: more than 1024 interchanges");
+  interchange_plan_kernel<<<1, 256, 0, stream>>>(pivots, j0, j1, touched, source, count);
+  check_launch("interchange_plan");
+}
+
+template <class T>
+void apply_interchange_plan(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* touched,
+                            const std::int64_t* source, const int* count, int max_count, cudaStream_t stream) {
+  if (c1 <= c0 || max_count == 0) return;
+  const std::int64_t blocks = std::min<std::int64_t>(c1 - c0, 65535);
+  apply_interchange_plan_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(A, ld, c0, c1, touched, source,
+                                                                                       count);
+  check_launch("apply_interchange_plan");
 }
 
 void panel_pivots(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b, cudaStream_t stream) {
@@ -301,8 +354,6 @@ void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, s
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \
   template void mirror_lower<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                  \
-  template void swap_rows<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*, std::int64_t,    \
-                             std::int64_t, cudaStream_t);                                                        \
   template void unpermute_columns<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,          \
                                      cudaStream_t);                                                              \
   template void take_lower_block<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*,              \
@@ -313,7 +364,9 @@ void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, s
   template void structure_flags<T>(const T*, std::int64_t, std::int64_t, int*, cudaStream_t);                   \
   template void to_double<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, std::int64_t,         \
                              cudaStream_t);                                                                      \
-  template void fill_uniform<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::uint64_t, T, T, cudaStream_t);
+  template void fill_uniform<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::uint64_t, T, T, cudaStream_t); \
+  template void apply_interchange_plan<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,      \
+                                          const std::int64_t*, const int*, int, cudaStream_t);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE

@@ -25,10 +25,15 @@ void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream
 template <class T>
 void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
 
-// For every column in [c0, c1): interchange rows j and pivots[j] for j = j0, ..., j1 - 1, in order.
+// The interchanges j <-> pivots[j], j = j0 .. j1 - 1 (in order, with j1 - j0 <= 1024), as one gather:
+// afterwards row touched[t] holds what row source[t] held before, for t < *count (at most 2 (j1 - j0)
+// entries). Computed by one block in shared memory, so applying it needs no sequential steps.
+void interchange_plan(const std::int64_t* pivots, std::int64_t j0, std::int64_t j1, std::int64_t* touched,
+                      std::int64_t* source, int* count, cudaStream_t stream);
+// Applies an interchange plan to columns [c0, c1); max_count bounds *count (2 (j1 - j0)).
 template <class T>
-void swap_rows(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* pivots, std::int64_t j0,
-               std::int64_t j1, cudaStream_t stream);
+void apply_interchange_plan(T* A, std::int64_t ld, std::int64_t c0, std::int64_t c1, const std::int64_t* touched,
+                            const std::int64_t* source, const int* count, int max_count, cudaStream_t stream);
 // Interchanges columns j and pivots[j] for j = n-1 down to 0 (undoing row pivoting on an inverse).
 template <class T>
 void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld, const std::int64_t* pivots,
