@@ -510,13 +510,6 @@ void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) {
   ctx.synchronize();
 }
 
-template <Real T>
-void add_identity(MatrixView<T> A, T alpha) {
-  Context& ctx = context_of(A.device());
-  kernels::add_identity(A.data(), std::min(A.rows(), A.cols()), ld_of(A.ld()), alpha, ctx.main().stream);
-  ctx.synchronize();
-}
-
 #define LINV_INSTANTIATE(T)                                                                                     \
   template double norm1<T>(ConstMatrixView<T>);                                                                 \
   template void require_finite<T>(ConstMatrixView<T>, const char*);                                             \
@@ -540,8 +533,7 @@ void add_identity(MatrixView<T> A, T alpha) {
   template double triangular_rcond<T>(ConstMatrixView<T>, Uplo, Diag);                                          \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double);                   \
   template double scaled_residual_solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double); \
-  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);                                            \
-  template void add_identity<T>(MatrixView<T>, T);
+  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);                                           
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE

@@ -85,7 +85,5 @@ double scaled_residual_solve(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMa
 // ---- test and benchmark inputs ----
 template <Real T>
 void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi);
-template <Real T>
-void add_identity(MatrixView<T> A, T alpha);
 
 }  // namespace linv::cuda

@@ -32,12 +32,6 @@ __global__ void fill_identity_kernel(T* A, std::int64_t n, std::int64_t ld) {
 }
 
 template <class T>
-__global__ void add_identity_kernel(T* A, std::int64_t n, std::int64_t ld, T alpha) {
-  for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    A[i + i * ld] += alpha;
-}
-
-template <class T>
 __global__ void set_diagonal_kernel(T* A, std::int64_t n, std::int64_t ld, T value) {
   for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) A[i + i * ld] = value;
 }
@@ -236,13 +230,6 @@ void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream) {
 }
 
 template <class T>
-void add_identity(T* A, std::int64_t n, std::int64_t ld, T alpha, cudaStream_t stream) {
-  if (n == 0) return;
-  add_identity_kernel<<<blocks_for(n), kThreads, 0, stream>>>(A, n, ld, alpha);
-  check_launch("add_identity");
-}
-
-template <class T>
 void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t stream) {
   if (n == 0) return;
   set_diagonal_kernel<<<blocks_for(n), kThreads, 0, stream>>>(A, n, ld, value);
@@ -350,7 +337,6 @@ void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, s
 
 #define LINV_INSTANTIATE(T)                                                                                      \
   template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                 \
-  template void add_identity<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \
   template void mirror_lower<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                  \

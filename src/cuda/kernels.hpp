@@ -12,9 +12,6 @@ namespace linv::cuda::kernels {
 // A := I (n x n).
 template <class T>
 void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
-// A := A + alpha I.
-template <class T>
-void add_identity(T* A, std::int64_t n, std::int64_t ld, T alpha, cudaStream_t stream);
 // A(i, i) := value.
 template <class T>
 void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t stream);

@@ -131,11 +131,6 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   unavailable();
 }
 
-template <Real T>
-void add_identity(MatrixView<T>, T) {
-  unavailable();
-}
-
 #define LINV_INSTANTIATE(T) \
   template double norm1<T>(ConstMatrixView<T>); \
   template void require_finite<T>(ConstMatrixView<T>, const char*); \
@@ -160,8 +155,7 @@ void add_identity(MatrixView<T>, T) {
   template index gauss_jordan_inverse<T>(MatrixView<T>, index); \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \
   template double scaled_residual_solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double); \
-  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T); \
-  template void add_identity<T>(MatrixView<T>, T);
+  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE
