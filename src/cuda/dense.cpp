@@ -533,7 +533,7 @@ void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) {
   template double triangular_rcond<T>(ConstMatrixView<T>, Uplo, Diag);                                          \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double);                   \
   template double scaled_residual_solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double); \
-  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);                                           
+  template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE
