@@ -81,8 +81,10 @@ template <Real T>
 void solve_typed(const SolveArgs& a, const Matrix<T>& A, const Matrix<T>& B, Compute c) {
   const Device device = resolve_device(a.common, A.rows(), gpu_capable(a));
   const SolveOptions options = solve_options(a, c);
-  const Matrix<T> b = B.to(device);
-  finish(a, "solve", run_on<T>(device, A, [&](ConstMatrixView<T> m) { return solve<T>(m, b.view(), options); }),
+  // B goes where A goes; on the CPU it is used in place.
+  const Matrix<T> b_on_device = device.is_cpu() ? Matrix<T>() : B.to(device);
+  const ConstMatrixView<T> b = device.is_cpu() ? B.view() : b_on_device.view();
+  finish(a, "solve", run_on<T>(device, A, [&](ConstMatrixView<T> m) { return solve<T>(m, b, options); }),
          {{"A", a.a}, {"B", a.b}});
 }
 

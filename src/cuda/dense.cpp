@@ -440,17 +440,13 @@ double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag) {
   const std::int64_t n = A.rows();
   if (n == 0) return 1.0;
   Context& ctx = context_of(A.device());
-  double anorm = 0;
-  {
-    // ||A||_1 of the triangle alone: the other triangle may hold anything.
-    Matrix<T> t = Matrix<T>::uninitialized(n, n, A.device());
-    check(cudaMemcpy2DAsync(t.data(), n * sizeof(T), A.data(), ld_of(A.ld()) * sizeof(T), n * sizeof(T), n,
-                            cudaMemcpyDeviceToDevice, ctx.main().stream),
-          "cudaMemcpy2D");
-    kernels::zero_triangle(t.data(), n, n, uplo == Uplo::Lower, ctx.main().stream);
-    if (diag == Diag::Unit) kernels::set_diagonal(t.data(), n, n, T(1), ctx.main().stream);
-    anorm = norm1<T>(t.view());
-  }
+  // ||A||_1 of the triangle alone: the other triangle may hold anything.
+  auto* d = ctx.scratch_as<double>(Slot::small, 1);
+  const cudaStream_t s = ctx.main().stream;
+  check(cudaMemsetAsync(d, 0, sizeof(double), s), "cudaMemset");
+  const kernels::Part part{uplo == Uplo::Lower ? kernels::Part::Lower : kernels::Part::Upper, diag == Diag::Unit};
+  kernels::norm1(A.data(), n, n, ld_of(A.ld()), d, s, part);
+  const double anorm = read_back(d, s);
   return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
     blas::trsm<T>(ctx.main().blas, Side::Left, uplo, op, diag, n, 1, T(1), A.data(), ld_of(A.ld()), x, n);
   });

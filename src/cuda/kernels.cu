@@ -157,11 +157,16 @@ __global__ void take_lower_block_kernel(T* A, std::int64_t n, std::int64_t ld, s
 // One block per column (grid-stride): column sums in double, then the maximum by atomicMax on the bit
 // pattern (non-negative doubles order like their bit patterns).
 template <class T>
-__global__ void norm1_kernel(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result) {
+__global__ void norm1_kernel(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
+                             Part part) {
   __shared__ double partial[kThreads];
   for (std::int64_t j = blockIdx.x; j < cols; j += gridDim.x) {
-    double s = 0;
-    for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) s += fabs(static_cast<double>(A[i + j * ld]));
+    // rows [lo, hi) of column j belong to the part; a unit diagonal counts 1 instead of what is stored
+    std::int64_t lo = 0, hi = rows;
+    if (part.shape == Part::Lower) lo = j + (part.unit_diagonal ? 1 : 0);
+    if (part.shape == Part::Upper) hi = min(rows, j + (part.unit_diagonal ? 0 : 1));
+    double s = (part.shape != Part::Full && part.unit_diagonal && threadIdx.x == 0 && j < rows) ? 1.0 : 0.0;
+    for (std::int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) s += fabs(static_cast<double>(A[i + j * ld]));
     partial[threadIdx.x] = s;
     __syncthreads();
     for (int w = blockDim.x / 2; w > 0; w /= 2) {
@@ -293,10 +298,11 @@ void take_lower_block(T* A, std::int64_t n, std::int64_t ld, std::int64_t j, std
 }
 
 template <class T>
-void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result, cudaStream_t stream) {
+void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result, cudaStream_t stream,
+           Part part) {
   if (rows == 0 || cols == 0) return;
   const unsigned blocks = static_cast<unsigned>(cols < 65535 ? cols : 65535);
-  norm1_kernel<<<blocks, kThreads, 0, stream>>>(A, rows, cols, ld, result);
+  norm1_kernel<<<blocks, kThreads, 0, stream>>>(A, rows, cols, ld, result, part);
   check_launch("norm1");
 }
 
@@ -344,7 +350,7 @@ void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, s
                                      cudaStream_t);                                                              \
   template void take_lower_block<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*,              \
                                     std::int64_t, cudaStream_t);                                                 \
-  template void norm1<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t);            \
+  template void norm1<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t, Part);      \
   template void first_non_finite<T>(const T*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,    \
                                     cudaStream_t);                                                               \
   template void structure_flags<T>(const T*, std::int64_t, std::int64_t, int*, cudaStream_t);                   \

@@ -44,9 +44,16 @@ template <class T>
 void take_lower_block(T* A, std::int64_t n, std::int64_t ld, std::int64_t j, std::int64_t jb, T* work,
                       std::int64_t ld_work, cudaStream_t stream);
 
-// *result must be 0 beforehand; afterwards it holds max_j sum_i |A(i, j)| (the 1-norm), in double.
+// Which entries norm1 reads: all, or one triangle (with its diagonal taken as ones when unit).
+struct Part {
+  enum Shape { Full, Lower, Upper } shape = Full;
+  bool unit_diagonal = false;
+};
+// *result must be 0 beforehand; afterwards it holds max_j sum_i |A(i, j)| over `part` (the 1-norm),
+// in double.
 template <class T>
-void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result, cudaStream_t stream);
+void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result, cudaStream_t stream,
+           Part part = {});
 // *first must be ~0ull beforehand; afterwards it is the smallest j * rows + i with A(i, j) not finite.
 template <class T>
 void first_non_finite(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, unsigned long long* first,
