@@ -74,7 +74,12 @@ void* allocate(std::size_t bytes, int device) {
     throw OutOfDeviceMemory("cuda:" + std::to_string(device), bytes, free_bytes);
   }
   check(status, "cudaMalloc", device);
-  if (poison_allocations()) check(cudaMemset(p, 0xFF, bytes), "cudaMemset", device);
+  if (poison_allocations()) {
+    // cudaMemset may still be running when it returns, on the legacy stream, which linv's streams do
+    // not wait for: finish it here, or it could land on data written after this call.
+    check(cudaMemset(p, 0xFF, bytes), "cudaMemset", device);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device);
+  }
   return p;
 }
 
