@@ -43,6 +43,14 @@ __global__ void zero_triangle_kernel(T* A, std::int64_t n, std::int64_t ld, bool
       if (upper ? i < j : i > j) A[i + j * ld] = T(0);
 }
 
+template <class T>
+__global__ void copy_triangle_kernel(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n,
+                                     bool upper, bool with_diagonal) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+      if ((upper ? i < j : i > j) || (with_diagonal && i == j)) dst[i + j * ld_dst] = src[i + j * ld_src];
+}
+
 // 32x32 tiles through shared memory so both the read of the lower tile and the write of the upper one
 // are coalesced.
 template <class T>
@@ -242,6 +250,15 @@ void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t s
 }
 
 template <class T>
+void copy_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, bool upper,
+                   bool with_diagonal, cudaStream_t stream) {
+  if (n == 0) return;
+  Grid2 g(n, n);
+  copy_triangle_kernel<<<g.grid, g.block, 0, stream>>>(src, ld_src, dst, ld_dst, n, upper, with_diagonal);
+  check_launch("copy_triangle");
+}
+
+template <class T>
 void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream) {
   if (n == 0) return;
   Grid2 g(n, n);
@@ -345,6 +362,8 @@ void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, s
   template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                 \
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \
+  template void copy_triangle<T>(const T*, std::int64_t, T*, std::int64_t, std::int64_t, bool, bool,             \
+                                 cudaStream_t);                                                                 \
   template void mirror_lower<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                  \
   template void unpermute_columns<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,          \
                                      cudaStream_t);                                                              \

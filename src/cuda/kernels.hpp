@@ -18,6 +18,11 @@ void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t s
 // Zeroes the strict upper (upper = true) or strict lower triangle.
 template <class T>
 void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream);
+// dst := src on the strict upper (upper = true) or strict lower triangle, and on the diagonal when
+// with_diagonal; dst's other entries are left as they are.
+template <class T>
+void copy_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, bool upper,
+                   bool with_diagonal, cudaStream_t stream);
 // A(i, j) := A(j, i) for i < j: the upper triangle becomes the mirror of the lower one.
 template <class T>
 void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
