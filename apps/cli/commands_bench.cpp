@@ -1,6 +1,7 @@
-// linv bench inverse: times linv::inv on matrices generated where they are inverted, for the benchmark
-// drivers in bench/ (which run the peers beside it and write bench/results/). The timed call is
-// synchronous (it returns when the inverse is complete), so a host clock around it times the GPU work.
+// linv bench inverse | batched: times linv::inv and linv::batched::inv_into on matrices generated where
+// they are inverted, for the benchmark drivers in bench/ (which run the peers beside them and write
+// bench/results/). The timed calls are synchronous (they return when the result is complete), so a host
+// clock around them times the GPU work, launch and read-back included.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -109,6 +110,79 @@ void run_bench(const BenchArgs& a) {
   if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
 }
 
+struct BatchedBenchArgs {
+  std::string device = "cuda";
+  std::string cases = "4:1048576,8:1048576,16:262144,32:65536,64:16384";  // order:count
+  std::string dtypes = "f32,f64";
+  int repeats = 20;
+  std::string json;
+};
+
+// The largest scaled residual ||A X - I||_1 / (n eps ||A||_1 ||X||_1) over the first matrices of a batch.
+template <Real T>
+double batch_residual(const Matrix<T>& A, const Matrix<T>& X, index n, index count) {
+  const index checked = std::min<index>(count, 2000);
+  const Matrix<T> a = Matrix<T>::copy_of(A.view().block(0, 0, n, n * checked)).to(Device::cpu());
+  const Matrix<T> x = Matrix<T>::copy_of(X.view().block(0, 0, n, n * checked)).to(Device::cpu());
+  double worst = 0;
+  for (index m = 0; m < checked; ++m)
+    worst = std::max(worst, scaled_residual_inverse<T>(a.view().block(0, m * n, n, n), x.view().block(0, m * n, n, n),
+                                                       std::numeric_limits<T>::epsilon()));
+  return worst;
+}
+
+template <Real T>
+void bench_batched_case(const BatchedBenchArgs& a, index n, index count, Device device, nlohmann::json& rows) {
+  const Matrix<T> A = random_uniform<T>(n, n * count, /*seed=*/3, T(-1), T(1), device);
+  Matrix<T> X = Matrix<T>::uninitialized(n, n * count, device);
+  batched::Status s = batched::inv_into<T>(A.view(), X.view());  // warm-up
+  std::vector<double> seconds;
+  for (int r = 0; r < a.repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    s = batched::inv_into<T>(A.view(), X.view());
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const double residual = batch_residual<T>(A, X, n, count);
+  const char* dtype = std::is_same_v<T, float> ? "f32" : "f64";
+  rows.push_back({{"dtype", dtype},
+                  {"n", n},
+                  {"batch", count},
+                  {"method_used", s.method},
+                  {"seconds", median},
+                  {"seconds_all", seconds},
+                  {"singular", s.singular},
+                  {"max_scaled_residual", residual}});
+  std::printf("batched %-4s n=%-3lld batch=%-8lld %-45s %10.6f s  max residual %.3g  singular %lld\n", dtype,
+              static_cast<long long>(n), static_cast<long long>(count), s.method.c_str(), median, residual,
+              static_cast<long long>(s.singular));
+  std::fflush(stdout);
+}
+
+void run_bench_batched(const BatchedBenchArgs& a) {
+  const Device device = Device::parse(a.device);
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  std::string name = device.name();
+  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
+  nlohmann::json out = {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+  for (const std::string& dtype : split(a.dtypes))
+    for (const std::string& c : split(a.cases)) {
+      const auto colon = c.find(':');
+      if (colon == std::string::npos)
+        throw InvalidArgument(fmt::format("bad case '{}': expected order:count, e.g. 8:1048576", c));
+      const index n = std::stoll(c.substr(0, colon)), count = std::stoll(c.substr(colon + 1));
+      if (dtype == "f32")
+        bench_batched_case<float>(a, n, count, device, out["rows"]);
+      else if (dtype == "f64")
+        bench_batched_case<double>(a, n, count, device, out["rows"]);
+      else
+        throw InvalidArgument(fmt::format("unknown dtype '{}': expected f32 or f64", dtype));
+    }
+  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
 }  // namespace
 
 void register_bench_commands(CLI::App& app) {
@@ -124,6 +198,16 @@ void register_bench_commands(CLI::App& app) {
   cmd->add_option("--repeats", a->repeats, "Timed runs per case")->capture_default_str();
   cmd->add_option("--json", a->json, "Write the rows as JSON here");
   cmd->callback([a] { run_bench(*a); });
+
+  auto b = std::make_shared<BatchedBenchArgs>();
+  CLI::App* batched_cmd =
+      bench->add_subcommand("batched", "Time linv::batched::inv_into on generated batches (median of repeats after a warm-up)");
+  batched_cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
+  batched_cmd->add_option("--cases", b->cases, "Comma-separated order:count pairs")->capture_default_str();
+  batched_cmd->add_option("--dtypes", b->dtypes, "f32, f64 or both")->capture_default_str();
+  batched_cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
+  batched_cmd->add_option("--json", b->json, "Write the rows as JSON here");
+  batched_cmd->callback([b] { run_bench_batched(*b); });
 }
 
 }  // namespace linv::cli

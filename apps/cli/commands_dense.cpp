@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <variant>
 
 #include "common.hpp"
 
@@ -17,6 +18,7 @@ constexpr const char* kMethodHelp =
 
 struct SolveArgs {
   std::string a, b, output, method = "auto";
+  bool batch = false;  // inv: A is a stack of matrices (B x n x n)
   double tolerance = 0;
   int max_iterations = 1000;
   double rcond = -1;
@@ -67,7 +69,77 @@ void inv_typed(const SolveArgs& a, const Matrix<T>& A, Compute c) {
   finish(a, "inv", run_on<T>(device, A, [&](ConstMatrixView<T> m) { return inv<T>(m, options); }), {{"A", a.a}});
 }
 
+// linv inv --batch: every matrix of a B x n x n stack, on the GPU by our batched kernels.
+template <Real T>
+void inv_batch_typed(const SolveArgs& a, io::MatrixStack<T>&& stack) {
+  const index n = stack.rows, count = stack.count;
+  if (stack.cols != n)
+    throw InvalidArgument(fmt::format("inv --batch needs square matrices; {} holds {} matrices of {}", a.a, count,
+                                      shape_string(stack.rows, stack.cols)));
+  // The batch as one n x (n count) matrix: the stack's layout already.
+  Matrix<T> A = Matrix<T>::uninitialized(n, n * count);
+  std::copy(stack.data.begin(), stack.data.end(), A.data());
+  // Below about a million elements the transfers and GPU start-up outweigh the work.
+  constexpr index kGpuWorthwhile = 1 << 20;
+  const Device device = a.common.device != "auto" ? Device::parse(a.common.device)
+                        : n * n * count >= kGpuWorthwhile ? Device::best()
+                                                          : Device::cpu();
+  const batched::Result<T> result =
+      device.is_cpu() ? batched::inv<T>(A.view()) : batched::inv<T>(A.to(device).view());
+  const batched::Status& r = result.status;
+  const Matrix<T> x = result.x.to(Device::cpu());
+  std::copy(x.data(), x.data() + n * n * count, stack.data.begin());
+  io::write_stack<T>(a.output, stack);
+
+  nlohmann::json j;
+  j["command"] = "inv --batch";
+  j["inputs"] = {{"A", a.a}};
+  j["output"] = a.output;
+  j["count"] = count;
+  j["order"] = n;
+  j["device"] = device.name();
+  j["precision"] = type_name<T>();
+  j["method"] = r.method;
+  j["seconds"] = r.seconds;
+  j["singular"] = r.singular;
+  nlohmann::json singular = nlohmann::json::array();  // the first 1000, as [matrix, pivot]
+  for (index m = 0; m < static_cast<index>(r.pivot.size()) && singular.size() < 1000; ++m)
+    if (r.pivot[static_cast<std::size_t>(m)] != 0) singular.push_back({m, r.pivot[static_cast<std::size_t>(m)]});
+  j["singular_matrices"] = singular;
+  j["linv_version"] = build_info().version;
+  write_report(a.common, j);
+  if (!a.common.quiet)
+    std::printf("inv --batch: %lld matrices of %s %s | %s | %s | %.4f s -> %s\n", static_cast<long long>(count),
+                shape_string(n, n).c_str(), type_name<T>(), device.name().c_str(), r.method.c_str(), r.seconds,
+                a.output.c_str());
+  if (r.singular > 0)
+    throw NumericalError(fmt::format(
+        "{} of {} matrices are singular (first: matrix {} with a zero pivot in column {}); their blocks of {} are NaN, "
+        "every other matrix was inverted",
+        r.singular, count, singular[0][0].get<index>(), singular[0][1].get<index>(), a.output));
+}
+
+void run_inv_batch(const SolveArgs& a) {
+  if (a.method != "auto")
+    throw InvalidArgument("inv --batch chooses its own method (Gauss-Jordan on the GPU, LAPACK on the CPU): drop --method");
+  if (a.common.precision == "mixed") throw InvalidArgument("inv --batch has no mixed-precision variant");
+  io::AnyStack S = io::read_stack(a.a);
+  const bool f32 = std::holds_alternative<io::MatrixStack<float>>(S);
+  const Compute c = compute_type(a.common.precision, {f32 ? io::DType::Float32 : io::DType::Float64});
+  if (c == Compute::f32) {
+    if (f32) return inv_batch_typed<float>(a, std::move(std::get<io::MatrixStack<float>>(S)));
+    const auto& d = std::get<io::MatrixStack<double>>(S);
+    io::MatrixStack<float> narrowed{d.count, d.rows, d.cols, std::vector<float>(d.data.begin(), d.data.end())};
+    return inv_batch_typed<float>(a, std::move(narrowed));
+  }
+  if (!f32) return inv_batch_typed<double>(a, std::move(std::get<io::MatrixStack<double>>(S)));
+  const auto& f = std::get<io::MatrixStack<float>>(S);
+  io::MatrixStack<double> widened{f.count, f.rows, f.cols, std::vector<double>(f.data.begin(), f.data.end())};
+  inv_batch_typed<double>(a, std::move(widened));
+}
+
 void run_inv(const SolveArgs& a) {
+  if (a.batch) return run_inv_batch(a);
   (void)parse_method(a.method);  // usage errors before any file is read
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
@@ -188,6 +260,9 @@ void register_dense_commands(CLI::App& app) {
     CLI::App* cmd = add_command(app, "inv", "Invert a square matrix: X = A^-1", a, run_inv);
     cmd->add_option("A", a->a, kMatrixHelp)->required();
     cmd->add_option("-o,--output", a->output, "Where to write the inverse")->required();
+    cmd->add_flag("--batch", a->batch,
+                  "A is a stack of B square matrices (a B x n x n .npy array, n <= 64): invert each one. A singular "
+                  "matrix is reported (exit 4) with its block of the output NaN; the others are still inverted");
     cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
     add_iteration_options(*cmd, *a);
     add_conditioning_option(*cmd, *a);

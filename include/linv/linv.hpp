@@ -2,6 +2,7 @@
 #pragma once
 
 #include "linv/accuracy.hpp"
+#include "linv/batched.hpp"
 #include "linv/dense.hpp"
 #include "linv/device.hpp"
 #include "linv/errors.hpp"

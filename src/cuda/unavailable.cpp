@@ -1,6 +1,7 @@
 // The CUDA backend's dense routines in a build without CUDA. No matrix can live on a GPU in such a
 // build (allocating one already fails), so these are unreachable in practice; they exist so the core
 // dispatches without conditional compilation, and they fail clearly if reached.
+#include "cuda/batched.hpp"
 #include "cuda/dense.hpp"
 #include "linv/errors.hpp"
 
@@ -117,6 +118,11 @@ index gauss_jordan_inverse(MatrixView<T>, index) {
 }
 
 template <Real T>
+std::string batched_inverse(const T*, T*, std::int64_t, int, int, std::vector<index>&) {
+  unavailable();
+}
+
+template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T>, ConstMatrixView<T>, double) {
   unavailable();
 }
@@ -153,6 +159,7 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template void triangular_solve<T>(ConstMatrixView<T>, Uplo, Diag, MatrixView<T>); \
   template double triangular_rcond<T>(ConstMatrixView<T>, Uplo, Diag); \
   template index gauss_jordan_inverse<T>(MatrixView<T>, index); \
+  template std::string batched_inverse<T>(const T*, T*, std::int64_t, int, int, std::vector<index>&); \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \
   template double scaled_residual_solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double); \
   template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);

@@ -98,6 +98,33 @@ class CliTest(unittest.TestCase):
                 if method == "gauss-seidel":
                     self.assertGreater(r["iterations"], 0)
 
+    def test_inv_batch_matches_numpy_and_flags_singular_matrices(self):
+        for dtype in (np.float32, np.float64):
+            a = self.rng.uniform(-1, 1, (200, 6, 6)).astype(dtype)
+            a[5, :, 2] = 0  # exactly singular: zero pivot in column 3
+            src = self.save("stack.npy", a)
+            out, rep = self.path("x.npy"), self.path("b.json")
+            _, err = run("inv", "--batch", src, "-o", out, "--report", rep, expect=4)
+            self.assertIn("1 of 200 matrices are singular", err)
+            x = np.load(out)
+            self.assertEqual(x.shape, a.shape)
+            self.assertEqual(x.dtype, dtype)
+            self.assertTrue(np.isnan(x[5]).all())
+            report = load_json(rep)
+            self.assertEqual(report["singular_matrices"], [[5, 3]])
+            eps = np.finfo(dtype).eps
+            for k in range(len(a)):
+                if k == 5:
+                    continue
+                ak = a[k].astype(np.float64)
+                r = np.linalg.norm(ak @ x[k] - np.eye(6), 1) / (6 * eps * np.linalg.norm(ak, 1) * np.linalg.norm(x[k], 1))
+                self.assertLess(r, THRESHOLD, f"matrix {k}")
+        # usage errors say what to do
+        _, err = run("inv", "--batch", src, "-o", out, "--method", "lu", expect=2)
+        self.assertIn("drop --method", err)
+        _, err = run("inv", "--batch", self.save("rect.npy", np.ones((3, 4, 5))), "-o", out, expect=2)
+        self.assertIn("square", err)
+
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)
         out, _ = run("inv", self.save("l.npy", lower), "-o", self.path("x.npy"))

@@ -1,0 +1,47 @@
+// Many small matrices at once: inversion of a batch of n x n matrices (n up to 64, any count).
+//
+// Layout ("strided"): the batch is one Matrix of n rows and n * count columns, matrix k being the
+// column block [k n, (k + 1) n), so each matrix is column-major and contiguous, n * n elements after
+// the previous one: the layout of io::MatrixStack, so a B x n x n NumPy array read with io::read_stack
+// is a batch as it stands.
+//
+// On the GPU each matrix is inverted by Gauss-Jordan elimination with partial pivoting in registers
+// (a group of n lanes of a warp per matrix for n <= 32, a block of 64 threads for n <= 64); on the CPU
+// by LAPACK (getrf + getri) per matrix, across threads. A singular matrix does not stop the batch: its
+// status names the pivot, its block of the result is NaN, and every other matrix is inverted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "linv/matrix.hpp"
+
+namespace linv::batched {
+
+// The largest order inverted in one batch.
+inline constexpr index kMaxOrder = 64;
+
+// What happened to a batch.
+struct Status {
+  index singular = 0;        // how many matrices have an exactly zero pivot (their blocks of X are NaN)
+  std::vector<index> pivot;  // when singular > 0: per matrix, 0 or the 1-based column of its first zero
+                             // pivot; empty when every matrix was regular (saves a read-back per call)
+  std::string method;        // what ran, e.g. "gauss-jordan in registers (8 lanes per matrix)"
+  double seconds = 0;
+};
+
+template <Real T>
+struct Result {
+  Matrix<T> x;  // same shape and device as the input
+  Status status;
+};
+
+// Inverts each n x n matrix of A (n = A.rows() <= kMaxOrder, A.cols() a multiple of n, A.ld() == n).
+template <Real T>
+Result<T> inv(ConstMatrixView<T> A);
+// The same into X (A's shape, on A's device, contiguous; X may be A itself): no allocation, for loops
+// that invert batch after batch.
+template <Real T>
+Status inv_into(ConstMatrixView<T> A, MatrixView<T> X);
+
+}  // namespace linv::batched
