@@ -5,7 +5,7 @@
 // whole batch should cost about one read and one write of it. Here each row of a matrix lives in one
 // lane's registers:
 //   * n <= 32: a group of S lanes (S = n rounded up to a power of two) per matrix, 32 / S matrices per
-//     warp; pivot search and pivot-row broadcast are shuffles within the group;
+//     warp; the pivot search is two warp reductions, the pivot row is broadcast through shared memory;
 //   * 32 < n <= 64: a block of 64 threads per matrix, the pivot row passed through shared memory.
 // Rows are never moved ("virtual" pivoting): the row chosen at step k is marked, and Gauss-Jordan's
 // in-place update leaves row r_k holding row k of the inverse with its columns in pivot order, so each
@@ -58,12 +58,38 @@ __device__ inline void eliminate(T (&a)[S], int n, int k, bool is_pivot_row, T p
   }
 }
 
-// One matrix per group of S lanes (S a power of two, n <= S <= 32).
+// Pivot search keys: 0 for "not a candidate", else 1 + the bit pattern of |x| (non-negative floats order
+// like their bit patterns; NaN counts as infinity, so it is chosen and propagates). A key of 1 is an
+// exactly zero candidate.
+__device__ inline unsigned long long pivot_key(float x) {
+  const float v = fabsf(x);
+  return 1ull + (isnan(v) ? 0x7f800000u : __float_as_uint(v));
+}
+__device__ inline unsigned long long pivot_key(double x) {
+  const double v = fabs(x);
+  return 1ull + static_cast<unsigned long long>(isnan(v) ? 0x7ff0000000000000ll : __double_as_longlong(v));
+}
+
+// The largest key within the lanes of `group` (a mask), and the lowest lane holding it: partial
+// pivoting's choice, ties to the lower row as LAPACK's i?amax. Reductions, not shuffle rounds.
+__device__ inline int group_argmax(unsigned long long key, unsigned group, unsigned long long& top) {
+  const unsigned hi = static_cast<unsigned>(key >> 32), lo = static_cast<unsigned>(key);
+  const unsigned top_hi = __reduce_max_sync(group, hi);
+  const unsigned top_lo = __reduce_max_sync(group, hi == top_hi ? lo : 0u);
+  top = (static_cast<unsigned long long>(top_hi) << 32) | top_lo;
+  return __ffs(__ballot_sync(kFull, hi == top_hi && lo == top_lo) & group) - 1;
+}
+
+// One matrix per group of S lanes (S a power of two, n <= S <= 32). The pivot row goes through shared
+// memory (one store by its lane, wide broadcast loads by the group): a quarter of the shuffles.
 template <class T, int S>
 __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T* X, int* pivot, int* singular,
                                                                    std::int64_t count, int n) {
+  __shared__ __align__(16) T pivot_rows[kThreads / S][S];
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int row = lane % S;
+  const int row = lane % S, first_lane = lane - row;
+  const unsigned group = S == 32 ? kFull : ((1u << S) - 1u) << first_lane;
+  T* pivot_row = pivot_rows[threadIdx.x / S];
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const std::int64_t m = warp * (32 / S) + lane / S;
   const bool active = m < count && row < n;
@@ -78,22 +104,18 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T*
 #pragma unroll
   for (int k = 0; k < S; ++k) {
     if (k >= n) break;
-    double best = (active && step < 0) ? magnitude(a[k]) : -1.0;
-    int at = row;
-#pragma unroll
-    for (int offset = S / 2; offset > 0; offset /= 2) {
-      const double v = __shfl_xor_sync(kFull, best, offset, S);
-      const int r = __shfl_xor_sync(kFull, at, offset, S);
-      if (v > best || (v == best && r < at)) {
-        best = v;
-        at = r;
-      }
-    }
+    unsigned long long top = 0;
+    const int at = group_argmax((active && step < 0) ? pivot_key(a[k]) : 0ull, group, top) - first_lane;
     order[k] = at;
-    if (row == at) step = k;
-    if (best == 0.0 && zero == 0) zero = k + 1;
-    const T p = __shfl_sync(kFull, a[k], at, S);
-    eliminate<T, S>(a, n, k, row == at, p, [&](int j) { return __shfl_sync(kFull, a[j], at, S); });
+    if (top == 1 && zero == 0) zero = k + 1;
+    if (row == at) {
+      step = k;
+#pragma unroll
+      for (int j = 0; j < S; ++j) pivot_row[j] = a[j];
+    }
+    __syncwarp();
+    eliminate<T, S>(a, n, k, row == at, pivot_row[k], [&](int j) { return pivot_row[j]; });
+    __syncwarp();  // read before the next pivot row is stored
   }
   if (!active) return;
   if (row == 0) {
