@@ -39,7 +39,7 @@ struct Result {
 // Inverts each n x n matrix of A (n = A.rows() <= kMaxOrder, A.cols() a multiple of n, A.ld() == n).
 template <Real T>
 Result<T> inv(ConstMatrixView<T> A);
-// The same into X (A's shape, on A's device, contiguous; X may be A itself): no allocation, for loops
+// The same into X (A's shape, on A's device, contiguous, not overlapping A): no allocation, for loops
 // that invert batch after batch.
 template <Real T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X);

@@ -78,6 +78,10 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
     throw ShapeMismatch("batched inverse: X must have A's shape", A.rows(), A.cols(), X.rows(), X.cols());
   if (X.device() != A.device())
     throw InvalidArgument(fmt::format("batched inverse: A is on {} but X is on {}", A.device().name(), X.device().name()));
+  const T* a_end = A.data() + A.rows() * A.cols();
+  const T* x_end = X.data() + X.rows() * X.cols();
+  if (A.cols() > 0 && X.data() < a_end && A.data() < x_end)
+    throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
   const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
   Status s;
   if (A.device().is_cuda()) {

@@ -5,7 +5,8 @@
 // whole batch should cost about one read and one write of it. Here each row of a matrix lives in one
 // lane's registers:
 //   * n <= 32: a group of S lanes (S = n rounded up to a power of two) per matrix, 32 / S matrices per
-//     warp; the pivot search is two warp reductions, the pivot row is broadcast through shared memory;
+//     warp; pivot search and pivot-row broadcast are shuffles within the group (reductions and shared
+//     memory when the group is the whole warp);
 //   * 32 < n <= 64: a block of 64 threads per matrix, the pivot row passed through shared memory.
 // Rows are never moved ("virtual" pivoting): the row chosen at step k is marked, and Gauss-Jordan's
 // in-place update leaves row r_k holding row k of the inverse with its columns in pivot order, so each
@@ -70,26 +71,43 @@ __device__ inline unsigned long long pivot_key(double x) {
   return 1ull + static_cast<unsigned long long>(isnan(v) ? 0x7ff0000000000000ll : __double_as_longlong(v));
 }
 
-// The largest key within the lanes of `group` (a mask), and the lowest lane holding it: partial
-// pivoting's choice, ties to the lower row as LAPACK's i?amax. Reductions, not shuffle rounds.
-__device__ inline int group_argmax(unsigned long long key, unsigned group, unsigned long long& top) {
+// The largest key over the warp, and the lowest lane holding it: partial pivoting's choice, ties to
+// the lower row as LAPACK's i?amax. Two reductions and a ballot instead of five rounds of shuffles.
+__device__ inline int warp_argmax(unsigned long long key, unsigned long long& top) {
   const unsigned hi = static_cast<unsigned>(key >> 32), lo = static_cast<unsigned>(key);
-  const unsigned top_hi = __reduce_max_sync(group, hi);
-  const unsigned top_lo = __reduce_max_sync(group, hi == top_hi ? lo : 0u);
+  const unsigned top_hi = __reduce_max_sync(kFull, hi);
+  const unsigned top_lo = __reduce_max_sync(kFull, hi == top_hi ? lo : 0u);
   top = (static_cast<unsigned long long>(top_hi) << 32) | top_lo;
-  return __ffs(__ballot_sync(kFull, hi == top_hi && lo == top_lo) & group) - 1;
+  return __ffs(__ballot_sync(kFull, hi == top_hi && lo == top_lo)) - 1;
 }
 
-// One matrix per group of S lanes (S a power of two, n <= S <= 32). The pivot row goes through shared
-// memory (one store by its lane, wide broadcast loads by the group): a quarter of the shuffles.
+// The same within each group of S < 32 lanes, by a butterfly of shuffles (reductions over a part of
+// the warp would run once per group).
+template <int S>
+__device__ inline int group_argmax(unsigned long long key, int row, unsigned long long& top) {
+  int at = row;
+#pragma unroll
+  for (int offset = S / 2; offset > 0; offset /= 2) {
+    const unsigned long long k = __shfl_xor_sync(kFull, key, offset, S);
+    const int r = __shfl_xor_sync(kFull, at, offset, S);
+    if (k > key || (k == key && r < at)) {
+      key = k;
+      at = r;
+    }
+  }
+  top = key;
+  return at;
+}
+
+// One matrix per group of S lanes (S a power of two, n <= S <= 32). In a group smaller than the warp
+// the pivot row is broadcast by shuffles; a whole warp stores it once to shared memory and reads it with
+// wide broadcast loads (a quarter of the instructions of n shuffles).
 template <class T, int S>
 __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T* X, int* pivot, int* singular,
                                                                    std::int64_t count, int n) {
-  __shared__ __align__(16) T pivot_rows[kThreads / S][S];
+  __shared__ __align__(16) T pivot_rows[S == 32 ? kThreads / 32 : 1][S];
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int row = lane % S, first_lane = lane - row;
-  const unsigned group = S == 32 ? kFull : ((1u << S) - 1u) << first_lane;
-  T* pivot_row = pivot_rows[threadIdx.x / S];
+  const int row = lane % S;
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const std::int64_t m = warp * (32 / S) + lane / S;
   const bool active = m < count && row < n;
@@ -104,18 +122,25 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T*
 #pragma unroll
   for (int k = 0; k < S; ++k) {
     if (k >= n) break;
+    const unsigned long long key = (active && step < 0) ? pivot_key(a[k]) : 0ull;
     unsigned long long top = 0;
-    const int at = group_argmax((active && step < 0) ? pivot_key(a[k]) : 0ull, group, top) - first_lane;
+    const int at = S == 32 ? warp_argmax(key, top) : group_argmax<S>(key, row, top);
     order[k] = at;
     if (top == 1 && zero == 0) zero = k + 1;
-    if (row == at) {
-      step = k;
+    if (row == at) step = k;
+    if constexpr (S == 32) {
+      T* pivot_row = pivot_rows[threadIdx.x / 32];
+      if (row == at) {
 #pragma unroll
-      for (int j = 0; j < S; ++j) pivot_row[j] = a[j];
+        for (int j = 0; j < S; ++j) pivot_row[j] = a[j];
+      }
+      __syncwarp();
+      eliminate<T, S>(a, n, k, row == at, pivot_row[k], [&](int j) { return pivot_row[j]; });
+      __syncwarp();  // read before the next pivot row is stored
+    } else {
+      const T p = __shfl_sync(kFull, a[k], at, S);
+      eliminate<T, S>(a, n, k, row == at, p, [&](int j) { return __shfl_sync(kFull, a[j], at, S); });
     }
-    __syncwarp();
-    eliminate<T, S>(a, n, k, row == at, pivot_row[k], [&](int j) { return pivot_row[j]; });
-    __syncwarp();  // read before the next pivot row is stored
   }
   if (!active) return;
   if (row == 0) {

@@ -46,21 +46,6 @@ TYPED_TEST(BatchedGpu, EveryOrderAgreesWithCpu) {
   for (index n = 1; n <= batched::kMaxOrder; ++n) compare_with_cpu<TypeParam>(n, 75, 600 + n);
 }
 
-TYPED_TEST(BatchedGpu, InPlaceOnTheGpu) {
-  REQUIRE_GPU();
-  using T = TypeParam;
-  for (index n : {6, 20, 40}) {
-    const auto seed = testing::case_seed(800 + n);
-    LINV_TRACE_SEED(seed);
-    const Matrix<T> A = random_uniform<T>(n, n * 50, seed, T(-1), T(1));
-    Matrix<T> X = A.to(Device::cuda(0));
-    const batched::Status s = batched::inv_into<T>(X.view(), X.view());
-    const Matrix<T> x = X.to(Device::cpu());
-    testing::expect_batch_inverse<T>(A.view(), x.view(), s, std::vector<index>(50, 0), nullptr,
-                                     "in place n=" + std::to_string(n));
-  }
-}
-
 TYPED_TEST(BatchedGpu, LargeBatchesFillWholeBlocks) {
   REQUIRE_GPU();
   compare_with_cpu<TypeParam>(4, 100003, 700);  // not a multiple of the matrices per block
