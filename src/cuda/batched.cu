@@ -5,8 +5,8 @@
 // whole batch should cost about one read and one write of it. Here each row of a matrix lives in one
 // lane's registers:
 //   * n <= 32: a group of S lanes (S = n rounded up to a power of two) per matrix, 32 / S matrices per
-//     warp; pivot search and pivot-row broadcast are shuffles within the group (reductions and shared
-//     memory when the group is the whole warp);
+//     warp; the pivot search is a shuffle butterfly within the group (warp reductions when the group is
+//     the whole warp), the pivot row goes through shared memory from 8 lanes up;
 //   * 32 < n <= 64: a block of 64 threads per matrix, the pivot row passed through shared memory.
 // Rows are never moved ("virtual" pivoting): the row chosen at step k is marked, and Gauss-Jordan's
 // in-place update leaves row r_k holding row k of the inverse with its columns in pivot order, so each
@@ -82,30 +82,44 @@ __device__ inline int warp_argmax(unsigned long long key, unsigned long long& to
 }
 
 // The same within each group of S < 32 lanes, by a butterfly of shuffles (reductions over a part of
-// the warp would run once per group).
-template <int S>
+// the warp would run once per group). A float key fits in 59 bits, so the row rides in its low 5 bits
+// (inverted: on equal magnitudes the lower row has the larger key) and each round is one 64-bit shuffle;
+// a double key needs all 64 bits and the row travels beside it.
+template <class T, int S>
 __device__ inline int group_argmax(unsigned long long key, int row, unsigned long long& top) {
-  int at = row;
+  if constexpr (sizeof(T) == 4) {
+    unsigned long long packed = key == 0 ? 0 : (key << 5) | static_cast<unsigned>(31 - row);
 #pragma unroll
-  for (int offset = S / 2; offset > 0; offset /= 2) {
-    const unsigned long long k = __shfl_xor_sync(kFull, key, offset, S);
-    const int r = __shfl_xor_sync(kFull, at, offset, S);
-    if (k > key || (k == key && r < at)) {
-      key = k;
-      at = r;
+    for (int offset = S / 2; offset > 0; offset /= 2) {
+      const unsigned long long other = __shfl_xor_sync(kFull, packed, offset, S);
+      packed = other > packed ? other : packed;
     }
+    top = packed >> 5;
+    return 31 - static_cast<int>(packed & 31);
+  } else {
+    int at = row;
+#pragma unroll
+    for (int offset = S / 2; offset > 0; offset /= 2) {
+      const unsigned long long k = __shfl_xor_sync(kFull, key, offset, S);
+      const int r = __shfl_xor_sync(kFull, at, offset, S);
+      if (k > key || (k == key && r < at)) {
+        key = k;
+        at = r;
+      }
+    }
+    top = key;
+    return at;
   }
-  top = key;
-  return at;
 }
 
-// One matrix per group of S lanes (S a power of two, n <= S <= 32). In a group smaller than the warp
-// the pivot row is broadcast by shuffles; a whole warp stores it once to shared memory and reads it with
-// wide broadcast loads (a quarter of the instructions of n shuffles).
+// One matrix per group of S lanes (S a power of two, n <= S <= 32). From 8 lanes up the pivot row goes
+// through shared memory (stored once by its lane, read with wide broadcast loads: a quarter of the
+// instructions of n shuffles); smaller groups shuffle it.
 template <class T, int S>
 __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T* X, int* pivot, int* singular,
                                                                    std::int64_t count, int n) {
-  __shared__ __align__(16) T pivot_rows[S == 32 ? kThreads / 32 : 1][S];
+  constexpr bool kSharedRow = S >= 8;
+  __shared__ __align__(16) T pivot_rows[kSharedRow ? kThreads / S : 1][S];
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int row = lane % S;
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -124,12 +138,16 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T*
     if (k >= n) break;
     const unsigned long long key = (active && step < 0) ? pivot_key(a[k]) : 0ull;
     unsigned long long top = 0;
-    const int at = S == 32 ? warp_argmax(key, top) : group_argmax<S>(key, row, top);
+    int at;
+    if constexpr (S == 32)
+      at = warp_argmax(key, top);
+    else
+      at = group_argmax<T, S>(key, row, top);
     order[k] = at;
     if (top == 1 && zero == 0) zero = k + 1;
     if (row == at) step = k;
-    if constexpr (S == 32) {
-      T* pivot_row = pivot_rows[threadIdx.x / 32];
+    if constexpr (kSharedRow) {
+      T* pivot_row = pivot_rows[threadIdx.x / S];
       if (row == at) {
 #pragma unroll
         for (int j = 0; j < S; ++j) pivot_row[j] = a[j];
