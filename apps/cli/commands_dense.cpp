@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <variant>
 
 #include "common.hpp"
@@ -18,7 +19,7 @@ constexpr const char* kMethodHelp =
 
 struct SolveArgs {
   std::string a, b, output, method = "auto";
-  bool batch = false;  // inv: A is a stack of matrices (B x n x n)
+  bool batch = false;  // A (and B) are stacks of matrices (B x n x n, B x n x k)
   double tolerance = 0;
   int max_iterations = 1000;
   double rcond = -1;
@@ -69,31 +70,63 @@ void inv_typed(const SolveArgs& a, const Matrix<T>& A, Compute c) {
   finish(a, "inv", run_on<T>(device, A, [&](ConstMatrixView<T> m) { return inv<T>(m, options); }), {{"A", a.a}});
 }
 
-// linv inv --batch: every matrix of a B x n x n stack, on the GPU by our batched kernels.
+// A stack in the type a command computes in (never narrowing unless asked, as for single matrices).
 template <Real T>
-void inv_batch_typed(const SolveArgs& a, io::MatrixStack<T>&& stack) {
+io::MatrixStack<T> stack_as(io::AnyStack&& s) {
+  if (auto* same = std::get_if<io::MatrixStack<T>>(&s)) return std::move(*same);
+  return std::visit(
+      [](const auto& other) {
+        return io::MatrixStack<T>{other.count, other.rows, other.cols, std::vector<T>(other.data.begin(), other.data.end())};
+      },
+      s);
+}
+
+// linv inv --batch / solve --batch: every matrix of a B x n x n stack (with a B x n x k stack of
+// right-hand sides for solve), on the GPU by our batched kernels.
+template <Real T>
+void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& stack,
+                 std::optional<io::MatrixStack<T>>&& rhs) {
   const index n = stack.rows, count = stack.count;
   if (stack.cols != n)
-    throw InvalidArgument(fmt::format("inv --batch needs square matrices; {} holds {} matrices of {}", a.a, count,
-                                      shape_string(stack.rows, stack.cols)));
+    throw InvalidArgument(fmt::format("{} --batch needs square matrices; {} holds {} matrices of {}", command, a.a,
+                                      count, shape_string(stack.rows, stack.cols)));
+  if (rhs && (rhs->count != count || rhs->rows != n))
+    throw ShapeMismatch(fmt::format("{} --batch: {} must hold one n x k block per matrix of {}", command, a.b, a.a),
+                        count * n, n, rhs->count * rhs->rows, rhs->cols);
   // The batch as one n x (n count) matrix: the stack's layout already.
-  Matrix<T> A = Matrix<T>::uninitialized(n, n * count);
-  std::copy(stack.data.begin(), stack.data.end(), A.data());
+  const auto as_matrix = [](const io::MatrixStack<T>& st) {
+    Matrix<T> m = Matrix<T>::uninitialized(st.rows, st.cols * st.count);
+    std::copy(st.data.begin(), st.data.end(), m.data());
+    return m;
+  };
+  const Matrix<T> A = as_matrix(stack);
   // Below about a million elements the transfers and GPU start-up outweigh the work.
   constexpr index kGpuWorthwhile = 1 << 20;
   const Device device = a.common.device != "auto" ? Device::parse(a.common.device)
                         : n * n * count >= kGpuWorthwhile ? Device::best()
                                                           : Device::cpu();
-  const batched::Result<T> result =
-      device.is_cpu() ? batched::inv<T>(A.view()) : batched::inv<T>(A.to(device).view());
+  const Matrix<T> a_on = device.is_cpu() ? Matrix<T>() : A.to(device);
+  const ConstMatrixView<T> a_view = device.is_cpu() ? A.view() : a_on.view();
+  batched::Result<T> result;
+  io::MatrixStack<T> out;
+  if (rhs) {
+    const Matrix<T> B = as_matrix(*rhs);
+    const Matrix<T> b_on = device.is_cpu() ? Matrix<T>() : B.to(device);
+    result = batched::solve<T>(a_view, device.is_cpu() ? B.view() : b_on.view());
+    out = std::move(*rhs);
+  } else {
+    result = batched::inv<T>(a_view);
+    out = std::move(stack);
+  }
   const batched::Status& r = result.status;
   const Matrix<T> x = result.x.to(Device::cpu());
-  std::copy(x.data(), x.data() + n * n * count, stack.data.begin());
-  io::write_stack<T>(a.output, stack);
+  std::copy(x.data(), x.data() + out.data.size(), out.data.begin());
+  io::write_stack<T>(a.output, out);
 
   nlohmann::json j;
-  j["command"] = "inv --batch";
+  j["command"] = std::string(command) + " --batch";
   j["inputs"] = {{"A", a.a}};
+  if (!a.b.empty()) j["inputs"]["B"] = a.b;
   j["output"] = a.output;
   j["count"] = count;
   j["order"] = n;
@@ -109,37 +142,43 @@ void inv_batch_typed(const SolveArgs& a, io::MatrixStack<T>&& stack) {
   j["linv_version"] = build_info().version;
   write_report(a.common, j);
   if (!a.common.quiet)
-    std::printf("inv --batch: %lld matrices of %s %s | %s | %s | %.4f s -> %s\n", static_cast<long long>(count),
+    std::printf("%s --batch: %lld matrices of %s %s | %s | %s | %.4f s -> %s\n", command, static_cast<long long>(count),
                 shape_string(n, n).c_str(), type_name<T>(), device.name().c_str(), r.method.c_str(), r.seconds,
                 a.output.c_str());
   if (r.singular > 0)
     throw NumericalError(fmt::format(
         "{} of {} matrices are singular (first: matrix {} with a zero pivot in column {}); their blocks of {} are NaN, "
-        "every other matrix was inverted",
-        r.singular, count, singular[0][0].get<index>(), singular[0][1].get<index>(), a.output));
+        "every other {} was computed",
+        r.singular, count, singular[0][0].get<index>(), singular[0][1].get<index>(), a.output,
+        rhs ? "system" : "matrix"));
 }
 
-void run_inv_batch(const SolveArgs& a) {
+void run_batch(const SolveArgs& a, const char* command) {
   if (a.method != "auto")
-    throw InvalidArgument("inv --batch chooses its own method (Gauss-Jordan on the GPU, LAPACK on the CPU): drop --method");
-  if (a.common.precision == "mixed") throw InvalidArgument("inv --batch has no mixed-precision variant");
+    throw InvalidArgument(fmt::format(
+        "{} --batch chooses its own method (Gauss-Jordan on the GPU, LAPACK on the CPU): drop --method", command));
+  if (a.common.precision == "mixed") throw InvalidArgument(fmt::format("{} --batch has no mixed-precision variant", command));
   io::AnyStack S = io::read_stack(a.a);
-  const bool f32 = std::holds_alternative<io::MatrixStack<float>>(S);
-  const Compute c = compute_type(a.common.precision, {f32 ? io::DType::Float32 : io::DType::Float64});
-  if (c == Compute::f32) {
-    if (f32) return inv_batch_typed<float>(a, std::move(std::get<io::MatrixStack<float>>(S)));
-    const auto& d = std::get<io::MatrixStack<double>>(S);
-    io::MatrixStack<float> narrowed{d.count, d.rows, d.cols, std::vector<float>(d.data.begin(), d.data.end())};
-    return inv_batch_typed<float>(a, std::move(narrowed));
+  std::optional<io::AnyStack> R;
+  if (!a.b.empty()) R = io::read_stack(a.b);
+  const auto dtype = [](const io::AnyStack& st) {
+    return std::holds_alternative<io::MatrixStack<float>>(st) ? io::DType::Float32 : io::DType::Float64;
+  };
+  std::vector<io::DType> types{dtype(S)};
+  if (R) types.push_back(dtype(*R));
+  if (compute_type(a.common.precision, types) == Compute::f32) {
+    std::optional<io::MatrixStack<float>> rhs;
+    if (R) rhs = stack_as<float>(std::move(*R));
+    batch_typed<float>(a, command, stack_as<float>(std::move(S)), std::move(rhs));
+  } else {
+    std::optional<io::MatrixStack<double>> rhs;
+    if (R) rhs = stack_as<double>(std::move(*R));
+    batch_typed<double>(a, command, stack_as<double>(std::move(S)), std::move(rhs));
   }
-  if (!f32) return inv_batch_typed<double>(a, std::move(std::get<io::MatrixStack<double>>(S)));
-  const auto& f = std::get<io::MatrixStack<float>>(S);
-  io::MatrixStack<double> widened{f.count, f.rows, f.cols, std::vector<double>(f.data.begin(), f.data.end())};
-  inv_batch_typed<double>(a, std::move(widened));
 }
 
 void run_inv(const SolveArgs& a) {
-  if (a.batch) return run_inv_batch(a);
+  if (a.batch) return run_batch(a, "inv");
   (void)parse_method(a.method);  // usage errors before any file is read
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
@@ -161,6 +200,7 @@ void solve_typed(const SolveArgs& a, const Matrix<T>& A, const Matrix<T>& B, Com
 }
 
 void run_solve(const SolveArgs& a) {
+  if (a.batch) return run_batch(a, "solve");
   (void)parse_method(a.method);
   io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
@@ -274,6 +314,10 @@ void register_dense_commands(CLI::App& app) {
     cmd->add_option("A", a->a, kMatrixHelp)->required();
     cmd->add_option("B", a->b, "Right-hand sides (n x k)")->required();
     cmd->add_option("-o,--output", a->output, "Where to write X")->required();
+    cmd->add_flag("--batch", a->batch,
+                  "A is a stack of B square matrices (B x n x n .npy, n <= 64) and B a stack of B right-hand-side "
+                  "blocks (B x n x k): solve each system. A singular system is reported (exit 4) with its block of "
+                  "the output NaN; the others are still solved");
     cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
     add_iteration_options(*cmd, *a);
     add_conditioning_option(*cmd, *a);

@@ -1,4 +1,5 @@
-// Many small matrices at once: inversion of a batch of n x n matrices (n up to 64, any count).
+// Many small matrices at once: inversion of, and solves with, a batch of n x n matrices (n up to 64,
+// any count).
 //
 // Layout ("strided"): the batch is one Matrix of n rows and n * count columns, matrix k being the
 // column block [k n, (k + 1) n), so each matrix is column-major and contiguous, n * n elements after
@@ -43,5 +44,14 @@ Result<T> inv(ConstMatrixView<T> A);
 // that invert batch after batch.
 template <Real T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X);
+
+// Solves A(k) X(k) = B(k) for each matrix of A, B holding the right-hand sides the same way: n x (nrhs *
+// count), B(k) its column block [k nrhs, (k + 1) nrhs). On the CPU by LU (getrf + getrs), backward stable;
+// on the GPU as A(k)^-1 B(k) from the register elimination, whose forward error is that of a backward
+// stable solve (about cond(A) eps) but whose residual can be cond(A) times larger.
+template <Real T>
+Result<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B);
+template <Real T>
+Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X);
 
 }  // namespace linv::batched

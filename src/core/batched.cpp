@@ -1,4 +1,4 @@
-// Batched inversion: shape checks, then the GPU kernels or LAPACK per matrix across CPU threads.
+// Batched inversion and solves: shape checks, then the GPU kernels or LAPACK per matrix across CPU threads.
 #include "linv/batched.hpp"
 
 #include <fmt/format.h>
@@ -41,14 +41,38 @@ void invert_on_cpu(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pi
   };
   const index threads = std::clamp<index>(count / kMatricesPerThread, 1,
                                           std::max<index>(1, static_cast<index>(std::thread::hardware_concurrency())));
-  if (threads == 1) {
-    invert_range(0, count);
-    return;
-  }
   std::vector<std::jthread> pool;
   const index per = (count + threads - 1) / threads;
-  for (index t = 0; t < threads; ++t)
+  for (index t = 1; t < threads; ++t)
     pool.emplace_back(invert_range, std::min(count, t * per), std::min(count, (t + 1) * per));
+  invert_range(0, std::min(count, per));
+}
+
+// A(k) X(k) = B(k) by getrf + getrs per matrix; singular matrices leave NaN.
+template <Real T>
+void solve_on_cpu(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, std::vector<index>& pivot) {
+  const index n = A.rows(), count = A.cols() / std::max<index>(n, 1), nrhs = B.cols() / std::max<index>(count, 1);
+  auto solve_range = [&](index first, index last) {
+    Matrix<T> lu(n, n);
+    std::vector<int> ipiv(static_cast<std::size_t>(n));
+    for (index m = first; m < last; ++m) {
+      for (index j = 0; j < n; ++j)
+        for (index i = 0; i < n; ++i) lu(i, j) = A(i, m * n + j);
+      MatrixView<T> x = X.block(0, m * nrhs, n, nrhs);
+      const int info = k::getrf<T>(lu.view(), ipiv.data());
+      pivot[static_cast<std::size_t>(m)] = info;
+      for (index j = 0; j < nrhs; ++j)
+        for (index i = 0; i < n; ++i) x(i, j) = info == 0 ? B(i, m * nrhs + j) : std::numeric_limits<T>::quiet_NaN();
+      if (info == 0) k::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
+    }
+  };
+  const index threads = std::clamp<index>(count / kMatricesPerThread, 1,
+                                          std::max<index>(1, static_cast<index>(std::thread::hardware_concurrency())));
+  std::vector<std::jthread> pool;
+  const index per = (count + threads - 1) / threads;
+  for (index t = 1; t < threads; ++t)
+    pool.emplace_back(solve_range, std::min(count, t * per), std::min(count, (t + 1) * per));
+  solve_range(0, std::min(count, per));
 }
 
 template <Real T>
@@ -85,7 +109,8 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
   const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
   Status s;
   if (A.device().is_cuda()) {
-    s.method = cuda::batched_inverse<T>(A.data(), X.data(), count, static_cast<int>(n), A.device().index(), s.pivot);
+    s.method = cuda::batched_gauss_jordan<T>(A.data(), nullptr, 0, X.data(), count, static_cast<int>(n),
+                                             A.device().index(), s.pivot);
   } else {
     s.pivot.assign(static_cast<std::size_t>(count), 0);
     invert_on_cpu<T>(A, X, s.pivot);
@@ -105,6 +130,53 @@ Result<T> inv(ConstMatrixView<T> A) {
   return r;
 }
 
+template <Real T>
+Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X) {
+  const auto start = std::chrono::steady_clock::now();
+  require_batch(A, "batched solve");
+  const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
+  if (B.rows() != n || (count == 0 ? B.cols() != 0 : B.cols() % count != 0))
+    throw ShapeMismatch("batched solve: B must hold the same number of right-hand-side blocks as A has matrices",
+                        A.rows(), A.cols(), B.rows(), B.cols());
+  if (X.rows() != B.rows() || X.cols() != B.cols())
+    throw ShapeMismatch("batched solve: X must have B's shape", B.rows(), B.cols(), X.rows(), X.cols());
+  if (B.device() != A.device() || X.device() != A.device())
+    throw InvalidArgument(fmt::format("batched solve: A is on {}, B on {}, X on {}: put them on one device",
+                                      A.device().name(), B.device().name(), X.device().name()));
+  if (B.cols() > 1 && (B.ld() != n || X.ld() != n))
+    throw InvalidArgument("batched solve: B and X must be contiguous (leading dimension n)");
+  const index nrhs = count == 0 ? 0 : B.cols() / count;
+  const T* x_end = X.data() + X.rows() * X.cols();
+  if (X.cols() > 0 && ((X.data() < A.data() + A.rows() * A.cols() && A.data() < x_end) ||
+                       (X.data() < B.data() + B.rows() * B.cols() && B.data() < x_end)))
+    throw InvalidArgument("batched solve: X overlaps A or B; give the result its own memory");
+  Status s;
+  if (A.device().is_cuda()) {
+    if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
+    s.method = cuda::batched_gauss_jordan<T>(A.data(), B.data(), static_cast<int>(nrhs), X.data(), count,
+                                             static_cast<int>(n), A.device().index(), s.pivot);
+  } else {
+    s.pivot.assign(static_cast<std::size_t>(count), 0);
+    solve_on_cpu<T>(A, B, X, s.pivot);
+    s.method = "lapack getrf+getrs per matrix";
+  }
+  s.singular = std::count_if(s.pivot.begin(), s.pivot.end(), [](index p) { return p != 0; });
+  if (s.singular == 0) s.pivot.clear();
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return s;
+}
+
+template <Real T>
+Result<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B) {
+  Result<T> r{Matrix<T>::uninitialized(B.rows(), B.cols(), B.device()), {}};
+  r.status = solve_into<T>(A, B, r.x.view());
+  return r;
+}
+
+template Status solve_into<float>(ConstMatrixView<float>, ConstMatrixView<float>, MatrixView<float>);
+template Status solve_into<double>(ConstMatrixView<double>, ConstMatrixView<double>, MatrixView<double>);
+template Result<float> solve<float>(ConstMatrixView<float>, ConstMatrixView<float>);
+template Result<double> solve<double>(ConstMatrixView<double>, ConstMatrixView<double>);
 template Status inv_into<float>(ConstMatrixView<float>, MatrixView<float>);
 template Status inv_into<double>(ConstMatrixView<double>, MatrixView<double>);
 template Result<float> inv<float>(ConstMatrixView<float>);

@@ -112,23 +112,61 @@ __device__ inline int group_argmax(unsigned long long key, int row, unsigned lon
   }
 }
 
+// What a launch works on: count matrices A(k) of order n, and either X(k) := A(k)^-1 (B null) or
+// X(k) := A(k)^-1 B(k) for B(k) of n x nrhs, each block contiguous after the previous one.
+template <class T>
+struct Batch {
+  const T* A;
+  const T* B;
+  int nrhs;
+  T* X;
+  int* pivot;     // per matrix: 0 or the first zero pivot (1-based)
+  int* singular;  // how many matrices have a zero pivot
+  std::int64_t count;
+  int n;
+};
+
+// After the elimination the lane holding row r_k (the row chosen at `step` = k) holds row k of the
+// inverse with its columns in pivot order: X(k, r_j) = a[j]. So it writes X's row k, or for a solve
+// x_k = sum_j a[j] b(r_j). A singular matrix's result is NaN.
+template <class T, int S, class Order>
+__device__ inline void write_result(const Batch<T>& batch, std::int64_t m, int step, const T (&a)[S], Order order,
+                                    int zero) {
+  const int n = batch.n;
+  if (batch.B == nullptr) {
+    T* x = batch.X + m * n * n;
+#pragma unroll
+    for (int j = 0; j < S; ++j)
+      if (j < n) x[step + order(j) * n] = zero == 0 ? a[j] : quiet_nan<T>();
+    return;
+  }
+  const T* b = batch.B + m * n * batch.nrhs;
+  T* x = batch.X + m * n * batch.nrhs;
+  for (int c = 0; c < batch.nrhs; ++c) {
+    T sum = T(0);
+#pragma unroll
+    for (int j = 0; j < S; ++j)
+      if (j < n) sum += a[j] * b[order(j) + c * n];
+    x[step + c * n] = zero == 0 ? sum : quiet_nan<T>();
+  }
+}
+
 // One matrix per group of S lanes (S a power of two, n <= S <= 32). From 8 lanes up the pivot row goes
 // through shared memory (stored once by its lane, read with wide broadcast loads: a quarter of the
 // instructions of n shuffles); smaller groups shuffle it.
 template <class T, int S>
-__global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T* X, int* pivot, int* singular,
-                                                                   std::int64_t count, int n) {
+__global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch) {
   constexpr bool kSharedRow = S >= 8;
   __shared__ __align__(16) T pivot_rows[kSharedRow ? kThreads / S : 1][S];
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int row = lane % S;
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const std::int64_t m = warp * (32 / S) + lane / S;
-  const bool active = m < count && row < n;
-  const std::int64_t size = static_cast<std::int64_t>(n) * n;
+  const int n = batch.n;
+  const bool active = m < batch.count && row < n;
   T a[S];
 #pragma unroll
-  for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? A[m * size + row + j * n] : T(0);
+  for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
 
   int order[S];  // order[k]: the row chosen as pivot at step k
   int step = -1;  // the step at which this lane's row was chosen
@@ -162,33 +200,27 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(const T* A, T*
   }
   if (!active) return;
   if (row == 0) {
-    pivot[m] = zero;
-    if (zero != 0) atomicAdd(singular, 1);
+    batch.pivot[m] = zero;
+    if (zero != 0) atomicAdd(batch.singular, 1);
   }
-  T* x = X + m * size;
-#pragma unroll
-  for (int j = 0; j < S; ++j) {
-    if (j >= n) break;
-    x[step + order[j] * n] = zero == 0 ? a[j] : quiet_nan<T>();
-  }
+  write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, zero);
 }
 
 // One matrix per block of 64 threads (32 < n <= 64): thread i holds row i.
 template <class T>
-__global__ void __launch_bounds__(64) inverse_block_kernel(const T* A, T* X, int* pivot, int* singular,
-                                                           std::int64_t count, int n) {
+__global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
   constexpr int S = 64;
   __shared__ T pivot_row[S];
   __shared__ double warp_best[2];
   __shared__ int warp_at[2];
   __shared__ int order[S];  // order[k]: the row chosen as pivot at step k
   const int row = static_cast<int>(threadIdx.x), lane = row % 32, warp = row / 32;
-  const std::int64_t size = static_cast<std::int64_t>(n) * n;
-  for (std::int64_t m = blockIdx.x; m < count; m += gridDim.x) {
+  const int n = batch.n;
+  for (std::int64_t m = blockIdx.x; m < batch.count; m += gridDim.x) {
     const bool active = row < n;
     T a[S];
 #pragma unroll
-    for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? A[m * size + row + j * n] : T(0);
+    for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
     int step = -1, zero = 0;
 #pragma unroll
     for (int k = 0; k < S; ++k) {
@@ -232,32 +264,29 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(const T* A, T* X, int
     __syncthreads();  // order[] complete
     if (active) {
       if (row == 0) {
-        pivot[m] = zero;
-        if (zero != 0) atomicAdd(singular, 1);
+        batch.pivot[m] = zero;
+        if (zero != 0) atomicAdd(batch.singular, 1);
       }
-      T* x = X + m * size;
-#pragma unroll
-      for (int j = 0; j < S; ++j)
-        if (j < n) x[step + order[j] * n] = zero == 0 ? a[j] : quiet_nan<T>();
+      write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, zero);
     }
   }
 }
 
 // Returns the group size, for the report.
 template <class T, int S>
-int launch_groups(const T* A, T* X, int* pivot, int* singular, std::int64_t count, int n, cudaStream_t stream) {
+int launch_groups(const Batch<T>& batch, cudaStream_t stream) {
   constexpr std::int64_t per_block = kThreads / S;
-  const std::int64_t blocks = (count + per_block - 1) / per_block;
-  inverse_groups_kernel<T, S><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(A, X, pivot, singular, count,
-                                                                                      n);
-  check_launch("batched inverse");
+  const std::int64_t blocks = (batch.count + per_block - 1) / per_block;
+  inverse_groups_kernel<T, S><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(batch);
+  check_launch("batched Gauss-Jordan");
   return S;
 }
 
 }  // namespace
 
 template <Real T>
-std::string batched_inverse(const T* A, T* X, std::int64_t count, int n, int device, std::vector<index>& pivot) {
+std::string batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n, int device,
+                                 std::vector<index>& pivot) {
   pivot.clear();
   if (count == 0 || n == 0) return "gauss-jordan in registers";
   Context& ctx = Context::get(device);
@@ -268,29 +297,33 @@ std::string batched_inverse(const T* A, T* X, std::int64_t count, int n, int dev
   check(cudaMemsetAsync(singular, 0, sizeof(int), stream), "cudaMemset");
   // Grids of more than 2^31 - 1 blocks cannot be launched: split the batch.
   constexpr std::int64_t kMaxPerLaunch = std::int64_t{1} << 30;
+  const std::int64_t x_size = static_cast<std::int64_t>(n) * (B == nullptr ? n : nrhs);
   int lanes = 64;
   for (std::int64_t first = 0; first < count; first += kMaxPerLaunch) {
-    const std::int64_t part = std::min(kMaxPerLaunch, count - first);
-    const std::int64_t offset = first * n * n;
-    const T* a = A + offset;
-    T* x = X + offset;
-    int* p = pivots + first;
+    const Batch<T> part{A + first * n * n,
+                        B == nullptr ? nullptr : B + first * n * nrhs,
+                        nrhs,
+                        X + first * x_size,
+                        pivots + first,
+                        singular,
+                        std::min(kMaxPerLaunch, count - first),
+                        n};
     if (n == 1)
-      lanes = launch_groups<T, 1>(a, x, p, singular, part, n, stream);
+      lanes = launch_groups<T, 1>(part, stream);
     else if (n == 2)
-      lanes = launch_groups<T, 2>(a, x, p, singular, part, n, stream);
+      lanes = launch_groups<T, 2>(part, stream);
     else if (n <= 4)
-      lanes = launch_groups<T, 4>(a, x, p, singular, part, n, stream);
+      lanes = launch_groups<T, 4>(part, stream);
     else if (n <= 8)
-      lanes = launch_groups<T, 8>(a, x, p, singular, part, n, stream);
+      lanes = launch_groups<T, 8>(part, stream);
     else if (n <= 16)
-      lanes = launch_groups<T, 16>(a, x, p, singular, part, n, stream);
+      lanes = launch_groups<T, 16>(part, stream);
     else if (n <= 32)
-      lanes = launch_groups<T, 32>(a, x, p, singular, part, n, stream);
+      lanes = launch_groups<T, 32>(part, stream);
     else {
-      const std::int64_t blocks = std::min<std::int64_t>(part, 1 << 20);
-      inverse_block_kernel<T><<<static_cast<unsigned>(blocks), 64, 0, stream>>>(a, x, p, singular, part, n);
-      check_launch("batched inverse");
+      const std::int64_t blocks = std::min<std::int64_t>(part.count, 1 << 20);
+      inverse_block_kernel<T><<<static_cast<unsigned>(blocks), 64, 0, stream>>>(part);
+      check_launch("batched Gauss-Jordan");
     }
   }
   // One small read-back in the common case; the per-matrix pivots only when some matrix is singular.
@@ -306,7 +339,9 @@ std::string batched_inverse(const T* A, T* X, std::int64_t count, int n, int dev
   return "gauss-jordan in registers (" + std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " per matrix)";
 }
 
-template std::string batched_inverse<float>(const float*, float*, std::int64_t, int, int, std::vector<index>&);
-template std::string batched_inverse<double>(const double*, double*, std::int64_t, int, int, std::vector<index>&);
+template std::string batched_gauss_jordan<float>(const float*, const float*, int, float*, std::int64_t, int, int,
+                                                  std::vector<index>&);
+template std::string batched_gauss_jordan<double>(const double*, const double*, int, double*, std::int64_t, int, int,
+                                                   std::vector<index>&);
 
 }  // namespace linv::cuda

@@ -118,7 +118,7 @@ index gauss_jordan_inverse(MatrixView<T>, index) {
 }
 
 template <Real T>
-std::string batched_inverse(const T*, T*, std::int64_t, int, int, std::vector<index>&) {
+std::string batched_gauss_jordan(const T*, const T*, int, T*, std::int64_t, int, int, std::vector<index>&) {
   unavailable();
 }
 
@@ -159,7 +159,8 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template void triangular_solve<T>(ConstMatrixView<T>, Uplo, Diag, MatrixView<T>); \
   template double triangular_rcond<T>(ConstMatrixView<T>, Uplo, Diag); \
   template index gauss_jordan_inverse<T>(MatrixView<T>, index); \
-  template std::string batched_inverse<T>(const T*, T*, std::int64_t, int, int, std::vector<index>&); \
+  template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
+                                               std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \
   template double scaled_residual_solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, ConstMatrixView<T>, double); \
   template void fill_uniform<T>(MatrixView<T>, std::uint64_t, T, T);

@@ -125,6 +125,23 @@ class CliTest(unittest.TestCase):
         _, err = run("inv", "--batch", self.save("rect.npy", np.ones((3, 4, 5))), "-o", out, expect=2)
         self.assertIn("square", err)
 
+    def test_solve_batch_matches_numpy(self):
+        a = self.rng.uniform(-1, 1, (300, 7, 7))
+        b = self.rng.uniform(-1, 1, (300, 7, 2))
+        a[9] = 0  # exactly singular
+        out = self.path("x.npy")
+        _, err = run("solve", "--batch", self.save("a.npy", a), self.save("b.npy", b), "-o", out, expect=4)
+        self.assertIn("matrix 9", err)
+        x = np.load(out)
+        self.assertEqual(x.shape, b.shape)
+        self.assertTrue(np.isnan(x[9]).all())
+        ok = [k for k in range(300) if k != 9]
+        ref = np.linalg.solve(a[ok], b[ok])
+        for k, i in enumerate(ok):
+            self.assertLess(rel(x[i], ref[k]), 30 * 7 * np.finfo(float).eps * cond1(a[i]))
+        _, err = run("solve", "--batch", self.path("a.npy"), self.save("b3.npy", b[:10]), "-o", out, expect=2)
+        self.assertIn("one n x k block per matrix", err)
+
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)
         out, _ = run("inv", self.save("l.npy", lower), "-o", self.path("x.npy"))

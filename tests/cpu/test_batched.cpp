@@ -51,6 +51,22 @@ TYPED_TEST(Batched, RegularBatchesNeedNoPivotsAndOutputsMustNotOverlap) {
   EXPECT_THROW((void)batched::inv_into<T>(Y.view(), Y.view()), InvalidArgument);
 }
 
+TYPED_TEST(Batched, SolvesEveryOrderWithSingularMembers) {
+  using T = TypeParam;
+  for (index n : {1, 2, 5, 16, 33, 64}) {
+    for (index nrhs : {1, 3}) {
+      const auto seed = testing::case_seed(static_cast<std::uint64_t>(200 + 10 * n + nrhs));
+      LINV_TRACE_SEED(seed);
+      std::vector<index> zero_pivot;
+      const Matrix<T> A = testing::batch_with_singular<T>(n, 20, seed, zero_pivot);
+      const Matrix<T> B = random_uniform<T>(n, nrhs * 20, seed + 1, T(-1), T(1));
+      const batched::Result<T> r = batched::solve<T>(A.view(), B.view());
+      testing::expect_batch_solution<T>(A.view(), B.view(), r.x.view(), r.status, zero_pivot, nullptr, true,
+                                        "n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+    }
+  }
+}
+
 TEST(BatchedErrors, ShapesAndOrderAreChecked) {
   const Matrix<double> ragged = random_uniform<double>(4, 10, 1);
   try {
@@ -66,6 +82,8 @@ TEST(BatchedErrors, ShapesAndOrderAreChecked) {
   Matrix<double> wrong(4, 8);
   const Matrix<double> four = random_uniform<double>(4, 12, 2);
   EXPECT_THROW((void)batched::inv_into<double>(four.view(), wrong.view()), ShapeMismatch);
+  const Matrix<double> rhs = random_uniform<double>(4, 4, 3);  // 3 matrices, 4 columns of right-hand sides
+  EXPECT_THROW((void)batched::solve<double>(four.view(), rhs.view()), ShapeMismatch);
 }
 
 }  // namespace

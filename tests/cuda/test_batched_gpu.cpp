@@ -46,6 +46,26 @@ TYPED_TEST(BatchedGpu, EveryOrderAgreesWithCpu) {
   for (index n = 1; n <= batched::kMaxOrder; ++n) compare_with_cpu<TypeParam>(n, 75, 600 + n);
 }
 
+TYPED_TEST(BatchedGpu, SmallSolvesAgreeWithCpu) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  for (index n : {1, 3, 8, 13, 32, 50}) {
+    for (index nrhs : {1, 4}) {
+      const auto seed = testing::case_seed(900 + 10 * n + nrhs);
+      LINV_TRACE_SEED(seed);
+      std::vector<index> zero_pivot;
+      const Matrix<T> A = testing::batch_with_singular<T>(n, 30, seed, zero_pivot);
+      const Matrix<T> B = random_uniform<T>(n, nrhs * 30, seed + 1, T(-1), T(1));
+      const batched::Result<T> cpu = batched::solve<T>(A.view(), B.view());
+      const Matrix<T> a = A.to(Device::cuda(0)), b = B.to(Device::cuda(0));
+      const batched::Result<T> gpu = batched::solve<T>(a.view(), b.view());
+      const Matrix<T> x = gpu.x.to(Device::cpu());
+      testing::expect_batch_solution<T>(A.view(), B.view(), x.view(), gpu.status, zero_pivot, &cpu.x, false,
+                                        "n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+    }
+  }
+}
+
 TYPED_TEST(BatchedGpu, LargeBatchesFillWholeBlocks) {
   REQUIRE_GPU();
   compare_with_cpu<TypeParam>(4, 100003, 700);  // not a multiple of the matrices per block

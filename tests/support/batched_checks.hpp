@@ -61,4 +61,36 @@ void expect_batch_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, const batc
   }
 }
 
+// Each regular system's solution has a scaled residual below the threshold (when `backward_stable`) and
+// agrees with `reference` (when given) to n eps cond; each singular one is NaN.
+template <Real T>
+void expect_batch_solution(ConstMatrixView<T> A, ConstMatrixView<T> B, ConstMatrixView<T> X,
+                           const batched::Status& status, const std::vector<index>& zero_pivot,
+                           const Matrix<T>* reference, bool backward_stable, const std::string& what) {
+  const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n, nrhs = count == 0 ? 0 : B.cols() / count;
+  const index singular = std::count_if(zero_pivot.begin(), zero_pivot.end(), [](index p) { return p != 0; });
+  ASSERT_EQ(status.singular, singular) << what;
+  for (index m = 0; m < count; ++m) {
+    SCOPED_TRACE(what + " system " + std::to_string(m));
+    const ConstMatrixView<T> a = A.block(0, m * n, n, n), b = B.block(0, m * nrhs, n, nrhs),
+                             x = X.block(0, m * nrhs, n, nrhs);
+    if (zero_pivot[static_cast<std::size_t>(m)] != 0) {
+      ASSERT_EQ(status.pivot[static_cast<std::size_t>(m)], zero_pivot[static_cast<std::size_t>(m)]);
+      for (index j = 0; j < nrhs; ++j)
+        for (index i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(x(i, j))) << "a singular system's block must be NaN";
+      continue;
+    }
+    ASSERT_TRUE(all_finite<T>(x)) << "unwritten (NaN) or overflowed output";
+    if (backward_stable) {
+      EXPECT_LE(scaled_residual_solve<T>(a, x, b, eps<T>()), kResidualThreshold);
+    }
+    if (reference != nullptr) {
+      const ConstMatrixView<T> r = reference->block(0, m * nrhs, n, nrhs);
+      const double cond = norm1<T>(a) * norm1<T>(LU<T>(a).inverse().view());
+      const double bound = 2 * kForwardThreshold * static_cast<double>(n) * eps<T>() * cond;
+      EXPECT_LE((relative_difference<T, T>(x, r)), bound);
+    }
+  }
+}
+
 }  // namespace linv::testing
