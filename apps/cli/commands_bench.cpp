@@ -1,6 +1,6 @@
-// linv bench inverse | batched: times linv::inv and linv::batched::inv_into on matrices generated where
-// they are inverted, for the benchmark drivers in bench/ (which run the peers beside them and write
-// bench/results/). The timed calls are synchronous (they return when the result is complete), so a host
+// linv bench inverse | solve | batched: times linv::inv, linv::solve and linv::batched::inv_into on
+// matrices generated where they are used, for the benchmark drivers in bench/ (which run the peers beside
+// them and write bench/results/). The timed calls are synchronous (they return when the result is complete), so a host
 // clock around them times the GPU work, launch and read-back included.
 #include <fmt/format.h>
 
@@ -110,6 +110,60 @@ void run_bench(const BenchArgs& a) {
   if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
 }
 
+struct SolveBenchArgs {
+  std::string device = "cuda";
+  std::string sizes = "4096,16384";
+  std::string precisions = "double,mixed";
+  int repeats = 5;
+  std::string json;
+};
+
+// Times linv::solve with one right-hand side on a general matrix (uniform in [-1, 1]), float64 data, in
+// each precision: the float64 factorization, or float32 with float64 refinement.
+void run_bench_solve(const SolveBenchArgs& a) {
+  const Device device = Device::parse(a.device);
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  std::string name = device.name();
+  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
+  nlohmann::json out = {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+  for (const std::string& size : split(a.sizes)) {
+    const index n = std::stoll(size);
+    const Matrix<double> A = bench_matrix<double>("general", n, device);
+    const Matrix<double> b = random_uniform<double>(n, 1, /*seed=*/4, -1.0, 1.0, device);
+    for (const std::string& precision : split(a.precisions)) {
+      if (precision != "double" && precision != "mixed")
+        throw InvalidArgument(fmt::format("unknown precision '{}': expected double or mixed", precision));
+      const SolveOptions options{.method = Method::LU,
+                                 .precision = precision == "mixed" ? Precision::Mixed : Precision::Native,
+                                 .allow_ill_conditioned = true};
+      Solution<double> s = solve<double>(A.view(), b.view(), options);  // warm-up
+      std::vector<double> seconds;
+      for (int r = 0; r < a.repeats; ++r) {
+        s = Solution<double>{};
+        const auto start = std::chrono::steady_clock::now();
+        s = solve<double>(A.view(), b.view(), options);
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::vector<double> sorted = seconds;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      const double residual = scaled_residual_solve<double>(A.view(), s.x.view(), b.view(), 0x1p-52);
+      out["rows"].push_back({{"n", n},
+                             {"precision", precision},
+                             {"seconds", median},
+                             {"seconds_all", seconds},
+                             {"iterations", s.report.iterations},
+                             {"stop_reason", s.report.stop_reason},
+                             {"scaled_residual", residual}});
+      std::printf("solve f64 n=%-6lld %-7s %10.4f s  iterations %d  %s  scaled residual %.3g\n",
+                  static_cast<long long>(n), precision.c_str(), median, s.report.iterations,
+                  s.report.stop_reason.c_str(), residual);
+      std::fflush(stdout);
+    }
+  }
+  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
 struct BatchedBenchArgs {
   std::string device = "cuda";
   std::string cases = "4:1048576,8:1048576,16:262144,32:65536,64:16384";  // order:count
@@ -198,6 +252,16 @@ void register_bench_commands(CLI::App& app) {
   cmd->add_option("--repeats", a->repeats, "Timed runs per case")->capture_default_str();
   cmd->add_option("--json", a->json, "Write the rows as JSON here");
   cmd->callback([a] { run_bench(*a); });
+
+  auto v = std::make_shared<SolveBenchArgs>();
+  CLI::App* solve_cmd = bench->add_subcommand(
+      "solve", "Time linv::solve (one right-hand side) in float64 and mixed precision (median of repeats after a warm-up)");
+  solve_cmd->add_option("--device", v->device, "cpu, cuda or cuda:N")->capture_default_str();
+  solve_cmd->add_option("--sizes", v->sizes, "Comma-separated matrix sizes")->capture_default_str();
+  solve_cmd->add_option("--precisions", v->precisions, "double, mixed or both")->capture_default_str();
+  solve_cmd->add_option("--repeats", v->repeats, "Timed runs per case")->capture_default_str();
+  solve_cmd->add_option("--json", v->json, "Write the rows as JSON here");
+  solve_cmd->callback([v] { run_bench_solve(*v); });
 
   auto b = std::make_shared<BatchedBenchArgs>();
   CLI::App* batched_cmd =

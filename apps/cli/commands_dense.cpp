@@ -58,10 +58,8 @@ void finish(const SolveArgs& a, const char* command, const Solution<T>& s,
   print_summary(a.common, command, s.report, s.x.rows(), s.x.cols(), a.output);
 }
 
-// Gauss-Seidel and mixed precision run on the CPU only in this version; auto keeps them there.
-bool gpu_capable(const SolveArgs& a) {
-  return a.method != "gauss-seidel" && a.common.precision != "mixed";
-}
+// Gauss-Seidel runs on the CPU only in this version; auto keeps it there.
+bool gpu_capable(const SolveArgs& a) { return a.method != "gauss-seidel"; }
 
 template <Real T>
 void inv_typed(const SolveArgs& a, const Matrix<T>& A, Compute c) {

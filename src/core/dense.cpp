@@ -171,7 +171,6 @@ template <Real T>
 void require_supported(ConstMatrixView<T> A, Precision p, Method m) {
   if (m == Method::GaussSeidel) require_cpu_for(A, "gauss-seidel");
   if (p != Precision::Mixed) return;
-  require_cpu_for(A, "mixed precision");
   if constexpr (!std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give a float64 matrix");
   if (m != Method::LU && m != Method::Cholesky)
@@ -180,21 +179,26 @@ void require_supported(ConstMatrixView<T> A, Precision p, Method m) {
 
 double default_tolerance(index n, double epsilon) { return static_cast<double>(std::max<index>(n, 16)) * epsilon; }
 
-// Mixed-precision solve of A X = B with LAPACK's float32-factor / float64-refinement drivers. When the
-// refinement converges the matrix is well within float64's reach; when it does not, LAPACK factors in
-// float64 instead, and that factorization is checked for singularity to working precision like any other.
+// Mixed-precision solve of A X = B with LAPACK's float32-factor / float64-refinement drivers (on the GPU
+// the same algorithm on cuSOLVER, src/cuda/mixed.cpp). When the refinement converges the matrix is well
+// within float64's reach; when it does not, A is factored in float64 instead, and that factorization is
+// checked for singularity to working precision like any other.
 Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, SolveReport& report) {
   const index n = A.rows();
+  const bool cholesky = m == Method::Cholesky;
   Matrix<double> a = Matrix<double>::copy_of(A), b = Matrix<double>::copy_of(B);
-  Matrix<double> x = Matrix<double>::uninitialized(n, B.cols());
+  Matrix<double> x = Matrix<double>::uninitialized(n, B.cols(), A.device());
   std::vector<int> ipiv(static_cast<std::size_t>(n));
-  int iterations = 0;
-  if (m == Method::Cholesky) {
-    const int info = k::dsposv(Uplo::Lower, a.view(), b.view(), x.view(), iterations);
-    if (info > 0) throw NotPositiveDefinite(info, "mixed-precision Cholesky");
-  } else {
-    const int info = k::dsgesv(a.view(), b.view(), x.view(), iterations, ipiv.data());
-    if (info > 0) throw SingularMatrix(info, 0.0, "mixed-precision LU");
+  int iterations = 0, info = 0;
+  if (on_gpu(A))
+    info = cuda::mixed_solve(a.view(), b.view(), x.view(), cholesky, iterations, ipiv);
+  else if (cholesky)
+    info = k::dsposv(Uplo::Lower, a.view(), b.view(), x.view(), iterations);
+  else
+    info = k::dsgesv(a.view(), b.view(), x.view(), iterations, ipiv.data());
+  if (info > 0) {
+    if (cholesky) throw NotPositiveDefinite(info, "mixed-precision Cholesky");
+    throw SingularMatrix(info, 0.0, "mixed-precision LU");
   }
   if (iterations >= 0) {
     report.iterations = iterations;
@@ -205,8 +209,10 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   report.notes.push_back(fmt::format(
       "float32 refinement did not converge (LAPACK code {}): solved with a float64 factorization instead", iterations));
   const double anorm = norm1(A);
-  report.rcond = m == Method::Cholesky ? k::pocon<double>(Uplo::Lower, a.view(), anorm)
-                                       : k::gecon<double>(a.view(), anorm);
+  if (on_gpu(A))
+    report.rcond = cholesky ? cuda::cholesky_rcond<double>(a.view(), anorm) : cuda::lu_rcond<double>(a.view(), ipiv, anorm);
+  else
+    report.rcond = cholesky ? k::pocon<double>(Uplo::Lower, a.view(), anorm) : k::gecon<double>(a.view(), anorm);
   report.notes.push_back(fmt::format("smallest pivot of the float64 factorization: {}", smallest_diagonal<double>(a.view())));
   return x;
 }
@@ -535,7 +541,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
 
   if (options.precision == Precision::Mixed) {
     if constexpr (std::is_same_v<T, double>) {
-      out.x = mixed_solve_choosing(A, Matrix<double>::identity(n).view(), c, options.method, r);
+      const Matrix<double> identity = Matrix<double>::identity(n).to(A.device());
+      out.x = mixed_solve_choosing(A, identity.view(), c, options.method, r);
       r.rcond = 1.0 / (norm1(A) * norm1<double>(out.x.view()));
     }
   } else {

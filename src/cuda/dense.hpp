@@ -76,6 +76,14 @@ double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag);
 template <Real T>
 index gauss_jordan_inverse(MatrixView<T> A, index block = 0);
 
+// ---- mixed precision (LAPACK dsgesv / dsposv on the GPU, src/cuda/mixed.cpp) ----
+// Solves A X = B by a float32 LU (or Cholesky) factorization refined against the float64 residual.
+// iterations: the corrections made (>= 0), or LAPACK's negative code when it fell back to float64, in
+// which case A holds the float64 factorization and, for LU, pivots its 1-based pivots. Returns LAPACK's
+// info of that fallback factorization (> 0: singular / not positive definite).
+int mixed_solve(MatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky, int& iterations,
+                std::vector<int>& pivots);
+
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);

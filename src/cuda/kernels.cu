@@ -215,6 +215,49 @@ __global__ void to_double_kernel(const T* src, std::int64_t rows, std::int64_t c
       dst[i + j * ld_dst] = static_cast<double>(src[i + j * ld]);
 }
 
+__global__ void to_float_kernel(const double* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, float* dst,
+                                std::int64_t ld_dst) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+      dst[i + j * ld_dst] = static_cast<float>(src[i + j * ld]);
+}
+
+__global__ void add_correction_kernel(const float* d, std::int64_t rows, std::int64_t cols, double* x,
+                                      std::int64_t ld_x) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+      x[i + j * ld_x] += static_cast<double>(d[i + j * rows]);
+}
+
+// One block per column: max |a_ij| into result[j].
+__global__ void column_max_abs_kernel(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                      double* result) {
+  __shared__ double partial[kThreads];
+  for (std::int64_t j = blockIdx.x; j < cols; j += gridDim.x) {
+    double m = 0;
+    for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) m = fmax(m, fabs(A[i + j * ld]));
+    partial[threadIdx.x] = m;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+      if (threadIdx.x < w) partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + w]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) result[j] = partial[0];
+    __syncthreads();
+  }
+}
+
+// One thread per row: its sum of |a_ij| (reading a column at a time, coalesced), then the maximum by
+// atomicMax on the bit pattern.
+__global__ void norm_inf_kernel(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                double* result) {
+  for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+    double s = 0;
+    for (std::int64_t j = 0; j < cols; ++j) s += fabs(A[i + j * ld]);
+    atomicMax(reinterpret_cast<unsigned long long*>(result), static_cast<unsigned long long>(__double_as_longlong(s)));
+  }
+}
+
 __device__ std::uint64_t mix(std::uint64_t z) {  // SplitMix64's finaliser
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -347,6 +390,37 @@ void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t 
   Grid2 g(rows, cols);
   to_double_kernel<<<g.grid, g.block, 0, stream>>>(src, rows, cols, ld, dst, ld_dst);
   check_launch("to_double");
+}
+
+void to_float(const double* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, float* dst,
+              std::int64_t ld_dst, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  to_float_kernel<<<g.grid, g.block, 0, stream>>>(src, rows, cols, ld, dst, ld_dst);
+  check_launch("to_float");
+}
+
+void add_correction(const float* d, std::int64_t rows, std::int64_t cols, double* x, std::int64_t ld_x,
+                    cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  add_correction_kernel<<<g.grid, g.block, 0, stream>>>(d, rows, cols, x, ld_x);
+  check_launch("add_correction");
+}
+
+void column_max_abs(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
+                    cudaStream_t stream) {
+  if (cols == 0) return;
+  column_max_abs_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(cols, 65535)), kThreads, 0, stream>>>(
+      A, rows, cols, ld, result);
+  check_launch("column_max_abs");
+}
+
+void norm_inf(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
+              cudaStream_t stream) {
+  if (rows == 0) return;
+  norm_inf_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(A, rows, cols, ld, result);
+  check_launch("norm_inf");
 }
 
 template <class T>

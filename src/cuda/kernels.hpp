@@ -71,6 +71,16 @@ void structure_flags(const T* A, std::int64_t n, std::int64_t ld, int* flags, cu
 template <class T>
 void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* dst, std::int64_t ld_dst,
                cudaStream_t stream);
+// Mixed-precision refinement: dst := float(src); x += double(d) (d rows x cols, contiguous);
+// result[j] := max_i |A(i, j)|; *result (0 beforehand) := max_i sum_j |A(i, j)| (the infinity norm).
+void to_float(const double* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, float* dst,
+              std::int64_t ld_dst, cudaStream_t stream);
+void add_correction(const float* d, std::int64_t rows, std::int64_t cols, double* x, std::int64_t ld_x,
+                    cudaStream_t stream);
+void column_max_abs(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
+                    cudaStream_t stream);
+void norm_inf(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
+              cudaStream_t stream);
 // Entries uniform in [lo, hi) from a counter-based generator (same seed, same matrix).
 template <class T>
 void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,

@@ -117,6 +117,10 @@ index gauss_jordan_inverse(MatrixView<T>, index) {
   unavailable();
 }
 
+int mixed_solve(MatrixView<double>, ConstMatrixView<double>, MatrixView<double>, bool, int&, std::vector<int>&) {
+  unavailable();
+}
+
 template <Real T>
 std::string batched_gauss_jordan(const T*, const T*, int, T*, std::int64_t, int, int, std::vector<index>&) {
   unavailable();

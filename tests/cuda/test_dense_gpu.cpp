@@ -246,6 +246,41 @@ TYPED_TEST(CudaDense, SmallTriangularAndProducts) {
   }
 }
 
+// Mixed precision on the GPU reaches float64's backward error, or falls back to a float64
+// factorization and says so; it never returns a float32-accurate answer as if it were float64.
+TEST(CudaMixed, RefinesToDoubleOrFallsBackVisibly) {
+  REQUIRE_GPU();
+  struct Case {
+    MatrixKind kind;
+    index n;
+    double cond;
+    bool must_fall_back;
+  };
+  for (const Case& c : {Case{MatrixKind::Random, 300, 0, false}, Case{MatrixKind::SPD, 257, 1e4, false},
+                        Case{MatrixKind::IllCond, 200, 1e6, false}, Case{MatrixKind::IllCond, 200, 1e12, true}}) {
+    const auto seed = testing::case_seed(1000 + c.n + static_cast<std::uint64_t>(c.kind));
+    LINV_TRACE_SEED(seed);
+    SCOPED_TRACE(std::string(to_string(c.kind)) + " cond " + std::to_string(c.cond));
+    const Matrix<double> A = generate<double>(c.kind, c.n, {.cond = c.cond, .seed = seed});
+    const Matrix<double> B = random_uniform<double>(c.n, 3, seed + 1);
+    const SolveOptions options{.precision = Precision::Mixed, .compute_residual = true};
+    const Solution<double> gpu = solve<double>(A.to(Device::cuda(0)).view(), B.to(Device::cuda(0)).view(), options);
+    const Solution<double> cpu = solve<double>(A.view(), B.view(), options);
+    EXPECT_LE(gpu.report.scaled_residual, kResidualThreshold);
+    const bool fell_back = gpu.report.stop_reason == "fell back to float64";
+    if (c.must_fall_back) {
+      EXPECT_TRUE(fell_back) << "float32 cannot refine at cond 1e12";
+    }
+    if (!fell_back) {
+      EXPECT_GE(gpu.report.iterations, 0);
+    }
+    EXPECT_EQ(fell_back, cpu.report.stop_reason == "fell back to float64") << "the GPU and LAPACK should agree";
+    const Matrix<double> x = gpu.x.to(Device::cpu());
+    const double cond = norm1<double>(A.view()) * norm1<double>(LU<double>(A.view()).inverse().view());
+    EXPECT_LE(difference<double>(x.view(), cpu.x.view()), 2 * kForwardThreshold * c.n * eps<double>() * cond);
+  }
+}
+
 TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
   REQUIRE_GPU();
   Matrix<double> a = Matrix<double>::identity(4);
@@ -259,7 +294,8 @@ TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
   const Matrix<double> g = Matrix<double>::identity(4).to(Device::cuda(0));
   EXPECT_THROW((void)lstsq<double>(g.view(), g.view()), InvalidArgument);
   EXPECT_THROW((void)inv<double>(g.view(), {.method = Method::GaussSeidel}), InvalidArgument);
-  EXPECT_THROW((void)inv<double>(g.view(), {.precision = Precision::Mixed}), InvalidArgument);
+  const Matrix<float> gf = Matrix<float>::identity(4).to(Device::cuda(0));
+  EXPECT_THROW((void)inv<float>(gf.view(), {.precision = Precision::Mixed}), InvalidArgument);  // refines to float64
   const Matrix<double> h = Matrix<double>::identity(4);
   EXPECT_THROW((void)solve<double>(g.view(), h.view()), InvalidArgument);  // operands on different devices
 }
