@@ -36,4 +36,19 @@ template <Real T>
 IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
                               int max_iterations);
 
+struct RefinementOutcome {
+  bool converged = false;
+  int corrections = 0;        // plain corrections (all right-hand sides together)
+  int gmres_corrections = 0;  // GMRES-IR corrections, summed over right-hand sides
+  int gmres_iterations = 0;   // GMRES iterations in them
+  std::string stop_reason;
+};
+
+// X := A^-1 B to float64 accuracy from a float32 LU (or Cholesky) factorization: plain corrections
+// against the float64 residual while each at least halves it, then GMRES-IR for the right-hand sides
+// that stalled (src/core/refinement.cpp). Converged means every column passes LAPACK's test
+// ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n); otherwise the caller factors in float64.
+RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                               bool cholesky);
+
 }  // namespace linv::algorithms

@@ -179,35 +179,61 @@ void require_supported(ConstMatrixView<T> A, Precision p, Method m) {
 
 double default_tolerance(index n, double epsilon) { return static_cast<double>(std::max<index>(n, 16)) * epsilon; }
 
-// Mixed-precision solve of A X = B with LAPACK's float32-factor / float64-refinement drivers (on the GPU
-// the same algorithm on cuSOLVER, src/cuda/mixed.cpp). When the refinement converges the matrix is well
-// within float64's reach; when it does not, A is factored in float64 instead, and that factorization is
-// checked for singularity to working precision like any other.
+// Mixed-precision solve of A X = B: a float32 factorization refined against the float64 residual. On
+// the CPU, plain corrections and then GMRES-IR where they stall (src/core/refinement.cpp); on the GPU,
+// LAPACK dsgesv's plain refinement on cuSOLVER (src/cuda/mixed.cpp). When refinement cannot reach
+// float64's backward error, A is factored in float64 instead, the report says so, and that factorization
+// is checked for singularity to working precision like any other.
 Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, SolveReport& report) {
   const index n = A.rows();
   const bool cholesky = m == Method::Cholesky;
-  Matrix<double> a = Matrix<double>::copy_of(A), b = Matrix<double>::copy_of(B);
   Matrix<double> x = Matrix<double>::uninitialized(n, B.cols(), A.device());
+  Matrix<double> a;  // the float64 factorization, when it comes to that
   std::vector<int> ipiv(static_cast<std::size_t>(n));
-  int iterations = 0, info = 0;
-  if (on_gpu(A))
-    info = cuda::mixed_solve(a.view(), b.view(), x.view(), cholesky, iterations, ipiv);
-  else if (cholesky)
-    info = k::dsposv(Uplo::Lower, a.view(), b.view(), x.view(), iterations);
-  else
-    info = k::dsgesv(a.view(), b.view(), x.view(), iterations, ipiv.data());
-  if (info > 0) {
-    if (cholesky) throw NotPositiveDefinite(info, "mixed-precision Cholesky");
-    throw SingularMatrix(info, 0.0, "mixed-precision LU");
-  }
-  if (iterations >= 0) {
-    report.iterations = iterations;
-    report.stop_reason = "refinement converged";
-    return x;
+  if (on_gpu(A)) {
+    a = Matrix<double>::copy_of(A);  // cuda::mixed_solve factors it in place if refinement fails
+    int iterations = 0;
+    const int info = cuda::mixed_solve(a.view(), B, x.view(), cholesky, iterations, ipiv);
+    if (info > 0) {
+      if (cholesky) throw NotPositiveDefinite(info, "mixed-precision Cholesky");
+      throw SingularMatrix(info, 0.0, "mixed-precision LU");
+    }
+    if (iterations >= 0) {
+      report.iterations = iterations;
+      report.stop_reason = "refinement converged";
+      return x;
+    }
+    report.notes.push_back(fmt::format(
+        "float32 refinement did not converge (LAPACK code {}): solved with a float64 factorization instead",
+        iterations));
+  } else {
+    const algorithms::RefinementOutcome r = algorithms::refine_mixed(A, B, x.view(), cholesky);
+    report.iterations = r.corrections + r.gmres_corrections;
+    if (r.gmres_corrections > 0)
+      report.notes.push_back(fmt::format("plain refinement stalled after {} corrections; GMRES-IR took {} more "
+                                         "corrections ({} GMRES iterations)",
+                                         r.corrections, r.gmres_corrections, r.gmres_iterations));
+    if (r.converged) {
+      report.stop_reason = r.stop_reason;
+      return x;
+    }
+    report.notes.push_back(fmt::format("float32 refinement did not converge ({}): solved with a float64 "
+                                       "factorization instead",
+                                       r.stop_reason));
+    a = Matrix<double>::copy_of(A);
+    const int info = cholesky ? k::potrf<double>(Uplo::Lower, a.view()) : k::getrf<double>(a.view(), ipiv.data());
+    if (info > 0) {
+      if (cholesky) throw NotPositiveDefinite(info, "mixed precision, float64 Cholesky");
+      throw SingularMatrix(info, 0.0, "mixed precision, float64 LU");
+    }
+    for (index j = 0; j < B.cols(); ++j)
+      for (index i = 0; i < n; ++i) x(i, j) = B(i, j);
+    if (cholesky)
+      k::potrs<double>(Uplo::Lower, a.view(), x.view());
+    else
+      k::getrs<double>(Op::None, a.view(), ipiv.data(), x.view());
   }
   report.stop_reason = "fell back to float64";
-  report.notes.push_back(fmt::format(
-      "float32 refinement did not converge (LAPACK code {}): solved with a float64 factorization instead", iterations));
   const double anorm = norm1(A);
   if (on_gpu(A))
     report.rcond = cholesky ? cuda::cholesky_rcond<double>(a.view(), anorm) : cuda::lu_rcond<double>(a.view(), ipiv, anorm);

@@ -293,24 +293,6 @@ int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) {
                    "gesdd");
 }
 
-int dsgesv(MatrixView<double> A, MatrixView<double> B, MatrixView<double> X, int& iterations, int* ipiv) {
-  iterations = 0;
-  if (B.empty()) return 0;
-  const int n = blas_dim(A.rows(), "dsgesv"), nrhs = blas_dim(B.cols(), "dsgesv");
-  return checked(LAPACKE_dsgesv(LAPACK_COL_MAJOR, n, nrhs, A.data(), ld(A.ld()), ipiv, B.data(), ld(B.ld()), X.data(),
-                                ld(X.ld()), &iterations),
-                 "dsgesv");
-}
-
-int dsposv(Uplo uplo, MatrixView<double> A, MatrixView<double> B, MatrixView<double> X, int& iterations) {
-  iterations = 0;
-  if (B.empty()) return 0;
-  const int n = blas_dim(A.rows(), "dsposv"), nrhs = blas_dim(B.cols(), "dsposv");
-  return checked(LAPACKE_dsposv(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, nrhs, A.data(), ld(A.ld()), B.data(), ld(B.ld()),
-                                X.data(), ld(X.ld()), &iterations),
-                 "dsposv");
-}
-
 #define LINV_INSTANTIATE(T)                                                                                   \
   template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>);                 \
   template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                                   \

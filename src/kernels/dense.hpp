@@ -66,9 +66,5 @@ int orthonormalize(MatrixView<T> A);
 template <Real T>
 int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT);
 
-// Mixed precision: float32 factorization, float64 iterative refinement (LAPACK dsgesv / dsposv).
-// `iterations` < 0 means refinement failed and LAPACK fell back to a float64 factorization.
-int dsgesv(MatrixView<double> A, MatrixView<double> B, MatrixView<double> X, int& iterations, int* ipiv);
-int dsposv(Uplo uplo, MatrixView<double> A, MatrixView<double> B, MatrixView<double> X, int& iterations);
 
 }  // namespace linv::kernels::cpu

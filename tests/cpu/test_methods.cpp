@@ -275,7 +275,18 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
     EXPECT_LE(std::min(i.report.scaled_residual, scaled_left_residual_inverse<double>(a.view(), i.x.view(), eps<double>())),
               kResidualThreshold);
   }
-  // entries beyond float32's range cannot be factored in float32: LAPACK falls back to float64, and the
+  // beyond plain refinement's reach (cond(A) eps32 > 1), GMRES-IR still gets to float64's backward error
+  for (double cond : {1e9, 1e12}) {
+    auto ill = generate<double>(MatrixKind::IllCond, 150, {.cond = cond, .seed = seed});
+    auto rhs = random_uniform<double>(150, 2, seed + 3);
+    auto r = solve<double>(ill.view(), rhs.view(), {.method = Method::LU, .precision = Precision::Mixed,
+                                                    .compute_residual = true});
+    EXPECT_EQ(r.report.stop_reason, "refinement converged (GMRES-IR)") << "cond " << cond;
+    EXPECT_LE(r.report.scaled_residual, kResidualThreshold) << "cond " << cond;
+    ASSERT_FALSE(r.report.notes.empty());
+    EXPECT_TRUE(testing::contains(r.report.notes[0], "GMRES-IR"));
+  }
+  // entries beyond float32's range cannot be factored in float32: it falls back to float64, and the
   // report says so
   auto huge = generate<double>(MatrixKind::Random, 80, {.seed = seed});
   for (index k = 0; k < huge.size(); ++k) huge.data()[k] *= 1e39;
