@@ -268,13 +268,13 @@ TEST(CudaMixed, RefinesToDoubleOrFallsBackVisibly) {
     const Solution<double> cpu = solve<double>(A.view(), B.view(), options);
     EXPECT_LE(gpu.report.scaled_residual, kResidualThreshold);
     const bool fell_back = gpu.report.stop_reason == "fell back to float64";
-    if (c.must_fall_back) {
-      EXPECT_TRUE(fell_back) << "float32 cannot refine at cond 1e12";
+    if (c.must_fall_back) {  // the GPU has plain refinement only (the CPU adds GMRES-IR)
+      EXPECT_TRUE(fell_back) << "plain float32 refinement cannot converge at cond 1e12";
     }
     if (!fell_back) {
       EXPECT_GE(gpu.report.iterations, 0);
     }
-    EXPECT_EQ(fell_back, cpu.report.stop_reason == "fell back to float64") << "the GPU and LAPACK should agree";
+    EXPECT_LE(cpu.report.scaled_residual, kResidualThreshold);
     const Matrix<double> x = gpu.x.to(Device::cpu());
     const double cond = norm1<double>(A.view()) * norm1<double>(LU<double>(A.view()).inverse().view());
     EXPECT_LE(difference<double>(x.view(), cpu.x.view()), 2 * kForwardThreshold * c.n * eps<double>() * cond);
