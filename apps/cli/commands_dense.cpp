@@ -220,11 +220,12 @@ void require_cpu_command(const CommonOptions& o, const char* command) {
 }
 
 void run_lstsq(const SolveArgs& a) {
-  require_not_mixed(a.common, "lstsq");
   require_cpu_command(a.common, "lstsq");
   io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
-  const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
+  const LstsqOptions options{.rcond = a.rcond,
+                             .precision = c == Compute::mixed ? Precision::Mixed : Precision::Native,
+                             .compute_residual = !a.common.no_check};
   const std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}, {"B", a.b}};
   if (c == Compute::f32) {
     Matrix<float> a32 = as<float>(std::move(A), c), b32 = as<float>(std::move(B), c);

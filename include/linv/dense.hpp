@@ -74,6 +74,9 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
 struct LstsqOptions {
   // Singular values below rcond * sigma_max count as zero; < 0 means max(m, n) * eps.
   double rcond = -1;
+  // Mixed (float64 data, m >= n): the normal equations with a float32 Cholesky factor and float64
+  // refinement when A is well conditioned enough (cond(A) up to about 300), QR otherwise, as the report says.
+  Precision precision = Precision::Native;
   bool compute_residual = false;
   bool check_finite = true;
 };

@@ -51,4 +51,10 @@ struct RefinementOutcome {
 RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
                                bool cholesky);
 
+// X := the least-squares solution of A X ~ B (m >= n) from the normal equations: A^T A formed in float64,
+// factored by a float32 Cholesky, corrections d = (A^T A)^-1 A^T (B - A X) with the residual in float64.
+// Refused (not converged, stop_reason says why) when A^T A is too ill conditioned for float32, where
+// QR is the accurate method.
+RefinementOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X);
+
 }  // namespace linv::algorithms

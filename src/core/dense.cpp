@@ -740,6 +740,29 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
   out.report.precision = type_name<T>();
   const double rcond = options.rcond >= 0 ? options.rcond : static_cast<double>(std::max(m, n)) * eps<T>();
   Stopwatch clock;
+  if (options.precision == Precision::Mixed) {
+    if constexpr (!std::is_same_v<T, double>) {
+      throw InvalidArgument("mixed precision refines to float64: give float64 data");
+    } else {
+      out.report.precision = precision_name(type_name<T>(), Precision::Mixed);
+      if (m < n) {
+        out.report.notes.push_back("underdetermined (m < n): QR instead of the normal equations");
+      } else {
+        out.x = Matrix<double>::uninitialized(n, nrhs);
+        const algorithms::RefinementOutcome r = algorithms::refine_least_squares(A, B, out.x.view());
+        if (r.converged) {
+          out.report.method = "normal equations (float32 Cholesky, float64 refinement)";
+          out.report.iterations = r.corrections;
+          out.report.stop_reason = r.stop_reason;
+          out.report.rank = n;
+          out.report.seconds = clock.seconds();
+          if (options.compute_residual) out.report.scaled_residual = scaled_residual_lstsq<T>(A, out.x.view(), B, eps<T>());
+          return out;
+        }
+        out.report.notes.push_back(fmt::format("normal equations not used ({}): QR instead", r.stop_reason));
+      }
+    }
+  }
   Matrix<T> a = Matrix<T>::copy_of(A);
   Matrix<T> b(std::max(m, n), nrhs);  // gelsy returns X in the first n rows
   for (index j = 0; j < nrhs; ++j)

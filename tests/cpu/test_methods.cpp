@@ -262,6 +262,40 @@ TEST(Methods, GaussSeidelReportsIterationsAndFailsClearly) {
   }
 }
 
+TEST(Methods, MixedLeastSquaresUsesNormalEquationsOnlyWhenWellConditioned) {
+  const auto seed = testing::case_seed(903);
+  LINV_TRACE_SEED(seed);
+  const index m = 300, n = 40;
+  const Matrix<double> A = random_uniform<double>(m, n, seed, -1.0, 1.0);
+  const Matrix<double> B = random_uniform<double>(m, 2, seed + 1, -1.0, 1.0);
+  const LstsqOptions mixed{.precision = Precision::Mixed, .compute_residual = true};
+  const Solution<double> ne = lstsq<double>(A.view(), B.view(), mixed);
+  EXPECT_EQ(ne.report.method, "normal equations (float32 Cholesky, float64 refinement)");
+  EXPECT_EQ(ne.report.stop_reason, "refinement converged");
+  EXPECT_LE(ne.report.scaled_residual, kResidualThreshold);
+  const Solution<double> qr = lstsq<double>(A.view(), B.view());
+  EXPECT_LE((testing::relative_difference<double, double>(ne.x.view(), qr.x.view())), 1e-10);  // cond(A) ~ 3
+
+  // an ill-conditioned A (one column scaled by 1e-6): QR, and the report says why
+  Matrix<double> ill = Matrix<double>::copy_of(A.view());
+  for (index i = 0; i < m; ++i) ill(i, 7) *= 1e-6;
+  const Solution<double> fallback = lstsq<double>(ill.view(), B.view(), mixed);
+  EXPECT_EQ(fallback.report.method, "qr (column pivoting, gelsy)");
+  ASSERT_FALSE(fallback.report.notes.empty());
+  EXPECT_TRUE(testing::contains(fallback.report.notes[0], "normal equations not used"));
+  EXPECT_LE(fallback.report.scaled_residual, kResidualThreshold);
+
+  // rank deficient (a repeated column): QR, with the rank
+  Matrix<double> deficient = Matrix<double>::copy_of(A.view());
+  for (index i = 0; i < m; ++i) deficient(i, 3) = deficient(i, 2);
+  const Solution<double> rd = lstsq<double>(deficient.view(), B.view(), mixed);
+  EXPECT_EQ(rd.report.method, "qr (column pivoting, gelsy)");
+  EXPECT_EQ(rd.report.rank, n - 1);
+
+  const Matrix<float> f = random_uniform<float>(10, 3, seed);
+  EXPECT_THROW((void)lstsq<float>(f.view(), f.view(), {.precision = Precision::Mixed}), InvalidArgument);
+}
+
 TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
   const auto seed = testing::case_seed(902);
   LINV_TRACE_SEED(seed);
