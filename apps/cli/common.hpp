@@ -62,5 +62,6 @@ void print_summary(const CommonOptions& o, const std::string& command, const Sol
 void register_dense_commands(CLI::App& app);  // inv, solve, lstsq, pinv, chol
 void register_misc_commands(CLI::App& app);   // gen, info, demo
 void register_bench_commands(CLI::App& app);  // bench
+void register_wls_commands(CLI::App& app, CLI::App& bench);  // wls, bench wls
 
 }  // namespace linv::cli

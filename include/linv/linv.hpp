@@ -10,3 +10,4 @@
 #include "linv/io.hpp"
 #include "linv/matrix.hpp"
 #include "linv/report.hpp"
+#include "linv/wls.hpp"

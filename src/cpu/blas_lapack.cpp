@@ -293,6 +293,36 @@ int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) {
                    "gesdd");
 }
 
+template <Real T>
+void sfrk(T alpha, ConstMatrixView<T> A, T beta, T* C) {
+  const int n = blas_dim(A.rows(), "sfrk"), k = blas_dim(A.cols(), "sfrk");
+  if (n == 0) return;
+  if constexpr (is_f32<T>)
+    checked(LAPACKE_ssfrk(LAPACK_COL_MAJOR, 'N', 'L', 'N', n, k, alpha, A.data(), ld(A.ld()), beta, C), "sfrk");
+  else
+    checked(LAPACKE_dsfrk(LAPACK_COL_MAJOR, 'N', 'L', 'N', n, k, alpha, A.data(), ld(A.ld()), beta, C), "sfrk");
+}
+
+template <Real T>
+int pftrf(index n, T* C) {
+  const int m = blas_dim(n, "pftrf");
+  if (m == 0) return 0;
+  if constexpr (is_f32<T>)
+    return checked(LAPACKE_spftrf(LAPACK_COL_MAJOR, 'N', 'L', m, C), "pftrf");
+  else
+    return checked(LAPACKE_dpftrf(LAPACK_COL_MAJOR, 'N', 'L', m, C), "pftrf");
+}
+
+template <Real T>
+int pftrs(index n, const T* C, MatrixView<T> B) {
+  if (B.empty()) return 0;
+  const int m = blas_dim(n, "pftrs"), nrhs = blas_dim(B.cols(), "pftrs");
+  if constexpr (is_f32<T>)
+    return checked(LAPACKE_spftrs(LAPACK_COL_MAJOR, 'N', 'L', m, nrhs, C, B.data(), ld(B.ld())), "pftrs");
+  else
+    return checked(LAPACKE_dpftrs(LAPACK_COL_MAJOR, 'N', 'L', m, nrhs, C, B.data(), ld(B.ld())), "pftrs");
+}
+
 #define LINV_INSTANTIATE(T)                                                                                   \
   template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>);                 \
   template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                                   \
@@ -305,6 +335,9 @@ int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) {
   template double gecon<T>(ConstMatrixView<T>, double);                                                       \
   template int potrf<T>(Uplo, MatrixView<T>);                                                                 \
   template int potrs<T>(Uplo, ConstMatrixView<T>, MatrixView<T>);                                             \
+  template void sfrk<T>(T, ConstMatrixView<T>, T, T*);                                                        \
+  template int pftrf<T>(index, T*);                                                                           \
+  template int pftrs<T>(index, const T*, MatrixView<T>);                                                      \
   template int potri<T>(Uplo, MatrixView<T>);                                                                 \
   template double pocon<T>(Uplo, ConstMatrixView<T>, double);                                                 \
   template int lauum<T>(Uplo, MatrixView<T>);                                                                 \

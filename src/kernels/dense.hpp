@@ -67,4 +67,14 @@ template <Real T>
 int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT);
 
 
+// Rectangular full packed (RFP) storage of a symmetric n x n matrix's lower triangle in n (n + 1) / 2
+// entries (LAPACK's TRANSR = 'N', UPLO = 'L'). sfrk: C := alpha A A^T + beta C for A n x k; pftrf:
+// Cholesky in place (LAPACK info); pftrs: B := C^-1 B with that factor.
+template <Real T>
+void sfrk(T alpha, ConstMatrixView<T> A, T beta, T* C);
+template <Real T>
+int pftrf(index n, T* C);
+template <Real T>
+int pftrs(index n, const T* C, MatrixView<T> B);
+
 }  // namespace linv::kernels::cpu

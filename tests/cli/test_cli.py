@@ -142,6 +142,23 @@ class CliTest(unittest.TestCase):
         _, err = run("solve", "--batch", self.path("a.npy"), self.save("b3.npy", b[:10]), "-o", out, expect=2)
         self.assertIn("one n x k block per matrix", err)
 
+    def test_wls_matches_numpy_and_names_the_failing_minor(self):
+        m, n = 40, 100
+        a = self.rng.uniform(-1, 1, (m, n))
+        d = self.rng.uniform(0.1, 1, n)
+        b = self.rng.uniform(-1, 1, (n, 1))
+        w = np.sqrt(d)
+        ref = np.linalg.lstsq(a.T * w[:, None], b * w[:, None], rcond=None)[0]
+        paths = [self.save(name, v) for name, v in (("a.npy", a), ("d.npy", d[:, None]), ("b.npy", b))]
+        for extra in ([], ["--storage", "packed"], ["--precision", "mixed"]):
+            out = self.path("x.npy")
+            run("wls", *paths, "-o", out, *extra)
+            self.assertLess(rel(np.load(out), ref), 1e-10, extra)
+        a[5] = 0  # rank deficient: C has a zero row 6
+        _, err = run("wls", self.save("a0.npy", a), paths[1], paths[2], "-o", self.path("y.npy"), expect=4)
+        self.assertIn("6", err)
+        self.assertFalse(os.path.exists(self.path("y.npy")))
+
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)
         out, _ = run("inv", self.save("l.npy", lower), "-o", self.path("x.npy"))

@@ -1,0 +1,62 @@
+// Weighted least squares through the normal equations A D^2 A^T x = A D^2 b (Jung and O'Leary,
+// "Exploiting structure of symmetric or triangular matrices on a GPU"): min || D (b - A^T x) || for an
+// m x n matrix A (m <= n, full row rank), diagonal weights D, b of length n; x has m entries.
+//
+// C = A D^2 A^T is formed as a symmetric rank-n update of one triangle (half the flops of a general
+// product), stored full or in LAPACK's rectangular full packed format (half the memory), and factored
+// by Cholesky. Mixed precision follows the paper's Algorithm 1: C formed and factored in float32, the
+// residual r = A D^2 b - A D^2 A^T x computed in float64 (from A, never from C), corrections solved with
+// the float32 factor, until ||r||_2 / ||x||_2 <= tolerance or the iteration limit, in which case C is
+// formed and factored in float64 and the report says so.
+#pragma once
+
+#include <memory>
+
+#include "linv/dense.hpp"
+#include "linv/matrix.hpp"
+
+namespace linv {
+
+enum class Weights {
+  Squared,  // d holds the diagonal of D^2 (the default)
+  Plain,    // d holds the diagonal of D
+};
+enum class Storage {
+  Full,    // C in an m x m array (one triangle used)
+  Packed,  // C in rectangular full packed format: m (m + 1) / 2 entries
+};
+
+struct WlsOptions {
+  Precision precision = Precision::Native;  // Mixed: float64 data, the paper's Algorithm 1
+  Storage storage = Storage::Full;
+  Weights weights = Weights::Squared;
+  // Mixed: stop at ||r||_2 / ||x||_2 <= tolerance; 0 means m * eps64 * ||A D||_F^2 (float64's own level:
+  // ||A D||_F^2 bounds ||C||_2).
+  double tolerance = 0;
+  int max_iterations = 100;
+  bool compute_residual = false;  // report.scaled_residual: the least-squares test of lstsq
+  bool check_finite = true;
+};
+
+// A weighted least-squares system for a fixed A, re-formed and re-factored for each new set of weights
+// without reallocating (the pattern of interior-point methods). CPU only in this version.
+template <Real T>
+class WeightedLeastSquares {
+ public:
+  WeightedLeastSquares(ConstMatrixView<T> A, const WlsOptions& options = {});
+  // Forms C = A D^2 A^T for weights d (n entries) and factors it; throws NotPositiveDefinite naming the
+  // failing minor when C is singular (A rank deficient, or weights zero where they matter).
+  void factor(ConstMatrixView<T> d);
+  // x for right-hand side b (n x k): the solution of A D^2 A^T x = A D^2 b, with the report.
+  Solution<T> solve(ConstMatrixView<T> b);
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// One-shot: factor for d, solve for b.
+template <Real T>
+Solution<T> wls(ConstMatrixView<T> A, ConstMatrixView<T> d, ConstMatrixView<T> b, const WlsOptions& options = {});
+
+}  // namespace linv

@@ -1,0 +1,142 @@
+// Weighted least squares on the CPU: against a float64 QR least-squares solution, in every precision
+// and storage, on random, ill-conditioned and rank-deficient problems.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "linv/wls.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+using testing::kResidualThreshold;
+
+struct Problem {
+  Matrix<double> A, d, b;
+};
+
+Problem random_problem(index m, index n, std::uint64_t seed, bool graded_weights) {
+  Problem p{random_uniform<double>(m, n, seed, -1.0, 1.0), random_uniform<double>(n, 1, seed + 1, 0.01, 1.0),
+            random_uniform<double>(n, 2, seed + 2, -1.0, 1.0)};
+  if (graded_weights)  // the paper's Table 2: D^2_i = 10^(-4 + 8 i / (n - 1))
+    for (index i = 0; i < n; ++i) p.d(i, 0) = std::pow(10.0, -4.0 + 8.0 * static_cast<double>(i) / (n - 1));
+  return p;
+}
+
+// The same problem as a least-squares problem min || A_w x - b_w || with A_w = (A D)^T, b_w = D b.
+Solution<double> qr_reference(const Problem& p) {
+  const index m = p.A.rows(), n = p.A.cols();
+  Matrix<double> aw(n, m), bw(n, p.b.cols());
+  for (index i = 0; i < n; ++i) {
+    const double w = std::sqrt(p.d(i, 0));
+    for (index r = 0; r < m; ++r) aw(i, r) = p.A(r, i) * w;
+    for (index j = 0; j < p.b.cols(); ++j) bw(i, j) = p.b(i, j) * w;
+  }
+  return lstsq<double>(aw.view(), bw.view());
+}
+
+// cond_1(A D^2 A^T), the sensitivity of the normal equations.
+double normal_cond(const Problem& p) {
+  const index m = p.A.rows(), n = p.A.cols();
+  Matrix<double> c(m, m);
+  for (index j = 0; j < m; ++j)
+    for (index i = 0; i < m; ++i) {
+      double s = 0;
+      for (index t = 0; t < n; ++t) s += p.A(i, t) * p.d(t, 0) * p.A(j, t);
+      c(i, j) = s;
+    }
+  return norm1<double>(c.view()) * norm1<double>(LU<double>(c.view()).inverse().view());
+}
+
+TEST(Wls, EveryPrecisionAndStorageAgreesWithQr) {
+  const auto seed = testing::case_seed(1);
+  LINV_TRACE_SEED(seed);
+  const Problem p = random_problem(60, 150, seed, false);
+  const Solution<double> ref = qr_reference(p);
+  const double bound = 2 * testing::kForwardThreshold * 150 * testing::eps<double>() * normal_cond(p);
+  for (Precision precision : {Precision::Native, Precision::Mixed})
+    for (Storage storage : {Storage::Full, Storage::Packed}) {
+      SCOPED_TRACE(std::string(precision == Precision::Mixed ? "mixed" : "double") +
+                   (storage == Storage::Full ? " full" : " packed"));
+      const Solution<double> s = wls<double>(p.A.view(), p.d.view(), p.b.view(),
+                                             {.precision = precision, .storage = storage, .compute_residual = true});
+      EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+      EXPECT_LE((testing::relative_difference<double, double>(s.x.view(), ref.x.view())), bound);
+      if (precision == Precision::Mixed) {
+        EXPECT_EQ(s.report.stop_reason, "refinement converged");
+        EXPECT_GE(s.report.iterations, 0);
+      }
+    }
+  const Solution<float> f = wls<float>(p.A.cast<float>().view(), p.d.cast<float>().view(), p.b.cast<float>().view(),
+                                       {.storage = Storage::Packed, .compute_residual = true});
+  EXPECT_LE(f.report.scaled_residual, kResidualThreshold);
+}
+
+TEST(Wls, GradedWeightsConvergeOrFallBackVisibly) {
+  const auto seed = testing::case_seed(2);
+  LINV_TRACE_SEED(seed);
+  const Problem p = random_problem(100, 200, seed, true);
+  const Solution<double> s = wls<double>(p.A.view(), p.d.view(), p.b.view(),
+                                         {.precision = Precision::Mixed, .tolerance = 1e-8, .compute_residual = true});
+  EXPECT_TRUE(s.report.stop_reason == "refinement converged" || s.report.stop_reason == "fell back to float64")
+      << s.report.stop_reason;
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+}
+
+TEST(Wls, RankDeficientNamesTheMinorAndWeightsAreChecked) {
+  const auto seed = testing::case_seed(3);
+  LINV_TRACE_SEED(seed);
+  Problem p = random_problem(30, 80, seed, false);
+  for (index j = 0; j < 80; ++j) p.A(17, j) = 0;  // row 18 of A: C has a zero row and column
+  for (Precision precision : {Precision::Native, Precision::Mixed}) {
+    try {
+      (void)wls<double>(p.A.view(), p.d.view(), p.b.view(), {.precision = precision});
+      FAIL() << "a rank-deficient A should be refused";
+    } catch (const NotPositiveDefinite& e) {
+      EXPECT_EQ(e.minor(), 18);
+      EXPECT_EQ(e.exit_code(), ExitCode::numerical);
+    }
+  }
+  const Problem q = random_problem(20, 50, seed, false);
+  Matrix<double> negative = Matrix<double>::copy_of(q.d.view());
+  negative(7, 0) = -1;
+  try {
+    (void)wls<double>(q.A.view(), negative.view(), q.b.view());
+    FAIL() << "a negative weight should be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "weight 8"));
+  }
+  // with --weights d the same vector holds D: its square is positive
+  EXPECT_NO_THROW((void)wls<double>(q.A.view(), negative.view(), q.b.view(), {.weights = Weights::Plain}));
+  const Matrix<double> short_d = random_uniform<double>(49, 1, seed);
+  EXPECT_THROW((void)wls<double>(q.A.view(), short_d.view(), q.b.view()), ShapeMismatch);
+  const Matrix<double> tall = random_uniform<double>(60, 50, seed);
+  EXPECT_THROW((void)wls<double>(tall.view(), q.d.view(), q.b.view()), InvalidArgument);
+}
+
+TEST(Wls, OneSystemRefactoredForNewWeights) {
+  const auto seed = testing::case_seed(4);
+  LINV_TRACE_SEED(seed);
+  const Problem p = random_problem(40, 90, seed, false);
+  const Matrix<double> d2 = random_uniform<double>(90, 1, seed + 9, 0.5, 2.0);
+  for (Storage storage : {Storage::Full, Storage::Packed}) {
+    WeightedLeastSquares<double> system(p.A.view(), {.precision = Precision::Mixed, .storage = storage});
+    system.factor(p.d.view());
+    const Solution<double> first = system.solve(p.b.view());
+    system.factor(d2.view());
+    const Solution<double> second = system.solve(p.b.view());
+    const Solution<double> direct = wls<double>(p.A.view(), d2.view(), p.b.view());
+    EXPECT_LE((testing::relative_difference<double, double>(second.x.view(), direct.x.view())), 1e-10);
+    EXPECT_GT((testing::relative_difference<double, double>(first.x.view(), direct.x.view())), 1e-6)
+        << "new weights must change the solution";
+  }
+}
+
+}  // namespace
+}  // namespace linv
