@@ -14,27 +14,20 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+import importlib.util
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+_spec = importlib.util.spec_from_file_location("linv_cpu_inverse", os.path.join(HERE, "cpu_inverse.py"))
+cpu_inverse = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cpu_inverse)  # shared helpers (cpu_name)
 
 
 def main():
@@ -83,7 +76,7 @@ def main():
                         "vs_numpy": mixed_2048["ratio"],
                         "status": "met" if min(speedup, mixed_2048["ratio"]) >= 1.5 else "missed"})
     git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
-    result = {"benchmark": "mixed", "device": cpu_name(), "date": datetime.date.today().isoformat(),
+    result = {"benchmark": "mixed", "device": cpu_inverse.cpu_name(), "date": datetime.date.today().isoformat(),
               "versions": {"linv": os.environ.get("LINV_GIT_SHA") or git or "unknown", "numpy": np.__version__,
                            "python": sys.version.split()[0]},
               "command": " ".join(["python3", "bench/cpu_mixed.py"] + sys.argv[1:]),

@@ -34,6 +34,36 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
+// Calls `call` once to warm up (handles, workspaces, kernel loading), then `repeats` times on a host
+// clock; `result` keeps the last call's value, released before each timed call so that one result's
+// memory is never freed inside the next one's timing.
+struct Timing {
+  double median = 0;
+  std::vector<double> all;
+};
+template <class R, class Call>
+Timing time_repeats(int repeats, R& result, Call&& call) {
+  result = call();
+  Timing t;
+  for (int r = 0; r < repeats; ++r) {
+    result = R{};
+    const auto start = std::chrono::steady_clock::now();
+    result = call();
+    t.all.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::vector<double> sorted = t.all;
+  std::sort(sorted.begin(), sorted.end());
+  t.median = sorted[sorted.size() / 2];
+  return t;
+}
+
+// The JSON a bench command writes: the device by name, linv's version, and its rows.
+nlohmann::json bench_output(Device device) {
+  std::string name = device.name();
+  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
+  return {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+}
+
 // The benchmark's matrices (the peers build the same): general = uniform in [-1, 1];
 // spd = G G^T / n + I with G uniform in [-1, 1].
 template <Real T>
@@ -61,17 +91,10 @@ void bench_case(const BenchArgs& a, const std::string& kind, index n, Device dev
     // Large random float32 matrices are singular to float32's working precision (rcond ~ 1e-8 at
     // n = 8192); their inverses are still backward stable, and the peers return them too.
     const SolveOptions options{.method = parse_method(method), .allow_ill_conditioned = true};
-    Solution<T> s = inv<T>(A.view(), options);  // warm-up: handles, workspaces, kernel loading
-    std::vector<double> seconds;
-    for (int r = 0; r < a.repeats; ++r) {
-      s = Solution<T>{};  // free the last inverse before timing the next
-      const auto start = std::chrono::steady_clock::now();
-      s = inv<T>(A.view(), options);
-      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::vector<double> sorted = seconds;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[sorted.size() / 2];
+    Solution<T> s;
+    const Timing t = time_repeats(a.repeats, s, [&] { return inv<T>(A.view(), options); });
+    const double median = t.median;
+    const std::vector<double>& seconds = t.all;
     const double residual = scaled_residual_inverse<T>(A.view(), s.x.view(), std::numeric_limits<T>::epsilon());
     rows.push_back({{"kind", kind},
                     {"dtype", std::is_same_v<T, float> ? "f32" : "f64"},
@@ -93,9 +116,7 @@ void run_bench(const BenchArgs& a) {
   const Device device = Device::parse(a.device);
   if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
   for (const std::string& m : split(a.methods)) (void)parse_method(m);
-  std::string name = device.name();
-  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
-  nlohmann::json out = {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+  nlohmann::json out = bench_output(device);
   for (const std::string& kind : split(a.kinds))
     for (const std::string& dtype : split(a.dtypes))
       for (const std::string& size : split(a.sizes)) {
@@ -123,9 +144,7 @@ struct SolveBenchArgs {
 void run_bench_solve(const SolveBenchArgs& a) {
   const Device device = Device::parse(a.device);
   if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  std::string name = device.name();
-  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
-  nlohmann::json out = {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+  nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
     const index n = std::stoll(size);
     const Matrix<double> A = bench_matrix<double>("general", n, device);
@@ -136,17 +155,10 @@ void run_bench_solve(const SolveBenchArgs& a) {
       const SolveOptions options{.method = Method::LU,
                                  .precision = precision == "mixed" ? Precision::Mixed : Precision::Native,
                                  .allow_ill_conditioned = true};
-      Solution<double> s = solve<double>(A.view(), b.view(), options);  // warm-up
-      std::vector<double> seconds;
-      for (int r = 0; r < a.repeats; ++r) {
-        s = Solution<double>{};
-        const auto start = std::chrono::steady_clock::now();
-        s = solve<double>(A.view(), b.view(), options);
-        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
-      std::vector<double> sorted = seconds;
-      std::sort(sorted.begin(), sorted.end());
-      const double median = sorted[sorted.size() / 2];
+      Solution<double> s;
+      const Timing t = time_repeats(a.repeats, s, [&] { return solve<double>(A.view(), b.view(), options); });
+      const double median = t.median;
+      const std::vector<double>& seconds = t.all;
       const double residual = scaled_residual_solve<double>(A.view(), s.x.view(), b.view(), 0x1p-52);
       out["rows"].push_back({{"n", n},
                              {"precision", precision},
@@ -189,16 +201,10 @@ template <Real T>
 void bench_batched_case(const BatchedBenchArgs& a, index n, index count, Device device, nlohmann::json& rows) {
   const Matrix<T> A = random_uniform<T>(n, n * count, /*seed=*/3, T(-1), T(1), device);
   Matrix<T> X = Matrix<T>::uninitialized(n, n * count, device);
-  batched::Status s = batched::inv_into<T>(A.view(), X.view());  // warm-up
-  std::vector<double> seconds;
-  for (int r = 0; r < a.repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    s = batched::inv_into<T>(A.view(), X.view());
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::vector<double> sorted = seconds;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
+  batched::Status s;
+  const Timing t = time_repeats(a.repeats, s, [&] { return batched::inv_into<T>(A.view(), X.view()); });
+  const double median = t.median;
+  const std::vector<double>& seconds = t.all;
   const double residual = batch_residual<T>(A, X, n, count);
   const char* dtype = std::is_same_v<T, float> ? "f32" : "f64";
   rows.push_back({{"dtype", dtype},
@@ -218,9 +224,7 @@ void bench_batched_case(const BatchedBenchArgs& a, index n, index count, Device 
 void run_bench_batched(const BatchedBenchArgs& a) {
   const Device device = Device::parse(a.device);
   if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  std::string name = device.name();
-  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
-  nlohmann::json out = {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+  nlohmann::json out = bench_output(device);
   for (const std::string& dtype : split(a.dtypes))
     for (const std::string& c : split(a.cases)) {
       const auto colon = c.find(':');

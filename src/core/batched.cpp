@@ -20,6 +20,18 @@ namespace k = kernels::cpu;
 // Matrices per CPU thread below which one thread does the whole batch (thread start-up dominates).
 constexpr index kMatricesPerThread = 256;
 
+// Runs work(first, last) over [0, count) split across the CPU's threads (this one included), or on this
+// thread alone when the batch is too small to gain.
+template <class Work>
+void in_parallel(index count, const Work& work) {
+  const index threads = std::clamp<index>(count / kMatricesPerThread, 1,
+                                          std::max<index>(1, static_cast<index>(std::thread::hardware_concurrency())));
+  const index per = (count + threads - 1) / threads;
+  std::vector<std::jthread> pool;
+  for (index t = 1; t < threads; ++t) pool.emplace_back(work, std::min(count, t * per), std::min(count, (t + 1) * per));
+  work(0, std::min(count, per));
+}
+
 template <Real T>
 void invert_on_cpu(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) {
   const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
@@ -39,13 +51,7 @@ void invert_on_cpu(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pi
       }
     }
   };
-  const index threads = std::clamp<index>(count / kMatricesPerThread, 1,
-                                          std::max<index>(1, static_cast<index>(std::thread::hardware_concurrency())));
-  std::vector<std::jthread> pool;
-  const index per = (count + threads - 1) / threads;
-  for (index t = 1; t < threads; ++t)
-    pool.emplace_back(invert_range, std::min(count, t * per), std::min(count, (t + 1) * per));
-  invert_range(0, std::min(count, per));
+  in_parallel(count, invert_range);
 }
 
 // A(k) X(k) = B(k) by getrf + getrs per matrix; singular matrices leave NaN.
@@ -66,13 +72,7 @@ void solve_on_cpu(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, s
       if (info == 0) k::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
     }
   };
-  const index threads = std::clamp<index>(count / kMatricesPerThread, 1,
-                                          std::max<index>(1, static_cast<index>(std::thread::hardware_concurrency())));
-  std::vector<std::jthread> pool;
-  const index per = (count + threads - 1) / threads;
-  for (index t = 1; t < threads; ++t)
-    pool.emplace_back(solve_range, std::min(count, t * per), std::min(count, (t + 1) * per));
-  solve_range(0, std::min(count, per));
+  in_parallel(count, solve_range);
 }
 
 template <Real T>
