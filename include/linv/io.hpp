@@ -49,6 +49,14 @@ void write_text(const std::string& path, const std::string& text);
 // Whether this build can read and write `.mat` files.
 bool have_mat_support();
 
+// Grey images from .png (8 or 16 bits; colour is converted to grey) or .pgm (P2/P5, 8 or 16 bits), values
+// scaled to [0, 1]; height x width. Malformed files raise ParseError naming the byte; a build without
+// libpng refuses .png with InputError saying so.
+Matrix<double> read_image(const std::string& path);
+// Writes values clipped to [0, 1] with `bits` (8 or 16) per pixel, atomically.
+void write_image(const std::string& path, ConstMatrixView<double> image, int bits = 16);
+bool have_png_support();
+
 // Converts an AnyMatrix to element type T. Widening is exact; narrowing float64 to float32 happens only
 // with allow_narrowing (the caller asked for single precision), otherwise InvalidArgument.
 template <Real T>

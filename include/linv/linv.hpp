@@ -7,6 +7,7 @@
 #include "linv/device.hpp"
 #include "linv/errors.hpp"
 #include "linv/generate.hpp"
+#include "linv/imaging.hpp"
 #include "linv/io.hpp"
 #include "linv/matrix.hpp"
 #include "linv/report.hpp"

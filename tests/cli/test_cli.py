@@ -159,6 +159,21 @@ class CliTest(unittest.TestCase):
         self.assertIn("6", err)
         self.assertFalse(os.path.exists(self.path("y.npy")))
 
+    def test_degrade_writes_images_and_refuses_bad_specs(self):
+        truth, out = self.path("truth.pgm"), self.path("blurred.pgm")
+        stdout, _ = run("degrade", "phantom:32", "-o", out, "--truth", truth, "--psf", "box:size=3")
+        self.assertIn("MSE", stdout)
+        self.assertTrue(os.path.exists(out) and os.path.exists(truth))
+        _, err = run("degrade", truth, "-o", self.path("x.pgm"), "--psf", "gaussian:size=two", expect=2)
+        self.assertIn("is not a number", err)
+        _, err = run("degrade", self.path("missing.pgm"), "-o", self.path("x.pgm"), expect=3)
+        self.assertIn("missing.pgm", err)
+        with open(self.path("bad.pgm"), "wb") as f:
+            f.write(b"P5\n4 4\n255\n" + b"x" * 3)
+        _, err = run("degrade", self.path("bad.pgm"), "-o", self.path("x.pgm"), expect=3)
+        self.assertIn("end early", err)
+        self.assertFalse(os.path.exists(self.path("x.pgm")))
+
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)
         out, _ = run("inv", self.save("l.npy", lower), "-o", self.path("x.npy"))

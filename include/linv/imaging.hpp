@@ -1,0 +1,49 @@
+// Images as linear inverse problems: a degraded image is g = H f + n, H the system matrix of a
+// point-spread function (PSF) with zero boundary conditions. This header holds the forward model: PSFs
+// following MATLAB's fspecial conventions (which the source thesis used), the convolution, the dense
+// system matrix for small images (the thesis's filter2matrix), noise following imnoise, and a test image
+// made by code (the modified Shepp-Logan phantom). Images are matrices of height x width, values in [0, 1].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "linv/matrix.hpp"
+
+namespace linv::imaging {
+
+// A PSF: its kernel (kernel(p, q), rows x cols) and the spec it came from.
+struct Psf {
+  Matrix<double> kernel;
+  std::string spec;
+};
+
+// "gaussian:size=5,sigma=1" (fspecial('gaussian', 5, 1); defaults size=3, sigma=0.5)
+// "box:size=3"              (fspecial('average', 3); default size=3)
+// "motion:len=9,angle=30"   (fspecial('motion', 9, 30); defaults len=9, angle=0)
+// "sharpen:alpha=0.2"       (fspecial('unsharp', 0.2); default alpha=0.2)
+// A bad spec throws InvalidArgument naming the part at fault and the accepted forms.
+Psf parse_psf(std::string_view spec);
+
+// g = h * f, the convolution with zero boundary conditions, cropped to f's size ("same", as conv2 and
+// imfilter(f, h, 0, 'conv') do: kernel entry (p, q) moves f(i - p + floor(kr / 2), j - q + floor(kc / 2))
+// to g(i, j)).
+Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel);
+
+// The dense system matrix H of that convolution for height x width images vectorised column by column
+// (pixel (i, j) is entry i + j * height): H vec(f) = vec(convolve(f, kernel)). (height * width)^2 entries.
+Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel);
+
+// imnoise: "gaussian:var=0.001[,mean=0]" adds N(mean, var) and clips to [0, 1]; "saltpepper:density=0.05"
+// sets a fraction `density` of the pixels to 0 or 1 (half each). Reproducible for a given seed.
+Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view spec, std::uint64_t seed);
+
+// The modified Shepp-Logan phantom (MATLAB's phantom('Modified Shepp-Logan', n)), n x n, values in [0, 1].
+Matrix<double> shepp_logan(index n);
+
+// Mean squared error and peak signal-to-noise ratio (peak 1) of `image` against `truth`.
+double mse(ConstMatrixView<double> image, ConstMatrixView<double> truth);
+double psnr(ConstMatrixView<double> image, ConstMatrixView<double> truth);
+
+}  // namespace linv::imaging
