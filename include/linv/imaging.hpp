@@ -31,6 +31,9 @@ Psf parse_psf(std::string_view spec);
 // to g(i, j)).
 Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel);
 
+// Its adjoint: H^T g (a correlation with the kernel, with the same zero boundaries).
+Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel);
+
 // The dense system matrix H of that convolution for height x width images vectorised column by column
 // (pixel (i, j) is entry i + j * height): H vec(f) = vec(convolve(f, kernel)). (height * width)^2 entries.
 Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel);
@@ -41,6 +44,30 @@ Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view spec, s
 
 // The modified Shepp-Logan phantom (MATLAB's phantom('Modified Shepp-Logan', n)), n x n, values in [0, 1].
 Matrix<double> shepp_logan(index n);
+
+// Regularised reconstruction f = (H^T H + lambda I)^-1 H^T g.
+enum class DeblurPath {
+  Auto,        // dense up to 64 x 64 pixels (4096 unknowns), matrix-free above
+  Dense,       // the thesis's path: form H^T H + lambda I, factor it (Cholesky), apply
+  MatrixFree,  // conjugate gradients on the regularised normal equations, H applied by convolution
+};
+struct DeblurOptions {
+  double lambda = -1;  // the regularisation weight; negative: chosen by generalised cross-validation
+  DeblurPath path = DeblurPath::Auto;
+  int max_iterations = 1000;  // matrix-free
+  double tolerance = 1e-10;   // matrix-free: relative residual of the normal equations
+};
+struct DeblurResult {
+  Matrix<double> image;
+  double lambda = 0;
+  std::string lambda_from;  // "given" or "generalised cross-validation"
+  std::string path;         // "dense" or "matrix-free"
+  int iterations = 0;       // conjugate-gradient iterations (matrix-free)
+  double seconds = 0;
+};
+// GCV needs the singular values of H, so lambda "auto" works with the dense path (images up to 64 x 64)
+// in this version; elsewhere it is refused with InvalidArgument saying so.
+DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options = {});
 
 // Mean squared error and peak signal-to-noise ratio (peak 1) of `image` against `truth`.
 double mse(ConstMatrixView<double> image, ConstMatrixView<double> truth);

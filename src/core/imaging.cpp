@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -13,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/dense.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::imaging {
@@ -187,6 +189,26 @@ Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kerne
   return g;
 }
 
+Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
+  const index m = g.rows(), n = g.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
+  Matrix<double> f(m, n);
+  // (H^T g)(i', j') = sum over (p, q) of kernel(p, q) g(i' + p - cr, j' + q - cc), inside the image
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < m; ++i) {
+      double s = 0;
+      for (index q = 0; q < kc; ++q) {
+        const index jj = j + q - cc;
+        if (jj < 0 || jj >= n) continue;
+        for (index p = 0; p < kr; ++p) {
+          const index ii = i + p - cr;
+          if (ii >= 0 && ii < m) s += kernel(p, q) * g(ii, jj);
+        }
+      }
+      f(i, j) = s;
+    }
+  return f;
+}
+
 Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel) {
   const index size = height * width, kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
   Matrix<double> H(size, size);
@@ -260,6 +282,121 @@ Matrix<double> shepp_logan(index n) {
       p(r, c) = std::clamp(v, 0.0, 1.0);
     }
   return p;
+}
+
+namespace {
+
+constexpr index kDenseLimit = 64 * 64;  // unknowns the dense path takes under DeblurPath::Auto
+
+// lambda minimising Golub, Heath and Wahba's GCV(lambda) = n ||g - H f(lambda)||^2 / trace(I - A(lambda))^2,
+// with the SVD H = U diag(s) V^T: both terms are sums over the singular values. A log-spaced scan over
+// the singular values' range, then golden-section refinement around the best point.
+double gcv_lambda(const std::vector<double>& s, const std::vector<double>& beta, double outside) {
+  const double n = static_cast<double>(s.size());
+  auto gcv = [&](double lambda) {
+    double residual = outside, trace = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const double filter = lambda / (s[i] * s[i] + lambda);  // 1 - the Tikhonov filter factor
+      residual += filter * filter * beta[i] * beta[i];
+      trace += filter;
+    }
+    return n * residual / (trace * trace);
+  };
+  const double top = s.front() * s.front();
+  double lo = std::log10(top) - 16, hi = std::log10(top) + 1, best = lo, best_value = gcv(std::pow(10.0, lo));
+  constexpr int kScan = 200;
+  for (int k = 1; k <= kScan; ++k) {
+    const double x = lo + (hi - lo) * k / kScan, v = gcv(std::pow(10.0, x));
+    if (v < best_value) best = x, best_value = v;
+  }
+  double a = best - (hi - lo) / kScan, b = best + (hi - lo) / kScan;
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  for (int k = 0; k < 60; ++k) {
+    const double c = b - phi * (b - a), d = a + phi * (b - a);
+    if (gcv(std::pow(10.0, c)) < gcv(std::pow(10.0, d)))
+      b = d;
+    else
+      a = c;
+  }
+  return std::pow(10.0, (a + b) / 2);
+}
+
+}  // namespace
+
+DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const index m = g.rows(), n = g.cols(), size = m * n;
+  DeblurResult r;
+  const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseLimit);
+  r.path = dense ? "dense" : "matrix-free";
+  r.lambda = options.lambda;
+  r.lambda_from = "given";
+  const ConstMatrixView<double> h = psf.kernel.view();
+  if (dense) {
+    const Matrix<double> H = system_matrix(m, n, h);
+    if (options.lambda < 0) {
+      Matrix<double> a = Matrix<double>::copy_of(H.view()), u(size, size), vt(size, size);
+      std::vector<double> sv(static_cast<std::size_t>(size));
+      if (kernels::cpu::gesdd<double>(a.view(), sv.data(), u.view(), vt.view()) != 0)
+        throw NumericalError("the SVD of the system matrix did not converge (generalised cross-validation)");
+      std::vector<double> beta(static_cast<std::size_t>(size));  // U^T g
+      for (index i = 0; i < size; ++i) {
+        double t = 0;
+        for (index k = 0; k < size; ++k) t += u(k, i) * g(k % m, k / m);
+        beta[static_cast<std::size_t>(i)] = t;
+      }
+      r.lambda = gcv_lambda(sv, beta, 0.0);
+      r.lambda_from = "generalised cross-validation";
+    }
+    // The thesis's path: C = H^T H + lambda I (one symmetric rank-k update), then Cholesky.
+    Matrix<double> C(size, size);
+    kernels::cpu::syrk<double>(Uplo::Lower, Op::Transpose, 1.0, H.view(), 0.0, C.view());
+    for (index i = 0; i < size; ++i) C(i, i) += r.lambda;
+    Matrix<double> x = convolve_adjoint(g, h);  // H^T g, as a vector of `size` entries
+    const int info = kernels::cpu::potrf<double>(Uplo::Lower, C.view());
+    if (info > 0)
+      throw NotPositiveDefinite(info, fmt::format("H^T H + lambda I with lambda = {:g} is singular to working "
+                                                  "precision: give a positive --lambda, or auto",
+                                                  r.lambda));
+    kernels::cpu::potrs<double>(Uplo::Lower, C.view(), MatrixView<double>(x.data(), size, 1, size));
+    r.image = std::move(x);
+  } else {
+    if (options.lambda < 0)
+      throw InvalidArgument(fmt::format("lambda auto (generalised cross-validation) needs the dense path, images of "
+                                        "at most {} pixels in this version; this one has {}: give --lambda",
+                                        kDenseLimit, size));
+    // Conjugate gradients on (H^T H + lambda I) f = H^T g, from f = 0.
+    const Matrix<double> b = convolve_adjoint(g, h);
+    auto apply = [&](const Matrix<double>& v) {
+      Matrix<double> w = convolve_adjoint(convolve(v.view(), h).view(), h);
+      for (index k = 0; k < size; ++k) w.data()[k] += r.lambda * v.data()[k];
+      return w;
+    };
+    auto dot = [&](const Matrix<double>& x, const Matrix<double>& y) {
+      double t = 0;
+      for (index k = 0; k < size; ++k) t += x.data()[k] * y.data()[k];
+      return t;
+    };
+    Matrix<double> f(m, n), res = Matrix<double>::copy_of(b.view()), p = Matrix<double>::copy_of(b.view());
+    const double bnorm = std::sqrt(dot(b, b));
+    double rr = dot(res, res);
+    int k = 0;
+    for (; k < options.max_iterations && std::sqrt(rr) > options.tolerance * bnorm; ++k) {
+      const Matrix<double> q = apply(p);
+      const double alpha = rr / dot(p, q);
+      for (index t = 0; t < size; ++t) {
+        f.data()[t] += alpha * p.data()[t];
+        res.data()[t] -= alpha * q.data()[t];
+      }
+      const double next = dot(res, res);
+      for (index t = 0; t < size; ++t) p.data()[t] = res.data()[t] + (next / rr) * p.data()[t];
+      rr = next;
+    }
+    r.iterations = k;
+    r.image = std::move(f);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
 double mse(ConstMatrixView<double> image, ConstMatrixView<double> truth) {

@@ -173,6 +173,13 @@ class CliTest(unittest.TestCase):
         _, err = run("degrade", self.path("bad.pgm"), "-o", self.path("x.pgm"), expect=3)
         self.assertIn("end early", err)
         self.assertFalse(os.path.exists(self.path("x.pgm")))
+        stdout, _ = run("deblur", out, "-o", self.path("r.pgm"), "--psf", "box:size=3", "--truth", "phantom:32",
+                        "--report", self.path("d.json"))
+        report = load_json(self.path("d.json"))
+        self.assertLess(report["mse_recovered"], report["mse_degraded"])
+        self.assertEqual(report["lambda_from"], "generalised cross-validation")
+        _, err = run("deblur", out, "-o", self.path("r.pgm"), "--lambda", "-1", expect=2)
+        self.assertIn("--lambda", err)
 
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)

@@ -7,6 +7,7 @@
 #include "linv/errors.hpp"
 #include "linv/generate.hpp"
 #include "linv/imaging.hpp"
+#include "support/dense_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -104,6 +105,33 @@ TEST(Imaging, NoiseAndPhantom) {
   EXPECT_NEAR(imaging::mse(g1.view(), grey.view()), 0.001, 0.0001);
   const Matrix<double> clipped = imaging::add_noise(f.view(), "gaussian:var=0.01", 4);
   for (index k = 0; k < clipped.size(); ++k) ASSERT_TRUE(clipped.data()[k] >= 0 && clipped.data()[k] <= 1);
+}
+
+TEST(Imaging, DeblurRecoversAndThePathsAgree) {
+  const Matrix<double> f = imaging::shepp_logan(24);
+  const imaging::Psf blur = imaging::parse_psf("gaussian:size=5,sigma=1");
+  const Matrix<double> g = imaging::convolve(f.view(), blur.kernel.view());
+  // noise-free blur, lambda by GCV: recovered to MSE <= 1e-4
+  const imaging::DeblurResult auto_result = imaging::deblur(g.view(), blur);
+  EXPECT_EQ(auto_result.path, "dense");
+  EXPECT_EQ(auto_result.lambda_from, "generalised cross-validation");
+  EXPECT_LE(imaging::mse(auto_result.image.view(), f.view()), 1e-4);
+  // noise-free sharpening, no regularisation: recovered to MSE <= 1e-8
+  const imaging::Psf sharpen = imaging::parse_psf("sharpen:alpha=0.2");
+  const Matrix<double> s = imaging::convolve(f.view(), sharpen.kernel.view());
+  EXPECT_LE(imaging::mse(imaging::deblur(s.view(), sharpen, {.lambda = 0}).image.view(), f.view()), 1e-8);
+  // with noise, lambda by GCV does better than the degraded image
+  for (const char* noise : {"gaussian:var=0.001", "saltpepper:density=0.05"}) {
+    const Matrix<double> gn = imaging::add_noise(g.view(), noise, 11);
+    const imaging::DeblurResult r = imaging::deblur(gn.view(), blur);
+    EXPECT_LT(imaging::mse(r.image.view(), f.view()), imaging::mse(gn.view(), f.view())) << noise;
+    // the matrix-free path solves the same equations
+    const imaging::DeblurResult mf =
+        imaging::deblur(gn.view(), blur, {.lambda = r.lambda, .path = imaging::DeblurPath::MatrixFree, .tolerance = 1e-13});
+    EXPECT_EQ(mf.path, "matrix-free");
+    EXPECT_LE((testing::relative_difference<double, double>(mf.image.view(), r.image.view())), 1e-8) << noise;
+  }
+  EXPECT_THROW((void)imaging::deblur(g.view(), blur, {.path = imaging::DeblurPath::MatrixFree}), InvalidArgument);
 }
 
 }  // namespace
