@@ -63,6 +63,6 @@ void register_dense_commands(CLI::App& app);  // inv, solve, lstsq, pinv, chol
 void register_misc_commands(CLI::App& app);   // gen, info, demo
 void register_bench_commands(CLI::App& app);  // bench
 void register_wls_commands(CLI::App& app, CLI::App& bench);  // wls, bench wls
-void register_imaging_commands(CLI::App& app);               // degrade, deblur
+void register_imaging_commands(CLI::App& app, CLI::App& bench);  // degrade, deblur, bench deblur
 
 }  // namespace linv::cli
