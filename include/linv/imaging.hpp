@@ -65,8 +65,8 @@ struct DeblurResult {
   int iterations = 0;       // conjugate-gradient iterations (matrix-free)
   double seconds = 0;
 };
-// GCV needs the singular values of H, so lambda "auto" works with the dense path (images up to 64 x 64)
-// in this version; elsewhere it is refused with InvalidArgument saying so.
+// lambda "auto" minimises generalised cross-validation for the periodic approximation of H (which the
+// 2-D DFT diagonalises); GCV assumes noise, so noise-free images want a small given lambda instead.
 DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options = {});
 
 // Mean squared error and peak signal-to-noise ratio (peak 1) of `image` against `truth`.

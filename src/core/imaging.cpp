@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <complex>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -289,21 +290,54 @@ namespace {
 constexpr index kDenseLimit = 64 * 64;  // unknowns the dense path takes under DeblurPath::Auto
 
 // lambda minimising Golub, Heath and Wahba's GCV(lambda) = n ||g - H f(lambda)||^2 / trace(I - A(lambda))^2,
-// with the SVD H = U diag(s) V^T: both terms are sums over the singular values. A log-spaced scan over
-// the singular values' range, then golden-section refinement around the best point.
-double gcv_lambda(const std::vector<double>& s, const std::vector<double>& beta, double outside) {
-  const double n = static_cast<double>(s.size());
+// with H approximated by its periodic (block circulant) counterpart, which the 2-D DFT diagonalises:
+// both terms become sums over frequencies of |kernel eigenvalue|^2 and |DFT of g|^2. The boundaries
+// differ from H's zero boundaries, which matters little to the choice of lambda and makes it cheap at
+// any size. A log-spaced scan, then golden-section refinement around the best point.
+double gcv_lambda(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
+  using complex = std::complex<double>;
+  const index m = g.rows(), n = g.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
+  auto twiddles = [](index size) {
+    std::vector<complex> w(static_cast<std::size_t>(size));
+    for (index k = 0; k < size; ++k) w[static_cast<std::size_t>(k)] = std::polar(1.0, -2 * std::numbers::pi * k / size);
+    return w;
+  };
+  const std::vector<complex> wm = twiddles(m), wn = twiddles(n);
+  // |DFT of g|^2, by a DFT down the columns then along the rows
+  std::vector<complex> cols(static_cast<std::size_t>(m * n)), full(static_cast<std::size_t>(m * n));
+  for (index j = 0; j < n; ++j)
+    for (index u = 0; u < m; ++u) {
+      complex t = 0;
+      for (index i = 0; i < m; ++i) t += g(i, j) * wm[static_cast<std::size_t>((u * i) % m)];
+      cols[static_cast<std::size_t>(u + j * m)] = t;
+    }
+  std::vector<double> power(static_cast<std::size_t>(m * n)), eigen(static_cast<std::size_t>(m * n));
+  for (index v = 0; v < n; ++v)
+    for (index u = 0; u < m; ++u) {
+      complex t = 0;
+      for (index j = 0; j < n; ++j) t += cols[static_cast<std::size_t>(u + j * m)] * wn[static_cast<std::size_t>((v * j) % n)];
+      power[static_cast<std::size_t>(u + v * m)] = std::norm(t);
+      complex lambda = 0;  // the periodic operator's eigenvalue at (u, v)
+      for (index q = 0; q < kc; ++q)
+        for (index p = 0; p < kr; ++p) {
+          const index a = ((u * (p - cr)) % m + m) % m, b = ((v * (q - cc)) % n + n) % n;
+          lambda += kernel(p, q) * wm[static_cast<std::size_t>(a)] * wn[static_cast<std::size_t>(b)];
+        }
+      eigen[static_cast<std::size_t>(u + v * m)] = std::norm(lambda);
+    }
+  const double size = static_cast<double>(m * n);
   auto gcv = [&](double lambda) {
-    double residual = outside, trace = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const double filter = lambda / (s[i] * s[i] + lambda);  // 1 - the Tikhonov filter factor
-      residual += filter * filter * beta[i] * beta[i];
+    double residual = 0, trace = 0;
+    for (std::size_t k = 0; k < power.size(); ++k) {
+      const double filter = lambda / (eigen[k] + lambda);  // 1 - the Tikhonov filter factor
+      residual += filter * filter * power[k];
       trace += filter;
     }
-    return n * residual / (trace * trace);
+    return size * (residual / size) / (trace * trace);
   };
-  const double top = s.front() * s.front();
-  double lo = std::log10(top) - 16, hi = std::log10(top) + 1, best = lo, best_value = gcv(std::pow(10.0, lo));
+  const double top = *std::max_element(eigen.begin(), eigen.end());
+  const double lo = std::log10(top) - 16, hi = std::log10(top) + 1;
+  double best = lo, best_value = gcv(std::pow(10.0, lo));
   constexpr int kScan = 200;
   for (int k = 1; k <= kScan; ++k) {
     const double x = lo + (hi - lo) * k / kScan, v = gcv(std::pow(10.0, x));
@@ -329,25 +363,11 @@ DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptio
   DeblurResult r;
   const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseLimit);
   r.path = dense ? "dense" : "matrix-free";
-  r.lambda = options.lambda;
-  r.lambda_from = "given";
   const ConstMatrixView<double> h = psf.kernel.view();
+  r.lambda = options.lambda >= 0 ? options.lambda : gcv_lambda(g, h);
+  r.lambda_from = options.lambda >= 0 ? "given" : "generalised cross-validation";
   if (dense) {
     const Matrix<double> H = system_matrix(m, n, h);
-    if (options.lambda < 0) {
-      Matrix<double> a = Matrix<double>::copy_of(H.view()), u(size, size), vt(size, size);
-      std::vector<double> sv(static_cast<std::size_t>(size));
-      if (kernels::cpu::gesdd<double>(a.view(), sv.data(), u.view(), vt.view()) != 0)
-        throw NumericalError("the SVD of the system matrix did not converge (generalised cross-validation)");
-      std::vector<double> beta(static_cast<std::size_t>(size));  // U^T g
-      for (index i = 0; i < size; ++i) {
-        double t = 0;
-        for (index k = 0; k < size; ++k) t += u(k, i) * g(k % m, k / m);
-        beta[static_cast<std::size_t>(i)] = t;
-      }
-      r.lambda = gcv_lambda(sv, beta, 0.0);
-      r.lambda_from = "generalised cross-validation";
-    }
     // The thesis's path: C = H^T H + lambda I (one symmetric rank-k update), then Cholesky.
     Matrix<double> C(size, size);
     kernels::cpu::syrk<double>(Uplo::Lower, Op::Transpose, 1.0, H.view(), 0.0, C.view());
@@ -361,10 +381,6 @@ DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptio
     kernels::cpu::potrs<double>(Uplo::Lower, C.view(), MatrixView<double>(x.data(), size, 1, size));
     r.image = std::move(x);
   } else {
-    if (options.lambda < 0)
-      throw InvalidArgument(fmt::format("lambda auto (generalised cross-validation) needs the dense path, images of "
-                                        "at most {} pixels in this version; this one has {}: give --lambda",
-                                        kDenseLimit, size));
     // Conjugate gradients on (H^T H + lambda I) f = H^T g, from f = 0.
     const Matrix<double> b = convolve_adjoint(g, h);
     auto apply = [&](const Matrix<double>& v) {

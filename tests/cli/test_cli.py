@@ -359,10 +359,14 @@ class CliTest(unittest.TestCase):
         self.assertEqual(leftovers, [])
 
     # ---- demo, info -------------------------------------------------------------------------------
-    def test_demo_prints_its_table(self):
-        out, _ = run("demo", "-n", 200)
-        for word in ("lu", "gauss-jordan", "cholesky-gets", "gauss-seidel", "scaled residual"):
+    def test_demo_deblurs_six_ways_and_writes_images(self):
+        folder = self.path("demo")
+        out, _ = run("demo", "--size", 16, "--out", folder)
+        for word in ("blur+saltpepper", "sharpen+gaussian", "MSE recovered", "0.2469 -> 1.0e-11"):
             self.assertIn(word, out)
+        names = os.listdir(folder)
+        self.assertEqual(len([n for n in names if n.startswith("montage")]), 1)
+        self.assertEqual(len([n for n in names if "recovered" in n]), 6)
 
     def test_info(self):
         out, _ = run("info")
