@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,26 @@ Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kerne
 
 // Its adjoint: H^T g (a correlation with the kernel, with the same zero boundaries).
 Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel);
+
+// H and H^T for one image size and kernel, applied many times: by FFTs of the zero-padded image
+// ((height + kr - 1) x (width + kc - 1), so the result is exactly the zero-boundary convolution) when
+// linv was built with FFTW, else directly as convolve / convolve_adjoint.
+class Convolution {
+ public:
+  Convolution(index height, index width, ConstMatrixView<double> kernel);
+  ~Convolution();
+  Convolution(const Convolution&) = delete;
+  Convolution& operator=(const Convolution&) = delete;
+  Matrix<double> apply(ConstMatrixView<double> f) const;          // H f
+  Matrix<double> apply_adjoint(ConstMatrixView<double> g) const;  // H^T g
+  bool uses_fft() const noexcept { return have_fft(); }
+  // Whether this build has FFTW (FFT convolution) at all.
+  static bool have_fft() noexcept;
+
+ private:
+  struct Plan;
+  std::unique_ptr<Plan> plan_;
+};
 
 // The dense system matrix H of that convolution for height x width images vectorised column by column
 // (pixel (i, j) is entry i + j * height): H vec(f) = vec(convolve(f, kernel)). (height * width)^2 entries.

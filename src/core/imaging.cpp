@@ -8,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <complex>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -16,6 +17,9 @@
 #include <vector>
 
 #include "kernels/dense.hpp"
+#ifdef LINV_HAVE_FFTW
+#include <fftw3.h>
+#endif
 #include "linv/errors.hpp"
 
 namespace linv::imaging {
@@ -210,6 +214,112 @@ Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<doubl
   return f;
 }
 
+// ---- Convolution: FFTs of the zero-padded image ----------------------------------------------------
+//
+// H = S C E: E pads f (height x width) with zeros to P x Q = (height + kr - 1) x (width + kc - 1), C is
+// the circular convolution there with the kernel at the origin (linear, thanks to the padding), S keeps
+// rows [kr / 2, kr / 2 + height) and columns [kc / 2, kc / 2 + width). So H^T = E^T C^T S^T: place g at
+// that offset, multiply by the conjugate spectrum, keep the top-left height x width block. Images are
+// column-major, which FFTW's row-major plans see as the transpose: the same 2-D transform.
+struct Convolution::Plan {
+  index height, width, kr, kc;
+  Matrix<double> kernel;
+#ifdef LINV_HAVE_FFTW
+  index P = 0, Q = 0, spectrum = 0;  // padded size; complex entries of a real transform (Q (P / 2 + 1))
+  double* real = nullptr;
+  fftw_complex* freq = nullptr;
+  fftw_complex* kernel_freq = nullptr;
+  fftw_plan forward = nullptr, backward = nullptr;
+#endif
+};
+
+Convolution::Convolution(index height, index width, ConstMatrixView<double> kernel)
+    : plan_(std::make_unique<Plan>(Plan{height, width, kernel.rows(), kernel.cols(), Matrix<double>::copy_of(kernel)})) {
+#ifdef LINV_HAVE_FFTW
+  Plan& p = *plan_;
+  p.P = height + p.kr - 1;
+  p.Q = width + p.kc - 1;
+  p.spectrum = p.Q * (p.P / 2 + 1);
+  p.real = fftw_alloc_real(static_cast<std::size_t>(p.P * p.Q));
+  p.freq = fftw_alloc_complex(static_cast<std::size_t>(p.spectrum));
+  p.kernel_freq = fftw_alloc_complex(static_cast<std::size_t>(p.spectrum));
+  if (!p.real || !p.freq || !p.kernel_freq) throw std::bad_alloc();
+  p.forward = fftw_plan_dft_r2c_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.real, p.freq, FFTW_ESTIMATE);
+  p.backward = fftw_plan_dft_c2r_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.freq, p.real, FFTW_ESTIMATE);
+  std::fill(p.real, p.real + p.P * p.Q, 0.0);
+  for (index q = 0; q < p.kc; ++q)
+    for (index r = 0; r < p.kr; ++r) p.real[r + q * p.P] = kernel(r, q);
+  fftw_execute(p.forward);
+  std::memcpy(p.kernel_freq, p.freq, sizeof(fftw_complex) * static_cast<std::size_t>(p.spectrum));
+#endif
+}
+
+Convolution::~Convolution() {
+#ifdef LINV_HAVE_FFTW
+  if (plan_) {
+    fftw_destroy_plan(plan_->forward);
+    fftw_destroy_plan(plan_->backward);
+    fftw_free(plan_->real);
+    fftw_free(plan_->freq);
+    fftw_free(plan_->kernel_freq);
+  }
+#endif
+}
+
+bool Convolution::have_fft() noexcept {
+#ifdef LINV_HAVE_FFTW
+  return true;
+#else
+  return false;
+#endif
+}
+
+Matrix<double> Convolution::apply(ConstMatrixView<double> f) const {
+  const Plan& p = *plan_;
+#ifdef LINV_HAVE_FFTW
+  std::fill(p.real, p.real + p.P * p.Q, 0.0);
+  for (index j = 0; j < p.width; ++j)
+    for (index i = 0; i < p.height; ++i) p.real[i + j * p.P] = f(i, j);
+  fftw_execute(p.forward);
+  for (index k = 0; k < p.spectrum; ++k) {
+    const double a = p.freq[k][0], b = p.freq[k][1], c = p.kernel_freq[k][0], d = p.kernel_freq[k][1];
+    p.freq[k][0] = a * c - b * d;
+    p.freq[k][1] = a * d + b * c;
+  }
+  fftw_execute(p.backward);
+  const double scale = 1.0 / static_cast<double>(p.P * p.Q);
+  Matrix<double> g(p.height, p.width);
+  for (index j = 0; j < p.width; ++j)
+    for (index i = 0; i < p.height; ++i) g(i, j) = p.real[(i + p.kr / 2) + (j + p.kc / 2) * p.P] * scale;
+  return g;
+#else
+  return convolve(f, p.kernel.view());
+#endif
+}
+
+Matrix<double> Convolution::apply_adjoint(ConstMatrixView<double> g) const {
+  const Plan& p = *plan_;
+#ifdef LINV_HAVE_FFTW
+  std::fill(p.real, p.real + p.P * p.Q, 0.0);
+  for (index j = 0; j < p.width; ++j)
+    for (index i = 0; i < p.height; ++i) p.real[(i + p.kr / 2) + (j + p.kc / 2) * p.P] = g(i, j);
+  fftw_execute(p.forward);
+  for (index k = 0; k < p.spectrum; ++k) {  // times the conjugate spectrum
+    const double a = p.freq[k][0], b = p.freq[k][1], c = p.kernel_freq[k][0], d = -p.kernel_freq[k][1];
+    p.freq[k][0] = a * c - b * d;
+    p.freq[k][1] = a * d + b * c;
+  }
+  fftw_execute(p.backward);
+  const double scale = 1.0 / static_cast<double>(p.P * p.Q);
+  Matrix<double> f(p.height, p.width);
+  for (index j = 0; j < p.width; ++j)
+    for (index i = 0; i < p.height; ++i) f(i, j) = p.real[i + j * p.P] * scale;
+  return f;
+#else
+  return convolve_adjoint(g, p.kernel.view());
+#endif
+}
+
 Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel) {
   const index size = height * width, kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
   Matrix<double> H(size, size);
@@ -295,23 +405,45 @@ constexpr index kDenseLimit = 64 * 64;  // unknowns the dense path takes under D
 // differ from H's zero boundaries, which matters little to the choice of lambda and makes it cheap at
 // any size. A log-spaced scan, then golden-section refinement around the best point.
 double gcv_lambda(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
-  using complex = std::complex<double>;
   const index m = g.rows(), n = g.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
+  std::vector<double> power(static_cast<std::size_t>(m * n)), eigen(static_cast<std::size_t>(m * n));
+#ifdef LINV_HAVE_FFTW
+  {
+    // |DFT of g|^2 and |DFT of the kernel placed circularly around the origin|^2, by FFTW
+    fftw_complex* buffer = fftw_alloc_complex(static_cast<std::size_t>(m * n));
+    if (!buffer) throw std::bad_alloc();
+    fftw_plan plan = fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(m), buffer, buffer, FFTW_FORWARD,
+                                      FFTW_ESTIMATE);
+    for (index k = 0; k < m * n; ++k) buffer[k][0] = g.data()[k % m + (k / m) * g.ld()], buffer[k][1] = 0;
+    fftw_execute(plan);
+    for (index k = 0; k < m * n; ++k) power[static_cast<std::size_t>(k)] = buffer[k][0] * buffer[k][0] + buffer[k][1] * buffer[k][1];
+    for (index k = 0; k < m * n; ++k) buffer[k][0] = buffer[k][1] = 0;
+    for (index q = 0; q < kc; ++q)
+      for (index p = 0; p < kr; ++p) {
+        const index a = ((p - cr) % m + m) % m, b = ((q - cc) % n + n) % n;
+        buffer[a + b * m][0] += kernel(p, q);
+      }
+    fftw_execute(plan);
+    for (index k = 0; k < m * n; ++k) eigen[static_cast<std::size_t>(k)] = buffer[k][0] * buffer[k][0] + buffer[k][1] * buffer[k][1];
+    fftw_destroy_plan(plan);
+    fftw_free(buffer);
+  }
+#else
+  // |DFT of g|^2, by a DFT down the columns then along the rows (O(m n (m + n)) without FFTW)
+  using complex = std::complex<double>;
   auto twiddles = [](index size) {
     std::vector<complex> w(static_cast<std::size_t>(size));
     for (index k = 0; k < size; ++k) w[static_cast<std::size_t>(k)] = std::polar(1.0, -2 * std::numbers::pi * k / size);
     return w;
   };
   const std::vector<complex> wm = twiddles(m), wn = twiddles(n);
-  // |DFT of g|^2, by a DFT down the columns then along the rows
-  std::vector<complex> cols(static_cast<std::size_t>(m * n)), full(static_cast<std::size_t>(m * n));
+  std::vector<complex> cols(static_cast<std::size_t>(m * n));
   for (index j = 0; j < n; ++j)
     for (index u = 0; u < m; ++u) {
       complex t = 0;
       for (index i = 0; i < m; ++i) t += g(i, j) * wm[static_cast<std::size_t>((u * i) % m)];
       cols[static_cast<std::size_t>(u + j * m)] = t;
     }
-  std::vector<double> power(static_cast<std::size_t>(m * n)), eigen(static_cast<std::size_t>(m * n));
   for (index v = 0; v < n; ++v)
     for (index u = 0; u < m; ++u) {
       complex t = 0;
@@ -325,6 +457,7 @@ double gcv_lambda(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
         }
       eigen[static_cast<std::size_t>(u + v * m)] = std::norm(lambda);
     }
+#endif
   const double size = static_cast<double>(m * n);
   auto gcv = [&](double lambda) {
     double residual = 0, trace = 0;
@@ -382,9 +515,10 @@ DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptio
     r.image = std::move(x);
   } else {
     // Conjugate gradients on (H^T H + lambda I) f = H^T g, from f = 0.
-    const Matrix<double> b = convolve_adjoint(g, h);
+    const Convolution H(m, n, h);
+    const Matrix<double> b = H.apply_adjoint(g);
     auto apply = [&](const Matrix<double>& v) {
-      Matrix<double> w = convolve_adjoint(convolve(v.view(), h).view(), h);
+      Matrix<double> w = H.apply_adjoint(H.apply(v.view()).view());
       for (index k = 0; k < size; ++k) w.data()[k] += r.lambda * v.data()[k];
       return w;
     };

@@ -85,6 +85,30 @@ TEST(Imaging, SystemMatrixIsTheConvolution) {
     for (index p = 0; p < 4; ++p) EXPECT_EQ(spread(3 + p - 2, 3 + q - 1), even(p, q));
 }
 
+TEST(Imaging, FftConvolutionIsTheConvolutionAndItsAdjoint) {
+  const auto seed = testing::case_seed(2);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> f = random_uniform<double>(37, 29, seed, 0.0, 1.0);
+  const Matrix<double> y = random_uniform<double>(37, 29, seed + 1, 0.0, 1.0);
+  Matrix<double> even(4, 6);
+  for (index k = 0; k < even.size(); ++k) even.data()[k] = std::sin(static_cast<double>(k + 1));
+  const imaging::Psf motion = imaging::parse_psf("motion:len=9,angle=30");
+  for (const Matrix<double>* kernel : {static_cast<const Matrix<double>*>(&even), &motion.kernel}) {
+    const imaging::Convolution H(37, 29, kernel->view());
+    EXPECT_LE((testing::relative_difference<double, double>(H.apply(f.view()).view(),
+                                                            imaging::convolve(f.view(), kernel->view()).view())),
+              1e-13);
+    EXPECT_LE((testing::relative_difference<double, double>(H.apply_adjoint(y.view()).view(),
+                                                            imaging::convolve_adjoint(y.view(), kernel->view()).view())),
+              1e-13);
+    // <H f, y> = <f, H^T y>
+    const Matrix<double> hf = H.apply(f.view()), hty = H.apply_adjoint(y.view());
+    double left = 0, right = 0;
+    for (index k = 0; k < f.size(); ++k) left += hf.data()[k] * y.data()[k], right += f.data()[k] * hty.data()[k];
+    EXPECT_NEAR(left, right, 1e-12 * std::abs(left));
+  }
+}
+
 TEST(Imaging, NoiseAndPhantom) {
   const Matrix<double> f = imaging::shepp_logan(64);
   EXPECT_EQ(f.rows(), 64);
