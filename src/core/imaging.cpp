@@ -175,43 +175,35 @@ Psf parse_psf(std::string_view text) {
   return psf;
 }
 
-Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel) {
-  const index m = f.rows(), n = f.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
-  Matrix<double> g(m, n);
+namespace {
+
+// out(i, j) = sum over (p, q) of kernel(p, q) in(i + sign (p - kr / 2), j + sign (q - kc / 2)), inside
+// the image: sign -1 is the convolution H, +1 its adjoint H^T (a correlation).
+Matrix<double> stencil(ConstMatrixView<double> in, ConstMatrixView<double> kernel, index sign) {
+  const index m = in.rows(), n = in.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
+  Matrix<double> out(m, n);
   for (index j = 0; j < n; ++j)
     for (index i = 0; i < m; ++i) {
       double s = 0;
       for (index q = 0; q < kc; ++q) {
-        const index jj = j - q + cc;
+        const index jj = j + sign * (q - cc);
         if (jj < 0 || jj >= n) continue;
         for (index p = 0; p < kr; ++p) {
-          const index ii = i - p + cr;
-          if (ii >= 0 && ii < m) s += kernel(p, q) * f(ii, jj);
+          const index ii = i + sign * (p - cr);
+          if (ii >= 0 && ii < m) s += kernel(p, q) * in(ii, jj);
         }
       }
-      g(i, j) = s;
+      out(i, j) = s;
     }
-  return g;
+  return out;
 }
 
+}  // namespace
+
+Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel) { return stencil(f, kernel, -1); }
+
 Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
-  const index m = g.rows(), n = g.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
-  Matrix<double> f(m, n);
-  // (H^T g)(i', j') = sum over (p, q) of kernel(p, q) g(i' + p - cr, j' + q - cc), inside the image
-  for (index j = 0; j < n; ++j)
-    for (index i = 0; i < m; ++i) {
-      double s = 0;
-      for (index q = 0; q < kc; ++q) {
-        const index jj = j + q - cc;
-        if (jj < 0 || jj >= n) continue;
-        for (index p = 0; p < kr; ++p) {
-          const index ii = i + p - cr;
-          if (ii >= 0 && ii < m) s += kernel(p, q) * g(ii, jj);
-        }
-      }
-      f(i, j) = s;
-    }
-  return f;
+  return stencil(g, kernel, +1);
 }
 
 // ---- Convolution: FFTs of the zero-padded image ----------------------------------------------------
