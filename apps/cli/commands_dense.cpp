@@ -19,6 +19,9 @@ constexpr const char* kMethodHelp =
 
 struct SolveArgs {
   std::string a, b, output, method = "auto";
+  std::string structure = "dense", apply;  // pinv: dense (SVD) or bordered (SLAM Jacobian); d for J^+ d
+  index dense_cols = 1;
+  double damping = 0;
   bool batch = false;  // A (and B) are stacks of matrices (B x n x n, B x n x k)
   double tolerance = 0;
   int max_iterations = 1000;
@@ -236,8 +239,85 @@ void run_lstsq(const SolveArgs& a) {
   }
 }
 
+// The bordered structure of J: its first k columns dense, then one nonzero per row among the others,
+// in column order and contiguous runs. A matrix that is not so is refused naming the row.
+template <Real T>
+slam::BorderedJacobian<T> bordered_from(const Matrix<T>& J, index k, const std::string& file) {
+  const index n = J.rows(), m = J.cols();
+  if (k < 1 || k >= m)
+    throw InvalidArgument(fmt::format("--dense-cols {}: {} has {} columns; a bordered Jacobian needs 1 <= k < {}", k,
+                                      file, m, m));
+  std::vector<index> starts, lengths;
+  std::vector<T> values(static_cast<std::size_t>(n));
+  index column = k - 1;  // the segment column of the previous row
+  for (index r = 0; r < n; ++r) {
+    index found = -1, count = 0;
+    for (index c = k; c < m; ++c)
+      if (J(r, c) != T(0)) found = c, ++count;
+    if (count != 1)
+      throw InvalidArgument(fmt::format("{}: row {} has {} nonzeros after the first {} columns; a bordered Jacobian "
+                                        "has exactly one (use --structure dense)",
+                                        file, r + 1, count, k));
+    if (found == column) {
+      ++lengths.back();
+    } else if (found == column + 1) {
+      starts.push_back(r);
+      lengths.push_back(1);
+      column = found;
+    } else {
+      throw InvalidArgument(fmt::format("{}: row {} continues in column {} after column {}; the segment columns must "
+                                        "follow the rows in order, each on one run of rows (use --structure dense)",
+                                        file, r + 1, found + 1, column + 1));
+    }
+    values[static_cast<std::size_t>(r)] = J(r, found);
+  }
+  if (column != m - 1)
+    throw InvalidArgument(fmt::format("{}: columns {}..{} have no rows; every parameter needs a segment", file,
+                                      column + 2, m));
+  return {Matrix<T>::copy_of(J.view().block(0, 0, n, k)), starts, lengths, values};
+}
+
+template <Real T>
+void pinv_bordered(const SolveArgs& a, const Matrix<T>& J) {
+  const auto start = std::chrono::steady_clock::now();
+  const slam::BorderedJacobian<T> bj = bordered_from(J, a.dense_cols, a.a);
+  SolveReport r;
+  r.operation = "pinv";
+  r.method = fmt::format("bordered Jacobian: arrowhead J^T J through its Schur complement ({} dense, {} segment columns)",
+                         bj.dense_cols(), bj.segments());
+  r.device = "cpu";
+  r.precision = type_name<T>();
+  Matrix<T> x;
+  if (!a.apply.empty()) {
+    io::AnyMatrix d = io::read_matrix(a.apply);
+    const Matrix<T> dv = io::convert<T>(std::move(d), /*allow_narrowing=*/std::is_same_v<T, float>);
+    x = slam::pinv_apply(bj, dv.view(), a.damping);
+    r.method += ", applied to d without forming J^+";
+  } else {
+    x = slam::pinv(bj, a.damping);
+  }
+  if (a.damping != 0) r.notes.push_back(fmt::format("Levenberg-Marquardt damping {:g}", a.damping));
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  io::write_matrix<T>(a.output, x.view());
+  write_report(a.common, report_json("pinv", r, {{"J", a.a}}, a.output, x.rows(), x.cols()));
+  print_summary(a.common, "pinv", r, x.rows(), x.cols(), a.output);
+}
+
 void run_pinv(const SolveArgs& a) {
   require_not_mixed(a.common, "pinv");
+  if (a.structure == "bordered") {
+    require_cpu_command(a.common, "pinv");
+    io::AnyMatrix A = io::read_matrix(a.a);
+    const Compute c = compute_type(a.common.precision, {dtype_of(A)});
+    if (c == Compute::f32)
+      pinv_bordered<float>(a, as<float>(std::move(A), c));
+    else
+      pinv_bordered<double>(a, as<double>(std::move(A), c));
+    return;
+  }
+  if (a.structure != "dense")
+    throw InvalidArgument(fmt::format("--structure {}: expected dense (SVD) or bordered", a.structure));
+  if (!a.apply.empty()) throw InvalidArgument("--apply needs --structure bordered in this version");
   require_cpu_command(a.common, "pinv");
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
@@ -336,7 +416,15 @@ void register_dense_commands(CLI::App& app) {
     auto a = std::make_shared<SolveArgs>();
     CLI::App* cmd = add_command(app, "pinv", "Moore-Penrose pseudoinverse (SVD with a rank tolerance)", a, run_pinv);
     cmd->add_option("A", a->a, kMatrixHelp)->required();
-    cmd->add_option("-o,--output", a->output, "Where to write the pseudoinverse (n x m)")->required();
+    cmd->add_option("-o,--output", a->output, "Where to write the pseudoinverse (n x m), or J^+ d with --apply")->required();
+    cmd->add_option("--structure", a->structure,
+                    "dense (SVD), or bordered: a SLAM Jacobian with --dense-cols dense columns, then one contiguous "
+                    "run of rows per column (J^T J is an arrowhead, solved in O(n))")
+        ->capture_default_str();
+    cmd->add_option("--dense-cols", a->dense_cols, "bordered: the number of dense leading columns")->capture_default_str();
+    cmd->add_option("--apply", a->apply, "bordered: write J^+ d for this d (n x k) instead of J^+, never forming J^+");
+    cmd->add_option("--damping", a->damping, "bordered: Levenberg-Marquardt damping lambda (J^T J + lambda diag)")
+        ->capture_default_str();
     cmd->add_option("--rcond", a->rcond,
                     "Singular values below rcond x the largest count as zero (default: max(m, n) x machine epsilon)");
     add_common_options(*cmd, a->common);

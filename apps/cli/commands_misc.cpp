@@ -1,7 +1,10 @@
 // linv gen | info | demo
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
+#include <random>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -13,18 +16,50 @@ namespace {
 
 struct GenArgs {
   std::string kind = "random", dtype = "f64", output;
-  index n = 0;
+  index n = -1;
   double cond = 0;
   std::uint64_t seed = 0;
 };
 
 void run_gen(const GenArgs& a) {
+  if (a.n < 0 || a.output.empty())
+    throw InvalidArgument("gen needs -n SIZE and -o FILE (or a generator: linv gen jacobian --help)");
   const MatrixKind kind = parse_matrix_kind(a.kind);
   const GenerateOptions options{.cond = a.cond, .seed = a.seed};
   if (a.dtype == "f32")
     io::write_matrix<float>(a.output, generate<float>(kind, a.n, options).view());
   else
     io::write_matrix<double>(a.output, generate<double>(kind, a.n, options).view());
+}
+
+struct JacobianArgs {
+  index rows = 0, cols = 0;
+  std::uint64_t seed = 1;
+  std::string output;
+};
+
+// Segments of random lengths around rows / (cols - 1), every one at least a row; the dense column and
+// the segment values uniform, the latter kept away from zero (every parameter observable).
+void run_gen_jacobian(const JacobianArgs& a) {
+  const index segments = a.cols - 1;
+  if (segments > a.rows)
+    throw InvalidArgument(fmt::format("gen jacobian: {} segment columns need at least as many rows, not {}", segments,
+                                      a.rows));
+  std::mt19937_64 rng(a.seed);
+  std::vector<index> cuts(static_cast<std::size_t>(segments - 1));
+  std::vector<index> pool(static_cast<std::size_t>(a.rows - 1));
+  std::iota(pool.begin(), pool.end(), index{1});
+  std::sample(pool.begin(), pool.end(), cuts.begin(), static_cast<std::ptrdiff_t>(cuts.size()), rng);
+  std::sort(cuts.begin(), cuts.end());
+  Matrix<double> J(a.rows, a.cols);
+  std::uniform_real_distribution<double> uniform(-1, 1), magnitude(0.5, 2);
+  index segment = 0;
+  for (index r = 0; r < a.rows; ++r) {
+    while (segment < static_cast<index>(cuts.size()) && r == cuts[static_cast<std::size_t>(segment)]) ++segment;
+    J(r, 0) = uniform(rng);
+    J(r, 1 + segment) = (rng() % 2 ? 1 : -1) * magnitude(rng);
+  }
+  io::write_matrix<double>(a.output, J.view());
 }
 
 void run_info() {
@@ -120,12 +155,24 @@ void register_misc_commands(CLI::App& app) {
     cmd->add_option("--kind", a->kind,
                     "random, spd, band, hollow, sparse, identity, illcond or singular")
         ->capture_default_str();
-    cmd->add_option("-n", a->n, "Size (n x n)")->required()->check(CLI::NonNegativeNumber);
+    cmd->add_option("-n", a->n, "Size (n x n)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--cond", a->cond, "Condition number for spd (default 1e3) and illcond (default 1e12)");
     cmd->add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
     cmd->add_option("--dtype", a->dtype, "f32 or f64")->capture_default_str()->check(CLI::IsMember({"f32", "f64"}));
-    cmd->add_option("-o,--output", a->output, "Where to write the matrix (.npy, .mtx, .mat[:variable])")->required();
-    cmd->callback([a] { run_gen(*a); });
+    cmd->add_option("-o,--output", a->output, "Where to write the matrix (.npy, .mtx, .mat[:variable])");
+    cmd->require_subcommand(0, 1);
+    cmd->callback([a, cmd] {
+      if (cmd->get_subcommands().empty()) run_gen(*a);
+    });
+
+    auto j = std::make_shared<JacobianArgs>();
+    CLI::App* jc = cmd->add_subcommand("jacobian", "A bordered SLAM Jacobian: one dense column, then segment columns "
+                                                   "each nonzero on one contiguous run of rows");
+    jc->add_option("--rows", j->rows, "Residual rows n")->required()->check(CLI::PositiveNumber);
+    jc->add_option("--cols", j->cols, "Parameters m (1 dense + m - 1 segments), m <= rows + 1")->required()->check(CLI::Range(2, 1 << 30));
+    jc->add_option("--seed", j->seed, "Random seed")->capture_default_str();
+    jc->add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)")->required();
+    jc->callback([j] { run_gen_jacobian(*j); });
   }
   {
     CLI::App* cmd = app.add_subcommand("info", "Show the build (BLAS, CUDA, formats) and the GPUs linv can use");

@@ -11,4 +11,5 @@
 #include "linv/io.hpp"
 #include "linv/matrix.hpp"
 #include "linv/report.hpp"
+#include "linv/slam.hpp"
 #include "linv/wls.hpp"

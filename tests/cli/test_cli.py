@@ -181,6 +181,20 @@ class CliTest(unittest.TestCase):
         _, err = run("deblur", out, "-o", self.path("r.pgm"), "--lambda", "-1", expect=2)
         self.assertIn("--lambda", err)
 
+    def test_bordered_pseudoinverse_and_its_step_match_numpy(self):
+        j = self.path("J.npy")
+        run("gen", "jacobian", "--rows", 300, "--cols", 16, "--seed", 3, "-o", j)
+        J = np.load(j)
+        ref = np.linalg.pinv(J)
+        run("pinv", j, "-o", self.path("P.npy"), "--structure", "bordered")
+        self.assertLess(np.abs(np.load(self.path("P.npy")) - ref).max(), 1e-10)
+        d = self.save("d.npy", self.rng.uniform(-1, 1, (300, 1)))
+        run("pinv", j, "-o", self.path("s.npy"), "--structure", "bordered", "--apply", d)
+        self.assertLess(np.abs(np.load(self.path("s.npy")) - ref @ np.load(d)).max(), 1e-10)
+        J[10, 5] = 1.0  # a second segment entry in row 11
+        _, err = run("pinv", self.save("bad.npy", J), "-o", self.path("x.npy"), "--structure", "bordered", expect=2)
+        self.assertIn("row 11", err)
+
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)
         out, _ = run("inv", self.save("l.npy", lower), "-o", self.path("x.npy"))

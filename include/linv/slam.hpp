@@ -1,0 +1,64 @@
+// Structured pseudoinverses for visual SLAM Gauss-Newton steps. The Jacobian J (n residual rows x m
+// parameters, n >> m) has k dense leading columns (the motion parameters; the source thesis has k = 1)
+// and then one column per "segment": its nonzeros are one contiguous run of rows, the runs in order
+// and tiling all n rows, so each row has k + 1 nonzeros. J^T J is then an arrowhead (a dense k x k
+// corner, a dense border, a diagonal), solved through the Schur complement of the diagonal in O(n k + m k^2
+// + k^3) instead of O(m^3).
+//
+// CPU only in this version.
+#pragma once
+
+#include <vector>
+
+#include "linv/matrix.hpp"
+
+namespace linv::slam {
+
+template <Real T>
+class BorderedJacobian {
+ public:
+  // dense: n x k; starts/lengths: per segment column, its first row and number of rows (the runs must
+  // follow each other without gap or overlap from row 0 to row n); values: the segment entry of each
+  // row (n entries). Invalid segments throw InvalidArgument naming the segment.
+  BorderedJacobian(Matrix<T> dense, std::vector<index> starts, std::vector<index> lengths, std::vector<T> values);
+
+  index rows() const noexcept { return dense_.rows(); }
+  index dense_cols() const noexcept { return dense_.cols(); }
+  index segments() const noexcept { return static_cast<index>(starts_.size()); }
+  index cols() const noexcept { return dense_cols() + segments(); }
+  const Matrix<T>& dense() const noexcept { return dense_; }
+  const std::vector<index>& starts() const noexcept { return starts_; }
+  const std::vector<index>& lengths() const noexcept { return lengths_; }
+  const std::vector<T>& values() const noexcept { return values_; }
+  // The segment column of row i.
+  index segment_of(index row) const;
+  Matrix<T> to_dense() const;
+
+ private:
+  Matrix<T> dense_;
+  std::vector<index> starts_, lengths_, segment_of_row_;
+  std::vector<T> values_;
+};
+
+// J^T J + damping diag(J^T J) (Levenberg-Marquardt; damping 0: Gauss-Newton) in arrowhead form.
+template <Real T>
+struct Arrowhead {
+  Matrix<T> corner;          // k x k
+  Matrix<T> border;          // k x segments: row block of the dense columns against the segment columns
+  std::vector<T> diagonal;   // segments
+};
+template <Real T>
+Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping = 0);
+
+// x = (J^T J + damping diag)^-1 J^T d for each column of d (n x c): the Gauss-Newton (or LM) step,
+// without forming J^+. A segment column whose normal entry is zero (an unobservable parameter) throws
+// SingularMatrix naming the parameter; a Schur complement that is not positive definite names the
+// dense parameter where it fails.
+template <Real T>
+Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
+
+// J^+ = (J^T J + damping diag)^-1 J^T, materialised (m x n).
+template <Real T>
+Matrix<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
+
+}  // namespace linv::slam

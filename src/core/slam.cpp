@@ -1,0 +1,180 @@
+// Bordered Jacobians and their arrowhead normal equations (include/linv/slam.hpp).
+//
+// With N = [A B; B^T D] (A k x k, D diagonal), N [x0; x1] = [r0; r1] is solved by the Schur complement
+// of D: S = A - B D^-1 B^T, S x0 = r0 - B D^-1 r1, x1 = D^-1 (r1 - B^T x0). S is k x k and factored
+// once by Cholesky; everything else is a pass over the border or the rows.
+#include "linv/slam.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/dense.hpp"
+#include "linv/errors.hpp"
+
+namespace linv::slam {
+namespace {
+
+namespace k = kernels::cpu;
+
+// The factored arrowhead: D, B, and the Cholesky factor of S.
+template <Real T>
+struct Factored {
+  Arrowhead<T> n;
+  Matrix<T> schur;  // lower Cholesky factor of S
+
+  // x := N^-1 r for r = [r0; r1] (k + segments entries, one column), in place.
+  void solve(T* x) const {
+    const index kd = n.corner.rows(), s = static_cast<index>(n.diagonal.size());
+    // r0 - B D^-1 r1
+    for (index i = 0; i < kd; ++i) {
+      T t = x[i];
+      for (index j = 0; j < s; ++j) t -= n.border(i, j) * x[kd + j] / n.diagonal[static_cast<std::size_t>(j)];
+      x[i] = t;
+    }
+    if (kd > 0) k::potrs<T>(Uplo::Lower, schur.view(), MatrixView<T>(x, kd, 1, kd));
+    // x1 = D^-1 (r1 - B^T x0)
+    for (index j = 0; j < s; ++j) {
+      T t = x[kd + j];
+      for (index i = 0; i < kd; ++i) t -= n.border(i, j) * x[i];
+      x[kd + j] = t / n.diagonal[static_cast<std::size_t>(j)];
+    }
+  }
+};
+
+template <Real T>
+Factored<T> factor(const BorderedJacobian<T>& J, double damping) {
+  Factored<T> f{normal_matrix(J, damping), Matrix<T>()};
+  const index kd = J.dense_cols(), s = J.segments();
+  for (index j = 0; j < s; ++j)
+    if (!(f.n.diagonal[static_cast<std::size_t>(j)] > 0))
+      throw SingularMatrix(kd + j + 1, 0.0,
+                           fmt::format("parameter {} (segment column {}, rows {}..{}) is unobservable: its column of J "
+                                       "is zero",
+                                       kd + j + 1, j + 1, J.starts()[static_cast<std::size_t>(j)] + 1,
+                                       J.starts()[static_cast<std::size_t>(j)] + J.lengths()[static_cast<std::size_t>(j)]));
+  // S = A - B D^-1 B^T
+  f.schur = Matrix<T>::copy_of(f.n.corner.view());
+  for (index j = 0; j < s; ++j) {
+    const T inv = T(1) / f.n.diagonal[static_cast<std::size_t>(j)];
+    for (index c = 0; c < kd; ++c)
+      for (index r = c; r < kd; ++r) f.schur(r, c) -= f.n.border(r, j) * f.n.border(c, j) * inv;
+  }
+  if (kd > 0) {
+    const int info = k::potrf<T>(Uplo::Lower, f.schur.view());
+    if (info > 0)
+      throw SingularMatrix(info, 0.0,
+                           fmt::format("the Schur complement of the normal equations is singular at dense parameter "
+                                       "{}: it is not determined by the data",
+                                       info));
+  }
+  return f;
+}
+
+}  // namespace
+
+template <Real T>
+BorderedJacobian<T>::BorderedJacobian(Matrix<T> dense, std::vector<index> starts, std::vector<index> lengths,
+                                      std::vector<T> values)
+    : dense_(std::move(dense)), starts_(std::move(starts)), lengths_(std::move(lengths)), values_(std::move(values)) {
+  const index n = dense_.rows();
+  if (starts_.size() != lengths_.size())
+    throw InvalidArgument(fmt::format("bordered Jacobian: {} segment starts but {} lengths", starts_.size(),
+                                      lengths_.size()));
+  if (static_cast<index>(values_.size()) != n)
+    throw InvalidArgument(fmt::format("bordered Jacobian: {} segment values for {} rows", values_.size(), n));
+  segment_of_row_.resize(static_cast<std::size_t>(n));
+  index next = 0;
+  for (std::size_t j = 0; j < starts_.size(); ++j) {
+    if (starts_[j] != next || lengths_[j] < 1)
+      throw InvalidArgument(fmt::format("bordered Jacobian: segment {} covers rows {}..{} but should start at row {} "
+                                        "with at least one row (segments run in order, without gap or overlap)",
+                                        j + 1, starts_[j] + 1, starts_[j] + lengths_[j], next + 1));
+    for (index r = starts_[j]; r < starts_[j] + lengths_[j] && r < n; ++r) segment_of_row_[static_cast<std::size_t>(r)] = static_cast<index>(j);
+    next = starts_[j] + lengths_[j];
+  }
+  if (next != n)
+    throw InvalidArgument(fmt::format("bordered Jacobian: the segments cover rows 1..{} of {}", next, n));
+}
+
+template <Real T>
+index BorderedJacobian<T>::segment_of(index row) const {
+  return segment_of_row_[static_cast<std::size_t>(row)];
+}
+
+template <Real T>
+Matrix<T> BorderedJacobian<T>::to_dense() const {
+  Matrix<T> J(rows(), cols());
+  for (index c = 0; c < dense_cols(); ++c)
+    for (index r = 0; r < rows(); ++r) J(r, c) = dense_(r, c);
+  for (index r = 0; r < rows(); ++r) J(r, dense_cols() + segment_of(r)) = values_[static_cast<std::size_t>(r)];
+  return J;
+}
+
+template <Real T>
+Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping) {
+  const index n = J.rows(), kd = J.dense_cols(), s = J.segments();
+  Arrowhead<T> a{Matrix<T>(kd, kd), Matrix<T>(kd, s), std::vector<T>(static_cast<std::size_t>(s), T(0))};
+  if (kd > 0 && n > 0) {
+    k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), J.dense().view(), T(0), a.corner.view());
+    for (index c = 0; c < kd; ++c)
+      for (index r = 0; r < c; ++r) a.corner(r, c) = a.corner(c, r);
+  }
+  for (index r = 0; r < n; ++r) {  // one pass over the rows: each touches one segment column
+    const index j = J.segment_of(r);
+    const T v = J.values()[static_cast<std::size_t>(r)];
+    a.diagonal[static_cast<std::size_t>(j)] += v * v;
+    for (index c = 0; c < kd; ++c) a.border(c, j) += J.dense()(r, c) * v;
+  }
+  if (damping != 0) {
+    for (index c = 0; c < kd; ++c) a.corner(c, c) *= T(1 + damping);
+    for (T& v : a.diagonal) v *= T(1 + damping);
+  }
+  return a;
+}
+
+template <Real T>
+Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping) {
+  if (d.rows() != J.rows())
+    throw ShapeMismatch("pinv_apply: J and d", J.rows(), J.cols(), d.rows(), d.cols());
+  const Factored<T> f = factor(J, damping);
+  const index n = J.rows(), kd = J.dense_cols(), m = J.cols();
+  Matrix<T> x(m, d.cols());
+  for (index c = 0; c < d.cols(); ++c) {
+    T* col = &x(0, c);
+    // J^T d, one pass over the rows
+    for (index r = 0; r < n; ++r) {
+      const T v = d(r, c);
+      for (index p = 0; p < kd; ++p) col[p] += J.dense()(r, p) * v;
+      col[kd + J.segment_of(r)] += J.values()[static_cast<std::size_t>(r)] * v;
+    }
+    f.solve(col);
+  }
+  return x;
+}
+
+template <Real T>
+Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
+  const Factored<T> f = factor(J, damping);
+  const index n = J.rows(), kd = J.dense_cols(), m = J.cols();
+  Matrix<T> P(m, n);
+  for (index r = 0; r < n; ++r) {  // column r of J^+ = N^-1 (row r of J)^T
+    T* col = &P(0, r);
+    for (index p = 0; p < kd; ++p) col[p] = J.dense()(r, p);
+    col[kd + J.segment_of(r)] = J.values()[static_cast<std::size_t>(r)];
+    f.solve(col);
+  }
+  return P;
+}
+
+template class BorderedJacobian<float>;
+template class BorderedJacobian<double>;
+template Arrowhead<float> normal_matrix<float>(const BorderedJacobian<float>&, double);
+template Arrowhead<double> normal_matrix<double>(const BorderedJacobian<double>&, double);
+template Matrix<float> pinv_apply<float>(const BorderedJacobian<float>&, ConstMatrixView<float>, double);
+template Matrix<double> pinv_apply<double>(const BorderedJacobian<double>&, ConstMatrixView<double>, double);
+template Matrix<float> pinv<float>(const BorderedJacobian<float>&, double);
+template Matrix<double> pinv<double>(const BorderedJacobian<double>&, double);
+
+}  // namespace linv::slam

@@ -1,0 +1,103 @@
+// Bordered Jacobians: the structured pseudoinverse against a dense SVD one, the Gauss-Newton step
+// without J^+, Levenberg-Marquardt damping, unobservable parameters and malformed segments.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "linv/slam.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+slam::BorderedJacobian<double> random_jacobian(index n, index k, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<index> length(1, 20);
+  std::uniform_real_distribution<double> value(0.5, 2.0);
+  std::vector<index> starts, lengths;
+  for (index r = 0; r < n;) {
+    const index len = std::min(length(rng), n - r);
+    starts.push_back(r);
+    lengths.push_back(len);
+    r += len;
+  }
+  std::vector<double> values(static_cast<std::size_t>(n));
+  for (double& v : values) v = (rng() % 2 ? 1 : -1) * value(rng);
+  return {random_uniform<double>(n, k, seed + 1, -1.0, 1.0), starts, lengths, values};
+}
+
+double cond1(const Matrix<double>& J, const Matrix<double>& P) { return norm1<double>(J.view()) * norm1<double>(P.view()); }
+
+TEST(Slam, StructuredPseudoinverseMatchesTheSvd) {
+  for (index k : {1, 3}) {
+    const auto seed = testing::case_seed(static_cast<std::uint64_t>(k));
+    LINV_TRACE_SEED(seed);
+    const slam::BorderedJacobian<double> J = random_jacobian(300, k, seed);
+    const Matrix<double> dense = J.to_dense();
+    const Matrix<double> P = slam::pinv(J);
+    const Matrix<double> reference = linv::pinv<double>(dense.view()).x;
+    const double c = cond1(dense, reference);
+    const double bound = 30 * static_cast<double>(J.cols()) * testing::eps<double>() * c * c;
+    EXPECT_LE((testing::relative_difference<double, double>(P.view(), reference.view())), bound) << "k=" << k;
+    // J^+ J = I
+    const Matrix<double> PJ = matmul<double>(P.view(), dense.view());
+    double worst = 0;
+    for (index j = 0; j < PJ.cols(); ++j)
+      for (index i = 0; i < PJ.rows(); ++i) worst = std::max(worst, std::abs(PJ(i, j) - (i == j ? 1.0 : 0.0)));
+    EXPECT_LE(worst, bound);
+    // the Gauss-Newton step without J^+
+    const Matrix<double> d = random_uniform<double>(300, 2, seed + 7, -1.0, 1.0);
+    const Matrix<double> step = slam::pinv_apply(J, d.view());
+    const Matrix<double> via_p = matmul<double>(P.view(), d.view());
+    EXPECT_LE((testing::relative_difference<double, double>(step.view(), via_p.view())), bound);
+  }
+}
+
+TEST(Slam, LevenbergMarquardtDampingMatchesDenseNormalEquations) {
+  const auto seed = testing::case_seed(10);
+  LINV_TRACE_SEED(seed);
+  const slam::BorderedJacobian<double> J = random_jacobian(150, 2, seed);
+  const Matrix<double> dense = J.to_dense(), d = random_uniform<double>(150, 1, seed + 1, -1.0, 1.0);
+  const double lambda = 0.3;
+  Matrix<double> N(J.cols(), J.cols());
+  gemm<double>(Op::Transpose, Op::None, 1.0, dense.view(), dense.view(), 0.0, N.view());
+  for (index i = 0; i < J.cols(); ++i) N(i, i) *= 1 + lambda;
+  Matrix<double> rhs(J.cols(), 1);
+  gemm<double>(Op::Transpose, Op::None, 1.0, dense.view(), d.view(), 0.0, rhs.view());
+  const Matrix<double> reference = LU<double>(N.view()).solve(rhs.view());
+  const Matrix<double> step = slam::pinv_apply(J, d.view(), lambda);
+  EXPECT_LE((testing::relative_difference<double, double>(step.view(), reference.view())), 1e-12);
+}
+
+TEST(Slam, UnobservableParametersAndBadSegmentsAreNamed) {
+  const auto seed = testing::case_seed(11);
+  LINV_TRACE_SEED(seed);
+  const slam::BorderedJacobian<double> J = random_jacobian(100, 1, seed);
+  std::vector<double> values = J.values();
+  for (index r = J.starts()[4]; r < J.starts()[4] + J.lengths()[4]; ++r) values[static_cast<std::size_t>(r)] = 0;
+  const slam::BorderedJacobian<double> blind(Matrix<double>::copy_of(J.dense().view()), J.starts(), J.lengths(), values);
+  try {
+    (void)slam::pinv(blind);
+    FAIL() << "an unobservable parameter should be refused";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.pivot(), 6);  // 1 dense column, then segment 5
+    EXPECT_TRUE(testing::contains(e.what(), "parameter 6"));
+  }
+  std::vector<index> starts = J.starts();
+  starts[3] += 1;  // a gap before segment 4
+  try {
+    (void)slam::BorderedJacobian<double>(Matrix<double>::copy_of(J.dense().view()), starts, J.lengths(), J.values());
+    FAIL() << "a gap between segments should be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "segment 4"));
+  }
+}
+
+}  // namespace
+}  // namespace linv
