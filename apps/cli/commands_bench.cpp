@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -176,6 +177,43 @@ void run_bench_solve(const SolveBenchArgs& a) {
   if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
 }
 
+struct SlamBenchArgs {
+  std::string cases = "20000:100,60000:500,120000:1000";  // rows:cols
+  int repeats = 5;
+  std::string json;
+};
+
+// Times the bordered Jacobian's step J^+ d and its materialised J^+ (CPU).
+void run_bench_slam(const SlamBenchArgs& a) {
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  nlohmann::json out = bench_output(Device::cpu());
+  for (const std::string& c : split(a.cases)) {
+    const auto colon = c.find(':');
+    if (colon == std::string::npos) throw InvalidArgument(fmt::format("bad case '{}': expected rows:cols", c));
+    const index n = std::stoll(c.substr(0, colon)), m = std::stoll(c.substr(colon + 1));
+    const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(n, m, /*seed=*/1);
+    const Matrix<double> d = random_uniform<double>(n, 1, /*seed=*/2, -1.0, 1.0);
+    Matrix<double> step, P;
+    const Timing ts = time_repeats(a.repeats, step, [&] { return slam::pinv_apply(J, d.view()); });
+    const Timing tp = time_repeats(a.repeats, P, [&] { return slam::pinv(J); });
+    // check: J^+ d agrees with the materialised J^+ times d
+    const Matrix<double> pd = matmul<double>(P.view(), d.view());
+    double diff = 0, scale = 0;
+    for (index i = 0; i < m; ++i) diff = std::max(diff, std::abs(pd(i, 0) - step(i, 0))), scale = std::max(scale, std::abs(pd(i, 0)));
+    out["rows"].push_back({{"n", n},
+                           {"m", m},
+                           {"step_seconds", ts.median},
+                           {"step_seconds_all", ts.all},
+                           {"pinv_seconds", tp.median},
+                           {"pinv_seconds_all", tp.all},
+                           {"step_vs_pinv_relative_difference", diff / scale}});
+    std::printf("slam n=%-7lld m=%-5lld J^+ d %10.6f s   J^+ %9.4f s   |J^+ d - (J^+) d| / |J^+ d| %.2g\n",
+                static_cast<long long>(n), static_cast<long long>(m), ts.median, tp.median, diff / scale);
+    std::fflush(stdout);
+  }
+  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
 struct BatchedBenchArgs {
   std::string device = "cuda";
   std::string cases = "4:1048576,8:1048576,16:262144,32:65536,64:16384";  // order:count
@@ -266,6 +304,13 @@ void register_bench_commands(CLI::App& app) {
   solve_cmd->add_option("--repeats", v->repeats, "Timed runs per case")->capture_default_str();
   solve_cmd->add_option("--json", v->json, "Write the rows as JSON here");
   solve_cmd->callback([v] { run_bench_solve(*v); });
+
+  auto sl = std::make_shared<SlamBenchArgs>();
+  CLI::App* slam_cmd = bench->add_subcommand("slam", "Time the bordered-Jacobian step J^+ d and J^+ on the CPU");
+  slam_cmd->add_option("--cases", sl->cases, "Comma-separated rows:cols pairs")->capture_default_str();
+  slam_cmd->add_option("--repeats", sl->repeats, "Timed runs per case")->capture_default_str();
+  slam_cmd->add_option("--json", sl->json, "Write the rows as JSON here");
+  slam_cmd->callback([sl] { run_bench_slam(*sl); });
 
   auto b = std::make_shared<BatchedBenchArgs>();
   CLI::App* batched_cmd =

@@ -1,10 +1,7 @@
 // linv gen | info | demo
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <numeric>
-#include <random>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -38,28 +35,8 @@ struct JacobianArgs {
   std::string output;
 };
 
-// Segments of random lengths around rows / (cols - 1), every one at least a row; the dense column and
-// the segment values uniform, the latter kept away from zero (every parameter observable).
 void run_gen_jacobian(const JacobianArgs& a) {
-  const index segments = a.cols - 1;
-  if (segments > a.rows)
-    throw InvalidArgument(fmt::format("gen jacobian: {} segment columns need at least as many rows, not {}", segments,
-                                      a.rows));
-  std::mt19937_64 rng(a.seed);
-  std::vector<index> cuts(static_cast<std::size_t>(segments - 1));
-  std::vector<index> pool(static_cast<std::size_t>(a.rows - 1));
-  std::iota(pool.begin(), pool.end(), index{1});
-  std::sample(pool.begin(), pool.end(), cuts.begin(), static_cast<std::ptrdiff_t>(cuts.size()), rng);
-  std::sort(cuts.begin(), cuts.end());
-  Matrix<double> J(a.rows, a.cols);
-  std::uniform_real_distribution<double> uniform(-1, 1), magnitude(0.5, 2);
-  index segment = 0;
-  for (index r = 0; r < a.rows; ++r) {
-    while (segment < static_cast<index>(cuts.size()) && r == cuts[static_cast<std::size_t>(segment)]) ++segment;
-    J(r, 0) = uniform(rng);
-    J(r, 1 + segment) = (rng() % 2 ? 1 : -1) * magnitude(rng);
-  }
-  io::write_matrix<double>(a.output, J.view());
+  io::write_matrix<double>(a.output, slam::random_bordered_jacobian<double>(a.rows, a.cols, a.seed).to_dense().view());
 }
 
 void run_info() {

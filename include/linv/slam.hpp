@@ -8,6 +8,7 @@
 // CPU only in this version.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "linv/matrix.hpp"
@@ -39,6 +40,11 @@ class BorderedJacobian {
   std::vector<index> starts_, lengths_, segment_of_row_;
   std::vector<T> values_;
 };
+
+// A synthetic Jacobian: one dense column uniform in [-1, 1], then cols - 1 segments of random lengths
+// (each at least one row), their values of magnitude 0.5 to 2 with random signs. Same seed, same matrix.
+template <Real T>
+BorderedJacobian<T> random_bordered_jacobian(index rows, index cols, std::uint64_t seed);
 
 // J^T J + damping diag(J^T J) (Levenberg-Marquardt; damping 0: Gauss-Newton) in arrowhead form.
 template <Real T>

@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
 
 #include "kernels/dense.hpp"
 #include "linv/errors.hpp"
@@ -168,6 +171,35 @@ Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
   return P;
 }
 
+template <Real T>
+BorderedJacobian<T> random_bordered_jacobian(index rows, index cols, std::uint64_t seed) {
+  const index segments = cols - 1;
+  if (segments < 1 || segments > rows)
+    throw InvalidArgument(fmt::format("a bordered Jacobian of {} rows can have 2 to {} columns, not {}", rows, rows + 1,
+                                      cols));
+  std::mt19937_64 rng(seed);
+  std::vector<index> pool(static_cast<std::size_t>(rows - 1)), cuts(static_cast<std::size_t>(segments - 1));
+  std::iota(pool.begin(), pool.end(), index{1});
+  std::sample(pool.begin(), pool.end(), cuts.begin(), static_cast<std::ptrdiff_t>(cuts.size()), rng);
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<index> starts{0}, lengths;
+  for (index c : cuts) {
+    lengths.push_back(c - starts.back());
+    starts.push_back(c);
+  }
+  lengths.push_back(rows - starts.back());
+  Matrix<T> dense(rows, 1);
+  std::vector<T> values(static_cast<std::size_t>(rows));
+  std::uniform_real_distribution<double> uniform(-1, 1), magnitude(0.5, 2);
+  for (index r = 0; r < rows; ++r) {
+    dense(r, 0) = static_cast<T>(uniform(rng));
+    values[static_cast<std::size_t>(r)] = static_cast<T>((rng() % 2 ? 1 : -1) * magnitude(rng));
+  }
+  return {std::move(dense), starts, lengths, values};
+}
+
+template BorderedJacobian<float> random_bordered_jacobian<float>(index, index, std::uint64_t);
+template BorderedJacobian<double> random_bordered_jacobian<double>(index, index, std::uint64_t);
 template class BorderedJacobian<float>;
 template class BorderedJacobian<double>;
 template Arrowhead<float> normal_matrix<float>(const BorderedJacobian<float>&, double);
