@@ -303,6 +303,32 @@ void pinv_bordered(const SolveArgs& a, const Matrix<T>& J) {
   print_summary(a.common, "pinv", r, x.rows(), x.cols(), a.output);
 }
 
+// The general sparse fallback: x = argmin ||J x - d|| by CGLS, J as compressed rows.
+template <Real T>
+void pinv_sparse(const SolveArgs& a, const Matrix<T>& J) {
+  const auto start = std::chrono::steady_clock::now();
+  const Matrix<T> d = io::convert<T>(io::read_matrix(a.apply), /*allow_narrowing=*/std::is_same_v<T, float>);
+  const slam::SparseJacobian<T> sparse = slam::SparseJacobian<T>::from_dense(J.view());
+  slam::CglsOutcome outcome;
+  const double tolerance = a.tolerance > 0 ? a.tolerance : 1e-10;
+  const Matrix<T> x = slam::cgls_apply(sparse, d.view(), tolerance, a.max_iterations, outcome);
+  SolveReport r;
+  r.operation = "pinv";
+  r.method = fmt::format("sparse least squares by CGLS ({} nonzeros), applied to d", sparse.value.size());
+  r.device = "cpu";
+  r.precision = type_name<T>();
+  r.iterations = outcome.iterations;
+  r.stop_reason = outcome.converged ? "converged" : "iteration limit";
+  r.notes.push_back(fmt::format("relative normal-equation residual {:.3g} (tolerance {:.3g})", outcome.residual,
+                                tolerance));
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!outcome.converged)
+    throw NoConvergence("CGLS", outcome.iterations, outcome.residual, tolerance, "the iteration limit (--max-iter) was reached");
+  io::write_matrix<T>(a.output, x.view());
+  write_report(a.common, report_json("pinv", r, {{"J", a.a}, {"d", a.apply}}, a.output, x.rows(), x.cols()));
+  print_summary(a.common, "pinv", r, x.rows(), x.cols(), a.output);
+}
+
 void run_pinv(const SolveArgs& a) {
   require_not_mixed(a.common, "pinv");
   if (a.structure == "bordered") {
@@ -315,8 +341,21 @@ void run_pinv(const SolveArgs& a) {
       pinv_bordered<double>(a, as<double>(std::move(A), c));
     return;
   }
+  if (a.structure == "sparse") {
+    require_cpu_command(a.common, "pinv");
+    if (a.apply.empty())
+      throw InvalidArgument("--structure sparse computes the step J^+ d by CGLS: give --apply d.npy (J^+ itself of a "
+                            "general sparse J is dense: use --structure dense)");
+    io::AnyMatrix A = io::read_matrix(a.a);
+    const Compute c = compute_type(a.common.precision, {dtype_of(A)});
+    if (c == Compute::f32)
+      pinv_sparse<float>(a, as<float>(std::move(A), c));
+    else
+      pinv_sparse<double>(a, as<double>(std::move(A), c));
+    return;
+  }
   if (a.structure != "dense")
-    throw InvalidArgument(fmt::format("--structure {}: expected dense (SVD) or bordered", a.structure));
+    throw InvalidArgument(fmt::format("--structure {}: expected dense (SVD), bordered or sparse", a.structure));
   if (!a.apply.empty()) throw InvalidArgument("--apply needs --structure bordered in this version");
   require_cpu_command(a.common, "pinv");
   io::AnyMatrix A = io::read_matrix(a.a);
@@ -418,13 +457,16 @@ void register_dense_commands(CLI::App& app) {
     cmd->add_option("A", a->a, kMatrixHelp)->required();
     cmd->add_option("-o,--output", a->output, "Where to write the pseudoinverse (n x m), or J^+ d with --apply")->required();
     cmd->add_option("--structure", a->structure,
-                    "dense (SVD), or bordered: a SLAM Jacobian with --dense-cols dense columns, then one contiguous "
-                    "run of rows per column (J^T J is an arrowhead, solved in O(n))")
+                    "dense (SVD); bordered: a SLAM Jacobian with --dense-cols dense columns, then one contiguous "
+                    "run of rows per column (J^T J is an arrowhead, solved in O(n)); sparse: any sparse J, the step "
+                    "J^+ d by CGLS (with --apply; --tol, --max-iter)")
         ->capture_default_str();
     cmd->add_option("--dense-cols", a->dense_cols, "bordered: the number of dense leading columns")->capture_default_str();
     cmd->add_option("--apply", a->apply, "bordered: write J^+ d for this d (n x k) instead of J^+, never forming J^+");
     cmd->add_option("--damping", a->damping, "bordered: Levenberg-Marquardt damping lambda (J^T J + lambda diag)")
         ->capture_default_str();
+    cmd->add_option("--tol", a->tolerance, "sparse: CGLS relative residual to stop at (default 1e-10)");
+    cmd->add_option("--max-iter", a->max_iterations, "sparse: CGLS iterations at most")->capture_default_str();
     cmd->add_option("--rcond", a->rcond,
                     "Singular values below rcond x the largest count as zero (default: max(m, n) x machine epsilon)");
     add_common_options(*cmd, a->common);

@@ -67,4 +67,26 @@ Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double 
 template <Real T>
 Matrix<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
 
+// The general fallback for Jacobians without that structure: a sparse J (compressed rows) and the
+// least-squares step x = argmin ||J x - d||_2 by CGLS (conjugate gradients on the normal equations
+// without forming J^T J), per column of d, to a relative normal-equation residual of `tolerance`.
+template <Real T>
+struct SparseJacobian {
+  index rows = 0, cols = 0;
+  std::vector<index> row_start;  // rows + 1 offsets into column / value
+  std::vector<index> column;
+  std::vector<T> value;
+  static SparseJacobian from_dense(ConstMatrixView<T> J);  // the nonzeros of J
+};
+
+struct CglsOutcome {
+  int iterations = 0;       // the most any column took
+  double residual = 0;      // the largest final ||J^T (d - J x)|| / ||J^T d||
+  bool converged = false;
+};
+
+template <Real T>
+Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
+                     CglsOutcome& outcome);
+
 }  // namespace linv::slam

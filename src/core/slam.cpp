@@ -172,6 +172,88 @@ Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
 }
 
 template <Real T>
+SparseJacobian<T> SparseJacobian<T>::from_dense(ConstMatrixView<T> J) {
+  SparseJacobian<T> s;
+  s.rows = J.rows();
+  s.cols = J.cols();
+  s.row_start.reserve(static_cast<std::size_t>(s.rows + 1));
+  s.row_start.push_back(0);
+  for (index r = 0; r < s.rows; ++r) {
+    for (index c = 0; c < s.cols; ++c)
+      if (J(r, c) != T(0)) {
+        s.column.push_back(c);
+        s.value.push_back(J(r, c));
+      }
+    s.row_start.push_back(static_cast<index>(s.column.size()));
+  }
+  return s;
+}
+
+template <Real T>
+Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
+                     CglsOutcome& outcome) {
+  if (d.rows() != J.rows) throw ShapeMismatch("cgls: J and d", J.rows, J.cols, d.rows(), d.cols());
+  const index n = J.rows, m = J.cols;
+  auto times = [&](const std::vector<double>& x, std::vector<double>& y) {  // y = J x
+    for (index r = 0; r < n; ++r) {
+      double t = 0;
+      for (index k = J.row_start[static_cast<std::size_t>(r)]; k < J.row_start[static_cast<std::size_t>(r) + 1]; ++k)
+        t += static_cast<double>(J.value[static_cast<std::size_t>(k)]) * x[static_cast<std::size_t>(J.column[static_cast<std::size_t>(k)])];
+      y[static_cast<std::size_t>(r)] = t;
+    }
+  };
+  auto transpose_times = [&](const std::vector<double>& y, std::vector<double>& x) {  // x = J^T y
+    std::fill(x.begin(), x.end(), 0.0);
+    for (index r = 0; r < n; ++r)
+      for (index k = J.row_start[static_cast<std::size_t>(r)]; k < J.row_start[static_cast<std::size_t>(r) + 1]; ++k)
+        x[static_cast<std::size_t>(J.column[static_cast<std::size_t>(k)])] +=
+            static_cast<double>(J.value[static_cast<std::size_t>(k)]) * y[static_cast<std::size_t>(r)];
+  };
+  auto dot = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double t = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) t += a[i] * b[i];
+    return t;
+  };
+  Matrix<T> X(m, d.cols());
+  outcome = CglsOutcome{0, 0.0, true};
+  std::vector<double> x(static_cast<std::size_t>(m)), r(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(m)),
+      p(static_cast<std::size_t>(m)), q(static_cast<std::size_t>(n));
+  for (index c = 0; c < d.cols(); ++c) {
+    std::fill(x.begin(), x.end(), 0.0);
+    for (index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = static_cast<double>(d(i, c));
+    transpose_times(r, s);
+    p = s;
+    const double s0 = std::sqrt(dot(s, s));
+    double gamma = s0 * s0;
+    int k = 0;
+    for (; k < max_iterations && std::sqrt(gamma) > tolerance * s0; ++k) {
+      times(p, q);
+      const double alpha = gamma / dot(q, q);
+      for (index i = 0; i < m; ++i) x[static_cast<std::size_t>(i)] += alpha * p[static_cast<std::size_t>(i)];
+      for (index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] -= alpha * q[static_cast<std::size_t>(i)];
+      transpose_times(r, s);
+      const double next = dot(s, s);
+      for (index i = 0; i < m; ++i)
+        p[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i)] + (next / gamma) * p[static_cast<std::size_t>(i)];
+      gamma = next;
+    }
+    const double relative = s0 > 0 ? std::sqrt(gamma) / s0 : 0.0;
+    outcome.iterations = std::max(outcome.iterations, k);
+    outcome.residual = std::max(outcome.residual, relative);
+    outcome.converged = outcome.converged && relative <= tolerance;
+    for (index i = 0; i < m; ++i) X(i, c) = static_cast<T>(x[static_cast<std::size_t>(i)]);
+  }
+  return X;
+}
+
+template struct SparseJacobian<float>;
+template struct SparseJacobian<double>;
+template Matrix<float> cgls_apply<float>(const SparseJacobian<float>&, ConstMatrixView<float>, double, int,
+                                         CglsOutcome&);
+template Matrix<double> cgls_apply<double>(const SparseJacobian<double>&, ConstMatrixView<double>, double, int,
+                                           CglsOutcome&);
+
+template <Real T>
 BorderedJacobian<T> random_bordered_jacobian(index rows, index cols, std::uint64_t seed) {
   const index segments = cols - 1;
   if (segments < 1 || segments > rows)

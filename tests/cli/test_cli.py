@@ -194,6 +194,12 @@ class CliTest(unittest.TestCase):
         J[10, 5] = 1.0  # a second segment entry in row 11
         _, err = run("pinv", self.save("bad.npy", J), "-o", self.path("x.npy"), "--structure", "bordered", expect=2)
         self.assertIn("row 11", err)
+        # any sparse J: the step by CGLS
+        run("pinv", self.path("bad.npy"), "-o", self.path("c.npy"), "--structure", "sparse", "--apply", d)
+        ref = np.linalg.lstsq(J, np.load(d), rcond=None)[0]
+        self.assertLess(np.abs(np.load(self.path("c.npy")) - ref).max(), 1e-8)
+        _, err = run("pinv", self.path("bad.npy"), "-o", self.path("c.npy"), "--structure", "sparse", expect=2)
+        self.assertIn("--apply", err)
 
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)

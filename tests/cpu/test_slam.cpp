@@ -99,5 +99,28 @@ TEST(Slam, UnobservableParametersAndBadSegmentsAreNamed) {
   }
 }
 
+TEST(Slam, SparseFallbackByCglsMatchesDenseLeastSquares) {
+  const auto seed = testing::case_seed(12);
+  LINV_TRACE_SEED(seed);
+  // a general sparse Jacobian: about 5 % nonzeros plus a diagonal band so it has full column rank
+  Matrix<double> J = random_uniform<double>(400, 60, seed, -1.0, 1.0);
+  for (index c = 0; c < 60; ++c)
+    for (index r = 0; r < 400; ++r)
+      if (r % 60 != c && (r * 7 + c * 13) % 20 != 0) J(r, c) = 0;
+  const Matrix<double> d = random_uniform<double>(400, 2, seed + 1, -1.0, 1.0);
+  slam::CglsOutcome outcome;
+  const Matrix<double> x = slam::cgls_apply(slam::SparseJacobian<double>::from_dense(J.view()), d.view(), 1e-12, 1000,
+                                            outcome);
+  EXPECT_TRUE(outcome.converged);
+  const Matrix<double> ref = lstsq<double>(J.view(), d.view()).x;
+  EXPECT_LE((testing::relative_difference<double, double>(x.view(), ref.view())), 1e-9);
+  // the bordered Jacobian through the fallback gives the structured answer
+  const slam::BorderedJacobian<double> B = random_jacobian(300, 2, seed + 2);
+  const Matrix<double> e = random_uniform<double>(300, 1, seed + 3, -1.0, 1.0);
+  const Matrix<double> y = slam::cgls_apply(slam::SparseJacobian<double>::from_dense(B.to_dense().view()), e.view(),
+                                            1e-12, 2000, outcome);
+  EXPECT_LE((testing::relative_difference<double, double>(y.view(), slam::pinv_apply(B, e.view()).view())), 1e-9);
+}
+
 }  // namespace
 }  // namespace linv
