@@ -91,6 +91,19 @@ void require_batch(ConstMatrixView<T> A, const char* what) {
         fmt::format("{}: the matrices must be contiguous (leading dimension {}, not {})", what, n, A.ld()));
 }
 
+// Whether the element ranges of two contiguous views meet.
+template <Real T>
+bool overlaps(ConstMatrixView<T> a, ConstMatrixView<T> b) {
+  return !a.empty() && !b.empty() && a.data() < b.data() + b.rows() * b.cols() && b.data() < a.data() + a.rows() * a.cols();
+}
+
+// The status's count of singular matrices (the per-matrix pivots kept only when there are any) and time.
+void finish(Status& s, std::chrono::steady_clock::time_point start) {
+  s.singular = std::count_if(s.pivot.begin(), s.pivot.end(), [](index p) { return p != 0; });
+  if (s.singular == 0) s.pivot.clear();
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 template <Real T>
@@ -102,10 +115,7 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
     throw ShapeMismatch("batched inverse: X must have A's shape", A.rows(), A.cols(), X.rows(), X.cols());
   if (X.device() != A.device())
     throw InvalidArgument(fmt::format("batched inverse: A is on {} but X is on {}", A.device().name(), X.device().name()));
-  const T* a_end = A.data() + A.rows() * A.cols();
-  const T* x_end = X.data() + X.rows() * X.cols();
-  if (A.cols() > 0 && X.data() < a_end && A.data() < x_end)
-    throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
+  if (overlaps<T>(A, X)) throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
   const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
   Status s;
   if (A.device().is_cuda()) {
@@ -116,9 +126,7 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
     invert_on_cpu<T>(A, X, s.pivot);
     s.method = "lapack getrf+getri per matrix";
   }
-  s.singular = std::count_if(s.pivot.begin(), s.pivot.end(), [](index p) { return p != 0; });
-  if (s.singular == 0) s.pivot.clear();
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  finish(s, start);
   return s;
 }
 
@@ -146,9 +154,7 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X) {
   if (B.cols() > 1 && (B.ld() != n || X.ld() != n))
     throw InvalidArgument("batched solve: B and X must be contiguous (leading dimension n)");
   const index nrhs = count == 0 ? 0 : B.cols() / count;
-  const T* x_end = X.data() + X.rows() * X.cols();
-  if (X.cols() > 0 && ((X.data() < A.data() + A.rows() * A.cols() && A.data() < x_end) ||
-                       (X.data() < B.data() + B.rows() * B.cols() && B.data() < x_end)))
+  if (overlaps<T>(A, X) || overlaps<T>(B, X))
     throw InvalidArgument("batched solve: X overlaps A or B; give the result its own memory");
   Status s;
   if (A.device().is_cuda()) {
@@ -160,9 +166,7 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X) {
     solve_on_cpu<T>(A, B, X, s.pivot);
     s.method = "lapack getrf+getrs per matrix";
   }
-  s.singular = std::count_if(s.pivot.begin(), s.pivot.end(), [](index p) { return p != 0; });
-  if (s.singular == 0) s.pivot.clear();
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  finish(s, start);
   return s;
 }
 

@@ -222,6 +222,29 @@ struct Convolution::Plan {
   fftw_complex* freq = nullptr;
   fftw_complex* kernel_freq = nullptr;
   fftw_plan forward = nullptr, backward = nullptr;
+
+  // The circular step on the padded buffer: image placed at (offset_r, offset_c) in `real` (zeros
+  // elsewhere), transformed, times the kernel's spectrum (its conjugate for the adjoint), transformed
+  // back and scaled; the result read from `real` at (read_r, read_c).
+  Matrix<double> circular(ConstMatrixView<double> image, index offset_r, index offset_c, bool conjugate, index read_r,
+                          index read_c) const {
+    std::fill(real, real + P * Q, 0.0);
+    for (index j = 0; j < width; ++j)
+      for (index i = 0; i < height; ++i) real[(i + offset_r) + (j + offset_c) * P] = image(i, j);
+    fftw_execute(forward);
+    const double sign = conjugate ? -1.0 : 1.0;
+    for (index k = 0; k < spectrum; ++k) {
+      const double a = freq[k][0], b = freq[k][1], c = kernel_freq[k][0], d = sign * kernel_freq[k][1];
+      freq[k][0] = a * c - b * d;
+      freq[k][1] = a * d + b * c;
+    }
+    fftw_execute(backward);
+    const double scale = 1.0 / static_cast<double>(P * Q);
+    Matrix<double> out(height, width);
+    for (index j = 0; j < width; ++j)
+      for (index i = 0; i < height; ++i) out(i, j) = real[(i + read_r) + (j + read_c) * P] * scale;
+    return out;
+  }
 #endif
 };
 
@@ -269,21 +292,7 @@ bool Convolution::have_fft() noexcept {
 Matrix<double> Convolution::apply(ConstMatrixView<double> f) const {
   const Plan& p = *plan_;
 #ifdef LINV_HAVE_FFTW
-  std::fill(p.real, p.real + p.P * p.Q, 0.0);
-  for (index j = 0; j < p.width; ++j)
-    for (index i = 0; i < p.height; ++i) p.real[i + j * p.P] = f(i, j);
-  fftw_execute(p.forward);
-  for (index k = 0; k < p.spectrum; ++k) {
-    const double a = p.freq[k][0], b = p.freq[k][1], c = p.kernel_freq[k][0], d = p.kernel_freq[k][1];
-    p.freq[k][0] = a * c - b * d;
-    p.freq[k][1] = a * d + b * c;
-  }
-  fftw_execute(p.backward);
-  const double scale = 1.0 / static_cast<double>(p.P * p.Q);
-  Matrix<double> g(p.height, p.width);
-  for (index j = 0; j < p.width; ++j)
-    for (index i = 0; i < p.height; ++i) g(i, j) = p.real[(i + p.kr / 2) + (j + p.kc / 2) * p.P] * scale;
-  return g;
+  return p.circular(f, 0, 0, /*conjugate=*/false, p.kr / 2, p.kc / 2);  // S C E f
 #else
   return convolve(f, p.kernel.view());
 #endif
@@ -292,21 +301,7 @@ Matrix<double> Convolution::apply(ConstMatrixView<double> f) const {
 Matrix<double> Convolution::apply_adjoint(ConstMatrixView<double> g) const {
   const Plan& p = *plan_;
 #ifdef LINV_HAVE_FFTW
-  std::fill(p.real, p.real + p.P * p.Q, 0.0);
-  for (index j = 0; j < p.width; ++j)
-    for (index i = 0; i < p.height; ++i) p.real[(i + p.kr / 2) + (j + p.kc / 2) * p.P] = g(i, j);
-  fftw_execute(p.forward);
-  for (index k = 0; k < p.spectrum; ++k) {  // times the conjugate spectrum
-    const double a = p.freq[k][0], b = p.freq[k][1], c = p.kernel_freq[k][0], d = -p.kernel_freq[k][1];
-    p.freq[k][0] = a * c - b * d;
-    p.freq[k][1] = a * d + b * c;
-  }
-  fftw_execute(p.backward);
-  const double scale = 1.0 / static_cast<double>(p.P * p.Q);
-  Matrix<double> f(p.height, p.width);
-  for (index j = 0; j < p.width; ++j)
-    for (index i = 0; i < p.height; ++i) f(i, j) = p.real[i + j * p.P] * scale;
-  return f;
+  return p.circular(g, p.kr / 2, p.kc / 2, /*conjugate=*/true, 0, 0);  // E^T C^T S^T g
 #else
   return convolve_adjoint(g, p.kernel.view());
 #endif

@@ -196,6 +196,7 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
   for (index j = 0; j < nrhs; ++j)
     for (index i = 0; i < n; ++i) X(i, j) = B(i, j);
   M.apply(X);
+  Matrix<double> D(n, nrhs);  // the corrections, reused across steps
   std::vector<double> last(static_cast<std::size_t>(nrhs), std::numeric_limits<double>::infinity());
   std::vector<bool> stalled(static_cast<std::size_t>(nrhs), false);
   for (int step = 0;; ++step) {
@@ -220,7 +221,8 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
       out.corrections = step;
       break;
     }
-    Matrix<double> D = Matrix<double>::copy_of(R.view());
+    for (index j = 0; j < nrhs; ++j)
+      for (index i = 0; i < n; ++i) D(i, j) = R(i, j);
     M.apply(D.view());
     for (index j = 0; j < nrhs; ++j)
       if (!stalled[static_cast<std::size_t>(j)])

@@ -27,13 +27,14 @@ struct Factored {
   Arrowhead<T> n;
   Matrix<T> schur;  // lower Cholesky factor of S
 
-  // x := N^-1 r for r = [r0; r1] (k + segments entries, one column), in place.
-  void solve(T* x) const {
+  // x := N^-1 r for r = [r0; r1] (k + segments entries, one column), in place. When r1 is zero but for
+  // segment `only` (a row of J: what J^+ is made of), the reduction r0 - B D^-1 r1 takes that one term.
+  void solve(T* x, index only = -1) const {
     const index kd = n.corner.rows(), s = static_cast<index>(n.diagonal.size());
-    // r0 - B D^-1 r1
+    const index first = only < 0 ? 0 : only, last = only < 0 ? s : only + 1;
     for (index i = 0; i < kd; ++i) {
       T t = x[i];
-      for (index j = 0; j < s; ++j) t -= n.border(i, j) * x[kd + j] / n.diagonal[static_cast<std::size_t>(j)];
+      for (index j = first; j < last; ++j) t -= n.border(i, j) * x[kd + j] / n.diagonal[static_cast<std::size_t>(j)];
       x[i] = t;
     }
     if (kd > 0) k::potrs<T>(Uplo::Lower, schur.view(), MatrixView<T>(x, kd, 1, kd));
@@ -166,7 +167,7 @@ Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
     T* col = &P(0, r);
     for (index p = 0; p < kd; ++p) col[p] = J.dense()(r, p);
     col[kd + J.segment_of(r)] = J.values()[static_cast<std::size_t>(r)];
-    f.solve(col);
+    f.solve(col, J.segment_of(r));
   }
   return P;
 }
