@@ -151,11 +151,17 @@ void run_bench_solve(const SolveBenchArgs& a) {
     const Matrix<double> A = bench_matrix<double>("general", n, device);
     const Matrix<double> b = random_uniform<double>(n, 1, /*seed=*/4, -1.0, 1.0, device);
     for (const std::string& precision : split(a.precisions)) {
-      if (precision != "double" && precision != "mixed")
-        throw InvalidArgument(fmt::format("unknown precision '{}': expected double or mixed", precision));
-      const SolveOptions options{.method = Method::LU,
-                                 .precision = precision == "mixed" ? Precision::Mixed : Precision::Native,
-                                 .allow_ill_conditioned = true};
+      // "double", "mixed" (float32 factor) or "mixed:<factor precision>"
+      const bool mixed = precision.starts_with("mixed");
+      if (precision != "double" && precision != "mixed" && !precision.starts_with("mixed:"))
+        throw InvalidArgument(fmt::format("unknown precision '{}': expected double, mixed or mixed:tf32|bf16|fp16",
+                                          precision));
+      const SolveOptions options{
+          .method = Method::LU,
+          .precision = mixed ? Precision::Mixed : Precision::Native,
+          .factor_precision = precision.starts_with("mixed:") ? parse_factor_precision(precision.substr(6))
+                                                                : FactorPrecision::Float32,
+          .allow_ill_conditioned = true};
       Solution<double> s;
       const Timing t = time_repeats(a.repeats, s, [&] { return solve<double>(A.view(), b.view(), options); });
       const double median = t.median;
@@ -167,6 +173,7 @@ void run_bench_solve(const SolveBenchArgs& a) {
                              {"seconds_all", seconds},
                              {"iterations", s.report.iterations},
                              {"stop_reason", s.report.stop_reason},
+                             {"notes", s.report.notes},
                              {"scaled_residual", residual}});
       std::printf("solve f64 n=%-6lld %-7s %10.4f s  iterations %d  %s  scaled residual %.3g\n",
                   static_cast<long long>(n), precision.c_str(), median, s.report.iterations,
@@ -300,7 +307,8 @@ void register_bench_commands(CLI::App& app) {
       "solve", "Time linv::solve (one right-hand side) in float64 and mixed precision (median of repeats after a warm-up)");
   solve_cmd->add_option("--device", v->device, "cpu, cuda or cuda:N")->capture_default_str();
   solve_cmd->add_option("--sizes", v->sizes, "Comma-separated matrix sizes")->capture_default_str();
-  solve_cmd->add_option("--precisions", v->precisions, "double, mixed or both")->capture_default_str();
+  solve_cmd->add_option("--precisions", v->precisions,
+                        "Comma-separated: double, mixed (float32 factorization) or mixed:tf32|bf16|fp16")->capture_default_str();
   solve_cmd->add_option("--repeats", v->repeats, "Timed runs per case")->capture_default_str();
   solve_cmd->add_option("--json", v->json, "Write the rows as JSON here");
   solve_cmd->callback([v] { run_bench_solve(*v); });

@@ -25,6 +25,7 @@ struct SolveArgs {
   bool batch = false;  // A (and B) are stacks of matrices (B x n x n, B x n x k)
   double tolerance = 0;
   int max_iterations = 1000;
+  std::string factor = "float32";  // --precision mixed: the factorization's precision
   double rcond = -1;
   bool allow_ill_conditioned = false;
   CommonOptions common;
@@ -34,6 +35,15 @@ void add_conditioning_option(CLI::App& cmd, SolveArgs& a) {
   cmd.add_flag("--allow-ill-conditioned", a.allow_ill_conditioned,
                "Return the result for a matrix singular to working precision (rcond below machine epsilon) "
                "with a note, instead of refusing it (exit 4). Exactly singular matrices are always refused");
+}
+
+void add_factor_option(CLI::App& cmd, SolveArgs& a) {
+  cmd.add_option("--factor", a.factor,
+                 "With --precision mixed: the factorization's precision. float32 everywhere; tf32, bf16 and fp16 "
+                 "(float32 storage, tensor-core updates) for LU on a GPU, converging only for well-conditioned "
+                 "matrices (otherwise the float64 fallback runs and the report says so)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "tf32", "bf16", "fp16"}));
 }
 
 void add_iteration_options(CLI::App& cmd, SolveArgs& a) {
@@ -47,6 +57,7 @@ void add_iteration_options(CLI::App& cmd, SolveArgs& a) {
 SolveOptions solve_options(const SolveArgs& a, Compute c) {
   return {.method = parse_method(a.method),
           .precision = c == Compute::mixed ? Precision::Mixed : Precision::Native,
+          .factor_precision = parse_factor_precision(a.factor),
           .tolerance = a.tolerance,
           .max_iterations = a.max_iterations,
           .compute_residual = !a.common.no_check,
@@ -422,6 +433,7 @@ void register_dense_commands(CLI::App& app) {
                   "A is a stack of B square matrices (a B x n x n .npy array, n <= 64): invert each one. A singular "
                   "matrix is reported (exit 4) with its block of the output NaN; the others are still inverted");
     cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
+    add_factor_option(*cmd, *a);
     add_iteration_options(*cmd, *a);
     add_conditioning_option(*cmd, *a);
     add_common_options(*cmd, a->common);
@@ -437,6 +449,7 @@ void register_dense_commands(CLI::App& app) {
                   "blocks (B x n x k): solve each system. A singular system is reported (exit 4) with its block of "
                   "the output NaN; the others are still solved");
     cmd->add_option("--method", a->method, kMethodHelp)->capture_default_str();
+    add_factor_option(*cmd, *a);
     add_iteration_options(*cmd, *a);
     add_conditioning_option(*cmd, *a);
     add_common_options(*cmd, a->common);

@@ -66,6 +66,7 @@ void print_summary(const CommonOptions& o, const std::string& command, const Sol
   if (r.iterations > 0) line += fmt::format(" | {} iterations", r.iterations);
   if (std::isfinite(r.scaled_residual)) line += fmt::format(" | scaled residual {:.3g}", r.scaled_residual);
   if (std::isfinite(r.rcond)) line += fmt::format(" | rcond {:.3g}", r.rcond);
+  if (std::isfinite(r.backward_error)) line += fmt::format(" | backward error {:.3g}", r.backward_error);
   if (r.rank >= 0) line += fmt::format(" | rank {}", r.rank);
   line += " -> " + output;
   std::printf("%s\n", line.c_str());

@@ -34,8 +34,17 @@ Method parse_method(std::string_view name);
 
 enum class Precision {
   Native,  // compute in the matrix's own element type
-  Mixed,   // float64 matrices only: factor in float32, refine to float64 accuracy
+  Mixed,   // float64 matrices only: factor in a lower precision, refine to float64 accuracy
 };
+
+// The factorization's precision under Precision::Mixed. Float32 everywhere; the others on a CUDA GPU
+// only, as LU with float32 storage and tensor-core updates in that format (cuSOLVER's IRS solver). They
+// converge only where their unit roundoff times cond(A) stays well below 1 (TF32 and Float16 keep 11
+// significant bits, BFloat16 8): otherwise refinement fails and the float64 fallback runs.
+enum class FactorPrecision { Float32, TF32, BFloat16, Float16 };
+std::string_view to_string(FactorPrecision p);
+// Accepts "float32", "tf32", "bf16", "fp16"; throws InvalidArgument listing them otherwise.
+FactorPrecision parse_factor_precision(std::string_view name);
 
 enum class Uplo { Lower, Upper };
 enum class Op { None, Transpose };
@@ -44,6 +53,7 @@ enum class Diag { NonUnit, Unit };
 struct SolveOptions {
   Method method = Method::Auto;
   Precision precision = Precision::Native;
+  FactorPrecision factor_precision = FactorPrecision::Float32;  // Mixed only
   // Gauss-Seidel: stop when the normwise backward error ||B - A X|| / (||A|| ||X|| + ||B||) (inf-norm)
   // falls below `tolerance` (0: max(n, 16) * eps), or fail with NoConvergence after max_iterations.
   double tolerance = 0;

@@ -20,6 +20,9 @@ struct SolveReport {
   // Values of order 1 to 10 mean the result is as accurate as the precision allows. NaN: not computed.
   double scaled_residual = std::numeric_limits<double>::quiet_NaN();
   double rcond = std::numeric_limits<double>::quiet_NaN();  // reciprocal condition estimate (1-norm)
+  // Mixed-precision refinement: the largest ||b - A x||_inf / (||A||_inf ||x||_inf) over the right-hand
+  // sides when it stopped (float64's bound is about sqrt(n) eps). NaN: not computed.
+  double backward_error = std::numeric_limits<double>::quiet_NaN();
   long long rank = -1;          // lstsq / pinv: numerical rank
   std::vector<std::string> notes;
 

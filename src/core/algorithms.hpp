@@ -2,6 +2,7 @@
 // Internal to linv: the public entry points are linv::inv / linv::solve / linv::tri_inv with a Method.
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "linv/dense.hpp"
@@ -41,6 +42,7 @@ struct RefinementOutcome {
   int corrections = 0;        // plain corrections (all right-hand sides together)
   int gmres_corrections = 0;  // GMRES-IR corrections, summed over right-hand sides
   int gmres_iterations = 0;   // GMRES iterations in them
+  double backward_error = std::numeric_limits<double>::quiet_NaN();  // refine_mixed: max_j ||r_j|| / (||A|| ||x_j||)
   std::string stop_reason;
 };
 

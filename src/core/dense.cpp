@@ -117,8 +117,9 @@ void mirror_lower_to_upper(MatrixView<T> A) {
     for (index i = 0; i < j; ++i) A(i, j) = A(j, i);
 }
 
-std::string precision_name(const char* type, Precision p) {
-  return p == Precision::Mixed ? "mixed (float32 factorization, float64 refinement)" : std::string(type);
+std::string precision_name(const char* type, Precision p, FactorPrecision low = FactorPrecision::Float32) {
+  return p == Precision::Mixed ? fmt::format("mixed ({} factorization, float64 refinement)", to_string(low))
+                               : std::string(type);
 }
 
 struct Choice {
@@ -159,17 +160,20 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
 }
 
 template <Real T>
-void fill_report(SolveReport& r, const char* operation, const Choice& c, Precision p, Device d) {
+void fill_report(SolveReport& r, const char* operation, const Choice& c, const SolveOptions& o, Device d) {
   r.operation = operation;
   r.method = std::string(to_string(c.method));
   r.method_reason = c.reason;
   r.device = d.name();
-  r.precision = precision_name(type_name<T>(), p);
+  r.precision = precision_name(type_name<T>(), o.precision, o.factor_precision);
 }
 
 template <Real T>
-void require_supported(ConstMatrixView<T> A, Precision p, Method m) {
+void require_supported(ConstMatrixView<T> A, const SolveOptions& o, Method m) {
   if (m == Method::GaussSeidel) require_cpu_for(A, "gauss-seidel");
+  const Precision p = o.precision;
+  if (p != Precision::Mixed && o.factor_precision != FactorPrecision::Float32)
+    throw InvalidArgument(fmt::format("a {} factorization applies to mixed precision only", to_string(o.factor_precision)));
   if (p != Precision::Mixed) return;
   if constexpr (!std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give a float64 matrix");
@@ -179,67 +183,67 @@ void require_supported(ConstMatrixView<T> A, Precision p, Method m) {
 
 double default_tolerance(index n, double epsilon) { return static_cast<double>(std::max<index>(n, 16)) * epsilon; }
 
-// Mixed-precision solve of A X = B: a float32 factorization refined against the float64 residual. On
-// the CPU, plain corrections and then GMRES-IR where they stall (src/core/refinement.cpp); on the GPU,
-// LAPACK dsgesv's plain refinement on cuSOLVER (src/cuda/mixed.cpp). When refinement cannot reach
-// float64's backward error, A is factored in float64 instead, the report says so, and that factorization
-// is checked for singularity to working precision like any other.
-Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, SolveReport& report) {
+// Mixed-precision solve of A X = B: a lower-precision factorization refined against the float64
+// residual. On the CPU, float32 with plain corrections and then GMRES-IR where they stall
+// (src/core/refinement.cpp); on the GPU, cuSOLVER's IRS solver for LU and dsposv's refinement for
+// Cholesky (src/cuda/mixed.cpp). When refinement cannot reach float64's backward error, A is factored in
+// float64 instead, the report says so, and that factorization is checked for singularity to working
+// precision like any other.
+Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, FactorPrecision low,
+                           SolveReport& report) {
   const index n = A.rows();
   const bool cholesky = m == Method::Cholesky;
+  if (low != FactorPrecision::Float32) {
+    if (!on_gpu(A))
+      throw InvalidArgument(fmt::format("a {} factorization needs a CUDA GPU (tensor cores); on the CPU use float32",
+                                        to_string(low)));
+    if (cholesky)
+      throw InvalidArgument(fmt::format("a {} factorization is available for LU only; Cholesky refines from float32",
+                                        to_string(low)));
+  }
   Matrix<double> x = Matrix<double>::uninitialized(n, B.cols(), A.device());
-  Matrix<double> a;  // the float64 factorization, when it comes to that
-  std::vector<int> ipiv(static_cast<std::size_t>(n));
+  std::string failure;
   if (on_gpu(A)) {
-    a = Matrix<double>::copy_of(A);  // cuda::mixed_solve factors it in place if refinement fails
-    int iterations = 0;
-    const int info = cuda::mixed_solve(a.view(), B, x.view(), cholesky, iterations, ipiv);
-    if (info > 0) {
-      if (cholesky) throw NotPositiveDefinite(info, "mixed-precision Cholesky");
-      throw SingularMatrix(info, 0.0, "mixed-precision LU");
-    }
-    if (iterations >= 0) {
-      report.iterations = iterations;
-      report.stop_reason = "refinement converged";
-      return x;
-    }
-    report.notes.push_back(fmt::format(
-        "float32 refinement did not converge (LAPACK code {}): solved with a float64 factorization instead",
-        iterations));
+    const cuda::MixedOutcome r = cuda::mixed_solve(A, B, x.view(), cholesky, low);
+    report.iterations = r.iterations;
+    report.backward_error = r.backward_error;
+    failure = r.failure;
   } else {
     const algorithms::RefinementOutcome r = algorithms::refine_mixed(A, B, x.view(), cholesky);
     report.iterations = r.corrections + r.gmres_corrections;
+    report.backward_error = r.backward_error;
     if (r.gmres_corrections > 0)
       report.notes.push_back(fmt::format("plain refinement stalled after {} corrections; GMRES-IR took {} more "
                                          "corrections ({} GMRES iterations)",
                                          r.corrections, r.gmres_corrections, r.gmres_iterations));
-    if (r.converged) {
-      report.stop_reason = r.stop_reason;
-      return x;
-    }
-    report.notes.push_back(fmt::format("float32 refinement did not converge ({}): solved with a float64 "
-                                       "factorization instead",
-                                       r.stop_reason));
-    a = Matrix<double>::copy_of(A);
-    const int info = cholesky ? k::potrf<double>(Uplo::Lower, a.view()) : k::getrf<double>(a.view(), ipiv.data());
-    if (info > 0) {
-      if (cholesky) throw NotPositiveDefinite(info, "mixed precision, float64 Cholesky");
-      throw SingularMatrix(info, 0.0, "mixed precision, float64 LU");
-    }
-    for (index j = 0; j < B.cols(); ++j)
-      for (index i = 0; i < n; ++i) x(i, j) = B(i, j);
-    if (cholesky)
-      k::potrs<double>(Uplo::Lower, a.view(), x.view());
-    else
-      k::getrs<double>(Op::None, a.view(), ipiv.data(), x.view());
+    if (!r.converged) failure = r.stop_reason;
+    report.stop_reason = r.stop_reason;
   }
+  if (failure.empty()) {
+    if (report.stop_reason.empty()) report.stop_reason = "refinement converged";
+    return x;
+  }
+
+  // float64 instead, on either device, judged for singularity to working precision like any other.
+  report.notes.push_back(
+      fmt::format("{} refinement failed ({}): solved with a float64 factorization instead", to_string(low), failure));
   report.stop_reason = "fell back to float64";
-  const double anorm = norm1(A);
-  if (on_gpu(A))
-    report.rcond = cholesky ? cuda::cholesky_rcond<double>(a.view(), anorm) : cuda::lu_rcond<double>(a.view(), ipiv, anorm);
-  else
-    report.rcond = cholesky ? k::pocon<double>(Uplo::Lower, a.view(), anorm) : k::gecon<double>(a.view(), anorm);
-  report.notes.push_back(fmt::format("smallest pivot of the float64 factorization: {}", smallest_diagonal<double>(a.view())));
+  report.iterations = 0;
+  report.backward_error = std::numeric_limits<double>::quiet_NaN();
+  if (cholesky) {
+    const Cholesky<double> chol(A);  // NotPositiveDefinite names the failing minor
+    x = chol.solve(B);
+    report.rcond = chol.rcond();
+    report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
+                                       smallest_diagonal<double>(chol.factor())));
+  } else {
+    const LU<double> lu(A);
+    if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, float64 LU");
+    x = lu.solve(B);
+    report.rcond = lu.rcond();
+    report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
+                                       smallest_diagonal<double>(lu.factors())));
+  }
   return x;
 }
 
@@ -263,11 +267,16 @@ std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c,
 
 // Mixed precision with Method::Auto's Cholesky-then-LU fallback for symmetric indefinite matrices.
 Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<double> B, Choice& c,
-                                    Method requested, SolveReport& report) {
+                                    Method requested, FactorPrecision low, SolveReport& report) {
+  if (c.method == Method::Cholesky && requested == Method::Auto && low != FactorPrecision::Float32) {
+    c = {Method::LU, fmt::format("symmetric, but a {} factorization is LU only", to_string(low))};
+    report.method = "lu";
+    report.method_reason = c.reason;
+  }
   if (c.method == Method::Cholesky) {
     if (requested != Method::Auto) require_symmetric(A, "cholesky");
     try {
-      return mixed_solve(A, B, Method::Cholesky, report);
+      return mixed_solve(A, B, Method::Cholesky, low, report);
     } catch (const NotPositiveDefinite& e) {
       if (requested != Method::Auto) throw;
       c = {Method::LU, fmt::format("symmetric but not positive definite (leading minor {}): LU", e.minor())};
@@ -275,7 +284,7 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
       report.method_reason = c.reason;
     }
   }
-  return mixed_solve(A, B, Method::LU, report);
+  return mixed_solve(A, B, Method::LU, low, report);
 }
 
 // A triangle's rcond (LAPACK's estimate, before any inversion work); an exact zero on the diagonal is
@@ -350,6 +359,22 @@ std::string_view to_string(Method m) {
     case Method::Triangular: return "triangular";
   }
   return "?";
+}
+
+std::string_view to_string(FactorPrecision p) {
+  switch (p) {
+    case FactorPrecision::Float32: return "float32";
+    case FactorPrecision::TF32: return "tf32";
+    case FactorPrecision::BFloat16: return "bf16";
+    case FactorPrecision::Float16: return "fp16";
+  }
+  return "?";
+}
+
+FactorPrecision parse_factor_precision(std::string_view name) {
+  for (auto p : {FactorPrecision::Float32, FactorPrecision::TF32, FactorPrecision::BFloat16, FactorPrecision::Float16})
+    if (to_string(p) == name) return p;
+  throw InvalidArgument(fmt::format("unknown factor precision '{}': expected float32, tf32, bf16 or fp16", name));
 }
 
 Method parse_method(std::string_view name) {
@@ -557,10 +582,10 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   if (options.check_finite) require_finite(A, "A");
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/true);
-  require_supported(A, options.precision, c.method);
+  require_supported(A, options, c.method);
   Solution<T> out;
   SolveReport& r = out.report;
-  fill_report<T>(r, "inv", c, options.precision, A.device());
+  fill_report<T>(r, "inv", c, options, A.device());
   const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
   index smallest = 0;  // the smallest pivot, named when the matrix is refused
   Stopwatch clock;
@@ -568,7 +593,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   if (options.precision == Precision::Mixed) {
     if constexpr (std::is_same_v<T, double>) {
       const Matrix<double> identity = Matrix<double>::identity(n).to(A.device());
-      out.x = mixed_solve_choosing(A, identity.view(), c, options.method, r);
+      out.x = mixed_solve_choosing(A, identity.view(), c, options.method, options.factor_precision, r);
       r.rcond = 1.0 / (norm1(A) * norm1<double>(out.x.view()));
     }
   } else {
@@ -641,10 +666,10 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
   }
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/false);
-  require_supported(A, options.precision, c.method);
+  require_supported(A, options, c.method);
   Solution<T> out;
   SolveReport& r = out.report;
-  fill_report<T>(r, "solve", c, options.precision, A.device());
+  fill_report<T>(r, "solve", c, options, A.device());
   const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
   // Judges the matrix from its rcond before the solution is computed.
   auto judge = [&](double rcond, index smallest) {
@@ -655,7 +680,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
 
   if (options.precision == Precision::Mixed) {
     if constexpr (std::is_same_v<T, double>) {
-      out.x = mixed_solve_choosing(A, B, c, options.method, r);
+      out.x = mixed_solve_choosing(A, B, c, options.method, options.factor_precision, r);
       // rcond is known only when refinement failed and LAPACK factored in float64.
       if (!std::isnan(r.rcond)) apply_conditioning_policy(r.rcond, e, 0, options.allow_ill_conditioned, &r, "solve");
     }

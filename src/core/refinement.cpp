@@ -191,6 +191,12 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
   auto passes = [&](index j) {
     return norm_inf_vector(&R(0, j), n) <= norm_inf_vector(&X(0, j), n) * bound;
   };
+  auto backward_error = [&] {  // of the current R and X
+    double worst = 0;
+    for (index j = 0; j < nrhs; ++j)
+      worst = std::max(worst, norm_inf_vector(&R(0, j), n) / (anorm * norm_inf_vector(&X(0, j), n)));
+    return worst;
+  };
 
   // Plain refinement, all right-hand sides together.
   for (index j = 0; j < nrhs; ++j)
@@ -214,6 +220,7 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
     if (all) {
       out.converged = true;
       out.corrections = step;
+      out.backward_error = backward_error();
       out.stop_reason = "refinement converged";
       return out;
     }
@@ -246,6 +253,7 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
     all = all && done;
   }
   out.converged = all;
+  out.backward_error = backward_error();
   out.stop_reason = all ? "refinement converged (GMRES-IR)" : "refinement did not converge";
   return out;
 }

@@ -18,6 +18,7 @@ std::string SolveReport::to_json() const {
   if (!stop_reason.empty()) j["stop_reason"] = stop_reason;
   j["scaled_residual"] = number(scaled_residual);
   j["rcond"] = number(rcond);
+  j["backward_error"] = number(backward_error);
   if (rank >= 0) j["rank"] = rank;
   j["notes"] = notes;
   return j.dump(2);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "linv/dense.hpp"
@@ -76,13 +77,18 @@ double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag);
 template <Real T>
 index gauss_jordan_inverse(MatrixView<T> A, index block = 0);
 
-// ---- mixed precision (LAPACK dsgesv / dsposv on the GPU, src/cuda/mixed.cpp) ----
-// Solves A X = B by a float32 LU (or Cholesky) factorization refined against the float64 residual.
-// iterations: the corrections made (>= 0), or LAPACK's negative code when it fell back to float64, in
-// which case A holds the float64 factorization and, for LU, pivots its 1-based pivots. Returns LAPACK's
-// info of that fallback factorization (> 0: singular / not positive definite).
-int mixed_solve(MatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky, int& iterations,
-                std::vector<int>& pivots);
+// ---- mixed precision (src/cuda/mixed.cpp) ----
+struct MixedOutcome {
+  int iterations = 0;         // refinement steps
+  double backward_error = 0;  // max over columns of ||b - A x||_inf / (||A||_inf ||x||_inf) at the stop
+  std::string failure;        // why refinement did not reach float64's backward error (empty: it did)
+};
+// Solves A X = B by a lower-precision factorization refined against the float64 residual: LU through
+// cuSOLVER's IRS solver (factor in `low`; GMRES-IR for one right-hand side, plain refinement for
+// several), Cholesky in float32 with plain refinement (LAPACK dsposv's). A is left untouched; on failure
+// the caller solves in float64.
+MixedOutcome mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky,
+                         FactorPrecision low);
 
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>

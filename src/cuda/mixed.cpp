@@ -1,14 +1,22 @@
-// Mixed precision on the GPU: LAPACK dsgesv / dsposv's algorithm on cuSOLVER and cuBLAS. Factor a
-// float32 copy of A, solve in float32, and refine the solution against the float64 residual
-// r = B - A X until ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column (LAPACK's test). When the
-// float32 factorization fails, A does not fit float32, or 30 corrections do not get there, A is factored
-// in float64 instead (A then holds that factorization, as LAPACK leaves it).
+// Mixed precision on the GPU. LU: cuSOLVER's iterative-refinement solver (cusolverDnIRSXgesv), which
+// factors in float32 (or with TF32 / BF16 / FP16 tensor-core updates) and refines against the float64
+// residual; GMRES-IR preconditioned by the low-precision factors for one right-hand side (IRS does GMRES
+// for one only), plain refinement for several. It was as fast as a float32 getrf of our own plus
+// refinement, and faster at n = 16384 (0.152 against 0.180 s on an H100, docs/gpu-performance-notes.md).
+// Cholesky (IRS has none): LAPACK dsposv's algorithm on cuSOLVER, float32 potrf and plain refinement.
+// Both stop at LAPACK's test ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column. When they
+// cannot get there the outcome says why, and linv's core solves in float64 (src/core/dense.cpp).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
@@ -18,156 +26,217 @@
 namespace linv::cuda {
 namespace {
 
-constexpr int kMaxCorrections = 30;  // LAPACK's ITERMAX
+constexpr int kMaxCorrections = 30;    // LAPACK's ITERMAX (Cholesky)
+constexpr int kMaxIrsIterations = 50;  // LU through IRS: its outer steps
 
 std::int64_t ld_of(std::int64_t ld) { return ld > 1 ? ld : 1; }
 
-// A float32 or float64 LU or Cholesky factorization on the main lane, and solves with it.
-class Factor {
+// A float32 Cholesky factorization on the main lane, and solves with it.
+class FloatCholesky {
  public:
-  Factor(Context& ctx, bool cholesky, std::int64_t n) : ctx_(ctx), cholesky_(cholesky), n_(n) {}
+  FloatCholesky(Context& ctx, std::int64_t n)
+      : ctx_(ctx), n_(n), l_(ctx.scratch_as<float>(Slot::a, static_cast<std::size_t>(n * n))) {}
 
-  // Factors `a` (n x n, leading dimension ld) of `type` in place; returns LAPACK's info.
-  int factor(void* a, std::int64_t ld, cudaDataType type, std::int64_t* pivots) {
-    a_ = a;
-    ld_ = ld;
-    type_ = type;
-    pivots_ = pivots;
+  // Factors A rounded to float32; false when that is not positive definite.
+  bool factor(ConstMatrixView<double> A) {
     const Lane& lane = ctx_.main();
+    kernels::to_float(A.data(), n_, n_, ld_of(A.ld()), l_, n_, lane.stream);
     std::size_t dev_bytes = 0, host_bytes = 0;
-    if (cholesky_)
-      check(cusolverDnXpotrf_bufferSize(lane.solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, type, a, ld, type,
-                                        &dev_bytes, &host_bytes),
-            "potrf workspace query");
-    else
-      check(cusolverDnXgetrf_bufferSize(lane.solver, ctx_.params(), n_, n_, type, a, ld, type, &dev_bytes, &host_bytes),
-            "getrf workspace query");
-    void* dev_work = ctx_.scratch(Slot::solver, dev_bytes);
-    void* host_work = ctx_.host_scratch(host_bytes);
-    if (cholesky_)
-      check(cusolverDnXpotrf(lane.solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, type, a, ld, type, dev_work,
-                             dev_bytes, host_work, host_bytes, ctx_.info()),
-            "potrf");
-    else
-      check(cusolverDnXgetrf(lane.solver, ctx_.params(), n_, n_, type, a, ld, pivots, type, dev_work, dev_bytes,
-                             host_work, host_bytes, ctx_.info()),
-            "getrf");
+    check(cusolverDnXpotrf_bufferSize(lane.solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, CUDA_R_32F, l_, n_,
+                                      CUDA_R_32F, &dev_bytes, &host_bytes),
+          "potrf workspace query");
+    check(cusolverDnXpotrf(lane.solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, CUDA_R_32F, l_, n_, CUDA_R_32F,
+                           ctx_.scratch(Slot::solver, dev_bytes), dev_bytes, ctx_.host_scratch(host_bytes), host_bytes,
+                           ctx_.info()),
+          "potrf");
     int info = 0;
     check(cudaMemcpyAsync(&info, ctx_.info(), sizeof(int), cudaMemcpyDeviceToHost, lane.stream), "cudaMemcpy");
     ctx_.synchronize();
-    return info;
+    return info == 0;
   }
 
-  // B := A^-1 B in the factorization's type (B n x nrhs, leading dimension ldb).
-  void solve(void* b, std::int64_t nrhs, std::int64_t ldb) {
-    const Lane& lane = ctx_.main();
-    if (cholesky_)
-      check(cusolverDnXpotrs(lane.solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, nrhs, type_, a_, ld_, type_, b, ldb,
-                             ctx_.info(1)),
-            "potrs");
-    else
-      check(cusolverDnXgetrs(lane.solver, ctx_.params(), CUBLAS_OP_N, n_, nrhs, type_, a_, ld_, pivots_, type_, b, ldb,
-                             ctx_.info(1)),
-            "getrs");
+  // B := A32^-1 B (B n x nrhs float32, leading dimension n).
+  void solve(float* b, std::int64_t nrhs) {
+    check(cusolverDnXpotrs(ctx_.main().solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, nrhs, CUDA_R_32F, l_, n_,
+                           CUDA_R_32F, b, n_, ctx_.info(1)),
+          "potrs");
   }
 
  private:
   Context& ctx_;
-  bool cholesky_;
-  std::int64_t n_, ld_ = 1;
-  void* a_ = nullptr;
-  cudaDataType type_ = CUDA_R_64F;
-  std::int64_t* pivots_ = nullptr;
+  std::int64_t n_;
+  float* l_;
 };
+
+// r := B - A X in float64 with per-column ||r||_inf and ||x||_inf, for the stopping test and the report.
+class Residual {
+ public:
+  Residual(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<double> B, ConstMatrixView<double> X)
+      : ctx_(ctx), A_(A), B_(B), X_(X), n_(A.rows()), nrhs_(B.cols()),
+        r_(ctx.scratch_as<double>(Slot::c, static_cast<std::size_t>(n_ * nrhs_))),
+        norms_(ctx.scratch_as<double>(Slot::d, static_cast<std::size_t>(2 * nrhs_ + 1))),
+        host_(static_cast<std::size_t>(2 * nrhs_)) {
+    const cudaStream_t stream = ctx.main().stream;
+    check(cudaMemsetAsync(norms_ + 2 * nrhs_, 0, sizeof(double), stream), "cudaMemset");
+    kernels::norm_inf(A.data(), n_, n_, ld_of(A.ld()), norms_ + 2 * nrhs_, stream);
+    check(cudaMemcpyAsync(&anorm_, norms_ + 2 * nrhs_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
+    ctx.synchronize();
+  }
+
+  double anorm() const { return anorm_; }
+  double* r() const { return r_; }  // n x nrhs, leading dimension n
+
+  // Recomputes r; returns the largest ||r_j|| / (||A|| ||x_j||) and sets `passes` to LAPACK's test.
+  double update(bool& passes) {
+    const Lane& lane = ctx_.main();
+    check(cudaMemcpy2DAsync(r_, n_ * sizeof(double), B_.data(), ld_of(B_.ld()) * sizeof(double), n_ * sizeof(double),
+                            nrhs_, cudaMemcpyDeviceToDevice, lane.stream),
+          "cudaMemcpy2D");
+    blas::gemm<double>(lane.blas, Op::None, Op::None, n_, nrhs_, n_, -1.0, A_.data(), ld_of(A_.ld()), X_.data(),
+                       ld_of(X_.ld()), 1.0, r_, n_);
+    kernels::column_max_abs(r_, n_, nrhs_, n_, norms_, lane.stream);
+    kernels::column_max_abs(X_.data(), n_, nrhs_, ld_of(X_.ld()), norms_ + nrhs_, lane.stream);
+    check(cudaMemcpyAsync(host_.data(), norms_, 2 * nrhs_ * sizeof(double), cudaMemcpyDeviceToHost, lane.stream),
+          "cudaMemcpy");
+    ctx_.synchronize();
+    const double bound = std::sqrt(static_cast<double>(n_)) * std::numeric_limits<double>::epsilon();
+    double worst = 0;
+    passes = true;
+    for (std::int64_t j = 0; j < nrhs_; ++j) {
+      const double r = host_[static_cast<std::size_t>(j)], x = host_[static_cast<std::size_t>(nrhs_ + j)];
+      const double e = r / (anorm_ * x);
+      worst = std::max(worst, std::isnan(e) ? std::numeric_limits<double>::infinity() : e);
+      passes = passes && r <= x * anorm_ * bound;
+    }
+    return worst;
+  }
+
+ private:
+  Context& ctx_;
+  ConstMatrixView<double> A_, B_, X_;
+  std::int64_t n_, nrhs_;
+  double* r_;
+  double* norms_;
+  std::vector<double> host_;
+  double anorm_ = 0;
+};
+
+cusolverPrecType_t irs_precision(FactorPrecision p) {
+  switch (p) {
+    case FactorPrecision::Float32: return CUSOLVER_R_32F;
+    case FactorPrecision::TF32: return CUSOLVER_R_TF32;
+    case FactorPrecision::BFloat16: return CUSOLVER_R_16BF;
+    case FactorPrecision::Float16: return CUSOLVER_R_16F;
+  }
+  return CUSOLVER_R_32F;
+}
+
+// cuSOLVER's IRS solver: X from A X = B with A left untouched (no fallback: ours follows). Returns the
+// refinement steps, or a message why it failed.
+struct IrsResult {
+  int iterations = 0;
+  std::string failure;
+};
+
+IrsResult irs_solve(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                    FactorPrecision low) {
+  const std::int64_t n = A.rows(), nrhs = B.cols();
+  if (n > INT_MAX || nrhs > INT_MAX || ld_of(A.ld()) > INT_MAX || ld_of(B.ld()) > INT_MAX || ld_of(X.ld()) > INT_MAX)
+    return {0, "the system is too large for cuSOLVER's 32-bit IRS interface"};
+  struct Handles {
+    cusolverDnIRSParams_t params = nullptr;
+    cusolverDnIRSInfos_t infos = nullptr;
+    ~Handles() {
+      if (infos) cusolverDnIRSInfosDestroy(infos);
+      if (params) cusolverDnIRSParamsDestroy(params);
+    }
+  } h;
+  check(cusolverDnIRSParamsCreate(&h.params), "IRS parameters");
+  check(cusolverDnIRSParamsSetSolverPrecisions(h.params, CUSOLVER_R_64F, irs_precision(low)), "IRS precisions");
+  check(cusolverDnIRSParamsSetRefinementSolver(
+            h.params, nrhs == 1 ? CUSOLVER_IRS_REFINE_CLASSICAL_GMRES : CUSOLVER_IRS_REFINE_CLASSICAL),
+        "IRS refinement solver");
+  check(cusolverDnIRSParamsSetMaxIters(h.params, kMaxIrsIterations), "IRS iteration limit");
+  check(cusolverDnIRSParamsDisableFallback(h.params), "IRS fallback");
+  check(cusolverDnIRSInfosCreate(&h.infos), "IRS infos");
+  const Lane& lane = ctx.main();
+  std::size_t bytes = 0;
+  check(cusolverDnIRSXgesv_bufferSize(lane.solver, h.params, static_cast<int>(n), static_cast<int>(nrhs), &bytes),
+        "IRS workspace query");
+  void* work = ctx.scratch(Slot::solver, std::max<std::size_t>(bytes, 1));
+  int iterations = 0;
+  // IRS takes a writable A but leaves it unchanged without fallback.
+  const cusolverStatus_t status = cusolverDnIRSXgesv(
+      lane.solver, h.params, h.infos, static_cast<int>(n), static_cast<int>(nrhs), const_cast<double*>(A.data()),
+      static_cast<int>(ld_of(A.ld())), const_cast<double*>(B.data()), static_cast<int>(ld_of(B.ld())), X.data(),
+      static_cast<int>(ld_of(X.ld())), work, bytes, &iterations, ctx.info());
+  if (status == CUSOLVER_STATUS_IRS_MATRIX_SINGULAR) return {0, "the low-precision factorization hit a zero pivot"};
+  check(status, "cusolverDnIRSXgesv");
+  int info = 0;
+  check(cudaMemcpyAsync(&info, ctx.info(), sizeof(int), cudaMemcpyDeviceToHost, lane.stream), "cudaMemcpy");
+  ctx.synchronize();
+  if (info != 0) return {0, fmt::format("the low-precision factorization hit a zero pivot (info {})", info)};
+  if (iterations < 0)
+    return {0, iterations == -kMaxIrsIterations || iterations == -(kMaxIrsIterations - 1)
+                   ? fmt::format("refinement did not converge in {} steps", kMaxIrsIterations)
+                   : fmt::format("refinement diverged or overflowed (cuSOLVER IRS code {})", iterations)};
+  return {iterations, ""};
+}
 
 }  // namespace
 
-int mixed_solve(MatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky, int& iterations,
-                std::vector<int>& pivots) {
-  const std::int64_t n = A.rows(), nrhs = B.cols(), lda = ld_of(A.ld());
-  pivots.assign(cholesky ? 0 : static_cast<std::size_t>(n), 0);
-  iterations = 0;
-  if (n == 0 || nrhs == 0) return 0;
+MixedOutcome mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky,
+                         FactorPrecision low) {
+  const std::int64_t n = A.rows(), nrhs = B.cols();
+  MixedOutcome out;
+  if (n == 0 || nrhs == 0) return out;
   Context& ctx = Context::get(A.device().index());
   ctx.activate();
   const Lane& lane = ctx.main();
-  auto* low = ctx.scratch_as<float>(Slot::a, static_cast<std::size_t>(n * n));            // float32 A
-  auto* correction = ctx.scratch_as<float>(Slot::b, static_cast<std::size_t>(n * nrhs));  // float32 r, then d
-  auto* residual = ctx.scratch_as<double>(Slot::c, static_cast<std::size_t>(n * nrhs));
-  auto* d_pivots = ctx.scratch_as<std::int64_t>(Slot::pivots, static_cast<std::size_t>(n));
-  auto* norms = ctx.scratch_as<double>(Slot::d, static_cast<std::size_t>(2 * nrhs + 1));  // |r|, |x| per column, |A|
-  Factor factor(ctx, cholesky, n);
-  const double eps = std::numeric_limits<double>::epsilon();
-
-  check(cudaMemsetAsync(norms + 2 * nrhs, 0, sizeof(double), lane.stream), "cudaMemset");
-  kernels::norm_inf(A.data(), n, n, lda, norms + 2 * nrhs, lane.stream);
-  double anorm = 0;
-  check(cudaMemcpyAsync(&anorm, norms + 2 * nrhs, sizeof(double), cudaMemcpyDeviceToHost, lane.stream), "cudaMemcpy");
-  ctx.synchronize();
-
-  // r := B - A X and whether every column has converged.
-  std::vector<double> host_norms(static_cast<std::size_t>(2 * nrhs));
-  auto converged = [&] {
-    check(cudaMemcpy2DAsync(residual, n * sizeof(double), B.data(), ld_of(B.ld()) * sizeof(double), n * sizeof(double),
-                            nrhs, cudaMemcpyDeviceToDevice, lane.stream),
-          "cudaMemcpy2D");
-    blas::gemm<double>(lane.blas, Op::None, Op::None, n, nrhs, n, -1.0, A.data(), lda, X.data(), ld_of(X.ld()), 1.0,
-                       residual, n);
-    kernels::column_max_abs(residual, n, nrhs, n, norms, lane.stream);
-    kernels::column_max_abs(X.data(), n, nrhs, ld_of(X.ld()), norms + nrhs, lane.stream);
-    check(cudaMemcpyAsync(host_norms.data(), norms, 2 * nrhs * sizeof(double), cudaMemcpyDeviceToHost, lane.stream),
-          "cudaMemcpy");
-    ctx.synchronize();
-    const double bound = anorm * eps * std::sqrt(static_cast<double>(n));
-    for (std::int64_t j = 0; j < nrhs; ++j)
-      if (!(host_norms[static_cast<std::size_t>(j)] <= host_norms[static_cast<std::size_t>(nrhs + j)] * bound))
-        return false;
-    return true;
-  };
-
-  int code = 0;  // LAPACK's ITER on failure: -2 A does not fit float32, -3 float32 factorization failed, -31
-  if (!(anorm <= FLT_MAX)) {
-    code = -2;
-  } else {
-    kernels::to_float(A.data(), n, n, lda, low, n, lane.stream);
-    if (factor.factor(low, n, CUDA_R_32F, d_pivots) != 0) code = -3;
+  Residual residual(ctx, A, B, X);
+  bool passes = false;
+  if (!(residual.anorm() <= FLT_MAX)) {
+    out.failure = "A does not fit float32";
+    return out;
   }
-  if (code == 0) {
-    // x0 = A32^-1 B, then corrections d = A32^-1 r while the residual is too large.
-    kernels::to_float(B.data(), n, nrhs, ld_of(B.ld()), correction, n, lane.stream);
-    factor.solve(correction, nrhs, n);
-    check(cudaMemset2DAsync(X.data(), ld_of(X.ld()) * sizeof(double), 0, n * sizeof(double), nrhs, lane.stream),
-          "cudaMemset2D");
-    kernels::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
-    for (int k = 0;; ++k) {
-      if (converged()) {
-        iterations = k;
-        return 0;
-      }
-      if (k == kMaxCorrections) break;
-      kernels::to_float(residual, n, nrhs, n, correction, n, lane.stream);
-      factor.solve(correction, nrhs, n);
-      kernels::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
-    }
-    code = -(kMaxCorrections + 1);
-  }
-  // float64 instead: A is overwritten by its factorization, as LAPACK does.
-  iterations = code;
-  const int info = factor.factor(A.data(), lda, CUDA_R_64F, d_pivots);
-  if (info > 0) return info;
-  check(cudaMemcpy2DAsync(X.data(), ld_of(X.ld()) * sizeof(double), B.data(), ld_of(B.ld()) * sizeof(double),
-                          n * sizeof(double), nrhs, cudaMemcpyDeviceToDevice, lane.stream),
-        "cudaMemcpy2D");
-  factor.solve(X.data(), nrhs, ld_of(X.ld()));
   if (!cholesky) {
-    std::vector<std::int64_t> p(static_cast<std::size_t>(n));
-    check(cudaMemcpyAsync(p.data(), d_pivots, n * sizeof(std::int64_t), cudaMemcpyDeviceToHost, lane.stream),
-          "cudaMemcpy");
-    ctx.synchronize();
-    for (std::size_t i = 0; i < p.size(); ++i) pivots[i] = static_cast<int>(p[i]);
+    const IrsResult r = irs_solve(ctx, A, B, X, low);
+    out.failure = r.failure;
+    out.iterations = r.iterations;
+    if (out.failure.empty()) {
+      out.backward_error = residual.update(passes);
+      if (!passes)
+        out.failure = fmt::format("IRS stopped at a backward error of {:.3g}, above float64's bound", out.backward_error);
+    }
+    return out;
   }
-  ctx.synchronize();
-  return 0;
+
+  // x0 = A32^-1 B, then corrections d = A32^-1 r while the residual is too large.
+  FloatCholesky factor(ctx, n);
+  if (!factor.factor(A)) {
+    out.failure = "A is not positive definite in float32";
+    return out;
+  }
+  auto* correction = ctx.scratch_as<float>(Slot::b, static_cast<std::size_t>(n * nrhs));
+  kernels::to_float(B.data(), n, nrhs, ld_of(B.ld()), correction, n, lane.stream);
+  factor.solve(correction, nrhs);
+  check(cudaMemset2DAsync(X.data(), ld_of(X.ld()) * sizeof(double), 0, n * sizeof(double), nrhs, lane.stream),
+        "cudaMemset2D");
+  kernels::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
+  for (int k = 0;; ++k) {
+    out.backward_error = residual.update(passes);
+    if (passes) {
+      out.iterations = k;
+      return out;
+    }
+    if (k == kMaxCorrections) break;
+    kernels::to_float(residual.r(), n, nrhs, n, correction, n, lane.stream);
+    factor.solve(correction, nrhs);
+    kernels::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
+  }
+  out.iterations = kMaxCorrections;
+  out.failure = fmt::format("refinement did not converge in {} steps", kMaxCorrections);
+  return out;
 }
 
 }  // namespace linv::cuda

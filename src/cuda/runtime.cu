@@ -17,6 +17,11 @@ void check(cudaError_t status, const char* what, int device) {
 
 void select(int device) { check(cudaSetDevice(device), "cudaSetDevice", device); }
 
+// cudaMemcpy and cudaMemset run on the legacy stream and may return before the data has landed (device to
+// device copies and memsets always may; pageable host to device copies once staged). linv's own streams
+// are non-blocking and would not wait for them: each of these finishes before returning.
+void finish_legacy(const char* what, int device) { check(cudaStreamSynchronize(cudaStreamLegacy), what, device); }
+
 }  // namespace
 
 int device_count(std::string& why) {
@@ -78,7 +83,7 @@ void* allocate(std::size_t bytes, int device) {
     // cudaMemset may still be running when it returns, on the legacy stream, which linv's streams do
     // not wait for: finish it here, or it could land on data written after this call.
     check(cudaMemset(p, 0xFF, bytes), "cudaMemset", device);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device);
+    finish_legacy("cudaMemset", device);
   }
   return p;
 }
@@ -92,17 +97,20 @@ void free(void* p, int device) noexcept {
 void copy(void* dst, const void* src, std::size_t bytes, int device) {
   select(device);
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy", device);
+  finish_legacy("cudaMemcpy", device);
 }
 
 void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
              std::size_t height, int device) {
   select(device);
   check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, cudaMemcpyDefault), "cudaMemcpy2D", device);
+  finish_legacy("cudaMemcpy2D", device);
 }
 
 void fill_zero(void* p, std::size_t bytes, int device) {
   select(device);
   check(cudaMemset(p, 0, bytes), "cudaMemset", device);
+  finish_legacy("cudaMemset", device);
 }
 
 }  // namespace linv::cuda

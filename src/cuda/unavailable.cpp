@@ -117,7 +117,7 @@ index gauss_jordan_inverse(MatrixView<T>, index) {
   unavailable();
 }
 
-int mixed_solve(MatrixView<double>, ConstMatrixView<double>, MatrixView<double>, bool, int&, std::vector<int>&) {
+MixedOutcome mixed_solve(ConstMatrixView<double>, ConstMatrixView<double>, MatrixView<double>, bool, FactorPrecision) {
   unavailable();
 }
 

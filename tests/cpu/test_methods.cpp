@@ -304,6 +304,7 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
     auto b = random_uniform<double>(120, 2, seed + 1);
     auto s = solve<double>(a.view(), b.view(), {.precision = Precision::Mixed, .compute_residual = true});
     EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    EXPECT_LE(s.report.backward_error, std::sqrt(120.0) * eps<double>());  // LAPACK's stopping test
     EXPECT_NE(s.report.precision.find("mixed"), std::string::npos);
     auto i = inv<double>(a.view(), {.precision = Precision::Mixed, .compute_residual = true});
     EXPECT_LE(std::min(i.report.scaled_residual, scaled_left_residual_inverse<double>(a.view(), i.x.view(), eps<double>())),
@@ -317,6 +318,7 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
                                                     .compute_residual = true});
     EXPECT_EQ(r.report.stop_reason, "refinement converged (GMRES-IR)") << "cond " << cond;
     EXPECT_LE(r.report.scaled_residual, kResidualThreshold) << "cond " << cond;
+    EXPECT_LE(r.report.backward_error, std::sqrt(150.0) * eps<double>()) << "cond " << cond;
     ASSERT_FALSE(r.report.notes.empty());
     EXPECT_TRUE(testing::contains(r.report.notes[0], "GMRES-IR"));
   }
@@ -333,6 +335,12 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
   auto f = generate<float>(MatrixKind::Random, 5, {.seed = seed});
   EXPECT_THROW(solve<float>(f.view(), f.view(), {.precision = Precision::Mixed}), InvalidArgument);
   EXPECT_THROW(inv<double>(huge.view(), {.method = Method::GaussJordan, .precision = Precision::Mixed}), InvalidArgument);
+  // tensor-core factorizations are a GPU feature
+  EXPECT_THROW(solve<double>(huge.view(), b.view(), {.precision = Precision::Mixed, .factor_precision = FactorPrecision::TF32}),
+               InvalidArgument);
+  EXPECT_EQ(parse_factor_precision("bf16"), FactorPrecision::BFloat16);
+  EXPECT_THROW((void)parse_factor_precision("fp8"), InvalidArgument);
+  EXPECT_TRUE(std::isnan(s.report.backward_error)) << "fell back: no refinement error to report";
 }
 
 }  // namespace

@@ -247,38 +247,74 @@ TYPED_TEST(CudaDense, SmallTriangularAndProducts) {
 }
 
 // Mixed precision on the GPU reaches float64's backward error, or falls back to a float64
-// factorization and says so; it never returns a float32-accurate answer as if it were float64.
+// factorization and says so; it never returns a lower-precision answer as if it were float64.
 TEST(CudaMixed, RefinesToDoubleOrFallsBackVisibly) {
   REQUIRE_GPU();
+  enum class Expect { Converges, FallsBack, Either };
   struct Case {
     MatrixKind kind;
-    index n;
+    index n, nrhs;
     double cond;
-    bool must_fall_back;
+    FactorPrecision low;
+    Expect expect;
   };
-  for (const Case& c : {Case{MatrixKind::Random, 300, 0, false}, Case{MatrixKind::SPD, 257, 1e4, false},
-                        Case{MatrixKind::IllCond, 200, 1e6, false}, Case{MatrixKind::IllCond, 200, 1e12, true}}) {
+  const FactorPrecision f32 = FactorPrecision::Float32;
+  for (const Case& c : {Case{MatrixKind::Random, 300, 3, 0, f32, Expect::Converges},
+                        Case{MatrixKind::SPD, 257, 3, 1e4, f32, Expect::Converges},
+                        Case{MatrixKind::IllCond, 200, 3, 1e6, f32, Expect::Converges},
+                        // several right-hand sides: plain refinement, which cannot converge at cond 1e12
+                        Case{MatrixKind::IllCond, 200, 3, 1e12, f32, Expect::FallsBack},
+                        // one right-hand side: GMRES-IR, which may get further
+                        Case{MatrixKind::IllCond, 200, 1, 1e9, f32, Expect::Either},
+                        // tensor-core factorizations: fine on a diagonally dominant matrix ...
+                        Case{MatrixKind::Band, 300, 1, 0, FactorPrecision::TF32, Expect::Converges},
+                        Case{MatrixKind::Band, 300, 2, 0, FactorPrecision::BFloat16, Expect::Converges},
+                        Case{MatrixKind::Band, 300, 1, 0, FactorPrecision::Float16, Expect::Converges},
+                        // ... and out of their depth at cond 1e12
+                        Case{MatrixKind::IllCond, 200, 1, 1e12, FactorPrecision::BFloat16, Expect::FallsBack}}) {
     const auto seed = testing::case_seed(1000 + c.n + static_cast<std::uint64_t>(c.kind));
     LINV_TRACE_SEED(seed);
-    SCOPED_TRACE(std::string(to_string(c.kind)) + " cond " + std::to_string(c.cond));
+    SCOPED_TRACE(std::string(to_string(c.kind)) + " cond " + std::to_string(c.cond) + " factor " +
+                 std::string(to_string(c.low)) + " nrhs " + std::to_string(c.nrhs));
     const Matrix<double> A = generate<double>(c.kind, c.n, {.cond = c.cond, .seed = seed});
-    const Matrix<double> B = random_uniform<double>(c.n, 3, seed + 1);
-    const SolveOptions options{.precision = Precision::Mixed, .compute_residual = true};
+    const Matrix<double> B = random_uniform<double>(c.n, c.nrhs, seed + 1);
+    const SolveOptions options{.precision = Precision::Mixed, .factor_precision = c.low, .compute_residual = true};
     const Solution<double> gpu = solve<double>(A.to(Device::cuda(0)).view(), B.to(Device::cuda(0)).view(), options);
-    const Solution<double> cpu = solve<double>(A.view(), B.view(), options);
+    const Solution<double> cpu = solve<double>(A.view(), B.view(), {.precision = Precision::Mixed, .compute_residual = true});
     EXPECT_LE(gpu.report.scaled_residual, kResidualThreshold);
+    EXPECT_TRUE(testing::contains(gpu.report.precision, std::string(to_string(c.low)))) << gpu.report.precision;
     const bool fell_back = gpu.report.stop_reason == "fell back to float64";
-    if (c.must_fall_back) {  // the GPU has plain refinement only (the CPU adds GMRES-IR)
-      EXPECT_TRUE(fell_back) << "plain float32 refinement cannot converge at cond 1e12";
+    if (c.expect == Expect::FallsBack) {
+      EXPECT_TRUE(fell_back) << "refinement cannot converge here";
     }
-    if (!fell_back) {
-      EXPECT_GE(gpu.report.iterations, 0);
+    if (c.expect == Expect::Converges) {
+      EXPECT_FALSE(fell_back) << (gpu.report.notes.empty() ? "" : gpu.report.notes[0]);
+    }
+    if (fell_back) {
+      ASSERT_FALSE(gpu.report.notes.empty());
+      EXPECT_TRUE(testing::contains(gpu.report.notes[0], "solved with a float64 factorization instead"));
+    } else {
+      EXPECT_EQ(gpu.report.stop_reason, "refinement converged");
+      EXPECT_LE(gpu.report.backward_error, std::sqrt(static_cast<double>(c.n)) * eps<double>());
     }
     EXPECT_LE(cpu.report.scaled_residual, kResidualThreshold);
     const Matrix<double> x = gpu.x.to(Device::cpu());
     const double cond = norm1<double>(A.view()) * norm1<double>(LU<double>(A.view()).inverse().view());
     EXPECT_LE(difference<double>(x.view(), cpu.x.view()), 2 * kForwardThreshold * c.n * eps<double>() * cond);
   }
+  // tensor-core factorizations are LU on a GPU only, and only under mixed precision
+  const Matrix<double> spd = generate<double>(MatrixKind::SPD, 40, {.seed = 7});
+  const Matrix<double> b = random_uniform<double>(40, 1, 8);
+  const SolveOptions tf32{.precision = Precision::Mixed, .factor_precision = FactorPrecision::TF32};
+  EXPECT_THROW((void)solve<double>(spd.view(), b.view(), tf32), InvalidArgument);  // CPU
+  SolveOptions cholesky_tf32 = tf32;
+  cholesky_tf32.method = Method::Cholesky;
+  EXPECT_THROW((void)solve<double>(spd.to(Device::cuda(0)).view(), b.to(Device::cuda(0)).view(), cholesky_tf32),
+               InvalidArgument);
+  SolveOptions native_tf32 = tf32;
+  native_tf32.precision = Precision::Native;
+  EXPECT_THROW((void)solve<double>(spd.to(Device::cuda(0)).view(), b.to(Device::cuda(0)).view(), native_tf32),
+               InvalidArgument);
 }
 
 TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
