@@ -27,44 +27,6 @@ struct BenchArgs {
   std::string json;
 };
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-// Calls `call` once to warm up (handles, workspaces, kernel loading), then `repeats` times on a host
-// clock; `result` keeps the last call's value, released before each timed call so that one result's
-// memory is never freed inside the next one's timing.
-struct Timing {
-  double median = 0;
-  std::vector<double> all;
-};
-template <class R, class Call>
-Timing time_repeats(int repeats, R& result, Call&& call) {
-  result = call();
-  Timing t;
-  for (int r = 0; r < repeats; ++r) {
-    result = R{};
-    const auto start = std::chrono::steady_clock::now();
-    result = call();
-    t.all.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::vector<double> sorted = t.all;
-  std::sort(sorted.begin(), sorted.end());
-  t.median = sorted[sorted.size() / 2];
-  return t;
-}
-
-// The JSON a bench command writes: the device by name, linv's version, and its rows.
-nlohmann::json bench_output(Device device) {
-  std::string name = device.name();
-  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
-  return {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
-}
-
 // The benchmark's matrices (the peers build the same): general = uniform in [-1, 1];
 // spd = G G^T / n + I with G uniform in [-1, 1].
 template <Real T>

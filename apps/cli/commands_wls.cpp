@@ -33,7 +33,10 @@ WlsOptions wls_options(const WlsArgs& a, Compute c) {
 
 template <Real T>
 void wls_typed(const WlsArgs& a, const Matrix<T>& A, const Matrix<T>& d, const Matrix<T>& b, Compute c) {
-  const Solution<T> s = wls<T>(A.view(), d.view(), b.view(), wls_options(a, c));
+  const Device device = resolve_device(a.common, A.rows(), /*runs_on_gpu=*/true);
+  const Solution<T> s = run_on(device, A, [&](ConstMatrixView<T> a_on) {
+    return wls<T>(a_on, d.to(device).view(), b.to(device).view(), wls_options(a, c));
+  });
   io::write_matrix<T>(a.output, s.x.view());
   write_report(a.common, report_json("wls", s.report, {{"A", a.a}, {"d", a.d}, {"b", a.b}}, a.output, s.x.rows(),
                                      s.x.cols()));
@@ -41,8 +44,6 @@ void wls_typed(const WlsArgs& a, const Matrix<T>& A, const Matrix<T>& d, const M
 }
 
 void run_wls(const WlsArgs& a) {
-  if (a.common.device != "auto" && a.common.device != "cpu")
-    throw InvalidArgument("wls runs on the CPU only in this version: use --device cpu (or auto)");
   io::AnyMatrix A = io::read_matrix(a.a), d = io::read_matrix(a.d), b = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(d), dtype_of(b)});
   if (c == Compute::f32)
@@ -67,19 +68,89 @@ struct PaperArgs {
   double tolerance = 1e-8;  // the paper's
   std::string json, markdown;
   std::string sizes = "512,1024,1536,2048";
+  // the speed mode (without --paper)
+  std::string device = "cuda";
+  std::string precisions = "double,mixed";
+  std::string storages = "full,packed";
+  int repeats = 5;
 };
+
+// ||A D^2 (b - A^T x)||_2 / (||A D||_F^2 ||x||_2): the normal equations' relative residual, in float64 on
+// the host (the same formula as the PyTorch peer's).
+double normal_residual(const Matrix<double>& A, const Matrix<double>& d2, const Matrix<double>& b,
+                       const Matrix<double>& x) {
+  const index m = A.rows(), n = A.cols();
+  std::vector<double> t(static_cast<std::size_t>(n)), r(static_cast<std::size_t>(m), 0.0);
+  double scale = 0, xn = 0, rn = 0;
+  for (index i = 0; i < n; ++i) {
+    double s = b(i, 0);
+    for (index p = 0; p < m; ++p) {
+      s -= A(p, i) * x(p, 0);
+      scale += A(p, i) * A(p, i) * d2(i, 0);
+    }
+    t[static_cast<std::size_t>(i)] = d2(i, 0) * s;
+  }
+  for (index i = 0; i < n; ++i)
+    for (index p = 0; p < m; ++p) r[static_cast<std::size_t>(p)] += A(p, i) * t[static_cast<std::size_t>(i)];
+  for (index p = 0; p < m; ++p) {
+    xn += x(p, 0) * x(p, 0);
+    rn += r[static_cast<std::size_t>(p)] * r[static_cast<std::size_t>(p)];
+  }
+  return std::sqrt(rn) / (scale * std::sqrt(xn));
+}
+
+// Times linv::wls (one-shot: copy of A, formation, factorization, solve) for each m (n = 2m), precision
+// and storage, on the paper's data (A, d, b uniform in [0, 1]) generated on the device.
+void run_speed(const PaperArgs& p) {
+  const Device device = Device::parse(p.device);
+  if (p.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  nlohmann::json out = bench_output(device);
+  for (const std::string& size : split(p.sizes)) {
+    const index m = std::stoll(size), n = 2 * m;
+    const Matrix<double> A = random_uniform<double>(m, n, 10 + m, 0.0, 1.0, device);
+    const Matrix<double> d = random_uniform<double>(n, 1, 30 + m, 0.0, 1.0, device);
+    const Matrix<double> b = random_uniform<double>(n, 1, 20 + m, 0.0, 1.0, device);
+    const Matrix<double> Ah = A.to(Device::cpu()), dh = d.to(Device::cpu()), bh = b.to(Device::cpu());
+    for (const std::string& precision : split(p.precisions))
+      for (const std::string& storage : split(p.storages)) {
+        if (precision != "double" && precision != "mixed")
+          throw InvalidArgument(fmt::format("unknown precision '{}': expected double or mixed", precision));
+        if (storage != "full" && storage != "packed")
+          throw InvalidArgument(fmt::format("unknown storage '{}': expected full or packed", storage));
+        const WlsOptions options{.precision = precision == "mixed" ? Precision::Mixed : Precision::Native,
+                                 .storage = storage == "packed" ? Storage::Packed : Storage::Full};
+        Solution<double> s;
+        const Timing t = time_repeats(p.repeats, s, [&] { return wls<double>(A.view(), d.view(), b.view(), options); });
+        const double residual = normal_residual(Ah, dh, bh, s.x.to(Device::cpu()));
+        const double c_bytes = static_cast<double>(storage == "packed" ? m * (m + 1) / 2 : m * m) *
+                               (precision == "mixed" ? sizeof(double) + sizeof(float) : sizeof(double));
+        out["rows"].push_back({{"m", m},
+                               {"n", n},
+                               {"precision", precision},
+                               {"storage", storage},
+                               {"seconds", t.median},
+                               {"seconds_all", t.all},
+                               {"iterations", s.report.iterations},
+                               {"stop_reason", s.report.stop_reason},
+                               {"c_bytes", c_bytes},
+                               {"normal_residual", residual}});
+        std::printf("wls m=%-6lld n=%-6lld %-6s %-6s %9.4f s  C %.3g GB  iterations %d  normal residual %.3g\n",
+                    static_cast<long long>(m), static_cast<long long>(n), precision.c_str(), storage.c_str(), t.median,
+                    c_bytes / 1e9, s.report.iterations, residual);
+        std::fflush(stdout);
+      }
+  }
+  if (!p.json.empty()) io::write_text(p.json, out.dump(2) + "\n");
+}
 
 void run_paper(const PaperArgs& p) {
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream md;
   md << "| table | m | n | single-precision relative error | refined relative error | iterations |\n"
      << "|---|---|---|---|---|---|\n";
-  std::stringstream list(p.sizes);
-  std::vector<index> sizes;
-  for (std::string item; std::getline(list, item, ',');)
-    if (!item.empty()) sizes.push_back(std::stoll(item));
   for (int table : {1, 2}) {
-    for (index m : sizes) {
+    for (const std::string& size : split(p.sizes)) {
+      const index m = std::stoll(size);
       const index n = 2 * m;
       const Matrix<double> A = random_uniform<double>(m, n, 10 + m, 0.0, 1.0);
       const Matrix<double> b = random_uniform<double>(n, 1, 20 + m, 0.0, 1.0);
@@ -149,15 +220,26 @@ void register_wls_commands(CLI::App& app, CLI::App& bench) {
   cmd->callback([a] { run_wls(*a); });
 
   auto p = std::make_shared<PaperArgs>();
-  CLI::App* pc = bench.add_subcommand("wls", "Weighted least squares: --paper regenerates Jung and O'Leary's Tables 1 "
-                                             "and 2 (accuracy of the single-precision and refined solutions)");
-  pc->add_flag("--paper", p->paper, "Run the paper's tables (the only mode so far)")->required();
-  pc->add_option("--sizes", p->sizes, "Comma-separated m (n = 2m)")->capture_default_str();
-  pc->add_option("--tol", p->tolerance, "Refinement tolerance on ||r|| / ||x|| (the paper's 1e-8; 0: float64's level)")
+  CLI::App* pc = bench.add_subcommand(
+      "wls", "Weighted least squares: time linv::wls per size, precision and storage (median of repeats after a "
+             "warm-up); --paper regenerates Jung and O'Leary's Tables 1 and 2 (accuracy of the single-precision and "
+             "refined solutions) instead");
+  pc->add_flag("--paper", p->paper, "Run the paper's tables (on the CPU, sizes default to the paper's)");
+  pc->add_option("--sizes", p->sizes, "Comma-separated m (n = 2m); default: the paper's, or 2048,8192 for timing");
+  pc->add_option("--tol", p->tolerance, "--paper: refinement tolerance on ||r|| / ||x|| (the paper's 1e-8; 0: float64's level)")
       ->capture_default_str();
+  pc->add_option("--device", p->device, "Timing: cpu, cuda or cuda:N")->capture_default_str();
+  pc->add_option("--precisions", p->precisions, "Timing: double, mixed or both")->capture_default_str();
+  pc->add_option("--storages", p->storages, "Timing: full, packed or both")->capture_default_str();
+  pc->add_option("--repeats", p->repeats, "Timing: timed runs per case")->capture_default_str();
   pc->add_option("--json", p->json, "Write the rows as JSON here");
-  pc->add_option("--markdown", p->markdown, "Write a markdown table here");
-  pc->callback([p] { run_paper(*p); });
+  pc->add_option("--markdown", p->markdown, "--paper: write a markdown table here");
+  pc->callback([p, pc] {
+    if (p->paper) return run_paper(*p);
+    PaperArgs speed = *p;
+    if (pc->count("--sizes") == 0) speed.sizes = "2048,8192";
+    run_speed(speed);
+  });
 }
 
 }  // namespace linv::cli

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 namespace linv::cli {
 
@@ -51,6 +52,20 @@ nlohmann::json report_json(const std::string& command, const SolveReport& r,
   j["shape"] = {rows, cols};
   j["linv_version"] = build_info().version;
   return j;
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+nlohmann::json bench_output(Device device) {
+  std::string name = device.name();
+  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
+  return {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
 }
 
 void write_report(const CommonOptions& o, const nlohmann::json& j) {

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +60,37 @@ void write_report(const CommonOptions& o, const nlohmann::json& j);
 // "inv: 1024x1024 float64 | lu (general matrix) | 0.052 s | scaled residual 1.9 | rcond 3.1e-04 -> X.npy"
 void print_summary(const CommonOptions& o, const std::string& command, const SolveReport& r, index rows, index cols,
                    const std::string& output);
+
+// ---- bench commands ----
+// "a,b,,c" -> {"a", "b", "c"}
+std::vector<std::string> split(const std::string& list);
+
+// Calls `call` once to warm up (handles, workspaces, kernel loading), then `repeats` times on a host
+// clock; `result` keeps the last call's value, released before each timed call so that one result's
+// memory is never freed inside the next one's timing. The timed calls are synchronous, so the clock
+// covers GPU work too.
+struct Timing {
+  double median = 0;
+  std::vector<double> all;
+};
+template <class R, class Call>
+Timing time_repeats(int repeats, R& result, Call&& call) {
+  result = call();
+  Timing t;
+  for (int r = 0; r < repeats; ++r) {
+    result = R{};
+    const auto start = std::chrono::steady_clock::now();
+    result = call();
+    t.all.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::vector<double> sorted = t.all;
+  std::sort(sorted.begin(), sorted.end());
+  t.median = sorted[sorted.size() / 2];
+  return t;
+}
+
+// The JSON a bench command writes: the device by name, linv's version, and its rows.
+nlohmann::json bench_output(Device device);
 
 void register_dense_commands(CLI::App& app);  // inv, solve, lstsq, pinv, chol
 void register_misc_commands(CLI::App& app);   // gen, info, demo

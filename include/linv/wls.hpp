@@ -39,7 +39,7 @@ struct WlsOptions {
 };
 
 // A weighted least-squares system for a fixed A, re-formed and re-factored for each new set of weights
-// without reallocating (the pattern of interior-point methods). CPU only in this version.
+// without reallocating (the pattern of interior-point methods). A, d and b live on one device, CPU or GPU.
 template <Real T>
 class WeightedLeastSquares {
  public:

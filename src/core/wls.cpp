@@ -1,4 +1,5 @@
-// Weighted least squares through A D^2 A^T (include/linv/wls.hpp). CPU only in this version.
+// Weighted least squares through A D^2 A^T (include/linv/wls.hpp), on the CPU (LAPACK) or a CUDA GPU
+// (src/cuda/wls.cpp): the algorithm is written once here against a few per-device steps.
 #include "linv/wls.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -18,80 +20,104 @@ namespace {
 
 namespace k = kernels::cpu;
 
-// C = A D^2 A^T in type U, lower triangle (full) or RFP (packed), factored by Cholesky.
-template <class U>
+bool on_gpu(Device d) { return d.is_cuda(); }
+
+// ---- element-wise steps on either device ----
+template <Real T>
+void copy_into(ConstMatrixView<T> src, MatrixView<T> dst) {
+  detail::copy_2d(dst.data(), static_cast<std::size_t>(std::max<index>(dst.ld(), 1)) * sizeof(T), dst.device(),
+                  src.data(), static_cast<std::size_t>(std::max<index>(src.ld(), 1)) * sizeof(T), src.device(),
+                  static_cast<std::size_t>(src.rows()) * sizeof(T), static_cast<std::size_t>(src.cols()));
+}
+
+// X(i, j) *= d(i)
+template <Real T>
+void scale_rows(const Matrix<double>& d, MatrixView<T> X) {
+  if (on_gpu(X.device())) return cuda::scale_rows<T>(d.data(), X);
+  for (index j = 0; j < X.cols(); ++j)
+    for (index i = 0; i < X.rows(); ++i) X(i, j) = static_cast<T>(d(i, 0) * static_cast<double>(X(i, j)));
+}
+
+void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst) {
+  if (on_gpu(src.device())) return cuda::round_to_float(src, dst);
+  for (index j = 0; j < src.cols(); ++j)
+    for (index i = 0; i < src.rows(); ++i) dst(i, j) = static_cast<float>(src(i, j));
+}
+
+void add_to(ConstMatrixView<float> d, MatrixView<double> x) {
+  if (on_gpu(x.device())) return cuda::add_to(d, x);
+  for (index j = 0; j < x.cols(); ++j)
+    for (index i = 0; i < x.rows(); ++i) x(i, j) += d(i, j);
+}
+
+double norm2(ConstMatrixView<double> x) {
+  if (on_gpu(x.device())) return cuda::norm2(x);
+  double s = 0;
+  for (index i = 0; i < x.rows(); ++i) s += x(i, 0) * x(i, 0);
+  return std::sqrt(s);
+}
+
+// C = A D^2 A^T in type U on A's device, lower triangle (full) or RFP (packed), factored by Cholesky.
+template <Real U>
 class Factor {
  public:
-  Factor(index m, index n, Storage storage, bool forms = true)
-      : storage_(storage), m_(m), scaled_(forms ? m : 0, forms ? n : 0) {
-    if (storage == Storage::Full)
-      full_ = Matrix<U>(m, m);
-    else
-      packed_.resize(static_cast<std::size_t>(m * (m + 1) / 2));
-  }
+  Factor(index m, index n, Storage storage, Device device, bool forms = true)
+      : packed_(storage == Storage::Packed), m_(m), scaled_(forms ? m : 0, forms ? n : 0, device),
+        c_(packed_ ? m * (m + 1) / 2 : m, packed_ ? 1 : m, device) {}
 
-  // Forms C from A (m x n, any type) and the diagonal of D^2.
-  template <class V>
-  void form(ConstMatrixView<V> A, const std::vector<double>& d2) {
-    // C = (A D)(A D)^T: one symmetric rank-n update of a single triangle
-    for (index j = 0; j < A.cols(); ++j) {
-      const double w = std::sqrt(d2[static_cast<std::size_t>(j)]);
-      for (index i = 0; i < m_; ++i) scaled_(i, j) = static_cast<U>(static_cast<double>(A(i, j)) * w);
+  // Forms C from A (m x n) and w, the diagonal of D (n x 1, on A's device).
+  void form(ConstMatrixView<U> A, const Matrix<double>& w) {
+    if (on_gpu(A.device())) {
+      scale_ = cuda::wls_form<U>(A, w.data(), scaled_.view(), c_.view(), packed_);
+      return;
     }
+    // C = (A D)(A D)^T: one symmetric rank-n update of a single triangle
     scale_ = 0;
     for (index j = 0; j < A.cols(); ++j)
-      for (index i = 0; i < m_; ++i) scale_ += static_cast<double>(scaled_(i, j)) * static_cast<double>(scaled_(i, j));
-    if (storage_ == Storage::Full)
-      k::syrk<U>(Uplo::Lower, Op::None, U(1), scaled_.view(), U(0), full_.view());
+      for (index i = 0; i < m_; ++i) {
+        scaled_(i, j) = static_cast<U>(static_cast<double>(A(i, j)) * w(j, 0));
+        scale_ += static_cast<double>(scaled_(i, j)) * static_cast<double>(scaled_(i, j));
+      }
+    if (packed_)
+      k::sfrk<U>(U(1), scaled_.view(), U(0), c_.data());
     else
-      k::sfrk<U>(U(1), scaled_.view(), U(0), packed_.data());
+      k::syrk<U>(Uplo::Lower, Op::None, U(1), scaled_.view(), U(0), c_.view());
   }
 
-  // C := `formed`'s C rounded to U (same storage; formed not yet factored).
-  template <class W>
-  void round_from(const Factor<W>& formed) {
+  // C := `formed`'s C rounded to float (same storage; formed not yet factored).
+  void round_from(const Factor<double>& formed)
+    requires std::is_same_v<U, float>
+  {
     scale_ = formed.scale();
-    if (storage_ == Storage::Full) {
-      for (index j = 0; j < m_; ++j)
-        for (index i = j; i < m_; ++i) full_(i, j) = static_cast<U>(formed.full()(i, j));
-    } else {
-      for (std::size_t t = 0; t < packed_.size(); ++t) packed_[t] = static_cast<U>(formed.packed()[t]);
-    }
+    round_to_float(formed.c().view(), c_.view());
   }
 
   // Cholesky in place; LAPACK's info.
-  int factor() {
-    return storage_ == Storage::Full ? k::potrf<U>(Uplo::Lower, full_.view()) : k::pftrf<U>(m_, packed_.data());
+  index factor() {
+    if (on_gpu(c_.device())) return cuda::wls_cholesky<U>(c_.view(), m_, packed_);
+    return packed_ ? k::pftrf<U>(m_, c_.data()) : k::potrf<U>(Uplo::Lower, c_.view());
   }
-
-  const Matrix<U>& full() const { return full_; }
-  const std::vector<U>& packed() const { return packed_; }
 
   // B := C^-1 B
   void solve(MatrixView<U> B) const {
-    if (storage_ == Storage::Full)
-      k::potrs<U>(Uplo::Lower, full_.view(), B);
+    if (on_gpu(c_.device())) return cuda::wls_cholesky_solve<U>(c_.view(), m_, packed_, B);
+    if (packed_)
+      k::pftrs<U>(m_, c_.data(), B);
     else
-      k::pftrs<U>(m_, packed_.data(), B);
+      k::potrs<U>(Uplo::Lower, c_.view(), B);
   }
 
+  const Matrix<U>& c() const { return c_; }
   // ||A D||_F^2, an upper bound of ||C||_2 within a factor of rank: the scale of C.
   double scale() const { return scale_; }
 
  private:
-  Storage storage_;
+  bool packed_;
   index m_;
-  Matrix<U> scaled_;
-  Matrix<U> full_;
-  std::vector<U> packed_;
+  Matrix<U> scaled_;  // A D
+  Matrix<U> c_;       // m x m, or the RFP array as a column
   double scale_ = 0;
 };
-
-double norm2(const double* x, index n) {
-  double s = 0;
-  for (index i = 0; i < n; ++i) s += x[i] * x[i];
-  return std::sqrt(s);
-}
 
 }  // namespace
 
@@ -102,7 +128,7 @@ struct WeightedLeastSquares<T>::State {
   Matrix<T> A;
   WlsOptions options;
   index m, n;
-  std::vector<double> d2;
+  Matrix<double> d2, w;  // the diagonals of D^2 and D (n x 1, on A's device)
   // Native: C and its factor in T. Mixed: C formed in float64 (high), rounded to float32 and factored
   // there (low); high is factored in place only if refinement fails.
   std::unique_ptr<Factor<T>> native;
@@ -114,9 +140,6 @@ struct WeightedLeastSquares<T>::State {
 
 template <Real T>
 WeightedLeastSquares<T>::WeightedLeastSquares(ConstMatrixView<T> A, const WlsOptions& options) {
-  if (A.device().is_cuda())
-    throw InvalidArgument("weighted least squares runs on the CPU only in this version; the matrix is on " +
-                          A.device().name());
   if (A.rows() > A.cols())
     throw InvalidArgument(fmt::format("wls needs A with no more rows than columns (m <= n); got {} (the system is "
                                       "A D^2 A^T x = A D^2 b with x of length m)",
@@ -133,30 +156,38 @@ void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
   if (d.rows() * d.cols() != s.n || (d.rows() != 1 && d.cols() != 1))
     throw ShapeMismatch(fmt::format("wls: the weights must be a vector of length n = {}", s.n), s.m, s.n, d.rows(),
                         d.cols());
+  if (d.device() != s.A.device())
+    throw InvalidArgument(fmt::format("wls: A is on {} but d is on {}", s.A.device().name(), d.device().name()));
   if (s.options.check_finite) require_finite(d, "d");
-  s.d2.assign(static_cast<std::size_t>(s.n), 0.0);
-  const T* w = d.data();
+  const Matrix<T> dh = Matrix<T>::copy_of(d).to(Device::cpu());  // n values, checked on the host
+  Matrix<double> d2(s.n, 1), w(s.n, 1);
   for (index i = 0; i < s.n; ++i) {
-    const double v = static_cast<double>(d.rows() == 1 ? w[i * d.ld()] : w[i]);
+    const double v = static_cast<double>(dh.data()[i]);
     if (s.options.weights == Weights::Squared && v < 0)
       throw InvalidArgument(fmt::format("wls: weight {} is negative ({}); d holds the diagonal of D^2 (use "
                                         "--weights d for the diagonal of D)",
                                         i + 1, v));
-    s.d2[static_cast<std::size_t>(i)] = s.options.weights == Weights::Squared ? v : v * v;
+    d2(i, 0) = s.options.weights == Weights::Squared ? v : v * v;
+    w(i, 0) = std::sqrt(d2(i, 0));
   }
-  int info = 0;
+  s.d2 = d2.to(s.A.device());
+  s.w = w.to(s.A.device());
+  const Device device = s.A.device();
+  index info = 0;
   if (s.options.precision == Precision::Mixed) {
-    // C formed in float64 and rounded once: a better float32 factor than one accumulated in float32, at
-    // the price of a float64 rank-n update (no dearer than float32 on GPUs with float64 tensor cores).
-    if (!s.high) s.high = std::make_unique<Factor<double>>(s.m, s.n, s.options.storage);
-    if (!s.low) s.low = std::make_unique<Factor<float>>(s.m, s.n, s.options.storage, /*forms=*/false);
-    s.high->template form<T>(s.A.view(), s.d2);
-    s.high_factored = false;
-    s.low->round_from(*s.high);
-    info = s.low->factor();
+    if constexpr (std::is_same_v<T, double>) {
+      // C formed in float64 and rounded once: a better float32 factor than one accumulated in float32, at
+      // the price of a float64 rank-n update (no dearer than float32 on GPUs with float64 tensor cores).
+      if (!s.high) s.high = std::make_unique<Factor<double>>(s.m, s.n, s.options.storage, device);
+      if (!s.low) s.low = std::make_unique<Factor<float>>(s.m, s.n, s.options.storage, device, /*forms=*/false);
+      s.high->form(s.A.view(), s.w);
+      s.high_factored = false;
+      s.low->round_from(*s.high);
+      info = s.low->factor();
+    }
   } else {
-    if (!s.native) s.native = std::make_unique<Factor<T>>(s.m, s.n, s.options.storage);
-    s.native->template form<T>(s.A.view(), s.d2);
+    if (!s.native) s.native = std::make_unique<Factor<T>>(s.m, s.n, s.options.storage, device);
+    s.native->form(s.A.view(), s.w);
     info = s.native->factor();
   }
   s.factored = false;
@@ -172,32 +203,34 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   State& s = *state_;
   if (!s.factored) throw InvalidArgument("wls: factor(d) must succeed before solve(b)");
   if (b.rows() != s.n) throw ShapeMismatch("wls: A and b", s.m, s.n, b.rows(), b.cols());
+  if (b.device() != s.A.device())
+    throw InvalidArgument(fmt::format("wls: A is on {} but b is on {}", s.A.device().name(), b.device().name()));
   if (s.options.check_finite) require_finite(b, "b");
   const auto start = std::chrono::steady_clock::now();
   const index m = s.m, n = s.n, k = b.cols();
+  const Device device = s.A.device();
   Solution<T> out;
   SolveReport& r = out.report;
   r.operation = "wls";
   r.method = fmt::format("normal equations A D^2 A^T, Cholesky ({} storage)",
                          s.options.storage == Storage::Full ? "full" : "rectangular full packed");
-  r.device = "cpu";
+  r.device = device.name();
   r.precision = s.options.precision == Precision::Mixed ? "mixed (float32 factorization, float64 refinement)"
                                                         : std::string(type_name<T>());
   // c = A D^2 b
-  Matrix<T> db(n, k);
-  for (index j = 0; j < k; ++j)
-    for (index i = 0; i < n; ++i) db(i, j) = static_cast<T>(s.d2[static_cast<std::size_t>(i)] * b(i, j));
-  Matrix<T> c(m, k);
-  k::gemm<T>(Op::None, Op::None, T(1), s.A.view(), db.view(), T(0), c.view());
+  Matrix<T> db = Matrix<T>::copy_of(b);
+  scale_rows<T>(s.d2, db.view());
+  Matrix<T> c = Matrix<T>::uninitialized(m, k, device);
+  gemm<T>(Op::None, Op::None, T(1), s.A.view(), db.view(), T(0), c.view());
 
   if (s.options.precision != Precision::Mixed) {
     out.x = std::move(c);
     s.native->solve(out.x.view());
   } else if constexpr (std::is_same_v<T, double>) {
     // The paper's Algorithm 1, column by column of b.
-    out.x = Matrix<double>(m, k);
-    std::vector<float> low(static_cast<std::size_t>(m));
-    Matrix<double> t(n, 1), rcol(m, 1);
+    out.x = Matrix<double>(m, k, device);
+    Matrix<float> x32(m, 1, device);
+    Matrix<double> t(n, 1, device), rcol(m, 1, device);
     const double tolerance = s.options.tolerance > 0 ? s.options.tolerance
                                                       : static_cast<double>(m) * std::numeric_limits<double>::epsilon() *
                                                             std::max(s.low->scale(), 1e-300);
@@ -206,24 +239,23 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
     bool all_converged = true;
     for (index j = 0; j < k; ++j) {
       MatrixView<double> x = out.x.view().block(0, j, m, 1);
-      Matrix<float> x32(m, 1);
-      for (index i = 0; i < m; ++i) x32(i, 0) = static_cast<float>(c(i, j));
+      round_to_float(c.view().block(0, j, m, 1), x32.view());
       s.low->solve(x32.view());
-      for (index i = 0; i < m; ++i) x(i, 0) = x32(i, 0);
+      add_to(x32.view(), x);
       int it = 0;
       double error = 0;
       for (;; ++it) {
         // r = A D^2 b - A D^2 A^T x, in float64 from A: t = D^2 (b - A^T x), r = A t
-        for (index i = 0; i < n; ++i) t(i, 0) = b(i, j);
-        k::gemm<double>(Op::Transpose, Op::None, -1.0, s.A.view(), x, 1.0, t.view());
-        for (index i = 0; i < n; ++i) t(i, 0) *= s.d2[static_cast<std::size_t>(i)];
-        k::gemm<double>(Op::None, Op::None, 1.0, s.A.view(), t.view(), 0.0, rcol.view());
-        const double xn = norm2(x.data(), m);
-        error = xn > 0 ? norm2(rcol.data(), m) / xn : norm2(rcol.data(), m);
+        copy_into<double>(b.block(0, j, n, 1), t.view());
+        gemm<double>(Op::Transpose, Op::None, -1.0, s.A.view(), x, 1.0, t.view());
+        scale_rows<double>(s.d2, t.view());
+        gemm<double>(Op::None, Op::None, 1.0, s.A.view(), t.view(), 0.0, rcol.view());
+        const double xn = norm2(x), rn = norm2(rcol.view());
+        error = xn > 0 ? rn / xn : rn;
         if (error <= tolerance || it == s.options.max_iterations) break;
-        for (index i = 0; i < m; ++i) x32(i, 0) = static_cast<float>(rcol(i, 0));
+        round_to_float(rcol.view(), x32.view());
         s.low->solve(x32.view());
-        for (index i = 0; i < m; ++i) x(i, 0) += x32(i, 0);
+        add_to(x32.view(), x);
       }
       worst_iterations = std::max(worst_iterations, it);
       worst_error = std::max(worst_error, error);
@@ -240,7 +272,7 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
                                     "float64 factorization instead",
                                     s.options.max_iterations));
       if (!s.high_factored) {
-        const int info = s.high->factor();
+        const index info = s.high->factor();
         if (info > 0) throw NotPositiveDefinite(info, "A D^2 A^T is singular to the float64 factorization (Cholesky)");
         s.high_factored = true;
       }
@@ -250,14 +282,17 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (s.options.compute_residual) {
-    // the least-squares test on the scaled problem min || D (b - A^T x) ||: A_w = (A D)^T, b_w = D b
+    // the least-squares test on the scaled problem min || D (b - A^T x) ||: A_w = (A D)^T, b_w = D b,
+    // computed on the host
+    const Matrix<T> a = s.A.to(Device::cpu()), bh = Matrix<T>::copy_of(b).to(Device::cpu());
+    const Matrix<T> x = out.x.to(Device::cpu());
+    const Matrix<double> w = s.w.to(Device::cpu());
     Matrix<T> aw(n, m), bw(n, k);
     for (index i = 0; i < n; ++i) {
-      const double w = std::sqrt(s.d2[static_cast<std::size_t>(i)]);
-      for (index p = 0; p < m; ++p) aw(i, p) = static_cast<T>(s.A(p, i) * w);
-      for (index j = 0; j < k; ++j) bw(i, j) = static_cast<T>(b(i, j) * w);
+      for (index p = 0; p < m; ++p) aw(i, p) = static_cast<T>(a(p, i) * w(i, 0));
+      for (index j = 0; j < k; ++j) bw(i, j) = static_cast<T>(bh(i, j) * w(i, 0));
     }
-    r.scaled_residual = scaled_residual_lstsq<T>(aw.view(), out.x.view(), bw.view(),
+    r.scaled_residual = scaled_residual_lstsq<T>(aw.view(), x.view(), bw.view(),
                                                  s.options.precision == Precision::Mixed
                                                      ? std::numeric_limits<double>::epsilon()
                                                      : std::numeric_limits<T>::epsilon());

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "linv/device.hpp"
+
 namespace linv::cuda {
 
 // Throw DeviceError naming `what` and the library's status (OutOfDeviceMemory for allocation failures).
@@ -102,5 +104,24 @@ class Context {
   std::size_t host_size_ = 0;
   int* infos_ = nullptr;
 };
+
+// The context of the GPU `d`, made current for the calling thread.
+inline Context& context_of(Device d) {
+  Context& ctx = Context::get(d.index());
+  ctx.activate();
+  return ctx;
+}
+
+// A leading dimension the libraries accept for an empty matrix too.
+inline std::int64_t ld_of(std::int64_t ld) { return ld > 1 ? ld : 1; }
+
+// One value copied back from the device after the work queued on `stream`.
+template <class V>
+V read_back(const V* device_value, cudaStream_t stream) {
+  V v{};
+  check(cudaMemcpyAsync(&v, device_value, sizeof(V), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
+  check(cudaStreamSynchronize(stream), "stream synchronization");
+  return v;
+}
 
 }  // namespace linv::cuda

@@ -21,25 +21,9 @@ namespace {
 
 using blas::Side;
 
-Context& context_of(Device d) {
-  Context& ctx = Context::get(d.index());
-  ctx.activate();
-  return ctx;
-}
-
 template <Real T>
 T* ptr(ConstMatrixView<T> A) {
   return const_cast<T*>(A.data());  // cuSOLVER's const-incorrect signatures
-}
-
-std::int64_t ld_of(std::int64_t ld) { return std::max<std::int64_t>(ld, 1); }
-
-template <class V>
-V read_back(const V* device_value, cudaStream_t stream) {
-  V v{};
-  check(cudaMemcpyAsync(&v, device_value, sizeof(V), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
-  check(cudaStreamSynchronize(stream), "stream synchronization");
-  return v;
 }
 
 std::int64_t* upload_pivots(Context& ctx, const std::vector<int>& pivots, bool zero_based) {

@@ -90,6 +90,26 @@ struct MixedOutcome {
 MixedOutcome mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky,
                          FactorPrecision low);
 
+// ---- weighted least squares (src/cuda/wls.cpp) ----
+// C := (A diag(w)) (A diag(w))^T for A m x n and w (n doubles on A's device), through `scaled` (m x n,
+// leading dimension m): the lower triangle of C (m x m), or packed, LAPACK's rectangular full packed
+// format (TRANSR = 'N', UPLO = 'L', m (m + 1) / 2 entries in C's data). Returns ||A diag(w)||_F^2.
+template <Real T>
+double wls_form(ConstMatrixView<T> A, const double* w, MatrixView<T> scaled, MatrixView<T> C, bool packed);
+// Cholesky of that C in place: LAPACK's info (> 0: the failing leading minor).
+template <Real T>
+index wls_cholesky(MatrixView<T> C, index m, bool packed);
+// B := C^-1 B with the factor.
+template <Real T>
+void wls_cholesky_solve(ConstMatrixView<T> C, index m, bool packed, MatrixView<T> B);
+// Element-wise steps of refinement loops: X(i, j) *= d[i] (d on X's device); dst := float(src);
+// x += double(d) (d contiguous); the 2-norm of a vector.
+template <Real T>
+void scale_rows(const double* d, MatrixView<T> X);
+void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst);
+void add_to(ConstMatrixView<float> d, MatrixView<double> x);
+double norm2(ConstMatrixView<double> x);
+
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);

@@ -229,6 +229,23 @@ __global__ void add_correction_kernel(const float* d, std::int64_t rows, std::in
       x[i + j * ld_x] += static_cast<double>(d[i + j * rows]);
 }
 
+template <class T>
+__global__ void scale_columns_kernel(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                     const double* w, T* out, std::int64_t ld_out) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y) {
+    const double s = w[j];
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+      out[i + j * ld_out] = static_cast<T>(static_cast<double>(A[i + j * ld]) * s);
+  }
+}
+
+template <class T>
+__global__ void scale_rows_kernel(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, const double* d) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
+      A[i + j * ld] = static_cast<T>(static_cast<double>(A[i + j * ld]) * d[i]);
+}
+
 // One block per column: max |a_ij| into result[j].
 __global__ void column_max_abs_kernel(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                                       double* result) {
@@ -432,7 +449,27 @@ void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, s
   check_launch("fill_uniform");
 }
 
+template <class T>
+void scale_columns(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, const double* w, T* out,
+                   std::int64_t ld_out, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  scale_columns_kernel<<<g.grid, g.block, 0, stream>>>(A, rows, cols, ld, w, out, ld_out);
+  check_launch("scale_columns");
+}
+
+template <class T>
+void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, const double* d, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  scale_rows_kernel<<<g.grid, g.block, 0, stream>>>(A, rows, cols, ld, d);
+  check_launch("scale_rows");
+}
+
 #define LINV_INSTANTIATE(T)                                                                                      \
+  template void scale_columns<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const double*, T*,           \
+                                 std::int64_t, cudaStream_t);                                                   \
+  template void scale_rows<T>(T*, std::int64_t, std::int64_t, std::int64_t, const double*, cudaStream_t);         \
   template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                 \
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \

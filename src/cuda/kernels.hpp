@@ -81,6 +81,12 @@ void column_max_abs(const double* A, std::int64_t rows, std::int64_t cols, std::
                     cudaStream_t stream);
 void norm_inf(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
               cudaStream_t stream);
+// out := A diag(w) (A rows x cols, w of length cols), products in double; A(i, j) *= d[i] in place.
+template <class T>
+void scale_columns(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, const double* w, T* out,
+                   std::int64_t ld_out, cudaStream_t stream);
+template <class T>
+void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, const double* d, cudaStream_t stream);
 // Entries uniform in [lo, hi) from a counter-based generator (same seed, same matrix).
 template <class T>
 void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,

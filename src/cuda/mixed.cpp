@@ -29,8 +29,6 @@ namespace {
 constexpr int kMaxCorrections = 30;    // LAPACK's ITERMAX (Cholesky)
 constexpr int kMaxIrsIterations = 50;  // LU through IRS: its outer steps
 
-std::int64_t ld_of(std::int64_t ld) { return ld > 1 ? ld : 1; }
-
 // A float32 Cholesky factorization on the main lane, and solves with it.
 class FloatCholesky {
  public:

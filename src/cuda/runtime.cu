@@ -3,7 +3,10 @@
 
 #include <cuda_runtime.h>
 #include <cstdlib>
+#include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "linv/errors.hpp"
 
@@ -60,7 +63,8 @@ std::string runtime_version() {
 }
 
 // LINV_POISON_DEVICE_MEMORY=1 fills every new device allocation with NaN bytes (0xFF), so a routine that
-// reads memory nothing wrote shows it in its result. The GPU tests run with it on.
+// reads memory nothing wrote shows it in its result. The GPU tests run with it on. Reused pool memory
+// is poisoned again.
 namespace {
 bool poison_allocations() {
   static const bool poison = std::getenv("LINV_POISON_DEVICE_MEMORY") != nullptr;
@@ -68,30 +72,57 @@ bool poison_allocations() {
 }
 }  // namespace
 
+// Device memory comes from each GPU's default stream-ordered pool, which keeps freed memory for reuse
+// (as PyTorch's caching allocator does): a one-shot call on large matrices otherwise spends milliseconds
+// in cudaMalloc and cudaFree. Allocation and release are ordered on the legacy stream and finished before
+// returning, so linv's own streams see the memory ready; linv frees a buffer only after the work using it
+// has completed (every call returns complete). When the pool cannot grow, its cached memory is handed
+// back to the driver and the allocation tried once more.
+namespace {
+void keep_freed_memory(int device) {
+  static std::mutex mutex;
+  static std::vector<bool> done;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (static_cast<std::size_t>(device) >= done.size()) done.resize(static_cast<std::size_t>(device) + 1, false);
+  if (done[static_cast<std::size_t>(device)]) return;
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool", device);
+  std::uint64_t keep = UINT64_MAX;
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute", device);
+  done[static_cast<std::size_t>(device)] = true;
+}
+}  // namespace
+
 void* allocate(std::size_t bytes, int device) {
   select(device);
+  keep_freed_memory(device);
   void* p = nullptr;
-  cudaError_t status = cudaMalloc(&p, bytes);
+  cudaError_t status = cudaMallocAsync(&p, bytes, cudaStreamLegacy);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool", device);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device);
+    check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo", device);
+    status = cudaMallocAsync(&p, bytes, cudaStreamLegacy);
+  }
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     std::size_t free_bytes = 0, total_bytes = 0;
     (void)cudaMemGetInfo(&free_bytes, &total_bytes);
     throw OutOfDeviceMemory("cuda:" + std::to_string(device), bytes, free_bytes);
   }
-  check(status, "cudaMalloc", device);
-  if (poison_allocations()) {
-    // cudaMemset may still be running when it returns, on the legacy stream, which linv's streams do
-    // not wait for: finish it here, or it could land on data written after this call.
-    check(cudaMemset(p, 0xFF, bytes), "cudaMemset", device);
-    finish_legacy("cudaMemset", device);
-  }
+  check(status, "cudaMallocAsync", device);
+  // LINV_POISON_DEVICE_MEMORY: NaN bytes, so that reading what nothing wrote shows in the result
+  if (poison_allocations()) check(cudaMemsetAsync(p, 0xFF, bytes, cudaStreamLegacy), "cudaMemset", device);
+  finish_legacy("cudaMallocAsync", device);
   return p;
 }
 
 void free(void* p, int device) noexcept {
   if (p == nullptr) return;
   (void)cudaSetDevice(device);
-  (void)cudaFree(p);
+  (void)cudaFreeAsync(p, cudaStreamLegacy);
 }
 
 void copy(void* dst, const void* src, std::size_t bytes, int device) {

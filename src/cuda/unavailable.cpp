@@ -122,6 +122,26 @@ MixedOutcome mixed_solve(ConstMatrixView<double>, ConstMatrixView<double>, Matri
 }
 
 template <Real T>
+double wls_form(ConstMatrixView<T>, const double*, MatrixView<T>, MatrixView<T>, bool) {
+  unavailable();
+}
+template <Real T>
+index wls_cholesky(MatrixView<T>, index, bool) {
+  unavailable();
+}
+template <Real T>
+void wls_cholesky_solve(ConstMatrixView<T>, index, bool, MatrixView<T>) {
+  unavailable();
+}
+template <Real T>
+void scale_rows(const double*, MatrixView<T>) {
+  unavailable();
+}
+void round_to_float(ConstMatrixView<double>, MatrixView<float>) { unavailable(); }
+void add_to(ConstMatrixView<float>, MatrixView<double>) { unavailable(); }
+double norm2(ConstMatrixView<double>) { unavailable(); }
+
+template <Real T>
 std::string batched_gauss_jordan(const T*, const T*, int, T*, std::int64_t, int, int, std::vector<index>&) {
   unavailable();
 }
@@ -163,6 +183,10 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template void triangular_solve<T>(ConstMatrixView<T>, Uplo, Diag, MatrixView<T>); \
   template double triangular_rcond<T>(ConstMatrixView<T>, Uplo, Diag); \
   template index gauss_jordan_inverse<T>(MatrixView<T>, index); \
+  template double wls_form<T>(ConstMatrixView<T>, const double*, MatrixView<T>, MatrixView<T>, bool); \
+  template index wls_cholesky<T>(MatrixView<T>, index, bool); \
+  template void wls_cholesky_solve<T>(ConstMatrixView<T>, index, bool, MatrixView<T>); \
+  template void scale_rows<T>(const double*, MatrixView<T>); \
   template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
                                                std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \

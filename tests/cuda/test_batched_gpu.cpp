@@ -5,15 +5,12 @@
 #include "linv/batched.hpp"
 #include "linv/device.hpp"
 #include "support/batched_checks.hpp"
+#include "support/gpu.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
 namespace {
 
-#define REQUIRE_GPU()                                                                                \
-  if (cuda_devices().gpus.empty()) {                                                                 \
-    GTEST_SKIP() << "no CUDA GPU usable (" << cuda_devices().why_none << "): CUDA tests skipped"; \
-  }
 
 template <Real T>
 class BatchedGpu : public ::testing::Test {};

@@ -15,6 +15,7 @@
 #include "linv/errors.hpp"
 #include "linv/generate.hpp"
 #include "support/dense_checks.hpp"
+#include "support/gpu.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -29,12 +30,6 @@ double difference(ConstMatrixView<T> x, ConstMatrixView<T> ref) {
   return testing::relative_difference<T, T>(x, ref);
 }
 
-bool have_gpu() { return !cuda_devices().gpus.empty(); }
-
-#define REQUIRE_GPU()                                                                                \
-  if (!have_gpu()) {                                                                                 \
-    GTEST_SKIP() << "no CUDA GPU usable (" << cuda_devices().why_none << "): CUDA tests skipped"; \
-  }
 
 // What a run produced: a host copy of the result, or the error it raised.
 template <Real T>
