@@ -59,6 +59,12 @@ class Convolution {
 // (pixel (i, j) is entry i + j * height): H vec(f) = vec(convolve(f, kernel)). (height * width)^2 entries.
 Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel);
 
+// H^T H + lambda I for that H, formed entry by entry from the kernel (no H, no matrix product): entry
+// (a, b) sums kernel products over the output pixels both pixels a and b reach, so only pixels less than
+// a kernel's extent apart interact. On `device` (CPU or GPU), (height * width)^2 entries.
+Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
+                             Device device = Device::cpu());
+
 // imnoise: "gaussian:var=0.001[,mean=0]" adds N(mean, var) and clips to [0, 1]; "saltpepper:density=0.05"
 // sets a fraction `density` of the pixels to 0 or 1 (half each). Reproducible for a given seed.
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view spec, std::uint64_t seed);
@@ -67,14 +73,16 @@ Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view spec, s
 Matrix<double> shepp_logan(index n);
 
 // Regularised reconstruction f = (H^T H + lambda I)^-1 H^T g.
+constexpr index kDenseAutoLimit = 64 * 64;  // unknowns the dense path takes under DeblurPath::Auto
 enum class DeblurPath {
-  Auto,        // dense up to 64 x 64 pixels (4096 unknowns), matrix-free above
+  Auto,        // dense up to 64 x 64 pixels (kDenseAutoLimit unknowns), matrix-free above
   Dense,       // the thesis's path: form H^T H + lambda I, factor it (Cholesky), apply
   MatrixFree,  // conjugate gradients on the regularised normal equations, H applied by convolution
 };
 struct DeblurOptions {
   double lambda = -1;  // the regularisation weight; negative: chosen by generalised cross-validation
   DeblurPath path = DeblurPath::Auto;
+  Device device = Device::cpu();  // where the reconstruction runs (images stay in host memory)
   int max_iterations = 1000;  // matrix-free
   double tolerance = 1e-10;   // matrix-free: relative residual of the normal equations
 };
@@ -83,6 +91,7 @@ struct DeblurResult {
   double lambda = 0;
   std::string lambda_from;  // "given" or "generalised cross-validation"
   std::string path;         // "dense" or "matrix-free"
+  std::string device;       // where it ran
   int iterations = 0;       // conjugate-gradient iterations (matrix-free)
   double seconds = 0;
 };

@@ -23,7 +23,8 @@ enum class Weights {
 };
 enum class Storage {
   Full,    // C in an m x m array (one triangle used)
-  Packed,  // C in rectangular full packed format: m (m + 1) / 2 entries
+  Packed,  // C in rectangular full packed format: m (m + 1) / 2 entries (on the GPU, plus a transient
+           // (m/2) x (m/2) workspace while C is formed and factored)
 };
 
 struct WlsOptions {

@@ -13,10 +13,12 @@
 #include <limits>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <vector>
 
-#include "kernels/dense.hpp"
+#include "cuda/dense.hpp"
+#include "linv/dense.hpp"
 #ifdef LINV_HAVE_FFTW
 #include <fftw3.h>
 #endif
@@ -323,6 +325,29 @@ Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> 
   return H;
 }
 
+Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
+                             Device device) {
+  if (device.is_cuda()) return cuda::normal_matrix(height, width, Matrix<double>::copy_of(kernel), lambda, device);
+  const index size = height * width, kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
+  Matrix<double> C(size, size);
+  for (index ja = 0; ja < width; ++ja)
+    for (index ia = 0; ia < height; ++ia)
+      for (index dj = 1 - kc; dj < kc; ++dj)
+        for (index di = 1 - kr; di < kr; ++di) {
+          const index ib = ia + di, jb = ja + dj;
+          if (ib < 0 || ib >= height || jb < 0 || jb >= width) continue;
+          // output pixels (i, j) that both reach: kernel(i - ia + cr, j - ja + cc) kernel(i - ib + cr, j - jb + cc)
+          const index i0 = std::max({index{0}, ia - cr, ib - cr}), i1 = std::min({height - 1, ia - cr + kr - 1, ib - cr + kr - 1});
+          const index j0 = std::max({index{0}, ja - cc, jb - cc}), j1 = std::min({width - 1, ja - cc + kc - 1, jb - cc + kc - 1});
+          double sum = 0;
+          for (index j = j0; j <= j1; ++j)
+            for (index i = i0; i <= i1; ++i) sum += kernel(i - ia + cr, j - ja + cc) * kernel(i - ib + cr, j - jb + cc);
+          C(ib + jb * height, ia + ja * height) = sum;
+        }
+  for (index k = 0; k < size; ++k) C(k, k) += lambda;
+  return C;
+}
+
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, std::uint64_t seed) {
   constexpr std::string_view forms = "gaussian:var=V[,mean=M] | saltpepper:density=D";
   Spec s = parse_spec(text, "noise", forms);
@@ -383,8 +408,6 @@ Matrix<double> shepp_logan(index n) {
 }
 
 namespace {
-
-constexpr index kDenseLimit = 64 * 64;  // unknowns the dense path takes under DeblurPath::Auto
 
 // lambda minimising Golub, Heath and Wahba's GCV(lambda) = n ||g - H f(lambda)||^2 / trace(I - A(lambda))^2,
 // with H approximated by its periodic (block circulant) counterpart, which the 2-D DFT diagonalises:
@@ -481,25 +504,31 @@ DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptio
   const auto start = std::chrono::steady_clock::now();
   const index m = g.rows(), n = g.cols(), size = m * n;
   DeblurResult r;
-  const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseLimit);
+  const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseAutoLimit);
   r.path = dense ? "dense" : "matrix-free";
   const ConstMatrixView<double> h = psf.kernel.view();
   r.lambda = options.lambda >= 0 ? options.lambda : gcv_lambda(g, h);
   r.lambda_from = options.lambda >= 0 ? "given" : "generalised cross-validation";
+  r.device = options.device.name();
   if (dense) {
-    const Matrix<double> H = system_matrix(m, n, h);
-    // The thesis's path: C = H^T H + lambda I (one symmetric rank-k update), then Cholesky.
-    Matrix<double> C(size, size);
-    kernels::cpu::syrk<double>(Uplo::Lower, Op::Transpose, 1.0, H.view(), 0.0, C.view());
-    for (index i = 0; i < size; ++i) C(i, i) += r.lambda;
-    Matrix<double> x = convolve_adjoint(g, h);  // H^T g, as a vector of `size` entries
-    const int info = kernels::cpu::potrf<double>(Uplo::Lower, C.view());
-    if (info > 0)
-      throw NotPositiveDefinite(info, fmt::format("H^T H + lambda I with lambda = {:g} is singular to working "
-                                                  "precision: give a positive --lambda, or auto",
-                                                  r.lambda));
-    kernels::cpu::potrs<double>(Uplo::Lower, C.view(), MatrixView<double>(x.data(), size, 1, size));
-    r.image = std::move(x);
+    // The thesis's path: C = H^T H + lambda I, then Cholesky, on the device asked for.
+    const Matrix<double> C = normal_matrix(m, n, h, r.lambda, options.device);
+    const Matrix<double> hg = convolve_adjoint(g, h);  // H^T g, as a vector of `size` entries
+    const Matrix<double> rhs = Matrix<double>::copy_of(ConstMatrixView<double>(hg.data(), size, 1, size)).to(options.device);
+    std::optional<Cholesky<double>> chol;
+    try {
+      chol.emplace(C.view());
+    } catch (const NotPositiveDefinite& e) {
+      throw NotPositiveDefinite(e.minor(), fmt::format("H^T H + lambda I with lambda = {:g} is singular to working "
+                                                       "precision: give a positive --lambda, or auto",
+                                                       r.lambda));
+    }
+    const Matrix<double> x = chol->solve(rhs.view()).to(Device::cpu());
+    r.image = Matrix<double>(m, n);
+    std::copy(x.data(), x.data() + size, r.image.data());
+  } else if (options.device.is_cuda()) {
+    r.image = cuda::deblur_matrix_free(g, psf.kernel, r.lambda, options.max_iterations, options.tolerance,
+                                       options.device, r.iterations);
   } else {
     // Conjugate gradients on (H^T H + lambda I) f = H^T g, from f = 0.
     const Convolution H(m, n, h);

@@ -110,6 +110,14 @@ void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst);
 void add_to(ConstMatrixView<float> d, MatrixView<double> x);
 double norm2(ConstMatrixView<double> x);
 
+// ---- imaging (src/cuda/imaging.cu) ----
+// H^T H + lambda I for height x width images and a PSF kernel (host), formed on `device`.
+Matrix<double> normal_matrix(index height, index width, const Matrix<double>& kernel, double lambda, Device device);
+// Conjugate gradients on (H^T H + lambda I) f = H^T g from f = 0, H applied by cuFFT on the zero-padded
+// image, until ||r|| <= tolerance ||H^T g|| or max_iterations; g in host memory, f returned there.
+Matrix<double> deblur_matrix_free(ConstMatrixView<double> g, const Matrix<double>& kernel, double lambda,
+                                  int max_iterations, double tolerance, Device device, int& iterations);
+
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);

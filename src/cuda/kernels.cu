@@ -71,6 +71,27 @@ __global__ void mirror_lower_kernel(T* A, std::int64_t n, std::int64_t ld) {
   }
 }
 
+// dst(j, i) := src(i, j) over src's upper (src_upper) or lower triangle, diagonal included, in 32 x 32
+// tiles through shared memory so that reads and writes are both coalesced.
+template <class T>
+__global__ void transpose_triangle_kernel(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst,
+                                          std::int64_t n, bool src_upper) {
+  __shared__ T tile[32][33];
+  const std::int64_t bi = blockIdx.x, bj = blockIdx.y;  // source tile: rows bi*32.., columns bj*32..
+  if (src_upper ? bi > bj : bi < bj) return;            // wholly outside the triangle
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const std::int64_t row = bi * 32 + threadIdx.x, col = bj * 32 + r;
+    if (row < n && col < n) tile[r][threadIdx.x] = src[row + col * ld_src];
+  }
+  __syncthreads();
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    // destination (row, col) holds source (col, row) = tile[threadIdx.x][r]
+    const std::int64_t row = bj * 32 + threadIdx.x, col = bi * 32 + r;
+    const bool inside = src_upper ? col <= row : col >= row;
+    if (row < n && col < n && inside) dst[row + col * ld_dst] = tile[threadIdx.x][r];
+  }
+}
+
 template <class T>
 __global__ void unpermute_columns_kernel(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
                                          const std::int64_t* pivots) {
@@ -335,6 +356,15 @@ void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream) {
 }
 
 template <class T>
+void transpose_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, bool src_upper,
+                        cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned tiles = static_cast<unsigned>((n + 31) / 32);
+  transpose_triangle_kernel<<<dim3(tiles, tiles), dim3(32, 8), 0, stream>>>(src, ld_src, dst, ld_dst, n, src_upper);
+  check_launch("transpose_triangle");
+}
+
+template <class T>
 void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld, const std::int64_t* pivots,
                        cudaStream_t stream) {
   if (rows == 0 || n == 0) return;
@@ -476,6 +506,7 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void copy_triangle<T>(const T*, std::int64_t, T*, std::int64_t, std::int64_t, bool, bool,             \
                                  cudaStream_t);                                                                 \
   template void mirror_lower<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                  \
+  template void transpose_triangle<T>(const T*, std::int64_t, T*, std::int64_t, std::int64_t, bool, cudaStream_t);  \
   template void unpermute_columns<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,          \
                                      cudaStream_t);                                                              \
   template void take_lower_block<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*,              \

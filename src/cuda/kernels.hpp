@@ -27,6 +27,10 @@ void copy_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_ds
 template <class T>
 void mirror_lower(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
 
+// dst(j, i) := src(i, j) over src's upper (src_upper) or lower triangle, diagonal included (n x n).
+template <class T>
+void transpose_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, bool src_upper,
+                        cudaStream_t stream);
 // The interchanges j <-> pivots[j], j = j0 .. j1 - 1 (in order, with j1 - j0 <= 1024), as one gather:
 // afterwards row touched[t] holds what row source[t] held before, for t < *count (at most 2 (j1 - j0)
 // entries). Computed by one block in shared memory, so applying it needs no sequential steps.

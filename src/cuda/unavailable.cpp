@@ -137,6 +137,10 @@ template <Real T>
 void scale_rows(const double*, MatrixView<T>) {
   unavailable();
 }
+Matrix<double> normal_matrix(index, index, const Matrix<double>&, double, Device) { unavailable(); }
+Matrix<double> deblur_matrix_free(ConstMatrixView<double>, const Matrix<double>&, double, int, double, Device, int&) {
+  unavailable();
+}
 void round_to_float(ConstMatrixView<double>, MatrixView<float>) { unavailable(); }
 void add_to(ConstMatrixView<float>, MatrixView<double>) { unavailable(); }
 double norm2(ConstMatrixView<double>) { unavailable(); }

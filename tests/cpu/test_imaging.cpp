@@ -76,6 +76,20 @@ TEST(Imaging, SystemMatrixIsTheConvolution) {
       EXPECT_NEAR(s, g.data()[i], 1e-12 * (1 + std::abs(g.data()[i])));
     }
   }
+  // H^T H + lambda I formed from the kernel alone equals the product of the dense H with itself
+  for (const Matrix<double>* kernel : {static_cast<const Matrix<double>*>(&even), &gauss.kernel, &motion.kernel}) {
+    const Matrix<double> H = imaging::system_matrix(13, 9, kernel->view());
+    const Matrix<double> C = imaging::normal_matrix(13, 9, kernel->view(), 0.25);
+    double worst = 0, scale = 0;
+    for (index b = 0; b < 13 * 9; ++b)
+      for (index a = 0; a < 13 * 9; ++a) {
+        double s = a == b ? 0.25 : 0.0;
+        for (index k = 0; k < 13 * 9; ++k) s += H(k, a) * H(k, b);
+        worst = std::max(worst, std::abs(C(a, b) - s));
+        scale = std::max(scale, std::abs(s));
+      }
+    EXPECT_LE(worst, 13 * 9 * testing::eps<double>() * scale);
+  }
   // an explicit zero-boundary convolution: a single bright pixel spreads into the kernel itself, placed
   // by the centre convention
   Matrix<double> delta(7, 7);
