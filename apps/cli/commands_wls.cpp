@@ -212,7 +212,7 @@ void register_wls_commands(CLI::App& app, CLI::App& bench) {
   cmd->add_option("--storage", a->storage, "full, or packed (rectangular full packed: half the memory)")
       ->capture_default_str();
   cmd->add_option("--tol", a->tolerance,
-                  "mixed: stop at ||r|| / ||x|| <= tol (default m x float64 eps x ||A D||_F^2)");
+                  "mixed: stop at ||r|| / ||x|| <= tol (default: float64's level, the rounding error of computing r)");
   cmd->add_option("--max-iter", a->max_iterations, "mixed: iteration limit, then a float64 factorization")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -31,8 +31,8 @@ struct WlsOptions {
   Precision precision = Precision::Native;  // Mixed: float64 data, the paper's Algorithm 1
   Storage storage = Storage::Full;
   Weights weights = Weights::Squared;
-  // Mixed: stop at ||r||_2 / ||x||_2 <= tolerance; 0 means m * eps64 * ||A D||_F^2 (float64's own level:
-  // ||A D||_F^2 bounds ||C||_2).
+  // Mixed: stop at ||r||_2 / ||x||_2 <= tolerance; 0 means float64's own level, the rounding error of
+  // computing r: eps64 (m ||A D||_F^2 ||x|| + n ||A D||_F ||D b||) / ||x|| (||A D||_F^2 bounds ||C||_2).
   double tolerance = 0;
   int max_iterations = 100;
   bool compute_residual = false;  // report.scaled_residual: the least-squares test of lstsq

@@ -231,19 +231,22 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
     out.x = Matrix<double>(m, k, device);
     Matrix<float> x32(m, 1, device);
     Matrix<double> t(n, 1, device), rcol(m, 1, device);
-    const double tolerance = s.options.tolerance > 0 ? s.options.tolerance
-                                                      : static_cast<double>(m) * std::numeric_limits<double>::epsilon() *
-                                                            std::max(s.low->scale(), 1e-300);
+    // float64's own level: the rounding error of computing r, eps (m ||A D||_F^2 ||x|| + n ||A D||_F ||D b||),
+    // over ||x|| (the second term matters where n >> m: b - A^T x is a least-squares residual, not small)
+    const double eps = std::numeric_limits<double>::epsilon(), scale = std::max(s.low->scale(), 1e-300);
     int worst_iterations = 0;
-    double worst_error = 0;
+    double worst_error = 0, worst_tolerance = 0;
     bool all_converged = true;
     for (index j = 0; j < k; ++j) {
       MatrixView<double> x = out.x.view().block(0, j, m, 1);
+      copy_into<double>(b.block(0, j, n, 1), t.view());
+      scale_rows<double>(s.w, t.view());
+      const double weighted_b = norm2(t.view());
       round_to_float(c.view().block(0, j, m, 1), x32.view());
       s.low->solve(x32.view());
       add_to(x32.view(), x);
       int it = 0;
-      double error = 0;
+      double error = 0, tolerance = 0;
       for (;; ++it) {
         // r = A D^2 b - A D^2 A^T x, in float64 from A: t = D^2 (b - A^T x), r = A t
         copy_into<double>(b.block(0, j, n, 1), t.view());
@@ -252,6 +255,10 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
         gemm<double>(Op::None, Op::None, 1.0, s.A.view(), t.view(), 0.0, rcol.view());
         const double xn = norm2(x), rn = norm2(rcol.view());
         error = xn > 0 ? rn / xn : rn;
+        tolerance = s.options.tolerance > 0
+                        ? s.options.tolerance
+                        : eps * (static_cast<double>(m) * scale +
+                                 static_cast<double>(n) * std::sqrt(scale) * weighted_b / std::max(xn, 1e-300));
         if (error <= tolerance || it == s.options.max_iterations) break;
         round_to_float(rcol.view(), x32.view());
         s.low->solve(x32.view());
@@ -259,10 +266,11 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
       }
       worst_iterations = std::max(worst_iterations, it);
       worst_error = std::max(worst_error, error);
+      worst_tolerance = std::max(worst_tolerance, tolerance);
       all_converged = all_converged && error <= tolerance;
     }
     r.iterations = worst_iterations;
-    r.notes.push_back(fmt::format("final ||r|| / ||x|| {:.3g} (tolerance {:.3g})", worst_error, tolerance));
+    r.notes.push_back(fmt::format("final ||r|| / ||x|| {:.3g} (tolerance {:.3g})", worst_error, worst_tolerance));
     if (all_converged) {
       r.stop_reason = "refinement converged";
     } else {

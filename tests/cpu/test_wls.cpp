@@ -47,6 +47,19 @@ TEST(Wls, EveryPrecisionAndStorageAgreesWithQr) {
   EXPECT_LE(f.report.scaled_residual, kResidualThreshold);
 }
 
+// With n >> m the least-squares residual b - A^T x stays large, and computing r = A D^2 (b - A^T x) has a
+// rounding error of its own: the default tolerance must sit above it, or refinement never stops.
+TEST(Wls, FewUnknownsConvergeAtTheDefaultTolerance) {
+  for (index m : {1, 2, 3}) {
+    const auto seed = testing::case_seed(10 + static_cast<std::uint64_t>(m));
+    LINV_TRACE_SEED(seed);
+    const Problem p = random_problem(m, 4000, seed, false);
+    const Solution<double> s = wls<double>(p.A.view(), p.d.view(), p.b.view(), {.precision = Precision::Mixed});
+    EXPECT_EQ(s.report.stop_reason, "refinement converged") << "m " << m;
+    EXPECT_LE(s.report.iterations, 5) << "m " << m;
+  }
+}
+
 TEST(Wls, GradedWeightsConvergeOrFallBackVisibly) {
   const auto seed = testing::case_seed(2);
   LINV_TRACE_SEED(seed);
