@@ -148,33 +148,45 @@ void run_bench_solve(const SolveBenchArgs& a) {
 
 struct SlamBenchArgs {
   std::string cases = "20000:100,60000:500,120000:1000";  // rows:cols
+  std::string device = "cpu";
   int repeats = 5;
   std::string json;
 };
 
-// Times the bordered Jacobian's step J^+ d and its materialised J^+ (CPU).
+// Times the bordered Jacobian's step J^+ d and its materialised J^+, on the CPU or (J's arrays copied to
+// the GPU beforehand, as a Gauss-Newton loop keeps them there) on a GPU.
 void run_bench_slam(const SlamBenchArgs& a) {
   if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  nlohmann::json out = bench_output(Device::cpu());
+  const Device device = Device::parse(a.device);
+  nlohmann::json out = bench_output(device);
   for (const std::string& c : split(a.cases)) {
     const auto colon = c.find(':');
     if (colon == std::string::npos) throw InvalidArgument(fmt::format("bad case '{}': expected rows:cols", c));
     const index n = std::stoll(c.substr(0, colon)), m = std::stoll(c.substr(colon + 1));
     const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(n, m, /*seed=*/1);
-    const Matrix<double> d = random_uniform<double>(n, 1, /*seed=*/2, -1.0, 1.0);
+    const Matrix<double> d = random_uniform<double>(n, 1, /*seed=*/2, -1.0, 1.0, device);
     Matrix<double> step, P;
-    const Timing ts = time_repeats(a.repeats, step, [&] { return slam::pinv_apply(J, d.view()); });
-    const Timing tp = time_repeats(a.repeats, P, [&] { return slam::pinv(J); });
+    Timing ts, tp;
+    if (device.is_cpu()) {
+      ts = time_repeats(a.repeats, step, [&] { return slam::pinv_apply(J, d.view()); });
+      tp = time_repeats(a.repeats, P, [&] { return slam::pinv(J); });
+    } else {
+      const slam::DeviceBorderedJacobian<double> Jd(J, device);
+      ts = time_repeats(a.repeats, step, [&] { return slam::pinv_apply(Jd, d.view()); });
+      tp = time_repeats(a.repeats, P, [&] { return slam::pinv(Jd); });
+    }
     // check: J^+ d agrees with the materialised J^+ times d
-    const Matrix<double> pd = matmul<double>(P.view(), d.view());
+    const Matrix<double> pd = matmul<double>(P.view(), d.view()).to(Device::cpu());
+    const Matrix<double> sh = step.to(Device::cpu());
     double diff = 0, scale = 0;
-    for (index i = 0; i < m; ++i) diff = std::max(diff, std::abs(pd(i, 0) - step(i, 0))), scale = std::max(scale, std::abs(pd(i, 0)));
+    for (index i = 0; i < m; ++i) diff = std::max(diff, std::abs(pd(i, 0) - sh(i, 0))), scale = std::max(scale, std::abs(pd(i, 0)));
     out["rows"].push_back({{"n", n},
                            {"m", m},
                            {"step_seconds", ts.median},
                            {"step_seconds_all", ts.all},
                            {"pinv_seconds", tp.median},
                            {"pinv_seconds_all", tp.all},
+                           {"pinv_bytes", static_cast<double>(m) * static_cast<double>(n) * sizeof(double)},
                            {"step_vs_pinv_relative_difference", diff / scale}});
     std::printf("slam n=%-7lld m=%-5lld J^+ d %10.6f s   J^+ %9.4f s   |J^+ d - (J^+) d| / |J^+ d| %.2g\n",
                 static_cast<long long>(n), static_cast<long long>(m), ts.median, tp.median, diff / scale);
@@ -276,8 +288,9 @@ void register_bench_commands(CLI::App& app) {
   solve_cmd->callback([v] { run_bench_solve(*v); });
 
   auto sl = std::make_shared<SlamBenchArgs>();
-  CLI::App* slam_cmd = bench->add_subcommand("slam", "Time the bordered-Jacobian step J^+ d and J^+ on the CPU");
+  CLI::App* slam_cmd = bench->add_subcommand("slam", "Time the bordered-Jacobian step J^+ d and J^+");
   slam_cmd->add_option("--cases", sl->cases, "Comma-separated rows:cols pairs")->capture_default_str();
+  slam_cmd->add_option("--device", sl->device, "cpu, cuda or cuda:N")->capture_default_str();
   slam_cmd->add_option("--repeats", sl->repeats, "Timed runs per case")->capture_default_str();
   slam_cmd->add_option("--json", sl->json, "Write the rows as JSON here");
   slam_cmd->callback([sl] { run_bench_slam(*sl); });

@@ -5,10 +5,12 @@
 // corner, a dense border, a diagonal), solved through the Schur complement of the diagonal in O(n k + m k^2
 // + k^3) instead of O(m^3).
 //
-// CPU only in this version.
+// On the CPU they work on a BorderedJacobian; on a GPU on a DeviceBorderedJacobian, its arrays copied to
+// the device once (up to 32 dense columns there).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "linv/matrix.hpp"
@@ -66,6 +68,37 @@ Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double 
 // J^+ = (J^T J + damping diag)^-1 J^T, materialised (m x n).
 template <Real T>
 Matrix<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
+
+// J's arrays on a GPU, copied once, for steps and pseudoinverses there.
+template <Real T>
+class DeviceBorderedJacobian {
+ public:
+  // Throws InvalidArgument for more than 32 dense columns (the order of the Schur complement the GPU
+  // kernels factor in shared memory).
+  DeviceBorderedJacobian(const BorderedJacobian<T>& J, Device device);
+  index rows() const noexcept { return dense_.rows(); }
+  index dense_cols() const noexcept { return dense_.cols(); }
+  index segments() const noexcept { return segments_; }
+  index cols() const noexcept { return dense_cols() + segments(); }
+  Device device() const noexcept { return dense_.device(); }
+  const Matrix<T>& dense() const noexcept { return dense_; }
+  const Matrix<T>& values() const noexcept { return values_; }
+  const index* starts() const noexcept { return static_cast<const index*>(starts_.get()); }       // segments + 1
+  const index* segment_of() const noexcept { return static_cast<const index*>(segment_of_.get()); }  // rows
+  const std::vector<index>& host_starts() const noexcept { return host_starts_; }  // for messages
+
+ private:
+  Matrix<T> dense_, values_;
+  index segments_ = 0;
+  std::unique_ptr<void, detail::Deleter> starts_, segment_of_;
+  std::vector<index> host_starts_;
+};
+
+// The same operations on the GPU: d (n x c) and the results on J's device.
+template <Real T>
+Matrix<T> pinv_apply(const DeviceBorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
+template <Real T>
+Matrix<T> pinv(const DeviceBorderedJacobian<T>& J, double damping = 0);
 
 // The general fallback for Jacobians without that structure: a sparse J (compressed rows) and the
 // least-squares step x = argmin ||J x - d||_2 by CGLS (conjugate gradients on the normal equations

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
 #include "linv/errors.hpp"
 
@@ -172,6 +173,80 @@ Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
   return P;
 }
 
+// ---- on a GPU ----
+
+namespace {
+
+std::unique_ptr<void, detail::Deleter> upload(const std::vector<index>& v, Device device) {
+  const std::size_t bytes = std::max<std::size_t>(v.size(), 1) * sizeof(index);
+  std::unique_ptr<void, detail::Deleter> p(detail::allocate_bytes(bytes, device), detail::Deleter{device});
+  if (!v.empty()) detail::copy_bytes(p.get(), device, v.data(), Device::cpu(), v.size() * sizeof(index));
+  return p;
+}
+
+template <Real T>
+cuda::BorderedView<T> view_of(const DeviceBorderedJacobian<T>& J) {
+  return {J.dense().data(), std::max<index>(J.dense().ld(), 1), J.values().data(), J.starts(), J.segment_of(),
+          J.rows(), J.dense_cols(), J.segments()};
+}
+
+// The outcome's failures as the CPU path reports them.
+template <Real T>
+void raise(const DeviceBorderedJacobian<T>& J, const cuda::SlamOutcome& o) {
+  const index kd = J.dense_cols();
+  if (o.unobservable_segment >= 0) {
+    const std::size_t j = static_cast<std::size_t>(o.unobservable_segment);
+    throw SingularMatrix(kd + o.unobservable_segment + 1, 0.0,
+                         fmt::format("parameter {} (segment column {}, rows {}..{}) is unobservable: its column of J "
+                                     "is zero",
+                                     kd + o.unobservable_segment + 1, j + 1, J.host_starts()[j] + 1,
+                                     J.host_starts()[j + 1]));
+  }
+  if (o.failing_dense > 0)
+    throw SingularMatrix(o.failing_dense, 0.0,
+                         fmt::format("the Schur complement of the normal equations is singular at dense parameter "
+                                     "{}: it is not determined by the data",
+                                     o.failing_dense));
+}
+
+}  // namespace
+
+template <Real T>
+DeviceBorderedJacobian<T>::DeviceBorderedJacobian(const BorderedJacobian<T>& J, Device device)
+    : segments_(J.segments()) {
+  if (!device.is_cuda()) throw InvalidArgument("DeviceBorderedJacobian: give a CUDA device (the CPU takes J as it is)");
+  if (J.dense_cols() > cuda::kSlamMaxDense)
+    throw InvalidArgument(fmt::format("the GPU path handles up to {} dense columns; this Jacobian has {} (use the CPU)",
+                                      cuda::kSlamMaxDense, J.dense_cols()));
+  dense_ = J.dense().to(device);
+  Matrix<T> values(J.rows(), 1);
+  std::copy(J.values().begin(), J.values().end(), values.data());
+  values_ = values.to(device);
+  host_starts_ = J.starts();
+  host_starts_.push_back(J.rows());
+  std::vector<index> rows_segment(static_cast<std::size_t>(J.rows()));
+  for (index r = 0; r < J.rows(); ++r) rows_segment[static_cast<std::size_t>(r)] = J.segment_of(r);
+  starts_ = upload(host_starts_, device);
+  segment_of_ = upload(rows_segment, device);
+}
+
+template <Real T>
+Matrix<T> pinv_apply(const DeviceBorderedJacobian<T>& J, ConstMatrixView<T> d, double damping) {
+  if (d.rows() != J.rows()) throw ShapeMismatch("pinv_apply: J and d", J.rows(), J.cols(), d.rows(), d.cols());
+  if (d.device() != J.device())
+    throw InvalidArgument(fmt::format("pinv_apply: J is on {} but d is on {}", J.device().name(), d.device().name()));
+  Matrix<T> x = Matrix<T>::uninitialized(J.cols(), d.cols(), J.device());
+  raise(J, cuda::slam_step<T>(view_of(J), d, damping, x.view()));
+  return x;
+}
+
+template <Real T>
+Matrix<T> pinv(const DeviceBorderedJacobian<T>& J, double damping) {
+  Matrix<T> P = Matrix<T>::uninitialized(J.cols(), J.rows(), J.device());
+  raise(J, cuda::slam_pinv<T>(view_of(J), damping, P.view()));
+  return P;
+}
+
 template <Real T>
 SparseJacobian<T> SparseJacobian<T>::from_dense(ConstMatrixView<T> J) {
   SparseJacobian<T> s;
@@ -291,5 +366,11 @@ template Matrix<float> pinv_apply<float>(const BorderedJacobian<float>&, ConstMa
 template Matrix<double> pinv_apply<double>(const BorderedJacobian<double>&, ConstMatrixView<double>, double);
 template Matrix<float> pinv<float>(const BorderedJacobian<float>&, double);
 template Matrix<double> pinv<double>(const BorderedJacobian<double>&, double);
+template class DeviceBorderedJacobian<float>;
+template class DeviceBorderedJacobian<double>;
+template Matrix<float> pinv_apply<float>(const DeviceBorderedJacobian<float>&, ConstMatrixView<float>, double);
+template Matrix<double> pinv_apply<double>(const DeviceBorderedJacobian<double>&, ConstMatrixView<double>, double);
+template Matrix<float> pinv<float>(const DeviceBorderedJacobian<float>&, double);
+template Matrix<double> pinv<double>(const DeviceBorderedJacobian<double>&, double);
 
 }  // namespace linv::slam

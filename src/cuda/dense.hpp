@@ -118,6 +118,30 @@ Matrix<double> normal_matrix(index height, index width, const Matrix<double>& ke
 Matrix<double> deblur_matrix_free(ConstMatrixView<double> g, const Matrix<double>& kernel, double lambda,
                                   int max_iterations, double tolerance, Device device, int& iterations);
 
+// ---- bordered SLAM Jacobians (src/cuda/slam.cu) ----
+constexpr std::int64_t kSlamMaxDense = 32;  // dense columns the GPU kernels handle (the Schur complement's order)
+// J's arrays on the device: n x k dense columns, one segment value per row, segment j owning rows
+// [starts[j], starts[j + 1]), and each row's segment.
+template <Real T>
+struct BorderedView {
+  const T* dense;
+  std::int64_t ld;
+  const T* values;
+  const std::int64_t* starts;
+  const std::int64_t* segment_of;
+  std::int64_t n, k, segments;
+};
+struct SlamOutcome {
+  std::int64_t unobservable_segment = -1;  // 0-based segment whose normal entry is zero, or -1
+  int failing_dense = 0;                   // 1-based dense parameter where S is not positive definite, or 0
+};
+// x = (J^T J + damping diag)^-1 J^T d per column of d (n x c, on the device); x m x c.
+template <Real T>
+SlamOutcome slam_step(const BorderedView<T>& J, ConstMatrixView<T> d, double damping, MatrixView<T> x);
+// P = J^+ (m x n).
+template <Real T>
+SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P);
+
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);

@@ -137,6 +137,14 @@ template <Real T>
 void scale_rows(const double*, MatrixView<T>) {
   unavailable();
 }
+template <Real T>
+SlamOutcome slam_step(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>) {
+  unavailable();
+}
+template <Real T>
+SlamOutcome slam_pinv(const BorderedView<T>&, double, MatrixView<T>) {
+  unavailable();
+}
 Matrix<double> normal_matrix(index, index, const Matrix<double>&, double, Device) { unavailable(); }
 Matrix<double> deblur_matrix_free(ConstMatrixView<double>, const Matrix<double>&, double, int, double, Device, int&) {
   unavailable();
@@ -191,6 +199,8 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template index wls_cholesky<T>(MatrixView<T>, index, bool); \
   template void wls_cholesky_solve<T>(ConstMatrixView<T>, index, bool, MatrixView<T>); \
   template void scale_rows<T>(const double*, MatrixView<T>); \
+  template SlamOutcome slam_step<T>(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>); \
+  template SlamOutcome slam_pinv<T>(const BorderedView<T>&, double, MatrixView<T>); \
   template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
                                                std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""GPU SLAM pseudoinverse benchmark: `linv bench slam --device cuda` against PyTorch's normal-equations
+pseudoinverse on the same Jacobian stored densely.
+
+1. `linv bench slam --device cuda` runs alone on the GPU: a bordered Jacobian (n rows, one dense column
+   then m - 1 segment columns of random lengths) whose arrays were copied to the GPU beforehand; the
+   step J^+ d (d on the GPU) and the materialised J^+ (m x n, float64, left on the GPU), host clock around
+   the synchronous call after a warm-up, median of --repeats.
+2. In this process, PyTorch on a dense n x m float64 J of the same shape and structure:
+   J^+ = torch.linalg.inv(J.T @ J) @ J.T and the step torch.linalg.solve(J.T @ J, J.T @ d), CUDA events
+   after a warm-up, median of --repeats.
+3. The copy bandwidth (peers' ceiling: a 2 GiB device-to-device copy, bytes read + written); the floor of
+   J^+ is its m n 8 bytes written at that rate.
+ratio = torch_s / linv_s (above 1: linv is faster).
+
+Writes bench/results/<h100|h200|slug>/slam.json (and copies it to $OUT/ when OUT is set) and prints a table
+and the targets at n = 120000, m = 1000 (J^+ >= 80 % of the copy floor, J^+ d <= 50 us, J^+ >= 50x torch).
+
+    python3 bench/gpu_slam.py --linv build/bin/linv [--cases 20000:100,60000:500,120000:1000] [--repeats 5]
+"""
+import argparse
+import datetime
+import importlib.util
+import os
+import random
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("linv_gpu_inverse", os.path.join(HERE, "gpu_inverse.py"))
+inverse_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(inverse_bench)  # shared helpers
+peers = inverse_bench.peers
+
+
+def torch_pinv(n, m, repeats):
+    import torch
+    dev = "cuda"
+    rng = random.Random(n * 7 + m)
+    cuts = sorted(rng.sample(range(1, n), m - 2))  # m - 1 segments tiling the rows
+    bounds = [0] + cuts + [n]
+    J = torch.zeros((n, m), dtype=torch.float64, device=dev)
+    J[:, 0] = torch.rand(n, dtype=torch.float64, device=dev) * 2 - 1
+    rows = torch.arange(n, device=dev)
+    seg = torch.bucketize(rows, torch.tensor(bounds[1:], device=dev), right=True)
+    J[rows, 1 + seg] = torch.rand(n, dtype=torch.float64, device=dev) * 1.5 + 0.5
+    d = torch.rand((n, 1), dtype=torch.float64, device=dev) * 2 - 1
+
+    def timed(fn):
+        fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(repeats):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            stop.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(stop) / 1e3)
+        return statistics.median(times), times
+
+    pinv_s, pinv_all = timed(lambda: torch.linalg.inv(J.T @ J) @ J.T)
+    step_s, step_all = timed(lambda: torch.linalg.solve(J.T @ J, J.T @ d))
+    del J, d
+    torch.cuda.empty_cache()
+    return {"peer": "torch: linalg.inv(J.T @ J) @ J.T; step linalg.solve(J.T @ J, J.T @ d) (dense float64)",
+            "pinv_seconds": pinv_s, "pinv_seconds_all": pinv_all, "step_seconds": step_s, "step_seconds_all": step_all}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--linv", required=True)
+    ap.add_argument("--cases", default="20000:100,60000:500,120000:1000")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = ap.parse_args()
+    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_slam.py"] + sys.argv[1:])
+
+    with tempfile.TemporaryDirectory(prefix="linv-slam-") as tmp:
+        linv_json = os.path.join(tmp, "linv.json")
+        cmd = [args.linv, "bench", "slam", "--device", "cuda", "--cases", args.cases, "--repeats", str(args.repeats),
+               "--json", linv_json]
+        linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
+
+    status = {"torch": peers.backend("torch")[1]}
+    ceilings = peers.ceilings(["torch"]) if status["torch"]["available"] else None
+    copy_bps = ceilings["copy_tbps"] * 1e12 if ceilings else None
+    rows = []
+    for lr in (linv_data or {}).get("rows", []):
+        n, m = int(lr["n"]), int(lr["m"])
+        pr = torch_pinv(n, m, args.repeats) if status["torch"]["available"] else {}
+        floor_s = lr["pinv_bytes"] / copy_bps if copy_bps else None
+        rows.append({"case": "J^+ materialised", "n": n, "m": m, "linv_s": lr["pinv_seconds"], "peer": pr.get("peer"),
+                     "peer_s": pr.get("pinv_seconds"),
+                     "ratio": pr["pinv_seconds"] / lr["pinv_seconds"] if pr else None, "floor_s": floor_s,
+                     "floor_fraction": floor_s / lr["pinv_seconds"] if floor_s else None,
+                     "linv_s_all": lr["pinv_seconds_all"], "peer_s_all": pr.get("pinv_seconds_all"),
+                     "step_vs_pinv_relative_difference": lr.get("step_vs_pinv_relative_difference")})
+        rows.append({"case": "J^+ d", "n": n, "m": m, "linv_s": lr["step_seconds"], "peer": pr.get("peer"),
+                     "peer_s": pr.get("step_seconds"),
+                     "ratio": pr["step_seconds"] / lr["step_seconds"] if pr else None, "floor_s": None,
+                     "floor_fraction": None, "linv_s_all": lr["step_seconds_all"],
+                     "peer_s_all": pr.get("step_seconds_all")})
+
+    def find(case):
+        return next((r for r in rows if r["n"] == 120000 and r["m"] == 1000 and r["case"] == case), None)
+
+    pinv, step = find("J^+ materialised"), find("J^+ d")
+    targets = [
+        {"target": "n=120000, m=1000: J^+ at >= 80% of the copy-bandwidth floor",
+         "measured": pinv["floor_fraction"] if pinv else None,
+         "status": "not measured" if not pinv or pinv["floor_fraction"] is None else
+         ("met" if pinv["floor_fraction"] >= 0.8 else "missed")},
+        {"target": "n=120000, m=1000: J^+ d <= 50 us", "measured": step["linv_s"] if step else None,
+         "status": "not measured" if not step else ("met" if step["linv_s"] <= 50e-6 else "missed")},
+        {"target": "n=120000, m=1000: J^+ >= 50x torch's normal-equations pseudoinverse",
+         "measured": pinv["ratio"] if pinv else None,
+         "status": "not measured" if not pinv or pinv["ratio"] is None else
+         ("met" if pinv["ratio"] >= 50 else "missed")}]
+    device = (peers.device_name(["torch"]) if status["torch"]["available"] else None) or \
+        (linv_data or {}).get("device") or "unknown GPU"
+    result = {"benchmark": "slam", "device": device, "date": datetime.date.today().isoformat(),
+              "versions": {"linv": inverse_bench.git_sha() or "unknown",
+                           "cuda": peers.cuda_version(["torch"]) if status["torch"]["available"] else None,
+                           "torch": status["torch"].get("version"), "python": sys.version.split()[0]},
+              "command": command, "ceilings": ceilings,
+              "method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                   f"{args.repeats} (J's arrays already on the GPU); torch: CUDA events after a "
+                                   f"warm-up, median of {args.repeats}",
+                         "floor": "J^+'s m n 8 bytes written at the measured copy bandwidth",
+                         "linv_command": shlex.join(cmd)},
+              "peers": status, "targets": targets, "rows": rows}
+    if linv_failure:
+        result["linv_failure"] = linv_failure
+    path = os.path.join(args.out_dir, inverse_bench.device_dir(device), "slam.json")
+    inverse_bench.write_json(result, path)
+    print(f"wrote {path}")
+    if os.environ.get("OUT"):
+        os.makedirs(os.environ["OUT"], exist_ok=True)
+        shutil.copy(path, os.path.join(os.environ["OUT"], "slam.json"))
+    fmt = inverse_bench.fmt
+    print()
+    for r in rows:
+        print(f"{r['case']:17s} n={r['n']:7d} m={r['m']:5d} linv {fmt(r['linv_s'], '10.6f')} s  torch "
+              f"{fmt(r['peer_s'], '9.5f')} s  ratio {fmt(r['ratio'], '8.1f')}x  floor {fmt(r['floor_fraction'], '.2f')}")
+    for t in targets:
+        print(f"target {t['status'].upper()}: {t['target']}: {fmt(t['measured'], '.3g')}")
+    return 1 if linv_failure else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+// Bordered SLAM Jacobians on the GPU (see include/linv/slam.hpp and src/core/slam.cpp for the algebra).
+// J is n x (k + s): k dense columns, then s segment columns, segment j owning rows [start_j, start_j+1).
+// N = J^T J (+ damping on its diagonal) = [A B; B^T D] is factored through S = A - B D^-1 B^T:
+//   per segment (one block each): D_j, B(:, j) and, for a step, y_j = (J^T d)_{k+j};
+//   one block: S, its Cholesky factor (k <= kSlamMaxDense, in shared memory), x0 = S^-1 (r0 - B D^-1 y);
+//   x1 = D^-1 (y - B^T x0).
+// J^+ column r is N^-1 times row r of J; its segment part is -D^-1 B^T x0 plus v_r / D_s(r) in row s(r),
+// written by one kernel at the write bandwidth.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/blas.hpp"
+#include "cuda/context.hpp"
+#include "cuda/dense.hpp"
+
+namespace linv::cuda {
+namespace {
+
+constexpr int kThreads = 128;
+
+template <class T>
+__device__ T block_sum(T v, T* shared) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  T total = 0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) total += shared[w];
+  return total;  // valid in thread 0
+}
+
+// One block per segment j: D_j = sum v^2, B(p, j) = sum J_d(r, p) v, y_j = sum v d (when d is given).
+template <class T>
+__global__ void segment_kernel(BorderedView<T> J, const T* d, T* D, T* B, T* y, double damping, int* unobservable) {
+  __shared__ T shared[32];
+  const std::int64_t j = blockIdx.x, r0 = J.starts[j], r1 = J.starts[j + 1];
+  T dd = 0, yy = 0;
+  for (std::int64_t r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+    const T v = J.values[r];
+    dd += v * v;
+    if (d) yy += v * d[r];
+  }
+  dd = block_sum(dd, shared);
+  if (threadIdx.x == 0) {
+    D[j] = dd * static_cast<T>(1 + damping);
+    if (!(dd > 0)) atomicMin(unobservable, static_cast<int>(j));
+  }
+  if (d) {
+    yy = block_sum(yy, shared);
+    if (threadIdx.x == 0) y[j] = yy;
+  }
+  for (std::int64_t p = 0; p < J.k; ++p) {
+    T b = 0;
+    for (std::int64_t r = r0 + threadIdx.x; r < r1; r += blockDim.x) b += J.dense[r + p * J.ld] * J.values[r];
+    b = block_sum(b, shared);
+    if (threadIdx.x == 0) B[p + j * J.k] = b;
+  }
+}
+
+// One block: S = A (1 + damping on its diagonal) - B D^-1 B^T, its Cholesky factor L (into L, k x k), and,
+// when y is given, x0 = S^-1 (z - B D^-1 y) into x. *info: the failing dense parameter (1-based), or 0.
+template <class T>
+__global__ void schur_kernel(std::int64_t k, std::int64_t s, const T* A, const T* B, const T* D, const T* z,
+                             const T* y, double damping, T* L, T* x, int* info) {
+  __shared__ T S[kSlamMaxDense * kSlamMaxDense];
+  __shared__ T rhs[kSlamMaxDense];
+  __shared__ int failed;
+  for (std::int64_t e = threadIdx.x; e < k * k; e += blockDim.x) {
+    const std::int64_t p = e % k, q = e / k;
+    T v = A[(p > q ? p + q * k : q + p * k)] * (p == q ? static_cast<T>(1 + damping) : T(1));  // A's lower triangle
+    for (std::int64_t j = 0; j < s; ++j) v -= B[p + j * k] * B[q + j * k] / D[j];
+    S[e] = v;
+  }
+  if (y)
+    for (std::int64_t p = threadIdx.x; p < k; p += blockDim.x) {
+      T v = z[p];
+      for (std::int64_t j = 0; j < s; ++j) v -= B[p + j * k] * y[j] / D[j];
+      rhs[p] = v;
+    }
+  if (threadIdx.x == 0) failed = 0;
+  __syncthreads();
+  // right-looking Cholesky on the lower triangle
+  for (std::int64_t c = 0; c < k; ++c) {
+    if (threadIdx.x == 0) {
+      const T pivot = S[c + c * k];
+      if (!(pivot > 0)) {
+        if (!failed) failed = static_cast<int>(c) + 1;
+        S[c + c * k] = T(1);  // keep going harmlessly; the result is refused
+      } else {
+        S[c + c * k] = sqrt(pivot);
+      }
+    }
+    __syncthreads();
+    for (std::int64_t r = c + 1 + threadIdx.x; r < k; r += blockDim.x) S[r + c * k] /= S[c + c * k];
+    __syncthreads();
+    for (std::int64_t e = threadIdx.x; e < (k - c - 1) * (k - c - 1); e += blockDim.x) {
+      const std::int64_t r = c + 1 + e % (k - c - 1), q = c + 1 + e / (k - c - 1);
+      if (r >= q) S[r + q * k] -= S[r + c * k] * S[q + c * k];
+    }
+    __syncthreads();
+  }
+  for (std::int64_t e = threadIdx.x; e < k * k; e += blockDim.x) L[e] = S[e];
+  if (threadIdx.x == 0) {
+    *info = failed;
+    if (y) {  // L L^T x0 = rhs
+      for (std::int64_t p = 0; p < k; ++p) {
+        T v = rhs[p];
+        for (std::int64_t q = 0; q < p; ++q) v -= S[p + q * k] * rhs[q];
+        rhs[p] = v / S[p + p * k];
+      }
+      for (std::int64_t p = k - 1; p >= 0; --p) {
+        T v = rhs[p];
+        for (std::int64_t q = p + 1; q < k; ++q) v -= S[q + p * k] * rhs[q];
+        rhs[p] = v / S[p + p * k];
+      }
+      for (std::int64_t p = 0; p < k; ++p) x[p] = rhs[p];
+    }
+  }
+}
+
+// x1 = D^-1 (y - B^T x0), one thread per segment.
+template <class T>
+__global__ void segment_solution_kernel(std::int64_t k, std::int64_t s, const T* B, const T* D, const T* y, T* x) {
+  const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= s) return;
+  T v = y[j];
+  for (std::int64_t p = 0; p < k; ++p) v -= B[p + j * k] * x[p];
+  x[k + j] = v / D[j];
+}
+
+// J^+, one block per column r (row r of J): x0 = S^-1 (a_r - B(:, s) v_r / D_s), then the column's
+// segment part -D^-1 B^T x0 + v_r / D_s in row s, written with consecutive threads on consecutive rows.
+template <class T>
+__global__ void pinv_kernel(BorderedView<T> J, const T* L, const T* C /* -B/D, k x s */, const T* B, const T* D,
+                            T* P, std::int64_t ldp) {
+  __shared__ T x0[kSlamMaxDense];
+  const std::int64_t r = blockIdx.x, k = J.k, s = J.segment_of[r];
+  const T v = J.values[r];
+  if (threadIdx.x == 0) {
+    for (std::int64_t p = 0; p < k; ++p) x0[p] = J.dense[r + p * J.ld] - B[p + s * k] * v / D[s];
+    for (std::int64_t p = 0; p < k; ++p) {  // L L^T x0 = x0
+      T t = x0[p];
+      for (std::int64_t q = 0; q < p; ++q) t -= L[p + q * k] * x0[q];
+      x0[p] = t / L[p + p * k];
+    }
+    for (std::int64_t p = k - 1; p >= 0; --p) {
+      T t = x0[p];
+      for (std::int64_t q = p + 1; q < k; ++q) t -= L[q + p * k] * x0[q];
+      x0[p] = t / L[p + p * k];
+    }
+  }
+  __syncthreads();
+  T* column = P + r * ldp;
+  for (std::int64_t p = threadIdx.x; p < k; p += blockDim.x) column[p] = x0[p];
+  for (std::int64_t j = threadIdx.x; j < J.segments; j += blockDim.x) {
+    T t = j == s ? v / D[j] : T(0);
+    for (std::int64_t p = 0; p < k; ++p) t += C[p + j * k] * x0[p];
+    column[k + j] = t;
+  }
+}
+
+// C = -B D^-1 (k x s).
+template <class T>
+__global__ void scaled_border_kernel(std::int64_t k, std::int64_t s, const T* B, const T* D, T* C) {
+  const std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (e < k * s) C[e] = -B[e] / D[e / k];
+}
+
+unsigned blocks(std::int64_t count, int threads) { return static_cast<unsigned>((count + threads - 1) / threads); }
+
+// The factorization shared by steps and J^+: D, B, A = J_d^T J_d, and (via schur_kernel) L and x0.
+template <class T>
+struct Work {
+  T *D, *B, *A, *z, *y, *L;
+  int* flags;  // [0]: first unobservable segment (INT_MAX: none), [1]: failing dense parameter (0: none)
+};
+
+template <class T>
+Work<T> work_for(Context& ctx, std::int64_t n_cols_k, std::int64_t s) {
+  const std::int64_t k = n_cols_k;
+  T* base = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(s + k * s + k * k + k + s + k * k));
+  Work<T> w{base, base + s, base + s + k * s, base + s + k * s + k * k, base + s + k * s + k * k + k,
+            base + s + k * s + k * k + k + s, ctx.scratch_as<int>(Slot::small, 2)};
+  return w;
+}
+
+// Reads the flags back and turns them into the outcome.
+SlamOutcome outcome_of(Context& ctx, const int* flags) {
+  int host[2] = {0, 0};
+  check(cudaMemcpyAsync(host, flags, sizeof(host), cudaMemcpyDeviceToHost, ctx.main().stream), "cudaMemcpy");
+  ctx.synchronize();
+  SlamOutcome o;
+  o.unobservable_segment = host[0] == 0x7fffffff ? -1 : host[0];
+  o.failing_dense = host[1];
+  return o;
+}
+
+// Queues the factorization for J (and, with d, the step's x0 into x): A's lower triangle and z = J_d^T d by
+// cuBLAS, then the segment and Schur kernels.
+template <class T>
+void start_factor(Context& ctx, const BorderedView<T>& J, const T* d, double damping, const Work<T>& w, T* x) {
+  const Lane& lane = ctx.main();
+  const int init[2] = {0x7fffffff, 0};
+  check(cudaMemcpyAsync(w.flags, init, sizeof(init), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
+  blas::syrk<T>(lane.blas, Uplo::Lower, Op::Transpose, J.k, J.n, T(1), J.dense, J.ld, T(0), w.A, J.k);
+  if (d) blas::gemm<T>(lane.blas, Op::Transpose, Op::None, J.k, 1, J.n, T(1), J.dense, J.ld, d, J.n, T(0), w.z, J.k);
+  segment_kernel<T><<<static_cast<unsigned>(J.segments), kThreads, 0, lane.stream>>>(J, d, w.D, w.B, w.y, damping,
+                                                                                       w.flags);
+  check_launch("segment");
+  schur_kernel<T><<<1, 256, 0, lane.stream>>>(J.k, J.segments, w.A, w.B, w.D, w.z, d ? w.y : nullptr, damping, w.L, x,
+                                               w.flags + 1);
+  check_launch("schur");
+}
+
+}  // namespace
+
+template <Real T>
+SlamOutcome slam_step(const BorderedView<T>& J, ConstMatrixView<T> d, double damping, MatrixView<T> x) {
+  Context& ctx = context_of(d.device());
+  const Lane& lane = ctx.main();
+  const Work<T> w = work_for<T>(ctx, J.k, J.segments);
+  SlamOutcome o;
+  for (std::int64_t c = 0; c < d.cols(); ++c) {
+    const T* dc = d.data() + c * ld_of(d.ld());
+    T* xc = x.data() + c * ld_of(x.ld());
+    start_factor<T>(ctx, J, dc, damping, w, xc);
+    segment_solution_kernel<T><<<blocks(J.segments, 256), 256, 0, lane.stream>>>(J.k, J.segments, w.B, w.D, w.y, xc);
+    check_launch("segment solution");
+    o = outcome_of(ctx, w.flags);
+    if (o.unobservable_segment >= 0 || o.failing_dense > 0) return o;
+  }
+  return o;
+}
+
+template <Real T>
+SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P) {
+  Context& ctx = context_of(P.device());
+  const Lane& lane = ctx.main();
+  const Work<T> w = work_for<T>(ctx, J.k, J.segments);
+  start_factor<T>(ctx, J, nullptr, damping, w, nullptr);
+  const SlamOutcome o = outcome_of(ctx, w.flags);
+  if (o.unobservable_segment >= 0 || o.failing_dense > 0) return o;
+  T* C = ctx.scratch_as<T>(Slot::d, static_cast<std::size_t>(J.k * J.segments + 1));
+  scaled_border_kernel<T><<<blocks(J.k * J.segments, 256), 256, 0, lane.stream>>>(J.k, J.segments, w.B, w.D, C);
+  check_launch("scaled border");
+  pinv_kernel<T><<<static_cast<unsigned>(J.n), 256, 0, lane.stream>>>(J, w.L, C, w.B, w.D, P.data(), ld_of(P.ld()));
+  check_launch("pinv");
+  ctx.synchronize();
+  return o;
+}
+
+#define LINV_INSTANTIATE(T)                                                                                \
+  template SlamOutcome slam_step<T>(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>); \
+  template SlamOutcome slam_pinv<T>(const BorderedView<T>&, double, MatrixView<T>);
+LINV_INSTANTIATE(float)
+LINV_INSTANTIATE(double)
+#undef LINV_INSTANTIATE
+
+}  // namespace linv::cuda

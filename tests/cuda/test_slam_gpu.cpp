@@ -1,0 +1,80 @@
+// Bordered SLAM Jacobians on the GPU against the CPU backend: the step J^+ d, the materialised J^+, with
+// and without damping, one and several dense columns, float and double; unobservable parameters named.
+#include <gtest/gtest.h>
+
+#include "linv/errors.hpp"
+#include "linv/generate.hpp"
+#include "linv/slam.hpp"
+#include "support/dense_checks.hpp"
+#include "support/gpu.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+// J with `k` dense columns on the segments of a random bordered Jacobian.
+template <Real T>
+slam::BorderedJacobian<T> with_dense_columns(index rows, index cols, index k, std::uint64_t seed) {
+  const slam::BorderedJacobian<T> base = slam::random_bordered_jacobian<T>(rows, cols, seed);
+  return slam::BorderedJacobian<T>(random_uniform<T>(rows, k, seed + 1, T(-1), T(1)), base.starts(), base.lengths(),
+                                   base.values());
+}
+
+template <Real T>
+class SlamGpu : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(SlamGpu, Types);
+
+TYPED_TEST(SlamGpu, StepAndPseudoinverseAgreeWithCpu) {
+  using T = TypeParam;
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  for (index k : {1, 3}) {
+    for (double damping : {0.0, 0.1}) {
+      const auto seed = testing::case_seed(40 + static_cast<std::uint64_t>(k));
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE("k " + std::to_string(k) + " damping " + std::to_string(damping));
+      const slam::BorderedJacobian<T> J = with_dense_columns<T>(700, 60, k, seed);
+      const Matrix<T> d = random_uniform<T>(700, 2, seed + 2, T(-1), T(1));
+      const slam::DeviceBorderedJacobian<T> Jd(J, gpu);
+      const Matrix<T> d_gpu = d.to(gpu);
+      const Matrix<T> step = slam::pinv_apply(Jd, d_gpu.view(), damping).to(Device::cpu());
+      const Matrix<T> step_cpu = slam::pinv_apply(J, d.view(), damping);
+      // the arrowhead's condition is modest here (values of magnitude 0.5 to 2)
+      const double bound = 1e4 * testing::eps<T>();
+      EXPECT_LE((testing::relative_difference<T, T>(step.view(), step_cpu.view())), bound);
+      const Matrix<T> P = slam::pinv(Jd, damping).to(Device::cpu());
+      const Matrix<T> P_cpu = slam::pinv(J, damping);
+      EXPECT_EQ(P.rows(), J.cols());
+      EXPECT_EQ(P.cols(), J.rows());
+      EXPECT_LE((testing::relative_difference<T, T>(P.view(), P_cpu.view())), bound);
+    }
+  }
+}
+
+TEST(SlamGpuErrors, UnobservableParametersAndTooManyDenseColumns) {
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(200, 12, 5);
+  std::vector<double> values = J.values();
+  for (index r = J.starts()[4]; r < J.starts()[4] + J.lengths()[4]; ++r) values[static_cast<std::size_t>(r)] = 0;
+  const slam::BorderedJacobian<double> blind(Matrix<double>::copy_of(J.dense().view()), J.starts(), J.lengths(), values);
+  const slam::DeviceBorderedJacobian<double> Jd(blind, gpu);
+  const Matrix<double> d = random_uniform<double>(200, 1, 3).to(gpu);
+  for (int what = 0; what < 2; ++what) {
+    try {
+      if (what == 0)
+        (void)slam::pinv(Jd);
+      else
+        (void)slam::pinv_apply(Jd, d.view());
+      FAIL() << "an unobservable parameter should be refused";
+    } catch (const SingularMatrix& e) {
+      EXPECT_EQ(e.pivot(), 6);  // 1 dense column, then segment 5
+      EXPECT_TRUE(testing::contains(e.what(), "parameter 6"));
+    }
+  }
+  EXPECT_THROW((slam::DeviceBorderedJacobian<double>(with_dense_columns<double>(200, 12, 33, 1), gpu)), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace linv
