@@ -8,9 +8,9 @@
 // written by one kernel at the write bandwidth.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
-#include "cuda/blas.hpp"
 #include "cuda/context.hpp"
 #include "cuda/dense.hpp"
 
@@ -30,6 +30,32 @@ __device__ T block_sum(T v, T* shared) {
   if (threadIdx.x == 0)
     for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) total += shared[w];
   return total;  // valid in thread 0
+}
+
+// A = J_d^T J_d (lower triangle) and z = J_d^T d, by blocks of rows added atomically into zeroed A and z:
+// blockIdx.y picks the entry (a pair p >= q of dense columns, or p and d for z). cuBLAS's syrk and gemm
+// took milliseconds on these k x k results of n-long inner products.
+template <class T>
+__global__ void gram_kernel(BorderedView<T> J, const T* d, T* A, T* z) {
+  __shared__ T shared[32];
+  const std::int64_t pairs = J.k * (J.k + 1) / 2, e = blockIdx.y;
+  std::int64_t p = 0, q = 0;
+  const T* right = d;
+  if (e < pairs) {  // e -> (p, q), q <= p, column by column of the lower triangle
+    std::int64_t rest = e;
+    while (rest >= J.k - q) rest -= J.k - q++;
+    p = q + rest;
+    right = J.dense + q * J.ld;
+  } else {
+    p = e - pairs;
+  }
+  const T* left = J.dense + p * J.ld;
+  T sum = 0;
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < J.n;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    sum += left[r] * right[r];
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) atomicAdd(e < pairs ? &A[p + q * J.k] : &z[p], sum);
 }
 
 // One block per segment j: D_j = sum v^2, B(p, j) = sum J_d(r, p) v, y_j = sum v d (when d is given).
@@ -174,8 +200,8 @@ unsigned blocks(std::int64_t count, int threads) { return static_cast<unsigned>(
 // The factorization shared by steps and J^+: D, B, A = J_d^T J_d, and (via schur_kernel) L and x0.
 template <class T>
 struct Work {
-  T *D, *B, *A, *z, *y, *L;
-  int* flags;  // [0]: first unobservable segment (INT_MAX: none), [1]: failing dense parameter (0: none)
+  T *D, *B, *A, *z, *y, *L;  // A and z adjacent (zeroed together)
+  int* flags;  // [0]: first unobservable segment (0x7f7f7f7f: none), [1]: failing dense parameter (0: none)
 };
 
 template <class T>
@@ -193,7 +219,7 @@ SlamOutcome outcome_of(Context& ctx, const int* flags) {
   check(cudaMemcpyAsync(host, flags, sizeof(host), cudaMemcpyDeviceToHost, ctx.main().stream), "cudaMemcpy");
   ctx.synchronize();
   SlamOutcome o;
-  o.unobservable_segment = host[0] == 0x7fffffff ? -1 : host[0];
+  o.unobservable_segment = host[0] == 0x7f7f7f7f ? -1 : host[0];
   o.failing_dense = host[1];
   return o;
 }
@@ -203,10 +229,12 @@ SlamOutcome outcome_of(Context& ctx, const int* flags) {
 template <class T>
 void start_factor(Context& ctx, const BorderedView<T>& J, const T* d, double damping, const Work<T>& w, T* x) {
   const Lane& lane = ctx.main();
-  const int init[2] = {0x7fffffff, 0};
-  check(cudaMemcpyAsync(w.flags, init, sizeof(init), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
-  blas::syrk<T>(lane.blas, Uplo::Lower, Op::Transpose, J.k, J.n, T(1), J.dense, J.ld, T(0), w.A, J.k);
-  if (d) blas::gemm<T>(lane.blas, Op::Transpose, Op::None, J.k, 1, J.n, T(1), J.dense, J.ld, d, J.n, T(0), w.z, J.k);
+  check(cudaMemsetAsync(w.flags, 0x7f, sizeof(int), lane.stream), "cudaMemset");  // no unobservable segment
+  check(cudaMemsetAsync(w.A, 0, static_cast<std::size_t>(J.k * J.k + J.k) * sizeof(T), lane.stream), "cudaMemset");
+  const std::int64_t entries = J.k * (J.k + 1) / 2 + (d ? J.k : 0);
+  const unsigned row_blocks = static_cast<unsigned>(std::min<std::int64_t>((J.n + 1023) / 1024, 1024));
+  gram_kernel<T><<<dim3(row_blocks, static_cast<unsigned>(entries)), 256, 0, lane.stream>>>(J, d, w.A, w.z);
+  check_launch("gram");
   segment_kernel<T><<<static_cast<unsigned>(J.segments), kThreads, 0, lane.stream>>>(J, d, w.D, w.B, w.y, damping,
                                                                                        w.flags);
   check_launch("segment");
