@@ -5,7 +5,7 @@
 //   one block: S, its Cholesky factor (k <= kSlamMaxDense, in shared memory), x0 = S^-1 (r0 - B D^-1 y);
 //   x1 = D^-1 (y - B^T x0).
 // J^+ column r is N^-1 times row r of J; its segment part is -D^-1 B^T x0 plus v_r / D_s(r) in row s(r),
-// written by one kernel at the write bandwidth.
+// written by one kernel in memory order, at the write bandwidth.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -94,18 +94,23 @@ __global__ void schur_kernel(std::int64_t k, std::int64_t s, const T* A, const T
   __shared__ T S[kSlamMaxDense * kSlamMaxDense];
   __shared__ T rhs[kSlamMaxDense];
   __shared__ int failed;
-  for (std::int64_t e = threadIdx.x; e < k * k; e += blockDim.x) {
-    const std::int64_t p = e % k, q = e / k;
-    T v = A[(p > q ? p + q * k : q + p * k)] * (p == q ? static_cast<T>(1 + damping) : T(1));  // A's lower triangle
-    for (std::int64_t j = 0; j < s; ++j) v -= B[p + j * k] * B[q + j * k] / D[j];
-    S[e] = v;
-  }
-  if (y)
-    for (std::int64_t p = threadIdx.x; p < k; p += blockDim.x) {
-      T v = z[p];
-      for (std::int64_t j = 0; j < s; ++j) v -= B[p + j * k] * y[j] / D[j];
-      rhs[p] = v;
+  __shared__ T partial[32];
+  // the sums over segments by the whole block, one entry at a time (k <= 32: at most 1056 entries)
+  for (std::int64_t e = 0; e < k * k + (y ? k : 0); ++e) {
+    const bool schur = e < k * k;
+    const std::int64_t p = schur ? e % k : e - k * k, q = schur ? e / k : 0;
+    if (schur && q > p) continue;  // the lower triangle is enough
+    T sum = 0;
+    for (std::int64_t j = threadIdx.x; j < s; j += blockDim.x)
+      sum += B[p + j * k] * (schur ? B[q + j * k] : y[j]) / D[j];
+    sum = block_sum(sum, partial);
+    if (threadIdx.x == 0) {
+      if (schur)
+        S[e] = A[p + q * k] * (p == q ? static_cast<T>(1 + damping) : T(1)) - sum;  // A's lower triangle
+      else
+        rhs[p] = z[p] - sum;
     }
+  }
   if (threadIdx.x == 0) failed = 0;
   __syncthreads();
   // right-looking Cholesky on the lower triangle
@@ -157,34 +162,54 @@ __global__ void segment_solution_kernel(std::int64_t k, std::int64_t s, const T*
   x[k + j] = v / D[j];
 }
 
-// J^+, one block per column r (row r of J): x0 = S^-1 (a_r - B(:, s) v_r / D_s), then the column's
-// segment part -D^-1 B^T x0 + v_r / D_s in row s, written with consecutive threads on consecutive rows.
+// J^+ column r is N^-1 times row r of J: first x0_r = S^-1 (a_r - B(:, s) v_r / D_s) for every r (one
+// thread each, into X0, k x n) ...
 template <class T>
-__global__ void pinv_kernel(BorderedView<T> J, const T* L, const T* C /* -B/D, k x s */, const T* B, const T* D,
-                            T* P, std::int64_t ldp) {
-  __shared__ T x0[kSlamMaxDense];
-  const std::int64_t r = blockIdx.x, k = J.k, s = J.segment_of[r];
-  const T v = J.values[r];
-  if (threadIdx.x == 0) {
-    for (std::int64_t p = 0; p < k; ++p) x0[p] = J.dense[r + p * J.ld] - B[p + s * k] * v / D[s];
-    for (std::int64_t p = 0; p < k; ++p) {  // L L^T x0 = x0
-      T t = x0[p];
-      for (std::int64_t q = 0; q < p; ++q) t -= L[p + q * k] * x0[q];
-      x0[p] = t / L[p + p * k];
-    }
-    for (std::int64_t p = k - 1; p >= 0; --p) {
-      T t = x0[p];
-      for (std::int64_t q = p + 1; q < k; ++q) t -= L[q + p * k] * x0[q];
-      x0[p] = t / L[p + p * k];
-    }
+__global__ void pinv_dense_part_kernel(BorderedView<T> J, const T* L, const T* B, const T* D, T* X0) {
+  const std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (r >= J.n) return;
+  const std::int64_t k = J.k, s = J.segment_of[r];
+  const T v = J.values[r], scale = v / D[s];
+  T x[kSlamMaxDense];
+  for (std::int64_t p = 0; p < k; ++p) x[p] = J.dense[r + p * J.ld] - B[p + s * k] * scale;
+  for (std::int64_t p = 0; p < k; ++p) {  // L L^T x = x
+    T t = x[p];
+    for (std::int64_t q = 0; q < p; ++q) t -= L[p + q * k] * x[q];
+    x[p] = t / L[p + p * k];
   }
-  __syncthreads();
-  T* column = P + r * ldp;
-  for (std::int64_t p = threadIdx.x; p < k; p += blockDim.x) column[p] = x0[p];
-  for (std::int64_t j = threadIdx.x; j < J.segments; j += blockDim.x) {
-    T t = j == s ? v / D[j] : T(0);
-    for (std::int64_t p = 0; p < k; ++p) t += C[p + j * k] * x0[p];
-    column[k + j] = t;
+  for (std::int64_t p = k - 1; p >= 0; --p) {
+    T t = x[p];
+    for (std::int64_t q = p + 1; q < k; ++q) t -= L[q + p * k] * x[q];
+    x[p] = t / L[p + p * k];
+  }
+  for (std::int64_t p = 0; p < k; ++p) X0[p + r * k] = x[p];
+}
+
+// ... then P itself, entry by entry in memory order (consecutive threads, consecutive addresses): rows
+// below k are -D^-1 B^T x0 (C = -B D^-1) plus v_r / D_s in row k + s.
+template <class T>
+__global__ void pinv_fill_kernel(BorderedView<T> J, const T* X0, const T* C, const T* D, T* P, std::int64_t ldp) {
+  const std::int64_t m = J.k + J.segments, k = J.k;
+  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t stride_r = stride / m, stride_i = stride % m;  // (r, i) advance without dividing
+  for (std::int64_t r = first / m, i = first % m; r < J.n;) {
+    const T* x0 = X0 + r * k;
+    T t;
+    if (i < k) {
+      t = x0[i];
+    } else {
+      const std::int64_t j = i - k;
+      t = j == J.segment_of[r] ? J.values[r] / D[j] : T(0);
+      for (std::int64_t p = 0; p < k; ++p) t += C[p + j * k] * x0[p];
+    }
+    P[i + r * ldp] = t;
+    i += stride_i;
+    r += stride_r;
+    if (i >= m) {
+      i -= m;
+      ++r;
+    }
   }
 }
 
@@ -274,8 +299,14 @@ SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P)
   T* C = ctx.scratch_as<T>(Slot::d, static_cast<std::size_t>(J.k * J.segments + 1));
   scaled_border_kernel<T><<<blocks(J.k * J.segments, 256), 256, 0, lane.stream>>>(J.k, J.segments, w.B, w.D, C);
   check_launch("scaled border");
-  pinv_kernel<T><<<static_cast<unsigned>(J.n), 256, 0, lane.stream>>>(J, w.L, C, w.B, w.D, P.data(), ld_of(P.ld()));
-  check_launch("pinv");
+  T* X0 = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(J.k * J.n + 1));
+  pinv_dense_part_kernel<T><<<blocks(J.n, 256), 256, 0, lane.stream>>>(J, w.L, w.B, w.D, X0);
+  check_launch("pinv dense part");
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), "cudaDeviceGetAttribute");
+  pinv_fill_kernel<T><<<static_cast<unsigned>(sms * 8), 256, 0, lane.stream>>>(J, X0, C, w.D, P.data(),
+                                                                               ld_of(P.ld()));
+  check_launch("pinv fill");
   ctx.synchronize();
   return o;
 }
