@@ -185,30 +185,35 @@ __global__ void pinv_dense_part_kernel(BorderedView<T> J, const T* L, const T* B
   for (std::int64_t p = 0; p < k; ++p) X0[p + r * k] = x[p];
 }
 
-// ... then P itself, entry by entry in memory order (consecutive threads, consecutive addresses): rows
-// below k are -D^-1 B^T x0 (C = -B D^-1) plus v_r / D_s in row k + s.
+// ... then P itself, column by column (blocks striding over columns, threads over rows, so writes are
+// consecutive): rows below k are -D^-1 B^T x0 (C = -B D^-1) plus v_r / D_s in row k + s. C is staged in
+// shared memory when it fits (`staged`), so every global access but the write is once per column.
 template <class T>
-__global__ void pinv_fill_kernel(BorderedView<T> J, const T* X0, const T* C, const T* D, T* P, std::int64_t ldp) {
-  const std::int64_t m = J.k + J.segments, k = J.k;
-  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t stride_r = stride / m, stride_i = stride % m;  // (r, i) advance without dividing
-  for (std::int64_t r = first / m, i = first % m; r < J.n;) {
+__global__ void pinv_fill_kernel(BorderedView<T> J, const T* X0, const T* C, const T* D, T* P, std::int64_t ldp,
+                                 bool staged) {
+  extern __shared__ unsigned char shared_bytes[];
+  T* c_shared = reinterpret_cast<T*>(shared_bytes);
+  const std::int64_t k = J.k, m = k + J.segments;
+  if (staged) {
+    for (std::int64_t e = threadIdx.x; e < k * J.segments; e += blockDim.x) c_shared[e] = C[e];
+    __syncthreads();
+  }
+  const T* c = staged ? c_shared : C;
+  for (std::int64_t r = blockIdx.x; r < J.n; r += gridDim.x) {
     const T* x0 = X0 + r * k;
-    T t;
-    if (i < k) {
-      t = x0[i];
-    } else {
-      const std::int64_t j = i - k;
-      t = j == J.segment_of[r] ? J.values[r] / D[j] : T(0);
-      for (std::int64_t p = 0; p < k; ++p) t += C[p + j * k] * x0[p];
-    }
-    P[i + r * ldp] = t;
-    i += stride_i;
-    r += stride_r;
-    if (i >= m) {
-      i -= m;
-      ++r;
+    const std::int64_t s = J.segment_of[r];
+    const T own = J.values[r] / D[s];
+    T* column = P + r * ldp;
+    for (std::int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      T t;
+      if (i < k) {
+        t = x0[i];
+      } else {
+        const std::int64_t j = i - k;
+        t = j == s ? own : T(0);
+        for (std::int64_t p = 0; p < k; ++p) t += c[p + j * k] * x0[p];
+      }
+      column[i] = t;
     }
   }
 }
@@ -304,8 +309,10 @@ SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P)
   check_launch("pinv dense part");
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), "cudaDeviceGetAttribute");
-  pinv_fill_kernel<T><<<static_cast<unsigned>(sms * 8), 256, 0, lane.stream>>>(J, X0, C, w.D, P.data(),
-                                                                               ld_of(P.ld()));
+  const std::size_t c_bytes = static_cast<std::size_t>(J.k * J.segments) * sizeof(T);
+  const bool staged = c_bytes <= 32 * 1024;  // leaves room for several blocks per multiprocessor
+  pinv_fill_kernel<T><<<static_cast<unsigned>(sms * 8), 256, staged ? c_bytes : 0, lane.stream>>>(
+      J, X0, C, w.D, P.data(), ld_of(P.ld()), staged);
   check_launch("pinv fill");
   ctx.synchronize();
   return o;
