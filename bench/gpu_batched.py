@@ -23,7 +23,6 @@ import datetime
 import importlib.util
 import os
 import shlex
-import shutil
 import statistics
 import sys
 import tempfile
@@ -154,12 +153,7 @@ def main():
     }
     if linv_failure:
         result["linv_failure"] = linv_failure
-    path = os.path.join(args.out_dir, inverse_bench.device_dir(device), "batched.json")
-    inverse_bench.write_json(result, path)
-    print(f"wrote {path}")
-    if os.environ.get("OUT"):
-        os.makedirs(os.environ["OUT"], exist_ok=True)
-        shutil.copy(path, os.path.join(os.environ["OUT"], "batched.json"))
+    inverse_bench.save_result(result, args.out_dir, device, "batched.json")
 
     fmt = inverse_bench.fmt
     head = (f"{'case':20s} {'n':>3s} {'batch':>8s} {'linv s':>10s} {'torch s':>10s} {'ratio':>8s} {'floor':>6s} "

@@ -19,13 +19,10 @@ table and the targets (64x64 dense >= 3x, 128x128 dense >= 1.5x, 2048x2048 matri
     python3 bench/gpu_deblur.py --linv build/bin/linv [--dense-sizes 64,128] [--matrix-free-sizes 2048]
 """
 import argparse
-import datetime
 import importlib.util
 import math
 import os
 import shlex
-import shutil
-import statistics
 import sys
 import tempfile
 
@@ -64,19 +61,10 @@ def torch_dense(n, repeats):
         C = H.T @ H + LAMBDA * torch.eye(n * n, dtype=torch.float64, device=dev)
         return torch.linalg.inv(C) @ (H.T @ g)
 
-    run()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop) / 1e3)
+    seconds, times = inverse_bench.torch_time(run, repeats)
     torch.cuda.empty_cache()
     return {"peer": "torch: H by index_put_, H.T @ H + lambda I, linalg.inv, apply (float64)",
-            "seconds": statistics.median(times), "seconds_all": times}
+            "seconds": seconds, "seconds_all": times}
 
 
 def main():
@@ -123,28 +111,18 @@ def main():
     r = find(2048, "deblur matrix-free")
     targets.append({"target": "2048x2048 matrix-free in under 1 s", "measured_seconds": r["linv_s"] if r else None,
                     "status": "not measured" if not r else ("met" if r["linv_s"] < 1 else "missed")})
-    device = (peers.device_name(["torch"]) if status["torch"]["available"] else None) or \
-        (linv_data or {}).get("device") or "unknown GPU"
-    result = {"benchmark": "deblur", "device": device, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": inverse_bench.git_sha() or "unknown",
-                           "cuda": peers.cuda_version(["torch"]) if status["torch"]["available"] else None,
-                           "torch": status["torch"].get("version"), "python": sys.version.split()[0]},
-              "command": command,
-              "method": {"timing": f"linv: host clock around the synchronous end-to-end call after a warm-up, "
-                                   f"median of {args.repeats}; torch: CUDA events after a warm-up, median of "
-                                   f"{args.repeats}",
-                         "data": "linv: the Shepp-Logan phantom blurred by fspecial('gaussian', 5, 1) with "
-                                 "Gaussian noise (var 0.001); torch: a random image (the time does not depend on it)",
-                         "lambda": LAMBDA, "linv_command": shlex.join(cmd)},
-              "peers": status, "targets": targets, "rows": rows}
+    result = inverse_bench.torch_result_header("deblur", status, linv_data, command)
+    device = result["device"]
+    result.update({"method": {"timing": f"linv: host clock around the synchronous end-to-end call after a warm-up, "
+                                        f"median of {args.repeats}; torch: CUDA events after a warm-up, median of "
+                                        f"{args.repeats}",
+                              "data": "linv: the Shepp-Logan phantom blurred by fspecial('gaussian', 5, 1) with "
+                                      "Gaussian noise (var 0.001); torch: a random image (the time does not depend on it)",
+                              "lambda": LAMBDA, "linv_command": shlex.join(cmd)},
+                   "peers": status, "targets": targets, "rows": rows})
     if linv_failure:
         result["linv_failure"] = linv_failure
-    path = os.path.join(args.out_dir, inverse_bench.device_dir(device), "deblur.json")
-    inverse_bench.write_json(result, path)
-    print(f"wrote {path}")
-    if os.environ.get("OUT"):
-        os.makedirs(os.environ["OUT"], exist_ok=True)
-        shutil.copy(path, os.path.join(os.environ["OUT"], "deblur.json"))
+    inverse_bench.save_result(result, args.out_dir, device, "deblur.json")
     fmt = inverse_bench.fmt
     print()
     for r in rows:

@@ -292,6 +292,43 @@ def write_json(result, path):
     os.replace(tmp, path)
 
 
+def torch_result_header(benchmark, status, linv_data, command):
+    """The fields every torch-peer benchmark's JSON starts with: what ran, on what, with which versions."""
+    torch_ok = status["torch"]["available"]
+    device = (peers.device_name(["torch"]) if torch_ok else None) or (linv_data or {}).get("device") or "unknown GPU"
+    return {"benchmark": benchmark, "device": device, "date": datetime.date.today().isoformat(),
+            "versions": {"linv": git_sha() or "unknown", "cuda": peers.cuda_version(["torch"]) if torch_ok else None,
+                         "torch": status["torch"].get("version"), "python": sys.version.split()[0]},
+            "command": command}
+
+
+def torch_time(fn, repeats):
+    """(median, all) seconds of fn() by CUDA events, after one warm-up call."""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3)
+    return statistics.median(times), times
+
+
+def save_result(result, out_dir, device, name):
+    """Writes result to out_dir/<device dir>/name (atomically) and, when OUT is set, copies it there."""
+    path = os.path.join(out_dir, device_dir(device), name)
+    write_json(result, path)
+    print(f"wrote {path}")
+    if os.environ.get("OUT"):
+        os.makedirs(os.environ["OUT"], exist_ok=True)
+        shutil.copy(path, os.path.join(os.environ["OUT"], name))
+    return path
+
+
 # --------------------------------------------------------------------------------------------- main
 
 

@@ -21,13 +21,10 @@ table and the target (n = 16384 mixed >= 3x torch's float64 solve, error no wors
     python3 bench/gpu_mixed.py --linv build/bin/linv [--sizes 4096,16384] [--repeats 5]
 """
 import argparse
-import datetime
 import importlib.util
 import json
 import os
 import shlex
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,20 +41,12 @@ def torch_solve(n, repeats):
     g = torch.Generator(device="cuda").manual_seed(n)
     a = torch.rand((n, n), generator=g, device="cuda", dtype=torch.float64) * 2 - 1
     b = torch.rand((n, 1), generator=g, device="cuda", dtype=torch.float64) * 2 - 1
+    seconds, times = inverse_bench.torch_time(lambda: torch.linalg.solve(a, b), repeats)
     x = torch.linalg.solve(a, b)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        x = torch.linalg.solve(a, b)
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop) / 1e3)
     r = ((b - a @ x).abs().sum() / (n * peers.EPS["f64"] * a.abs().sum(0).max() * x.abs().sum())).item()
     del a, b, x
     torch.cuda.empty_cache()
-    return {"peer": "torch.linalg.solve (float64)", "seconds": statistics.median(times), "seconds_all": times,
+    return {"peer": "torch.linalg.solve (float64)", "seconds": seconds, "seconds_all": times,
             "scaled_residual": r}
 
 
@@ -138,30 +127,20 @@ def main():
                         "peer_error": target["peer_error"],
                         "status": "not measured" if target["ratio"] is None else
                         ("met" if target["ratio"] >= 3 and target["linv_error"] <= target["peer_error"] else "missed")})
-    device = (peers.device_name(["torch"]) if status["torch"]["available"] else None) or \
-        (linv_data or {}).get("device") or "unknown GPU"
-    result = {"benchmark": "mixed", "device": device, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": inverse_bench.git_sha() or "unknown",
-                           "cuda": peers.cuda_version(["torch"]) if status["torch"]["available"] else None,
-                           "torch": status["torch"].get("version"), "python": sys.version.split()[0]},
-              "command": command,
-              "method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                   f"{args.repeats}; torch and cuSOLVER: CUDA events after a warm-up, median of "
-                                   f"{args.repeats}",
-                         "matrices": "A uniform [-1, 1] (float64), b uniform [-1, 1], one right-hand side",
-                         "error": "||b - A x||_1 / (n eps64 ||A||_1 ||x||_1)",
-                         "cusolver_peer": "bench/peers/cusolver_irs.cu: cusolverDnIRSXgesv, float64 in and out, "
-                                          "fallback disabled (a negative iteration count means it failed)",
-                         "linv_command": shlex.join(cmd)},
-              "peers": status, "targets": targets, "rows": rows, "cusolver_irs_rows": irs_all}
+    result = inverse_bench.torch_result_header("mixed", status, linv_data, command)
+    device = result["device"]
+    result.update({"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                        f"{args.repeats}; torch and cuSOLVER: CUDA events after a warm-up, median of "
+                                        f"{args.repeats}",
+                              "matrices": "A uniform [-1, 1] (float64), b uniform [-1, 1], one right-hand side",
+                              "error": "||b - A x||_1 / (n eps64 ||A||_1 ||x||_1)",
+                              "cusolver_peer": "bench/peers/cusolver_irs.cu: cusolverDnIRSXgesv, float64 in and out, "
+                                               "fallback disabled (a negative iteration count means it failed)",
+                              "linv_command": shlex.join(cmd)},
+                   "peers": status, "targets": targets, "rows": rows, "cusolver_irs_rows": irs_all})
     if linv_failure:
         result["linv_failure"] = linv_failure
-    path = os.path.join(args.out_dir, inverse_bench.device_dir(device), "mixed.json")
-    inverse_bench.write_json(result, path)
-    print(f"wrote {path}")
-    if os.environ.get("OUT"):
-        os.makedirs(os.environ["OUT"], exist_ok=True)
-        shutil.copy(path, os.path.join(os.environ["OUT"], "mixed.json"))
+    inverse_bench.save_result(result, args.out_dir, device, "mixed.json")
     fmt = inverse_bench.fmt
     print()
     for r in irs_all:

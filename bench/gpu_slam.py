@@ -19,13 +19,10 @@ and the targets at n = 120000, m = 1000 (J^+ >= 80 % of the copy floor, J^+ d <=
     python3 bench/gpu_slam.py --linv build/bin/linv [--cases 20000:100,60000:500,120000:1000] [--repeats 5]
 """
 import argparse
-import datetime
 import importlib.util
 import os
 import random
 import shlex
-import shutil
-import statistics
 import sys
 import tempfile
 
@@ -49,21 +46,8 @@ def torch_pinv(n, m, repeats):
     J[rows, 1 + seg] = torch.rand(n, dtype=torch.float64, device=dev) * 1.5 + 0.5
     d = torch.rand((n, 1), dtype=torch.float64, device=dev) * 2 - 1
 
-    def timed(fn):
-        fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(repeats):
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            stop.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(stop) / 1e3)
-        return statistics.median(times), times
-
-    pinv_s, pinv_all = timed(lambda: torch.linalg.inv(J.T @ J) @ J.T)
-    step_s, step_all = timed(lambda: torch.linalg.solve(J.T @ J, J.T @ d))
+    pinv_s, pinv_all = inverse_bench.torch_time(lambda: torch.linalg.inv(J.T @ J) @ J.T, repeats)
+    step_s, step_all = inverse_bench.torch_time(lambda: torch.linalg.solve(J.T @ J, J.T @ d), repeats)
     del J, d
     torch.cuda.empty_cache()
     return {"peer": "torch: linalg.inv(J.T @ J) @ J.T; step linalg.solve(J.T @ J, J.T @ d) (dense float64)",
@@ -120,27 +104,18 @@ def main():
          "measured": pinv["ratio"] if pinv else None,
          "status": "not measured" if not pinv or pinv["ratio"] is None else
          ("met" if pinv["ratio"] >= 50 else "missed")}]
-    device = (peers.device_name(["torch"]) if status["torch"]["available"] else None) or \
-        (linv_data or {}).get("device") or "unknown GPU"
-    result = {"benchmark": "slam", "device": device, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": inverse_bench.git_sha() or "unknown",
-                           "cuda": peers.cuda_version(["torch"]) if status["torch"]["available"] else None,
-                           "torch": status["torch"].get("version"), "python": sys.version.split()[0]},
-              "command": command, "ceilings": ceilings,
-              "method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                   f"{args.repeats} (J's arrays already on the GPU); torch: CUDA events after a "
-                                   f"warm-up, median of {args.repeats}",
-                         "floor": "J^+'s m n 8 bytes written at the measured copy bandwidth",
-                         "linv_command": shlex.join(cmd)},
-              "peers": status, "targets": targets, "rows": rows}
+    result = inverse_bench.torch_result_header("slam", status, linv_data, command)
+    device = result["device"]
+    result.update({"ceilings": ceilings,
+                   "method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                        f"{args.repeats} (J's arrays already on the GPU); torch: CUDA events after a "
+                                        f"warm-up, median of {args.repeats}",
+                              "floor": "J^+'s m n 8 bytes written at the measured copy bandwidth",
+                              "linv_command": shlex.join(cmd)},
+                   "peers": status, "targets": targets, "rows": rows})
     if linv_failure:
         result["linv_failure"] = linv_failure
-    path = os.path.join(args.out_dir, inverse_bench.device_dir(device), "slam.json")
-    inverse_bench.write_json(result, path)
-    print(f"wrote {path}")
-    if os.environ.get("OUT"):
-        os.makedirs(os.environ["OUT"], exist_ok=True)
-        shutil.copy(path, os.path.join(os.environ["OUT"], "slam.json"))
+    inverse_bench.save_result(result, args.out_dir, device, "slam.json")
     fmt = inverse_bench.fmt
     print()
     for r in rows:

@@ -19,12 +19,9 @@ and the targets (m = 8192: a float64-accurate result >= 2x PyTorch; packed withi
     python3 bench/gpu_wls.py --linv build/bin/linv [--sizes 2048,8192] [--repeats 5]
 """
 import argparse
-import datetime
 import importlib.util
 import os
 import shlex
-import shutil
-import statistics
 import sys
 import tempfile
 
@@ -49,22 +46,14 @@ def torch_wls(m, repeats):
         chol = torch.linalg.cholesky(c)
         return torch.cholesky_solve(ad @ b, chol)
 
+    seconds, times = inverse_bench.torch_time(run, repeats)
     x = run()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        x = run()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop) / 1e3)
     r = a @ (d[:, None] * (b - a.T @ x))
     residual = (r.norm() / ((a * a * d).sum() * x.norm())).item()
     del a, d, b, x, r
     torch.cuda.empty_cache()
     return {"peer": "torch: (A*d) @ A.T, linalg.cholesky, cholesky_solve (float64)",
-            "seconds": statistics.median(times), "seconds_all": times, "normal_residual": residual}
+            "seconds": seconds, "seconds_all": times, "normal_residual": residual}
 
 
 def main():
@@ -115,28 +104,18 @@ def main():
             slower = packed["linv_s"] / full["linv_s"] - 1
             targets.append({"target": f"m=8192 {precision}: packed within 5% of full on the GPU",
                             "measured_slowdown": slower, "status": "met" if slower <= 0.05 else "missed"})
-    device = (peers.device_name(["torch"]) if status["torch"]["available"] else None) or \
-        (linv_data or {}).get("device") or "unknown GPU"
-    result = {"benchmark": "wls", "device": device, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": inverse_bench.git_sha() or "unknown",
-                           "cuda": peers.cuda_version(["torch"]) if status["torch"]["available"] else None,
-                           "torch": status["torch"].get("version"), "python": sys.version.split()[0]},
-              "command": command,
-              "method": {"timing": f"linv: host clock around the synchronous one-shot call after a warm-up, median "
-                                   f"of {args.repeats}; torch: CUDA events after a warm-up, median of {args.repeats}",
-                         "data": "A (m x 2m), d, b uniform in [0, 1], float64",
-                         "error": "||A D^2 (b - A^T x)||_2 / (||A D||_F^2 ||x||_2)",
-                         "accurate": "within 10x torch's float64 residual",
-                         "linv_command": shlex.join(cmd)},
-              "peers": status, "targets": targets, "rows": rows}
+    result = inverse_bench.torch_result_header("wls", status, linv_data, command)
+    device = result["device"]
+    result.update({"method": {"timing": f"linv: host clock around the synchronous one-shot call after a warm-up, median "
+                                        f"of {args.repeats}; torch: CUDA events after a warm-up, median of {args.repeats}",
+                              "data": "A (m x 2m), d, b uniform in [0, 1], float64",
+                              "error": "||A D^2 (b - A^T x)||_2 / (||A D||_F^2 ||x||_2)",
+                              "accurate": "within 10x torch's float64 residual",
+                              "linv_command": shlex.join(cmd)},
+                   "peers": status, "targets": targets, "rows": rows})
     if linv_failure:
         result["linv_failure"] = linv_failure
-    path = os.path.join(args.out_dir, inverse_bench.device_dir(device), "wls.json")
-    inverse_bench.write_json(result, path)
-    print(f"wrote {path}")
-    if os.environ.get("OUT"):
-        os.makedirs(os.environ["OUT"], exist_ok=True)
-        shutil.copy(path, os.path.join(os.environ["OUT"], "wls.json"))
+    inverse_bench.save_result(result, args.out_dir, device, "wls.json")
     fmt = inverse_bench.fmt
     print()
     for r in rows:

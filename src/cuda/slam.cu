@@ -58,6 +58,21 @@ __global__ void gram_kernel(BorderedView<T> J, const T* d, T* A, T* z) {
   if (threadIdx.x == 0) atomicAdd(e < pairs ? &A[p + q * J.k] : &z[p], sum);
 }
 
+// x := (L L^T)^-1 x for the k x k lower factor L (column-major), in one thread.
+template <class T>
+__device__ void cholesky_solve_small(const T* L, std::int64_t k, T* x) {
+  for (std::int64_t p = 0; p < k; ++p) {
+    T t = x[p];
+    for (std::int64_t q = 0; q < p; ++q) t -= L[p + q * k] * x[q];
+    x[p] = t / L[p + p * k];
+  }
+  for (std::int64_t p = k - 1; p >= 0; --p) {
+    T t = x[p];
+    for (std::int64_t q = p + 1; q < k; ++q) t -= L[q + p * k] * x[q];
+    x[p] = t / L[p + p * k];
+  }
+}
+
 // One block per segment j: D_j = sum v^2, B(p, j) = sum J_d(r, p) v, y_j = sum v d (when d is given).
 template <class T>
 __global__ void segment_kernel(BorderedView<T> J, const T* d, T* D, T* B, T* y, double damping, int* unobservable) {
@@ -137,16 +152,7 @@ __global__ void schur_kernel(std::int64_t k, std::int64_t s, const T* A, const T
   if (threadIdx.x == 0) {
     *info = failed;
     if (y) {  // L L^T x0 = rhs
-      for (std::int64_t p = 0; p < k; ++p) {
-        T v = rhs[p];
-        for (std::int64_t q = 0; q < p; ++q) v -= S[p + q * k] * rhs[q];
-        rhs[p] = v / S[p + p * k];
-      }
-      for (std::int64_t p = k - 1; p >= 0; --p) {
-        T v = rhs[p];
-        for (std::int64_t q = p + 1; q < k; ++q) v -= S[q + p * k] * rhs[q];
-        rhs[p] = v / S[p + p * k];
-      }
+      cholesky_solve_small(S, k, rhs);
       for (std::int64_t p = 0; p < k; ++p) x[p] = rhs[p];
     }
   }
@@ -172,16 +178,7 @@ __global__ void pinv_dense_part_kernel(BorderedView<T> J, const T* L, const T* B
   const T v = J.values[r], scale = v / D[s];
   T x[kSlamMaxDense];
   for (std::int64_t p = 0; p < k; ++p) x[p] = J.dense[r + p * J.ld] - B[p + s * k] * scale;
-  for (std::int64_t p = 0; p < k; ++p) {  // L L^T x = x
-    T t = x[p];
-    for (std::int64_t q = 0; q < p; ++q) t -= L[p + q * k] * x[q];
-    x[p] = t / L[p + p * k];
-  }
-  for (std::int64_t p = k - 1; p >= 0; --p) {
-    T t = x[p];
-    for (std::int64_t q = p + 1; q < k; ++q) t -= L[q + p * k] * x[q];
-    x[p] = t / L[p + p * k];
-  }
+  cholesky_solve_small(L, k, x);
   for (std::int64_t p = 0; p < k; ++p) X0[p + r * k] = x[p];
 }
 
