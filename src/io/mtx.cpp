@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -335,11 +336,27 @@ AnyMatrix read_mtx(const std::string& path) {
 
 template <Real T>
 void write_mtx(const std::string& path, ConstMatrixView<T> A) {
+  // Matrix Market's two encodings: array (every entry) and coordinate (the entries that are not +0,
+  // "i j value"). The smaller one is written: coordinate when at most a third of the entries are
+  // stored, as for a SLAM Jacobian. -0 counts as stored, so every value reads back bit for bit.
+  auto stored = [](T v) { return !(v == T(0) && !std::signbit(v)); };
+  index count = 0;
+  for (index j = 0; j < A.cols(); ++j)
+    for (index i = 0; i < A.rows(); ++i) count += stored(A(i, j)) ? 1 : 0;
+  const bool coordinate = 3 * count < A.rows() * A.cols();
   AtomicFile out(path);
   fmt::memory_buffer text;
-  fmt::format_to(std::back_inserter(text), "%%MatrixMarket matrix array real general\n{} {}\n", A.rows(), A.cols());
+  if (coordinate)
+    fmt::format_to(std::back_inserter(text), "%%MatrixMarket matrix coordinate real general\n{} {} {}\n", A.rows(),
+                   A.cols(), count);
+  else
+    fmt::format_to(std::back_inserter(text), "%%MatrixMarket matrix array real general\n{} {}\n", A.rows(), A.cols());
   for (index j = 0; j < A.cols(); ++j)
     for (index i = 0; i < A.rows(); ++i) {
+      if (coordinate) {
+        if (!stored(A(i, j))) continue;
+        fmt::format_to(std::back_inserter(text), "{} {} ", i + 1, j + 1);
+      }
       fmt::format_to(std::back_inserter(text), value_format<T>(), A(i, j));
       if (text.size() > (1 << 20)) {
         out.write(text.data(), text.size());

@@ -77,6 +77,19 @@ TYPED_TEST(MtxTyped, RoundTripsExtremeValues) {
   expect_same(linv::io::convert<T>(linv::io::read_matrix(path), true), A);
 }
 
+TEST(Mtx, WritesMostlyZeroMatricesAsCoordinates) {
+  linv::testing::TempDir dir;
+  const std::string path = dir.file("s.mtx");
+  Matrix<double> A(4, 3);
+  A(0, 0) = 1.5;
+  A(3, 1) = -2;
+  A(2, 2) = -0.0;  // stored: it reads back with its sign
+  linv::io::write_matrix<double>(path, A.view());
+  EXPECT_EQ(read_bytes(path), "%%MatrixMarket matrix coordinate real general\n4 3 3\n1 1 1.5\n4 2 -2\n3 3 -0\n");
+  const Matrix<double> back = linv::io::convert<double>(linv::io::read_matrix(path), true);
+  expect_same(back, A);
+}
+
 TEST(Mtx, WritesArrayRealGeneral) {
   linv::testing::TempDir dir;
   const std::string path = dir.file("w.mtx");
