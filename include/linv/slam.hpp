@@ -65,6 +65,11 @@ Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping = 0);
 template <Real T>
 Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
 
+// (J^T J + damping diag)^-1 materialised (m x m) in O(m^2 k) from the Schur complement:
+// [S^-1, -S^-1 E^T; -E S^-1, D^-1 + E S^-1 E^T] with E = D^-1 B^T. Same errors as pinv_apply.
+template <Real T>
+Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping = 0);
+
 // J^+ = (J^T J + damping diag)^-1 J^T, materialised (m x n).
 template <Real T>
 Matrix<T> pinv(const BorderedJacobian<T>& J, double damping = 0);

@@ -160,6 +160,38 @@ Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double 
 }
 
 template <Real T>
+Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping) {
+  const Factored<T> f = factor(J, damping);
+  const index kd = J.dense_cols(), s = J.segments(), m = J.cols();
+  Matrix<T> Sinv = Matrix<T>::copy_of(f.schur.view());  // S^-1 from its Cholesky factor
+  if (kd > 0) k::potri<T>(Uplo::Lower, Sinv.view());
+  for (index c = 0; c < kd; ++c)
+    for (index r = 0; r < c; ++r) Sinv(r, c) = Sinv(c, r);
+  // W = E S^-1 (s x kd), E = D^-1 B^T
+  Matrix<T> W(s, kd);
+  for (index j = 0; j < s; ++j)
+    for (index c = 0; c < kd; ++c) {
+      T t = 0;
+      for (index p = 0; p < kd; ++p) t += f.n.border(p, j) * Sinv(p, c);
+      W(j, c) = t / f.n.diagonal[static_cast<std::size_t>(j)];
+    }
+  Matrix<T> X(m, m);
+  for (index c = 0; c < kd; ++c)
+    for (index r = 0; r < kd; ++r) X(r, c) = Sinv(r, c);
+  for (index c = 0; c < kd; ++c)
+    for (index j = 0; j < s; ++j) X(kd + j, c) = X(c, kd + j) = -W(j, c);
+  for (index i = 0; i < s; ++i) {  // D^-1 + W E^T, column by column
+    for (index j = 0; j < s; ++j) {
+      T t = 0;
+      for (index c = 0; c < kd; ++c) t += W(j, c) * f.n.border(c, i);
+      X(kd + j, kd + i) = t / f.n.diagonal[static_cast<std::size_t>(i)];
+    }
+    X(kd + i, kd + i) += T(1) / f.n.diagonal[static_cast<std::size_t>(i)];
+  }
+  return X;
+}
+
+template <Real T>
 Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
   const Factored<T> f = factor(J, damping);
   const index n = J.rows(), kd = J.dense_cols(), m = J.cols();
@@ -366,6 +398,8 @@ template Matrix<float> pinv_apply<float>(const BorderedJacobian<float>&, ConstMa
 template Matrix<double> pinv_apply<double>(const BorderedJacobian<double>&, ConstMatrixView<double>, double);
 template Matrix<float> pinv<float>(const BorderedJacobian<float>&, double);
 template Matrix<double> pinv<double>(const BorderedJacobian<double>&, double);
+template Matrix<float> normal_inverse<float>(const BorderedJacobian<float>&, double);
+template Matrix<double> normal_inverse<double>(const BorderedJacobian<double>&, double);
 template class DeviceBorderedJacobian<float>;
 template class DeviceBorderedJacobian<double>;
 template Matrix<float> pinv_apply<float>(const DeviceBorderedJacobian<float>&, ConstMatrixView<float>, double);

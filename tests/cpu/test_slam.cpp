@@ -71,6 +71,10 @@ TEST(Slam, LevenbergMarquardtDampingMatchesDenseNormalEquations) {
   Matrix<double> rhs(J.cols(), 1);
   gemm<double>(Op::Transpose, Op::None, 1.0, dense.view(), d.view(), 0.0, rhs.view());
   const Matrix<double> reference = LU<double>(N.view()).solve(rhs.view());
+  // the dense inverse from the Schur complement, against LU's
+  const Matrix<double> inverse = slam::normal_inverse(J, lambda);
+  EXPECT_LE((testing::relative_difference<double, double>(inverse.view(), LU<double>(N.view()).inverse().view())),
+            1e-12);
   const Matrix<double> step = slam::pinv_apply(J, d.view(), lambda);
   EXPECT_LE((testing::relative_difference<double, double>(step.view(), reference.view())), 1e-12);
 }
