@@ -123,6 +123,8 @@ struct CglsOutcome {
   bool converged = false;
 };
 
+// d on a GPU: the same iteration there with cuSPARSE products (J's arrays uploaded per call; vectors
+// in T), the result on that GPU.
 template <Real T>
 Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
                      CglsOutcome& outcome);

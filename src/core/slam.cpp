@@ -302,6 +302,13 @@ Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double to
                      CglsOutcome& outcome) {
   if (d.rows() != J.rows) throw ShapeMismatch("cgls: J and d", J.rows, J.cols, d.rows(), d.cols());
   const index n = J.rows, m = J.cols;
+  if (d.device().is_cuda()) {  // the same iteration with cuSPARSE products
+    Matrix<T> X = Matrix<T>::uninitialized(m, d.cols(), d.device());
+    const cuda::CglsResult r =
+        cuda::cgls<T>({n, m, J.row_start.data(), J.column.data(), J.value.data()}, d, tolerance, max_iterations, X.view());
+    outcome = CglsOutcome{r.iterations, r.residual, r.converged};
+    return X;
+  }
   auto times = [&](const std::vector<double>& x, std::vector<double>& y) {  // y = J x
     for (index r = 0; r < n; ++r) {
       double t = 0;

@@ -142,6 +142,23 @@ SlamOutcome slam_step(const BorderedView<T>& J, ConstMatrixView<T> d, double dam
 template <Real T>
 SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P);
 
+// CGLS for x = argmin ||J x - d||_2 per column of d (n x c, on the device) with J in compressed rows
+// (host arrays, uploaded per call), by cuSPARSE products; stops as linv::slam::cgls_apply does.
+template <Real T>
+struct CsrView {
+  std::int64_t rows, cols;
+  const std::int64_t* row_start;  // rows + 1
+  const std::int64_t* column;
+  const T* value;
+};
+struct CglsResult {
+  int iterations = 0;
+  double residual = 0;
+  bool converged = false;
+};
+template <Real T>
+CglsResult cgls(const CsrView<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations, MatrixView<T> X);
+
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);

@@ -6,13 +6,20 @@
 //   x1 = D^-1 (y - B^T x0).
 // J^+ column r is N^-1 times row r of J; its segment part is -D^-1 B^T x0 plus v_r / D_s(r) in row s(r),
 // written by one kernel in memory order, at the write bandwidth.
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusparse.h>
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 #include <cstdint>
+#include <string>
 
 #include "cuda/context.hpp"
 #include "cuda/dense.hpp"
+#include "cuda/runtime.hpp"
+#include "linv/errors.hpp"
 
 namespace linv::cuda {
 namespace {
@@ -315,7 +322,144 @@ SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P)
   return o;
 }
 
+// ---- CGLS on compressed rows (the fallback for Jacobians without the bordered structure) ----
+
+namespace {
+
+void check_sparse(cusparseStatus_t status, const char* what) {
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    throw DeviceError(std::string("cuSPARSE: ") + what + " failed: " + cusparseGetErrorString(status));
+}
+
+// Device memory for the duration of a call.
+struct Buffer {
+  Buffer(std::size_t bytes, int device) : p(allocate(bytes > 0 ? bytes : 1, device)), device(device) {}
+  ~Buffer() { free(p, device); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void* p;
+  int device;
+};
+
+template <class T>
+T dot(cublasHandle_t h, std::int64_t n, const T* x, const T* y) {
+  T v = 0;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSdot_64(h, n, x, 1, y, 1, &v), "dot");
+  else
+    check(cublasDdot_64(h, n, x, 1, y, 1, &v), "dot");
+  return v;
+}
+
+template <class T>
+void axpy(cublasHandle_t h, std::int64_t n, T alpha, const T* x, T* y) {
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSaxpy_64(h, n, &alpha, x, 1, y, 1), "axpy");
+  else
+    check(cublasDaxpy_64(h, n, &alpha, x, 1, y, 1), "axpy");
+}
+
+template <class T>
+void scal(cublasHandle_t h, std::int64_t n, T alpha, T* x) {
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSscal_64(h, n, &alpha, x, 1), "scal");
+  else
+    check(cublasDscal_64(h, n, &alpha, x, 1), "scal");
+}
+
+}  // namespace
+
+template <Real T>
+CglsResult cgls(const CsrView<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations, MatrixView<T> X) {
+  Context& ctx = context_of(d.device());
+  const Lane& lane = ctx.main();
+  const int device = ctx.device();
+  const std::int64_t n = J.rows, m = J.cols, nnz = J.row_start[n];
+  const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+  // J's arrays, uploaded
+  Buffer rows(static_cast<std::size_t>(n + 1) * sizeof(std::int64_t), device),
+      columns(static_cast<std::size_t>(nnz) * sizeof(std::int64_t), device), values(static_cast<std::size_t>(nnz) * sizeof(T), device);
+  check(cudaMemcpyAsync(rows.p, J.row_start, (n + 1) * sizeof(std::int64_t), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
+  check(cudaMemcpyAsync(columns.p, J.column, nnz * sizeof(std::int64_t), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
+  check(cudaMemcpyAsync(values.p, J.value, nnz * sizeof(T), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
+  // vectors: x, s, p (m); r, q (n)
+  Buffer vectors(static_cast<std::size_t>(3 * m + 2 * n) * sizeof(T), device);
+  T* x = static_cast<T*>(vectors.p);
+  T *s = x + m, *p = s + m, *r = p + m, *q = r + n;
+  struct Sparse {
+    cusparseHandle_t h = nullptr;
+    cusparseSpMatDescr_t A = nullptr;
+    cusparseDnVecDescr_t vp = nullptr, vq = nullptr, vr = nullptr, vs = nullptr;
+    ~Sparse() {
+      for (cusparseDnVecDescr_t v : {vp, vq, vr, vs})
+        if (v) cusparseDestroyDnVec(v);
+      if (A) cusparseDestroySpMat(A);
+      if (h) cusparseDestroy(h);
+    }
+  } sp;
+  check_sparse(cusparseCreate(&sp.h), "create");
+  check_sparse(cusparseSetStream(sp.h, lane.stream), "set stream");
+  check_sparse(cusparseCreateCsr(&sp.A, n, m, nnz, rows.p, columns.p, values.p, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
+                                 CUSPARSE_INDEX_BASE_ZERO, type),
+               "CSR descriptor");
+  check_sparse(cusparseCreateDnVec(&sp.vp, m, p, type), "vector");
+  check_sparse(cusparseCreateDnVec(&sp.vq, n, q, type), "vector");
+  check_sparse(cusparseCreateDnVec(&sp.vr, n, r, type), "vector");
+  check_sparse(cusparseCreateDnVec(&sp.vs, m, s, type), "vector");
+  const T one = 1, zero = 0;
+  std::size_t bytes_n = 0, bytes_t = 0;
+  check_sparse(cusparseSpMV_bufferSize(sp.h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp.A, sp.vp, &zero, sp.vq, type,
+                                       CUSPARSE_SPMV_ALG_DEFAULT, &bytes_n),
+               "SpMV workspace query");
+  check_sparse(cusparseSpMV_bufferSize(sp.h, CUSPARSE_OPERATION_TRANSPOSE, &one, sp.A, sp.vr, &zero, sp.vs, type,
+                                       CUSPARSE_SPMV_ALG_DEFAULT, &bytes_t),
+               "SpMV workspace query");
+  Buffer work(std::max(bytes_n, bytes_t), device);
+  auto times = [&] {  // q = J p
+    check_sparse(cusparseSpMV(sp.h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp.A, sp.vp, &zero, sp.vq, type,
+                              CUSPARSE_SPMV_ALG_DEFAULT, work.p),
+                 "SpMV");
+  };
+  auto transpose_times = [&] {  // s = J^T r
+    check_sparse(cusparseSpMV(sp.h, CUSPARSE_OPERATION_TRANSPOSE, &one, sp.A, sp.vr, &zero, sp.vs, type,
+                              CUSPARSE_SPMV_ALG_DEFAULT, work.p),
+                 "SpMV");
+  };
+  const cublasHandle_t b = lane.blas;
+  CglsResult out{0, 0.0, true};
+  for (std::int64_t c = 0; c < d.cols(); ++c) {
+    check(cudaMemsetAsync(x, 0, m * sizeof(T), lane.stream), "cudaMemset");
+    check(cudaMemcpyAsync(r, d.data() + c * ld_of(d.ld()), n * sizeof(T), cudaMemcpyDeviceToDevice, lane.stream),
+          "cudaMemcpy");
+    transpose_times();
+    check(cudaMemcpyAsync(p, s, m * sizeof(T), cudaMemcpyDeviceToDevice, lane.stream), "cudaMemcpy");
+    const double s0 = std::sqrt(static_cast<double>(dot(b, m, s, s)));
+    double gamma = s0 * s0;
+    int k = 0;
+    for (; k < max_iterations && std::sqrt(gamma) > tolerance * s0; ++k) {
+      times();
+      const T alpha = static_cast<T>(gamma / static_cast<double>(dot(b, n, q, q)));
+      axpy(b, m, alpha, p, x);
+      axpy(b, n, -alpha, q, r);
+      transpose_times();
+      const double next = static_cast<double>(dot(b, m, s, s));
+      scal(b, m, static_cast<T>(next / gamma), p);
+      axpy(b, m, T(1), s, p);
+      gamma = next;
+    }
+    const double relative = s0 > 0 ? std::sqrt(gamma) / s0 : 0.0;
+    out.iterations = std::max(out.iterations, k);
+    out.residual = std::max(out.residual, relative);
+    out.converged = out.converged && relative <= tolerance;
+    check(cudaMemcpyAsync(X.data() + c * ld_of(X.ld()), x, m * sizeof(T), cudaMemcpyDeviceToDevice, lane.stream),
+          "cudaMemcpy");
+  }
+  ctx.synchronize();
+  return out;
+}
+
 #define LINV_INSTANTIATE(T)                                                                                \
+  template CglsResult cgls<T>(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>);        \
   template SlamOutcome slam_step<T>(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>); \
   template SlamOutcome slam_pinv<T>(const BorderedView<T>&, double, MatrixView<T>);
 LINV_INSTANTIATE(float)

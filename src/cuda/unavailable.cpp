@@ -145,6 +145,10 @@ template <Real T>
 SlamOutcome slam_pinv(const BorderedView<T>&, double, MatrixView<T>) {
   unavailable();
 }
+template <Real T>
+CglsResult cgls(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>) {
+  unavailable();
+}
 Matrix<double> normal_matrix(index, index, const Matrix<double>&, double, Device) { unavailable(); }
 Matrix<double> deblur_matrix_free(ConstMatrixView<double>, const Matrix<double>&, double, int, double, Device, int&) {
   unavailable();
@@ -201,6 +205,7 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template void scale_rows<T>(const double*, MatrixView<T>); \
   template SlamOutcome slam_step<T>(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>); \
   template SlamOutcome slam_pinv<T>(const BorderedView<T>&, double, MatrixView<T>); \
+  template CglsResult cgls<T>(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>); \
   template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
                                                std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \

@@ -52,6 +52,26 @@ TYPED_TEST(SlamGpu, StepAndPseudoinverseAgreeWithCpu) {
   }
 }
 
+TEST(SlamGpu, SparseFallbackByCglsAgreesWithCpu) {
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const auto seed = testing::case_seed(50);
+  LINV_TRACE_SEED(seed);
+  Matrix<double> J = random_uniform<double>(400, 60, seed, -1.0, 1.0);  // about 5 % nonzeros plus a band
+  for (index c = 0; c < 60; ++c)
+    for (index r = 0; r < 400; ++r)
+      if (r % 60 != c && (r * 7 + c * 13) % 20 != 0) J(r, c) = 0;
+  const slam::SparseJacobian<double> sparse = slam::SparseJacobian<double>::from_dense(J.view());
+  const Matrix<double> d = random_uniform<double>(400, 2, seed + 1, -1.0, 1.0);
+  const Matrix<double> d_gpu = d.to(gpu);
+  slam::CglsOutcome on_gpu, on_cpu;
+  const Matrix<double> x = slam::cgls_apply(sparse, d_gpu.view(), 1e-12, 1000, on_gpu).to(Device::cpu());
+  const Matrix<double> ref = slam::cgls_apply(sparse, d.view(), 1e-12, 1000, on_cpu);
+  EXPECT_TRUE(on_gpu.converged);
+  EXPECT_LE(on_gpu.residual, 1e-12);
+  EXPECT_LE((testing::relative_difference<double, double>(x.view(), ref.view())), 1e-9);
+}
+
 TEST(SlamGpuErrors, UnobservableParametersAndTooManyDenseColumns) {
   REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
