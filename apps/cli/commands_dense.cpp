@@ -250,42 +250,15 @@ void run_lstsq(const SolveArgs& a) {
   }
 }
 
-// The bordered structure of J: its first k columns dense, then one nonzero per row among the others,
-// in column order and contiguous runs. A matrix that is not so is refused naming the row.
+// The bordered structure of J (see slam::BorderedJacobian::from_dense); a matrix without it is refused
+// naming the file and the row.
 template <Real T>
 slam::BorderedJacobian<T> bordered_from(const Matrix<T>& J, index k, const std::string& file) {
-  const index n = J.rows(), m = J.cols();
-  if (k < 1 || k >= m)
-    throw InvalidArgument(fmt::format("--dense-cols {}: {} has {} columns; a bordered Jacobian needs 1 <= k < {}", k,
-                                      file, m, m));
-  std::vector<index> starts, lengths;
-  std::vector<T> values(static_cast<std::size_t>(n));
-  index column = k - 1;  // the segment column of the previous row
-  for (index r = 0; r < n; ++r) {
-    index found = -1, count = 0;
-    for (index c = k; c < m; ++c)
-      if (J(r, c) != T(0)) found = c, ++count;
-    if (count != 1)
-      throw InvalidArgument(fmt::format("{}: row {} has {} nonzeros after the first {} columns; a bordered Jacobian "
-                                        "has exactly one (use --structure dense)",
-                                        file, r + 1, count, k));
-    if (found == column) {
-      ++lengths.back();
-    } else if (found == column + 1) {
-      starts.push_back(r);
-      lengths.push_back(1);
-      column = found;
-    } else {
-      throw InvalidArgument(fmt::format("{}: row {} continues in column {} after column {}; the segment columns must "
-                                        "follow the rows in order, each on one run of rows (use --structure dense)",
-                                        file, r + 1, found + 1, column + 1));
-    }
-    values[static_cast<std::size_t>(r)] = J(r, found);
+  try {
+    return slam::BorderedJacobian<T>::from_dense(J.view(), k);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("{}: {} (use --structure dense or sparse)", file, e.what()));
   }
-  if (column != m - 1)
-    throw InvalidArgument(fmt::format("{}: columns {}..{} have no rows; every parameter needs a segment", file,
-                                      column + 2, m));
-  return {Matrix<T>::copy_of(J.view().block(0, 0, n, k)), starts, lengths, values};
 }
 
 template <Real T>

@@ -18,8 +18,20 @@
 namespace linv::slam {
 
 template <Real T>
+struct SparseJacobian;
+
+template <Real T>
 class BorderedJacobian {
  public:
+  // J found in other storage: the first k columns dense, then exactly one nonzero per row among the
+  // others, the segment columns following the rows in order, each on one run of rows. Anything else
+  // throws InvalidArgument naming the row or column at fault.
+  static BorderedJacobian from_dense(ConstMatrixView<T> J, index k);
+  static BorderedJacobian from_sparse(const SparseJacobian<T>& J, index k);
+  // The source thesis's compact layout: a 2 x n array (row 0: the motion column, so k = 1; row 1: each
+  // row's segment value) and the segments' lengths in row order.
+  static BorderedJacobian from_compact(ConstMatrixView<T> compact, const std::vector<index>& lengths);
+
   // dense: n x k; starts/lengths: per segment column, its first row and number of rows (the runs must
   // follow each other without gap or overlap from row 0 to row n); values: the segment entry of each
   // row (n entries). Invalid segments throw InvalidArgument naming the segment.

@@ -103,6 +103,113 @@ BorderedJacobian<T>::BorderedJacobian(Matrix<T> dense, std::vector<index> starts
     throw InvalidArgument(fmt::format("bordered Jacobian: the segments cover rows 1..{} of {}", next, n));
 }
 
+namespace {
+
+// The segments from each row's segment column (among m columns, after k dense ones): they must follow
+// the rows in order, each on one run. found[r] < 0: row r has no nonzero there; more than one is refused
+// by the caller.
+template <Real T>
+BorderedJacobian<T> from_rows(Matrix<T> dense, index m, const std::vector<index>& found, std::vector<T> values) {
+  const index n = dense.rows(), k = dense.cols();
+  std::vector<index> starts, lengths;
+  index column = k - 1;  // the segment column of the previous row
+  for (index r = 0; r < n; ++r) {
+    const index c = found[static_cast<std::size_t>(r)];
+    if (c < 0)
+      throw InvalidArgument(fmt::format("row {} has no nonzero after the first {} columns; a bordered Jacobian has "
+                                        "exactly one",
+                                        r + 1, k));
+    if (c == column) {
+      ++lengths.back();
+    } else if (c == column + 1) {
+      starts.push_back(r);
+      lengths.push_back(1);
+      column = c;
+    } else {
+      throw InvalidArgument(fmt::format("row {} continues in column {} after column {}; the segment columns must "
+                                        "follow the rows in order, each on one run of rows",
+                                        r + 1, c + 1, column + 1));
+    }
+  }
+  if (column != m - 1)
+    throw InvalidArgument(fmt::format("columns {}..{} have no rows; every parameter needs a segment", column + 2, m));
+  return {std::move(dense), std::move(starts), std::move(lengths), std::move(values)};
+}
+
+void require_dense_cols(index k, index m) {
+  if (k < 1 || k >= m)
+    throw InvalidArgument(fmt::format("{} dense columns in a {}-column Jacobian: a bordered Jacobian needs 1 <= k < {}",
+                                      k, m, m));
+}
+
+}  // namespace
+
+template <Real T>
+BorderedJacobian<T> BorderedJacobian<T>::from_dense(ConstMatrixView<T> J, index k) {
+  const index n = J.rows(), m = J.cols();
+  require_dense_cols(k, m);
+  std::vector<index> found(static_cast<std::size_t>(n), -1);
+  std::vector<T> values(static_cast<std::size_t>(n));
+  for (index r = 0; r < n; ++r)
+    for (index c = k; c < m; ++c)
+      if (J(r, c) != T(0)) {
+        if (found[static_cast<std::size_t>(r)] >= 0)
+          throw InvalidArgument(fmt::format("row {} has more than one nonzero after the first {} columns; a bordered "
+                                            "Jacobian has exactly one",
+                                            r + 1, k));
+        found[static_cast<std::size_t>(r)] = c;
+        values[static_cast<std::size_t>(r)] = J(r, c);
+      }
+  return from_rows<T>(Matrix<T>::copy_of(J.block(0, 0, n, k)), m, found, std::move(values));
+}
+
+template <Real T>
+BorderedJacobian<T> BorderedJacobian<T>::from_sparse(const SparseJacobian<T>& J, index k) {
+  const index n = J.rows, m = J.cols;
+  require_dense_cols(k, m);
+  Matrix<T> dense(n, k);
+  std::vector<index> found(static_cast<std::size_t>(n), -1);
+  std::vector<T> values(static_cast<std::size_t>(n));
+  for (index r = 0; r < n; ++r)
+    for (index e = J.row_start[static_cast<std::size_t>(r)]; e < J.row_start[static_cast<std::size_t>(r) + 1]; ++e) {
+      const index c = J.column[static_cast<std::size_t>(e)];
+      const T v = J.value[static_cast<std::size_t>(e)];
+      if (c < k) {
+        dense(r, c) += v;
+      } else if (v != T(0)) {
+        if (found[static_cast<std::size_t>(r)] >= 0 && found[static_cast<std::size_t>(r)] != c)
+          throw InvalidArgument(fmt::format("row {} has more than one nonzero after the first {} columns; a bordered "
+                                            "Jacobian has exactly one",
+                                            r + 1, k));
+        found[static_cast<std::size_t>(r)] = c;
+        values[static_cast<std::size_t>(r)] += v;
+      }
+    }
+  return from_rows<T>(std::move(dense), m, found, std::move(values));
+}
+
+template <Real T>
+BorderedJacobian<T> BorderedJacobian<T>::from_compact(ConstMatrixView<T> compact, const std::vector<index>& lengths) {
+  if (compact.rows() != 2)
+    throw InvalidArgument(fmt::format("the compact layout is 2 x n (the motion column, then each row's segment "
+                                      "value); got {}",
+                                      shape_string(compact.rows(), compact.cols())));
+  const index n = compact.cols();
+  Matrix<T> dense(n, 1);
+  std::vector<T> values(static_cast<std::size_t>(n));
+  for (index r = 0; r < n; ++r) {
+    dense(r, 0) = compact(0, r);
+    values[static_cast<std::size_t>(r)] = compact(1, r);
+  }
+  std::vector<index> starts(lengths.size());
+  index next = 0;
+  for (std::size_t j = 0; j < lengths.size(); ++j) {
+    starts[j] = next;
+    next += lengths[j];
+  }
+  return {std::move(dense), std::move(starts), lengths, std::move(values)};  // the constructor checks the lengths
+}
+
 template <Real T>
 index BorderedJacobian<T>::segment_of(index row) const {
   return segment_of_row_[static_cast<std::size_t>(row)];

@@ -103,6 +103,38 @@ TEST(Slam, UnobservableParametersAndBadSegmentsAreNamed) {
   }
 }
 
+TEST(Slam, BuiltFromDenseSparseAndCompactStorage) {
+  const auto seed = testing::case_seed(13);
+  LINV_TRACE_SEED(seed);
+  const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(120, 9, seed);
+  const Matrix<double> dense = J.to_dense();
+  auto same = [&](const slam::BorderedJacobian<double>& B) {
+    EXPECT_EQ(B.starts(), J.starts());
+    EXPECT_EQ(B.lengths(), J.lengths());
+    EXPECT_EQ(B.values(), J.values());
+    EXPECT_EQ((testing::relative_difference<double, double>(B.dense().view(), J.dense().view())), 0.0);
+  };
+  same(slam::BorderedJacobian<double>::from_dense(dense.view(), 1));
+  same(slam::BorderedJacobian<double>::from_sparse(slam::SparseJacobian<double>::from_dense(dense.view()), 1));
+  Matrix<double> compact(2, 120);
+  for (index r = 0; r < 120; ++r) compact(0, r) = J.dense()(r, 0), compact(1, r) = J.values()[static_cast<std::size_t>(r)];
+  same(slam::BorderedJacobian<double>::from_compact(compact.view(), J.lengths()));
+  // what is not bordered is named
+  Matrix<double> two = Matrix<double>::copy_of(dense.view());
+  two(7, 8) = 1;  // row 8 gets a second segment nonzero (unless it is already in column 9)
+  if (J.segment_of(7) == 7) two(7, 7) = 1;
+  try {
+    (void)slam::BorderedJacobian<double>::from_dense(two.view(), 1);
+    FAIL() << "a row with two segment nonzeros should be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "row 8"));
+  }
+  std::vector<index> short_lengths = J.lengths();
+  short_lengths.back() -= 1;
+  EXPECT_THROW((void)slam::BorderedJacobian<double>::from_compact(compact.view(), short_lengths), InvalidArgument);
+  EXPECT_THROW((void)slam::BorderedJacobian<double>::from_dense(dense.view(), 0), InvalidArgument);
+}
+
 TEST(Slam, SparseFallbackByCglsMatchesDenseLeastSquares) {
   const auto seed = testing::case_seed(12);
   LINV_TRACE_SEED(seed);
