@@ -6,6 +6,7 @@
 #include "linv/dense.hpp"
 #include "linv/device.hpp"
 #include "linv/errors.hpp"
+#include "linv/fmri.hpp"
 #include "linv/generate.hpp"
 #include "linv/imaging.hpp"
 #include "linv/io.hpp"

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cuda/batched.hpp"
+#include "core/parallel.hpp"
 #include "kernels/dense.hpp"
 #include "linv/errors.hpp"
 
@@ -19,18 +20,6 @@ namespace k = kernels::cpu;
 
 // Matrices per CPU thread below which one thread does the whole batch (thread start-up dominates).
 constexpr index kMatricesPerThread = 256;
-
-// Runs work(first, last) over [0, count) split across the CPU's threads (this one included), or on this
-// thread alone when the batch is too small to gain.
-template <class Work>
-void in_parallel(index count, const Work& work) {
-  const index threads = std::clamp<index>(count / kMatricesPerThread, 1,
-                                          std::max<index>(1, static_cast<index>(std::thread::hardware_concurrency())));
-  const index per = (count + threads - 1) / threads;
-  std::vector<std::jthread> pool;
-  for (index t = 1; t < threads; ++t) pool.emplace_back(work, std::min(count, t * per), std::min(count, (t + 1) * per));
-  work(0, std::min(count, per));
-}
 
 template <Real T>
 void invert_on_cpu(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) {
@@ -51,7 +40,7 @@ void invert_on_cpu(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pi
       }
     }
   };
-  in_parallel(count, invert_range);
+  detail::in_parallel(count, kMatricesPerThread, invert_range);
 }
 
 // A(k) X(k) = B(k) by getrf + getrs per matrix; singular matrices leave NaN.
@@ -72,7 +61,7 @@ void solve_on_cpu(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, s
       if (info == 0) k::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
     }
   };
-  in_parallel(count, solve_range);
+  detail::in_parallel(count, kMatricesPerThread, solve_range);
 }
 
 template <Real T>

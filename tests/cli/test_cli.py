@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 import numpy as np
+import scipy.io
 
 LINV = None
 THRESHOLD = 30.0  # LAPACK's test threshold for scaled ratios
@@ -158,6 +159,27 @@ class CliTest(unittest.TestCase):
         _, err = run("wls", self.save("a0.npy", a), paths[1], paths[2], "-o", self.path("y.npy"), expect=4)
         self.assertIn("6", err)
         self.assertFalse(os.path.exists(self.path("y.npy")))
+
+    def test_omp_matches_scikit_learn(self):
+        from sklearn.linear_model import orthogonal_mp_gram
+        T, K, N, T0 = 30, 60, 200, 5
+        d = self.rng.standard_normal((T, K))
+        d /= np.linalg.norm(d, axis=0)
+        x = self.rng.standard_normal((T, N))
+        ref = orthogonal_mp_gram(d.T @ d, d.T @ x, n_nonzero_coefs=T0)
+        paths = [self.save("x.npy", x), self.save("d.npy", d)]
+        for name in ("g.npy", "g.mtx"):
+            out = self.path(name)
+            stdout, _ = run("omp", *paths, "--sparsity", str(T0), "--codes", out)
+            self.assertIn("omp:", stdout)
+            got = np.load(out) if name.endswith(".npy") else scipy.io.mmread(out).toarray()
+            self.assertTrue(np.array_equal(got != 0, ref != 0), "the same supports")
+            self.assertLess(np.abs(got - ref).max(), 1e-10 * (1 + np.abs(ref).max()), name)
+        _, err = run("omp", *paths, "--sparsity", "61", "--codes", self.path("h.npy"), expect=2)
+        self.assertIn("between 1 and the 60 atoms", err)
+        _, err = run("omp", paths[0], self.save("d2.npy", d[:20]), "--sparsity", "2", "--codes", self.path("h.npy"),
+                     expect=2)
+        self.assertIn("20x60", err)
 
     def test_degrade_writes_images_and_refuses_bad_specs(self):
         truth, out = self.path("truth.pgm"), self.path("blurred.pgm")

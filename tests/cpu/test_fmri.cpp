@@ -1,0 +1,111 @@
+// Batch-OMP against a plain float64 orthogonal matching pursuit (support by largest correlation with
+// the explicit residual, coefficients by least squares on the support), exact recovery of sparse
+// signals, the tolerance stop, and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/fmri.hpp"
+#include "linv/generate.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+// Plain OMP of x over D's atoms: T0 steps, each choosing the atom of largest |D^T r| (first on ties),
+// then the least-squares coefficients on the support and the explicit residual.
+struct Reference {
+  std::vector<index> support;
+  Matrix<double> coefficients;
+};
+Reference plain_omp(const Matrix<double>& D, ConstMatrixView<double> x, index T0) {
+  const index T = D.rows(), K = D.cols();
+  Reference out;
+  Matrix<double> r = Matrix<double>::copy_of(x);
+  for (index n = 0; n < T0; ++n) {
+    index best = 0;
+    double best_value = -1;
+    for (index a = 0; a < K; ++a) {
+      double c = 0;
+      for (index i = 0; i < T; ++i) c += D(i, a) * r(i, 0);
+      if (std::abs(c) > best_value) best = a, best_value = std::abs(c);
+    }
+    out.support.push_back(best);
+    Matrix<double> Ds(T, n + 1);
+    for (index p = 0; p <= n; ++p)
+      for (index i = 0; i < T; ++i) Ds(i, p) = D(i, out.support[static_cast<std::size_t>(p)]);
+    out.coefficients = lstsq<double>(Ds.view(), x).x;
+    for (index i = 0; i < T; ++i) {
+      double fit = 0;
+      for (index p = 0; p <= n; ++p) fit += Ds(i, p) * out.coefficients(p, 0);
+      r(i, 0) = x(i, 0) - fit;
+    }
+  }
+  return out;
+}
+
+// A dictionary of unit-norm random atoms.
+Matrix<double> random_dictionary(index T, index K, std::uint64_t seed) {
+  Matrix<double> D = random_uniform<double>(T, K, seed, -1.0, 1.0);
+  for (index a = 0; a < K; ++a) {
+    double s = 0;
+    for (index i = 0; i < T; ++i) s += D(i, a) * D(i, a);
+    for (index i = 0; i < T; ++i) D(i, a) /= std::sqrt(s);
+  }
+  return D;
+}
+
+TEST(BatchOmp, MatchesPlainOmpSupportsAndCoefficients) {
+  const auto seed = testing::case_seed(1);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> D = random_dictionary(40, 90, seed);
+  const Matrix<double> X = random_uniform<double>(40, 300, seed + 1, -1.0, 1.0);
+  const fmri::SparseCodes<double> codes = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 6});
+  for (index j = 0; j < X.cols(); ++j) {
+    const Reference ref = plain_omp(D, X.view().block(0, j, 40, 1), 6);
+    ASSERT_EQ(codes.count[static_cast<std::size_t>(j)], 6) << "signal " << j;
+    for (index t = 0; t < 6; ++t) {
+      const std::size_t slot = static_cast<std::size_t>(t + j * 6);
+      ASSERT_EQ(codes.atom[slot], ref.support[static_cast<std::size_t>(t)]) << "signal " << j << " step " << t;
+      EXPECT_NEAR(codes.value[slot], ref.coefficients(t, 0), 1e-10 * (1 + std::abs(ref.coefficients(t, 0))));
+    }
+  }
+  // float: the same supports on this well-separated problem, coefficients to float's accuracy
+  const fmri::SparseCodes<float> f = fmri::batch_omp<float>(D.cast<float>().view(), X.cast<float>().view(), {.sparsity = 6});
+  const Matrix<float> dense = f.to_dense();
+  const Matrix<double> reference = codes.to_dense();
+  EXPECT_LE((testing::relative_difference<float, double>(dense.view(), reference.view())), 1e-3);
+}
+
+TEST(BatchOmp, RecoversSparseSignalsAndStopsAtTheTolerance) {
+  const auto seed = testing::case_seed(2);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> D = random_dictionary(64, 128, seed);
+  Matrix<double> truth(128, 50);
+  for (index j = 0; j < 50; ++j)
+    for (index t = 0; t < 4; ++t) truth((j * 37 + t * 29) % 128, j) = 1.0 + 0.25 * static_cast<double>(t);
+  const Matrix<double> X = matmul<double>(D.view(), truth.view());
+  const fmri::SparseCodes<double> codes = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 4});
+  EXPECT_LE((testing::relative_difference<double, double>(codes.to_dense().view(), truth.view())), 1e-12);
+  // with a tolerance (above the rounding of the tracked residual, about eps ||x||^2), an exactly 4-sparse
+  // signal stops at 4 atoms even when 10 are allowed
+  const fmri::SparseCodes<double> stopped = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 10, .tolerance = 1e-9});
+  for (index j = 0; j < 50; ++j) EXPECT_EQ(stopped.count[static_cast<std::size_t>(j)], 4) << "signal " << j;
+}
+
+TEST(BatchOmp, BadInputSaysWhy) {
+  const Matrix<double> D = random_dictionary(10, 20, 3), X = random_uniform<double>(10, 5, 4);
+  EXPECT_THROW((void)fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 0}), InvalidArgument);
+  EXPECT_THROW((void)fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 21}), InvalidArgument);
+  const Matrix<double> wrong = random_uniform<double>(11, 5, 4);
+  EXPECT_THROW((void)fmri::batch_omp<double>(D.view(), wrong.view(), {.sparsity = 2}), ShapeMismatch);
+  Matrix<double> nan = Matrix<double>::copy_of(X.view());
+  nan(3, 2) = std::nan("");
+  EXPECT_THROW((void)fmri::batch_omp<double>(D.view(), nan.view(), {.sparsity = 2}), NonFiniteInput);
+}
+
+}  // namespace
+}  // namespace linv
