@@ -1,9 +1,11 @@
-// linv omp: Batch-OMP sparse coding of fMRI signals (or any signals) over a dictionary.
+// linv omp and linv ksvd: sparse coding and dictionary learning for fMRI signals (or any signals).
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <type_traits>
 
 #include "common.hpp"
 
@@ -53,21 +55,101 @@ void run_omp(const OmpArgs& a) {
     omp_typed<double>(a, as<double>(std::move(X), c), as<double>(std::move(D), c));
 }
 
+struct KsvdArgs {
+  std::string x, dictionary, codes, initial;
+  index atoms = 0, sparsity = 0;
+  int iterations = 10;
+  bool approximate = false, no_clear = false;
+  std::uint64_t seed = 0;
+  CommonOptions common;
+};
+
+template <Real T>
+void ksvd_typed(const KsvdArgs& a, const Matrix<T>& X) {
+  std::optional<Matrix<T>> initial;
+  if (!a.initial.empty()) initial = io::convert<T>(io::read_matrix(a.initial), /*allow_narrowing=*/std::is_same_v<T, float>);
+  const auto start = std::chrono::steady_clock::now();
+  const fmri::KsvdResult<T> r = fmri::ksvd<T>(X.view(),
+                                              {.atoms = a.atoms,
+                                               .sparsity = a.sparsity,
+                                               .iterations = a.iterations,
+                                               .exact = !a.approximate,
+                                               .seed = a.seed,
+                                               .clear = !a.no_clear},
+                                              initial ? &*initial : nullptr);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  io::write_matrix<T>(a.dictionary, r.dictionary.view());
+  io::write_matrix<T>(a.codes, r.codes.to_dense().view());
+  write_report(a.common, {{"command", "ksvd"},
+                          {"inputs", {{"X", a.x}}},
+                          {"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}}},
+                          {"precision", type_name<T>()},
+                          {"atoms", a.atoms},
+                          {"sparsity", a.sparsity},
+                          {"iterations", a.iterations},
+                          {"variant", a.approximate ? "approximate" : "exact"},
+                          {"seed", a.seed},
+                          {"rmse", r.rmse},
+                          {"replaced_atoms", r.replaced},
+                          {"seconds", seconds},
+                          {"linv_version", build_info().version}});
+  if (!a.common.quiet)
+    std::printf("ksvd: %lld signals of %lld time points, %lld atoms, sparsity %lld | RMSE %.4g -> %.4g in %d "
+                "iterations, %lld atoms replaced | %.3f s -> %s, %s\n",
+                static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), static_cast<long long>(a.atoms),
+                static_cast<long long>(a.sparsity), r.rmse.front(), r.rmse.back(), a.iterations,
+                static_cast<long long>(r.replaced), seconds, a.dictionary.c_str(), a.codes.c_str());
+}
+
+void run_ksvd(const KsvdArgs& a) {
+  if (a.common.device != "auto" && a.common.device != "cpu")
+    throw InvalidArgument("ksvd runs on the CPU only in this version: use --device cpu (or auto)");
+  io::AnyMatrix X = io::read_matrix(a.x);
+  const Compute c = compute_type(a.common.precision, {dtype_of(X)});
+  if (c == Compute::mixed) throw InvalidArgument("ksvd has no mixed-precision variant: use --precision single or double");
+  if (c == Compute::f32)
+    ksvd_typed<float>(a, as<float>(std::move(X), c));
+  else
+    ksvd_typed<double>(a, as<double>(std::move(X), c));
+}
+
 }  // namespace
 
 void register_fmri_commands(CLI::App& app) {
-  auto a = std::make_shared<OmpArgs>();
-  CLI::App* cmd = app.add_subcommand("omp", "Batch-OMP: sparse codes G (K x N, at most T0 nonzeros per column) with X ~ D G");
-  cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels)")->required();
-  cmd->add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
-  cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--codes", a->codes, "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx")
-      ->required();
-  add_common_options(*cmd, a->common);
-  cmd->callback([a] { run_omp(*a); });
+  {
+    auto a = std::make_shared<KsvdArgs>();
+    CLI::App* cmd = app.add_subcommand("ksvd", "k-SVD dictionary learning: X ~ D G with D T x K (unit-norm atoms) and "
+                                               "at most T0 nonzeros per column of G");
+    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels)")->required();
+    cmd->add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--dictionary", a->dictionary, "Where to write D (T x K)")->required();
+    cmd->add_option("--codes", a->codes, "Where to write G (K x N): dense .npy, or sparse Matrix Market (.mtx)")
+        ->required();
+    cmd->add_option("--initial", a->initial, "A T x K dictionary to start from (default: K random signals)");
+    cmd->add_flag("--approximate", a->approximate, "One power step per atom instead of its exact rank-1 SVD");
+    cmd->add_flag("--no-clear", a->no_clear, "Do not replace coherent or rarely used atoms between iterations");
+    cmd->add_option("--seed", a->seed, "Seed of the initial dictionary and of the atom orders")->capture_default_str();
+    add_common_options(*cmd, a->common);
+    cmd->callback([a] { run_ksvd(*a); });
+  }
+  {
+    auto a = std::make_shared<OmpArgs>();
+    CLI::App* cmd = app.add_subcommand("omp", "Batch-OMP: sparse codes G (K x N, at most T0 nonzeros per column) with X ~ D G");
+    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels)")->required();
+    cmd->add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
+    cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--codes", a->codes, "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx")
+        ->required();
+    add_common_options(*cmd, a->common);
+    cmd->callback([a] { run_omp(*a); });
+  }
 }
 
 }  // namespace linv::cli

@@ -8,6 +8,7 @@
 // the first of largest |correlation| with the residual, as scikit-learn's orthogonal_mp_gram chooses.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "linv/matrix.hpp"
@@ -42,5 +43,42 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
 template <Real T>
 SparseCodes<T> batch_omp_gram(ConstMatrixView<T> G, ConstMatrixView<T> DtX, const std::vector<double>& norms_squared,
                               const OmpOptions& options);
+
+// k-SVD (Aharon, Elad and Bruckstein; the details of Rubinstein's ksvd.m): alternate Batch-OMP sparse
+// coding with an atom-by-atom dictionary update in a random order: for atom j and the signals using it,
+// the error without it, E = X_w - D Gamma_w + d_j gamma_j, is replaced by its best rank-1 approximation
+// (exact: E's leading singular pair; approximate: one power step, d_j = E gamma_j^T / ||.||, then
+// gamma_j = d_j^T E). An atom no signal uses becomes the worst-represented signal. After each update,
+// atoms too coherent with another (|d_i^T d_j| > coherence) or used by fewer than min_use signals are
+// replaced the same way ("clearing"; not after the last update). OMP is greedy, so a new sparse coding
+// can represent a signal slightly worse than its updated old code: with keep_better_codes the better
+// one is kept, and without clearing the exact variant's error then never grows; it explores less
+// (on Aharon et al.'s synthetic test it recovered fewer atoms), so it is off by default.
+struct KsvdOptions {
+  index atoms = 0;        // K
+  index sparsity = 0;     // T0
+  int iterations = 10;
+  bool exact = true;      // exact rank-1 SVD, or the approximate power step
+  std::uint64_t seed = 0; // the initial dictionary (K distinct signals) and the atom orders
+  bool clear = true;
+  double coherence = 0.8;
+  index min_use = 4;
+  bool keep_better_codes = false;
+};
+
+template <Real T>
+struct KsvdResult {
+  Matrix<T> dictionary;       // T x K, unit-norm atoms
+  SparseCodes<T> codes;       // Batch-OMP against the final dictionary
+  // sqrt(||X - D Gamma||_F^2 / (T N)) after each iteration's sparse coding, then after the final one
+  // (iterations + 1 entries)
+  std::vector<double> rmse;
+  index replaced = 0;         // atoms replaced (unused or cleared), over all iterations
+};
+
+// initial: a T x K dictionary to start from (its atoms are normalised), or nullptr for K distinct random
+// signals. Throws InvalidArgument for K > N (without an initial dictionary), T0 > K or T0 < 1.
+template <Real T>
+KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& options, const Matrix<T>* initial = nullptr);
 
 }  // namespace linv::fmri

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
 
 #include "core/parallel.hpp"
 #include "kernels/dense.hpp"
@@ -149,10 +151,223 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
   return batch_omp_gram<T>(G.view(), DtX.view(), norms, options);
 }
 
+// ---- k-SVD -------------------------------------------------------------------------------------
+
+namespace {
+
+// Squared representation errors ||x_j - D gamma_j||^2 of every signal.
+template <Real T>
+std::vector<double> errors(ConstMatrixView<T> X, const Matrix<T>& D, const SparseCodes<T>& c) {
+  const index n = X.rows();
+  std::vector<double> out(static_cast<std::size_t>(X.cols()));
+  detail::in_parallel(X.cols(), kSignalsPerThread, [&](index first, index last) {
+    std::vector<double> r(static_cast<std::size_t>(n));
+    for (index j = first; j < last; ++j) {
+      for (index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = static_cast<double>(X(i, j));
+      for (index t = 0; t < c.count[static_cast<std::size_t>(j)]; ++t) {
+        const std::size_t slot = static_cast<std::size_t>(t + j * c.sparsity);
+        for (index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] -= static_cast<double>(D(i, c.atom[slot])) * c.value[slot];
+      }
+      double e = 0;
+      for (double v : r) e += v * v;
+      out[static_cast<std::size_t>(j)] = e;
+    }
+  });
+  return out;
+}
+
+template <Real T>
+SparseCodes<T> code(ConstMatrixView<T> X, const Matrix<T>& D, index sparsity) {
+  const index K = D.cols();
+  Matrix<T> G(K, K), DtX(K, X.cols());
+  k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D.view(), T(0), G.view());
+  for (index c = 0; c < K; ++c)
+    for (index r = 0; r < c; ++r) G(r, c) = G(c, r);
+  k::gemm<T>(Op::Transpose, Op::None, T(1), D.view(), X, T(0), DtX.view());
+  return batch_omp_gram<T>(G.view(), DtX.view(), {}, {.sparsity = sparsity});
+}
+
+double rmse_of(const std::vector<double>& err, index rows) {
+  double total = 0;
+  for (double e : err) total += e;
+  return std::sqrt(total / (static_cast<double>(rows) * static_cast<double>(err.size())));
+}
+
+// D(:, j) := x / ||x|| for the worst-represented signal not yet used this way; false when none is left.
+template <Real T>
+bool replace_with_worst(ConstMatrixView<T> X, Matrix<T>& D, index j, std::vector<double>& err) {
+  const auto worst = std::max_element(err.begin(), err.end());
+  if (worst == err.end() || !(*worst > 0)) return false;
+  const index s = static_cast<index>(worst - err.begin());
+  *worst = 0;  // each signal replaces one atom at most
+  double norm = 0;
+  for (index i = 0; i < X.rows(); ++i) norm += static_cast<double>(X(i, s)) * X(i, s);
+  norm = std::sqrt(norm);
+  if (!(norm > 0)) return false;
+  for (index i = 0; i < X.rows(); ++i) D(i, j) = static_cast<T>(static_cast<double>(X(i, s)) / norm);
+  return true;
+}
+
+}  // namespace
+
+template <Real T>
+KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* initial) {
+  const index n = X.rows(), N = X.cols(), K = o.atoms;
+  require_host(X.device(), "k-SVD");
+  require_finite(X, "X");
+  if (K < 1) throw InvalidArgument("k-SVD: give at least one atom");
+  if (o.sparsity < 1 || o.sparsity > K)
+    throw InvalidArgument(fmt::format("k-SVD: the sparsity must be between 1 and the {} atoms; got {}", K, o.sparsity));
+  if (o.iterations < 0) throw InvalidArgument("k-SVD: the iteration count cannot be negative");
+  std::mt19937_64 rng(o.seed);
+  KsvdResult<T> out;
+  Matrix<T>& D = out.dictionary;
+  if (initial) {
+    if (initial->rows() != n || initial->cols() != K)
+      throw ShapeMismatch("k-SVD: the initial dictionary against X's time points and K", n, K, initial->rows(),
+                          initial->cols());
+    D = Matrix<T>::copy_of(initial->view());
+  } else {
+    if (K > N) throw InvalidArgument(fmt::format("k-SVD: {} atoms from {} signals: give fewer atoms or a dictionary", K, N));
+    std::vector<index> order(static_cast<std::size_t>(N));
+    std::iota(order.begin(), order.end(), index{0});
+    std::shuffle(order.begin(), order.end(), rng);
+    D = Matrix<T>(n, K);
+    for (index j = 0; j < K; ++j)
+      for (index i = 0; i < n; ++i) D(i, j) = X(i, order[static_cast<std::size_t>(j)]);
+  }
+  for (index j = 0; j < K; ++j) {  // unit-norm atoms (a zero one becomes the first basis vector)
+    double norm = 0;
+    for (index i = 0; i < n; ++i) norm += static_cast<double>(D(i, j)) * D(i, j);
+    norm = std::sqrt(norm);
+    for (index i = 0; i < n; ++i) D(i, j) = norm > 0 ? static_cast<T>(static_cast<double>(D(i, j)) / norm) : T(i == 0);
+  }
+
+  std::vector<index> order(static_cast<std::size_t>(K));
+  std::iota(order.begin(), order.end(), index{0});
+  SparseCodes<T> previous;  // the codes the last update left
+  // OMP's codes for D (with keep_better_codes, each signal keeping its previous code where that
+  // represents it better); err gets the signals' squared errors.
+  auto recode = [&](std::vector<double>& err) {
+    SparseCodes<T> c = code<T>(X, D, o.sparsity);
+    err = errors<T>(X, D, c);
+    if (o.keep_better_codes && previous.signals == N) {
+      const std::vector<double> old = errors<T>(X, D, previous);
+      for (index s = 0; s < N; ++s)
+        if (old[static_cast<std::size_t>(s)] < err[static_cast<std::size_t>(s)]) {
+          err[static_cast<std::size_t>(s)] = old[static_cast<std::size_t>(s)];
+          c.count[static_cast<std::size_t>(s)] = previous.count[static_cast<std::size_t>(s)];
+          for (index t = 0; t < o.sparsity; ++t) {
+            const std::size_t slot = static_cast<std::size_t>(t + s * o.sparsity);
+            c.atom[slot] = previous.atom[slot];
+            c.value[slot] = previous.value[slot];
+          }
+        }
+    }
+    return c;
+  };
+  for (int it = 0; it < o.iterations; ++it) {
+    std::vector<double> err;
+    SparseCodes<T> c = recode(err);
+    out.rmse.push_back(rmse_of(err, n));
+    // who uses each atom: (signal, slot)
+    std::vector<std::vector<std::pair<index, index>>> users(static_cast<std::size_t>(K));
+    for (index s = 0; s < N; ++s)
+      for (index t = 0; t < c.count[static_cast<std::size_t>(s)]; ++t)
+        users[static_cast<std::size_t>(c.atom[static_cast<std::size_t>(t + s * c.sparsity)])].push_back({s, t});
+    std::vector<bool> replaced(static_cast<std::size_t>(K), false);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (index j : order) {
+      const auto& w = users[static_cast<std::size_t>(j)];
+      const index m = static_cast<index>(w.size());
+      if (m == 0) {
+        if (replace_with_worst<T>(X, D, j, err)) {
+          replaced[static_cast<std::size_t>(j)] = true;
+          ++out.replaced;
+        }
+        continue;
+      }
+      // E = X_w - D Gamma_w + d_j gamma_j: each user's residual with atom j's term left in
+      Matrix<double> E(n, m);
+      for (index u = 0; u < m; ++u) {
+        const auto [s, own] = w[static_cast<std::size_t>(u)];
+        for (index i = 0; i < n; ++i) E(i, u) = static_cast<double>(X(i, s));
+        for (index t = 0; t < c.count[static_cast<std::size_t>(s)]; ++t) {
+          if (t == own) continue;
+          const std::size_t slot = static_cast<std::size_t>(t + s * c.sparsity);
+          for (index i = 0; i < n; ++i) E(i, u) -= static_cast<double>(D(i, c.atom[slot])) * c.value[slot];
+        }
+      }
+      std::vector<double> atom(static_cast<std::size_t>(n)), gamma(static_cast<std::size_t>(m));
+      if (o.exact) {  // E's leading singular pair
+        const index r = std::min(n, m);
+        Matrix<double> U(n, r), VT(r, m), work = Matrix<double>::copy_of(E.view());
+        std::vector<double> sv(static_cast<std::size_t>(r));
+        if (k::gesdd<double>(work.view(), sv.data(), U.view(), VT.view()) != 0)
+          throw NoConvergence("k-SVD's rank-1 SVD (LAPACK gesdd)", it + 1, 0.0, 0.0,
+                              fmt::format("the SVD of atom {}'s error did not converge", j + 1));
+        for (index i = 0; i < n; ++i) atom[static_cast<std::size_t>(i)] = U(i, 0);
+        for (index u = 0; u < m; ++u) gamma[static_cast<std::size_t>(u)] = sv[0] * VT(0, u);
+      } else {  // one power step from the current coefficients
+        double norm = 0;
+        for (index i = 0; i < n; ++i) {
+          double t = 0;
+          for (index u = 0; u < m; ++u)
+            t += E(i, u) * c.value[static_cast<std::size_t>(w[static_cast<std::size_t>(u)].second +
+                                                            w[static_cast<std::size_t>(u)].first * c.sparsity)];
+          atom[static_cast<std::size_t>(i)] = t;
+          norm += t * t;
+        }
+        norm = std::sqrt(norm);
+        if (!(norm > 0)) continue;
+        for (double& v : atom) v /= norm;
+        for (index u = 0; u < m; ++u) {
+          double t = 0;
+          for (index i = 0; i < n; ++i) t += atom[static_cast<std::size_t>(i)] * E(i, u);
+          gamma[static_cast<std::size_t>(u)] = t;
+        }
+      }
+      for (index i = 0; i < n; ++i) D(i, j) = static_cast<T>(atom[static_cast<std::size_t>(i)]);
+      for (index u = 0; u < m; ++u) {
+        const auto [s, own] = w[static_cast<std::size_t>(u)];
+        c.value[static_cast<std::size_t>(own + s * c.sparsity)] = static_cast<T>(gamma[static_cast<std::size_t>(u)]);
+      }
+    }
+    previous = c;
+    if (o.clear && it + 1 < o.iterations) {  // Rubinstein's cleardict (not after the last update: a fresh
+                                              // atom would reach the result without ever being updated)
+      err = errors<T>(X, D, c);
+      std::vector<index> use(static_cast<std::size_t>(K), 0);
+      for (index s = 0; s < N; ++s)
+        for (index t = 0; t < c.count[static_cast<std::size_t>(s)]; ++t)
+          if (std::abs(c.value[static_cast<std::size_t>(t + s * c.sparsity)]) > T(1e-7))
+            ++use[static_cast<std::size_t>(c.atom[static_cast<std::size_t>(t + s * c.sparsity)])];
+      for (index j = 0; j < K; ++j) {
+        if (replaced[static_cast<std::size_t>(j)]) continue;
+        double worst = 0;
+        for (index a = 0; a < K; ++a) {
+          if (a == j) continue;
+          double g = 0;
+          for (index i = 0; i < n; ++i) g += static_cast<double>(D(i, a)) * D(i, j);
+          worst = std::max(worst, std::abs(g));
+        }
+        if ((worst > o.coherence || use[static_cast<std::size_t>(j)] < o.min_use) && replace_with_worst<T>(X, D, j, err))
+          ++out.replaced;
+      }
+    }
+  }
+  std::vector<double> err;
+  out.codes = recode(err);
+  out.rmse.push_back(rmse_of(err, n));
+  return out;
+}
+
 template struct SparseCodes<float>;
 template struct SparseCodes<double>;
 template SparseCodes<float> batch_omp<float>(ConstMatrixView<float>, ConstMatrixView<float>, const OmpOptions&);
 template SparseCodes<double> batch_omp<double>(ConstMatrixView<double>, ConstMatrixView<double>, const OmpOptions&);
+template KsvdResult<float> ksvd<float>(ConstMatrixView<float>, const KsvdOptions&, const Matrix<float>*);
+template KsvdResult<double> ksvd<double>(ConstMatrixView<double>, const KsvdOptions&, const Matrix<double>*);
 template SparseCodes<float> batch_omp_gram<float>(ConstMatrixView<float>, ConstMatrixView<float>,
                                                   const std::vector<double>&, const OmpOptions&);
 template SparseCodes<double> batch_omp_gram<double>(ConstMatrixView<double>, ConstMatrixView<double>,

@@ -181,6 +181,31 @@ class CliTest(unittest.TestCase):
                      expect=2)
         self.assertIn("20x60", err)
 
+    def test_ksvd_learns_a_dictionary_and_reports_its_error(self):
+        T, K, N, T0 = 12, 20, 400, 2
+        truth = self.rng.standard_normal((T, K))
+        truth /= np.linalg.norm(truth, axis=0)
+        codes = np.zeros((K, N))
+        for j in range(N):
+            codes[self.rng.choice(K, T0, replace=False), j] = self.rng.uniform(0.5, 1.5, T0)
+        x = self.save("x.npy", truth @ codes)
+        d, g, report = self.path("d.npy"), self.path("g.mtx"), self.path("r.json")
+        stdout, _ = run("ksvd", x, "-k", str(K), "--sparsity", str(T0), "--iters", "20", "--dictionary", d,
+                        "--codes", g, "--seed", "3", "--report", report)
+        self.assertIn("RMSE", stdout)
+        dictionary, gamma = np.load(d), scipy.io.mmread(g).toarray()
+        self.assertEqual(dictionary.shape, (T, K))
+        self.assertLess(np.abs(np.linalg.norm(dictionary, axis=0) - 1).max(), 1e-12)
+        self.assertLessEqual(((gamma != 0).sum(axis=0)).max(), T0)
+        with open(report) as f:
+            r = json.load(f)
+        self.assertEqual(len(r["rmse"]), 21)
+        self.assertLess(r["rmse"][-1], 0.5 * r["rmse"][0])
+        fit = np.sqrt(((np.load(self.path("x.npy")) - dictionary @ gamma) ** 2).mean())
+        self.assertLess(abs(fit - r["rmse"][-1]), 1e-9)
+        _, err = run("ksvd", x, "-k", str(K), "--sparsity", "21", "--dictionary", d, "--codes", g, expect=2)
+        self.assertIn("between 1 and the 20 atoms", err)
+
     def test_degrade_writes_images_and_refuses_bad_specs(self):
         truth, out = self.path("truth.pgm"), self.path("blurred.pgm")
         stdout, _ = run("degrade", "phantom:32", "-o", out, "--truth", truth, "--psf", "box:size=3")
