@@ -113,9 +113,55 @@ void run_ksvd(const KsvdArgs& a) {
     ksvd_typed<double>(a, as<double>(std::move(X), c));
 }
 
+struct OmpBenchArgs {
+  std::string sizes = "300x3600,600x7200,1500x18000,900x125000";  // time points x signals
+  index atoms = 9, sparsity = 6;  // the thesis's
+  int repeats = 3;
+  std::string json;
+};
+
+// Times linv::fmri::batch_omp (G and D^T X included) on random data: D and X uniform in [-1, 1] (D's
+// atoms normalised), generated here with the size as the seed.
+void run_bench_omp(const OmpBenchArgs& a) {
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  nlohmann::json out = bench_output(Device::cpu());
+  for (const std::string& size : split(a.sizes)) {
+    const auto x = size.find('x');
+    if (x == std::string::npos) throw InvalidArgument(fmt::format("bad size '{}': expected TxN", size));
+    const index T = std::stoll(size.substr(0, x)), N = std::stoll(size.substr(x + 1));
+    Matrix<double> D = random_uniform<double>(T, a.atoms, static_cast<std::uint64_t>(T), -1.0, 1.0);
+    for (index j = 0; j < a.atoms; ++j) {
+      double norm = 0;
+      for (index i = 0; i < T; ++i) norm += D(i, j) * D(i, j);
+      for (index i = 0; i < T; ++i) D(i, j) /= std::sqrt(norm);
+    }
+    const Matrix<double> X = random_uniform<double>(T, N, static_cast<std::uint64_t>(N), -1.0, 1.0);
+    fmri::SparseCodes<double> codes;
+    const Timing t = time_repeats(a.repeats, codes, [&] {
+      return fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = a.sparsity});
+    });
+    out["rows"].push_back({{"time_points", T}, {"signals", N}, {"atoms", a.atoms}, {"sparsity", a.sparsity},
+                           {"seconds", t.median}, {"seconds_all", t.all}});
+    std::printf("omp T=%-5lld N=%-8lld K=%lld T0=%lld %9.4f s\n", static_cast<long long>(T), static_cast<long long>(N),
+                static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity), t.median);
+    std::fflush(stdout);
+  }
+  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
 }  // namespace
 
-void register_fmri_commands(CLI::App& app) {
+void register_fmri_commands(CLI::App& app, CLI::App& bench) {
+  {
+    auto b = std::make_shared<OmpBenchArgs>();
+    CLI::App* cmd = bench.add_subcommand("omp", "Time Batch-OMP on random data (median of repeats after a warm-up)");
+    cmd->add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
+    cmd->add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
+    cmd->add_option("--json", b->json, "Write the rows as JSON here");
+    cmd->callback([b] { run_bench_omp(*b); });
+  }
   {
     auto a = std::make_shared<KsvdArgs>();
     CLI::App* cmd = app.add_subcommand("ksvd", "k-SVD dictionary learning: X ~ D G with D T x K (unit-norm atoms) and "

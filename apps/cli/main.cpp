@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   linv::cli::register_bench_commands(app);
   linv::cli::register_wls_commands(app, *app.get_subcommand("bench"));
   linv::cli::register_imaging_commands(app, *app.get_subcommand("bench"));
-  linv::cli::register_fmri_commands(app);
+  linv::cli::register_fmri_commands(app, *app.get_subcommand("bench"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
