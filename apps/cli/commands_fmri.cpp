@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -69,13 +70,21 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& X) {
   std::optional<Matrix<T>> initial;
   if (!a.initial.empty()) initial = io::convert<T>(io::read_matrix(a.initial), /*allow_narrowing=*/std::is_same_v<T, float>);
   const auto start = std::chrono::steady_clock::now();
+  // progress on stderr, one line per iteration, when not quiet and the run is long enough to want it
+  std::function<void(int, double)> progress;
+  if (!a.common.quiet)
+    progress = [&](int iteration, double rmse) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (elapsed > 2) std::fprintf(stderr, "ksvd: iteration %d/%d, RMSE %.4g, %.1f s\n", iteration, a.iterations, rmse, elapsed);
+    };
   const fmri::KsvdResult<T> r = fmri::ksvd<T>(X.view(),
                                               {.atoms = a.atoms,
                                                .sparsity = a.sparsity,
                                                .iterations = a.iterations,
                                                .exact = !a.approximate,
                                                .seed = a.seed,
-                                               .clear = !a.no_clear},
+                                               .clear = !a.no_clear,
+                                               .progress = progress},
                                               initial ? &*initial : nullptr);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_matrix<T>(a.dictionary, r.dictionary.view());

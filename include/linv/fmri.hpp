@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "linv/matrix.hpp"
@@ -64,6 +65,9 @@ struct KsvdOptions {
   double coherence = 0.8;
   index min_use = 4;
   bool keep_better_codes = false;
+  // Called after each iteration's sparse coding with the iteration (from 1) and its RMSE, e.g. to show
+  // progress on long runs.
+  std::function<void(int, double)> progress = {};
 };
 
 template <Real T>

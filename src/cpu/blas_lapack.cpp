@@ -294,6 +294,22 @@ int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) {
 }
 
 template <Real T>
+int largest_eigenpair(MatrixView<T> A, T& value, T* vector) {
+  const int n = blas_dim(A.rows(), "syevr");
+  if (n == 0) return 0;
+  lapack_int found = 0;
+  std::vector<lapack_int> support(2);
+  if constexpr (is_f32<T>)
+    return checked(LAPACKE_ssyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', n, A.data(), ld(A.ld()), 0, 0, n, n, 0, &found,
+                                  &value, vector, n, support.data()),
+                   "syevr");
+  else
+    return checked(LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', n, A.data(), ld(A.ld()), 0, 0, n, n, 0, &found,
+                                  &value, vector, n, support.data()),
+                   "syevr");
+}
+
+template <Real T>
 void sfrk(T alpha, ConstMatrixView<T> A, T beta, T* C) {
   const int n = blas_dim(A.rows(), "sfrk"), k = blas_dim(A.cols(), "sfrk");
   if (n == 0) return;
@@ -346,7 +362,8 @@ int pftrs(index n, const T* C, MatrixView<T> B) {
   template double trcon<T>(Uplo, Diag, ConstMatrixView<T>);                                                   \
   template index gelsy<T>(MatrixView<T>, MatrixView<T>, double);                                             \
   template int orthonormalize<T>(MatrixView<T>);                                                             \
-  template int gesdd<T>(MatrixView<T>, T*, MatrixView<T>, MatrixView<T>);
+  template int gesdd<T>(MatrixView<T>, T*, MatrixView<T>, MatrixView<T>);                                        \
+  template int largest_eigenpair<T>(MatrixView<T>, T&, T*);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE

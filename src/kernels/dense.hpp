@@ -65,6 +65,10 @@ int orthonormalize(MatrixView<T> A);
 // Thin SVD A = U diag(s) VT (divide and conquer); A destroyed. Returns info (> 0: no convergence).
 template <Real T>
 int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT);
+// The largest eigenvalue of the symmetric A (lower triangle read; A destroyed) and its unit eigenvector
+// (LAPACK syevr, only that one computed). Returns info.
+template <Real T>
+int largest_eigenpair(MatrixView<T> A, T& value, T* vector);
 
 
 // Rectangular full packed (RFP) storage of a symmetric n x n matrix's lower triangle in n (n + 1) / 2

@@ -149,7 +149,7 @@ TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
     }
     recovered += recovered_fraction(s.truth, r.dictionary) / 3;
   }
-  EXPECT_GE(recovered, 0.9);
+  EXPECT_GE(recovered, 0.9 - 1e-12);  // three thirds of 0.9 sum to a hair less
   const Synthetic s = synthetic(seed + 100);
   // keeping the better code per signal and no clearing: the exact variant's error never grows
   const fmri::KsvdResult<double> plain = fmri::ksvd<double>(
