@@ -1,4 +1,4 @@
-// linv omp and linv ksvd: sparse coding and dictionary learning for fMRI signals (or any signals).
+// linv omp, linv ksvd and linv gen fmri: sparse coding, dictionary learning and synthetic data for fMRI.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -158,9 +158,60 @@ void run_bench_omp(const OmpBenchArgs& a) {
   if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
 }
 
+struct GenFmriArgs {
+  index time_points = 0, voxels = 0, sources = 0;
+  std::string shape, output, truth;
+  double snr_db = 10, tr = 2.0;
+  std::uint64_t seed = 0;
+};
+
+void run_gen_fmri(const GenFmriArgs& a) {
+  fmri::SyntheticOptions o{.time_points = a.time_points, .sources = a.sources, .snr_db = a.snr_db, .tr = a.tr,
+                           .seed = a.seed};
+  if (!a.shape.empty() == (a.voxels > 0))
+    throw InvalidArgument("give the volume as --shape X,Y,Z or a line of --voxels N (one of them)");
+  if (a.voxels > 0) {
+    o.nx = a.voxels;
+  } else {
+    const std::vector<std::string> sides = split(a.shape);
+    if (sides.size() != 3) throw InvalidArgument(fmt::format("--shape {}: expected X,Y,Z", a.shape));
+    o.nx = std::stoll(sides[0]), o.ny = std::stoll(sides[1]), o.nz = std::stoll(sides[2]);
+  }
+  for (const std::string& path : {a.output, a.truth})
+    if (path.ends_with(".nii") || path.ends_with(".nii.gz"))
+      throw InvalidArgument(fmt::format("{}: NIfTI output is not in this version of linv; write .npy (or .mat)", path));
+  if (!a.truth.empty() && !a.truth.ends_with(".npz"))
+    throw InvalidArgument(fmt::format("--truth {}: the ground truth is written as a .npz (timecourses, maps)", a.truth));
+  const fmri::SyntheticFmri s = fmri::synthetic_fmri(o);
+  io::write_matrix<double>(a.output, s.data.view());
+  if (!a.truth.empty())
+    io::write_npz<double>(a.truth, {{"timecourses", s.timecourses.view()}, {"maps", s.maps.view()}});
+  std::printf("gen fmri: %lld time points x %lld voxels (%lldx%lldx%lld), %lld sources, SNR %g dB -> %s%s\n",
+              static_cast<long long>(o.time_points), static_cast<long long>(o.nx * o.ny * o.nz),
+              static_cast<long long>(o.nx), static_cast<long long>(o.ny), static_cast<long long>(o.nz),
+              static_cast<long long>(o.sources), o.snr_db, a.output.c_str(),
+              a.truth.empty() ? "" : (", truth -> " + a.truth).c_str());
+}
+
 }  // namespace
 
 void register_fmri_commands(CLI::App& app, CLI::App& bench) {
+  {
+    auto g = std::make_shared<GenFmriArgs>();
+    CLI::App* cmd = app.get_subcommand("gen")->add_subcommand(
+        "fmri", "Synthetic fMRI with ground truth: block and event designs through a canonical haemodynamic "
+                "response, sparse smooth maps, Gaussian noise");
+    cmd->add_option("--time", g->time_points, "Time points T")->required()->check(CLI::Range(2, 1 << 30));
+    cmd->add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(CLI::PositiveNumber);
+    cmd->add_option("--shape", g->shape, "The volume X,Y,Z (voxels in column-major order)");
+    cmd->add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")->capture_default_str();
+    cmd->add_option("--tr", g->tr, "Repetition time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--seed", g->seed, "Random seed (the same seed gives the same data)")->capture_default_str();
+    cmd->add_option("-o,--output", g->output, "Where to write X (T x N: .npy, .mtx, .mat)")->required();
+    cmd->add_option("--truth", g->truth, "Where to write the truth: a .npz with 'timecourses' (T x K) and 'maps' (K x N)");
+    cmd->callback([g] { run_gen_fmri(*g); });
+  }
   {
     auto b = std::make_shared<OmpBenchArgs>();
     CLI::App* cmd = bench.add_subcommand("omp", "Time Batch-OMP on random data (median of repeats after a warm-up)");

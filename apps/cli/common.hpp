@@ -97,6 +97,6 @@ void register_misc_commands(CLI::App& app);   // gen, info, demo
 void register_bench_commands(CLI::App& app);  // bench
 void register_wls_commands(CLI::App& app, CLI::App& bench);  // wls, bench wls
 void register_imaging_commands(CLI::App& app, CLI::App& bench);  // degrade, deblur, bench deblur
-void register_fmri_commands(CLI::App& app, CLI::App& bench);     // omp, ksvd, bench omp
+void register_fmri_commands(CLI::App& app, CLI::App& bench);     // omp, ksvd, gen fmri, bench omp
 
 }  // namespace linv::cli

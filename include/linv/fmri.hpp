@@ -85,4 +85,25 @@ struct KsvdResult {
 template <Real T>
 KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& options, const Matrix<T>* initial = nullptr);
 
+// Synthetic fMRI with a known answer, so that recovery can be tested (nothing is downloaded): K source
+// time courses, block designs (even sources) and event designs (odd ones) convolved with SPM's canonical
+// haemodynamic response sampled every `tr` seconds, centred and of unit norm; K spatial maps, each a
+// Gaussian blob of random centre and radius in the volume, cut to zero below 5 % of its peak (sparse and
+// smooth); data = timecourses * maps plus Gaussian noise at `snr_db` (signal power over noise power in
+// decibels; infinity: no noise). Same seed, same data.
+struct SyntheticOptions {
+  index time_points = 0;
+  index nx = 0, ny = 1, nz = 1;  // the volume; voxels = nx ny nz, in column-major order
+  index sources = 0;
+  double snr_db = 10;
+  double tr = 2.0;
+  std::uint64_t seed = 0;
+};
+struct SyntheticFmri {
+  Matrix<double> data;         // T x N
+  Matrix<double> timecourses;  // T x K
+  Matrix<double> maps;         // K x N
+};
+SyntheticFmri synthetic_fmri(const SyntheticOptions& options);
+
 }  // namespace linv::fmri

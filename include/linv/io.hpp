@@ -9,6 +9,7 @@
 
 #include <string>
 #include <variant>
+#include <utility>
 #include <vector>
 
 #include "linv/matrix.hpp"
@@ -42,6 +43,11 @@ template <Real T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A);
 template <Real T>
 void write_stack(const std::string& spec, const MatrixStack<T>& stack);
+
+// NumPy's .npz: each named matrix as <name>.npy in an uncompressed zip archive (what numpy.savez writes),
+// written atomically. Members over 4 GiB (which need ZIP64) are refused.
+template <Real T>
+void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays);
 
 // Writes `text` to `path` atomically (temporary file + rename).
 void write_text(const std::string& path, const std::string& text);

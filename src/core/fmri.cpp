@@ -389,6 +389,68 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
   return out;
 }
 
+// ---- synthetic fMRI ----------------------------------------------------------------------------
+
+SyntheticFmri synthetic_fmri(const SyntheticOptions& o) {
+  const index T = o.time_points, K = o.sources, N = o.nx * o.ny * o.nz;
+  if (T < 2 || K < 1 || o.nx < 1 || o.ny < 1 || o.nz < 1)
+    throw InvalidArgument(fmt::format("synthetic fMRI: need at least 2 time points, 1 source and 1 voxel; got {} time "
+                                      "points, {} sources, a {}x{}x{} volume",
+                                      T, K, o.nx, o.ny, o.nz));
+  if (!(o.tr > 0)) throw InvalidArgument("synthetic fMRI: the repetition time must be positive");
+  std::mt19937_64 rng(o.seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  // SPM's canonical HRF: a gamma of shape 6 minus a sixth of one of shape 16, over 32 s
+  std::vector<double> hrf;
+  for (double t = 0; t <= 32.0; t += o.tr)
+    hrf.push_back(std::pow(t, 5) * std::exp(-t) / 120.0 - std::pow(t, 15) * std::exp(-t) / (6.0 * 1307674368000.0));
+  SyntheticFmri out{Matrix<double>(T, N), Matrix<double>(T, K), Matrix<double>(K, N)};
+  for (index k = 0; k < K; ++k) {
+    std::vector<double> design(static_cast<std::size_t>(T), 0.0);
+    if (k % 2 == 0) {  // blocks: on and off for `length` volumes, from a random phase
+      const index length = 8 + static_cast<index>(unit(rng) * 13), phase = static_cast<index>(unit(rng) * 2 * length);
+      for (index t = 0; t < T; ++t) design[static_cast<std::size_t>(t)] = ((t + phase) / length) % 2 == 1 ? 1.0 : 0.0;
+    } else {  // events, about one in twelve volumes
+      for (index t = 0; t < T; ++t) design[static_cast<std::size_t>(t)] = unit(rng) < 1.0 / 12 ? 1.0 : 0.0;
+      design[static_cast<std::size_t>(static_cast<index>(unit(rng) * T))] = 1.0;  // at least one
+    }
+    double mean = 0;
+    for (index t = 0; t < T; ++t) {
+      double v = 0;
+      for (std::size_t l = 0; l < hrf.size() && static_cast<index>(l) <= t; ++l)
+        v += hrf[l] * design[static_cast<std::size_t>(t - static_cast<index>(l))];
+      out.timecourses(t, k) = v;
+      mean += v / static_cast<double>(T);
+    }
+    double norm = 0;
+    for (index t = 0; t < T; ++t) norm += (out.timecourses(t, k) - mean) * (out.timecourses(t, k) - mean);
+    norm = std::sqrt(norm);
+    for (index t = 0; t < T; ++t)
+      out.timecourses(t, k) = norm > 0 ? (out.timecourses(t, k) - mean) / norm : (t == 0 ? 1.0 : 0.0);
+    // a blob: random centre, radius 8 % to 20 % of the volume's largest side
+    const double cx = unit(rng) * static_cast<double>(o.nx), cy = unit(rng) * static_cast<double>(o.ny),
+                 cz = unit(rng) * static_cast<double>(o.nz);
+    const double radius = (0.08 + 0.12 * unit(rng)) * static_cast<double>(std::max({o.nx, o.ny, o.nz}));
+    for (index z = 0; z < o.nz; ++z)
+      for (index y = 0; y < o.ny; ++y)
+        for (index x = 0; x < o.nx; ++x) {
+          const double dx = static_cast<double>(x) + 0.5 - cx, dy = o.ny > 1 ? static_cast<double>(y) + 0.5 - cy : 0.0,
+                       dz = o.nz > 1 ? static_cast<double>(z) + 0.5 - cz : 0.0;
+          const double v = std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * radius * radius));
+          out.maps(k, x + o.nx * (y + o.ny * z)) = v >= 0.05 ? v : 0.0;
+        }
+  }
+  k::gemm<double>(Op::None, Op::None, 1.0, out.timecourses.view(), out.maps.view(), 0.0, out.data.view());
+  if (std::isfinite(o.snr_db)) {
+    double power = 0;
+    for (index e = 0; e < out.data.size(); ++e) power += out.data.data()[e] * out.data.data()[e];
+    power /= static_cast<double>(out.data.size());
+    std::normal_distribution<double> noise(0.0, std::sqrt(power / std::pow(10.0, o.snr_db / 10)));
+    for (index e = 0; e < out.data.size(); ++e) out.data.data()[e] += noise(rng);
+  }
+  return out;
+}
+
 template struct SparseCodes<float>;
 template struct SparseCodes<double>;
 template SparseCodes<float> batch_omp<float>(ConstMatrixView<float>, ConstMatrixView<float>, const OmpOptions&);

@@ -83,6 +83,8 @@ AnyStack read_npy_stack(const std::string& path);
 template <Real T>
 void write_npy(const std::string& path, ConstMatrixView<T> A);
 template <Real T>
+void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays);
+template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
 
 // ---- Matrix Market .mtx ----

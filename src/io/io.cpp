@@ -215,6 +215,11 @@ void write_stack(const std::string& spec, const MatrixStack<T>& stack) {
   }
 }
 
+template <Real T>
+void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays) {
+  detail::write_npz<T>(path, arrays);
+}
+
 void write_text(const std::string& path, const std::string& text) {
   detail::AtomicFile out(path);
   out.write(text);
@@ -243,6 +248,8 @@ Matrix<T> convert(AnyMatrix&& m, bool allow_narrowing) {
   }
 }
 
+template void write_npz<float>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<float>>>&);
+template void write_npz<double>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<double>>>&);
 template void write_matrix<float>(const std::string&, ConstMatrixView<float>);
 template void write_matrix<double>(const std::string&, ConstMatrixView<double>);
 template void write_stack<float>(const std::string&, const MatrixStack<float>&);

@@ -5,6 +5,7 @@
 // float64 little-endian data in either order, 0- to 3-dimensional; it writes version 1.0 the way np.save
 // does, matrices in Fortran order (Matrix storage as is) and stacks in C order (B, rows, cols).
 #include <fmt/format.h>
+#include <zlib.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -424,6 +425,56 @@ void write_npy_stack(const std::string& path, const MatrixStack<T>& stack) {
   out.commit();
 }
 
+namespace {
+
+void put(std::string& out, std::uint64_t value, int bytes) {  // little endian
+  for (int b = 0; b < bytes; ++b) out.push_back(static_cast<char>((value >> (8 * b)) & 0xff));
+}
+
+}  // namespace
+
+template <Real T>
+void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays) {
+  AtomicFile out(path);
+  std::string directory;
+  std::uint64_t offset = 0;
+  for (const auto& [name, A] : arrays) {
+    // the member: a .npy file in memory
+    std::string npy = header<T>(true, {A.rows(), A.cols()});
+    for (index j = 0; j < A.cols(); ++j)
+      npy.append(reinterpret_cast<const char*>(&A(0, j)), static_cast<std::size_t>(A.rows()) * sizeof(T));
+    if (npy.size() >= 0xffffffffu || offset >= 0xffffffffu)
+      out.fail(fmt::format("member '{}' needs ZIP64 (over 4 GiB), which linv does not write", name));
+    const std::string file = name + ".npy";
+    const std::uint32_t crc = static_cast<std::uint32_t>(
+        crc32(0L, reinterpret_cast<const Bytef*>(npy.data()), static_cast<uInt>(npy.size())));
+    auto common = [&](std::string& h) {  // version needed, flags, stored, time, date 1980-01-01, crc, sizes
+      put(h, 20, 2), put(h, 0, 2), put(h, 0, 2), put(h, 0, 2), put(h, 0x21, 2);
+      put(h, crc, 4), put(h, npy.size(), 4), put(h, npy.size(), 4), put(h, file.size(), 2), put(h, 0, 2);
+    };
+    std::string local;
+    put(local, 0x04034b50, 4);
+    common(local);
+    local += file;
+    put(directory, 0x02014b50, 4);
+    put(directory, 20, 2);  // made by
+    common(directory);
+    put(directory, 0, 2), put(directory, 0, 2), put(directory, 0, 2), put(directory, 0, 4), put(directory, offset, 4);
+    directory += file;
+    out.write(local);
+    out.write(npy);
+    offset += local.size() + npy.size();
+  }
+  std::string end;
+  put(end, 0x06054b50, 4), put(end, 0, 2), put(end, 0, 2), put(end, arrays.size(), 2), put(end, arrays.size(), 2);
+  put(end, directory.size(), 4), put(end, offset, 4), put(end, 0, 2);
+  out.write(directory);
+  out.write(end);
+  out.commit();
+}
+
+template void write_npz<float>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<float>>>&);
+template void write_npz<double>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<double>>>&);
 template void write_npy<float>(const std::string&, ConstMatrixView<float>);
 template void write_npy<double>(const std::string&, ConstMatrixView<double>);
 template void write_npy_stack<float>(const std::string&, const MatrixStack<float>&);

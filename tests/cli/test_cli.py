@@ -206,6 +206,29 @@ class CliTest(unittest.TestCase):
         _, err = run("ksvd", x, "-k", str(K), "--sparsity", "21", "--dictionary", d, "--codes", g, expect=2)
         self.assertIn("between 1 and the 20 atoms", err)
 
+    def test_gen_fmri_writes_data_and_truth(self):
+        x, truth = self.path("x.npy"), self.path("truth.npz")
+        stdout, _ = run("gen", "fmri", "--time", "80", "--shape", "9,7,2", "--sources", "3", "--snr", "6", "--seed", "4",
+                        "-o", x, "--truth", truth)
+        self.assertIn("126 voxels", stdout)
+        t = np.load(truth)
+        self.assertEqual(sorted(t.files), ["maps", "timecourses"])
+        data, clean = np.load(x), t["timecourses"] @ t["maps"]
+        self.assertEqual(data.shape, (80, 126))
+        snr = 10 * np.log10((clean ** 2).sum() / ((data - clean) ** 2).sum())
+        self.assertLess(abs(snr - 6), 0.5)
+        self.assertLess(np.abs(np.linalg.norm(t["timecourses"], axis=0) - 1).max(), 1e-12)
+        # the same seed gives the same data
+        run("gen", "fmri", "--time", "80", "--shape", "9,7,2", "--sources", "3", "--snr", "6", "--seed", "4",
+            "-o", self.path("y.npy"))
+        self.assertTrue(np.array_equal(np.load(self.path("y.npy")), data))
+        _, err = run("gen", "fmri", "--time", "80", "--voxels", "50", "--shape", "5,5,2", "--sources", "3", "-o", x,
+                     expect=2)
+        self.assertIn("one of them", err)
+        _, err = run("gen", "fmri", "--time", "80", "--voxels", "50", "--sources", "3", "-o", self.path("x.nii.gz"),
+                     expect=2)
+        self.assertIn("NIfTI", err)
+
     def test_degrade_writes_images_and_refuses_bad_specs(self):
         truth, out = self.path("truth.pgm"), self.path("blurred.pgm")
         stdout, _ = run("degrade", "phantom:32", "-o", out, "--truth", truth, "--psf", "box:size=3")

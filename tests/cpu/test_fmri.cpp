@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "linv/dense.hpp"
@@ -162,6 +163,40 @@ TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
   EXPECT_LT(approx.rmse.back(), 0.4 * approx.rmse.front());
   EXPECT_THROW((void)fmri::ksvd<double>(s.X.view(), {.atoms = 1501, .sparsity = 2}), InvalidArgument);
   EXPECT_THROW((void)fmri::ksvd<double>(s.X.view(), {.atoms = 10, .sparsity = 11}), InvalidArgument);
+}
+
+TEST(SyntheticFmri, ShapesSparsityNoiseAndSeeds) {
+  const auto seed = testing::case_seed(9);
+  LINV_TRACE_SEED(seed);
+  const fmri::SyntheticOptions o{.time_points = 120, .nx = 12, .ny = 10, .nz = 4, .sources = 5, .snr_db = 6, .seed = seed};
+  const fmri::SyntheticFmri s = fmri::synthetic_fmri(o);
+  ASSERT_EQ(s.data.rows(), 120);
+  ASSERT_EQ(s.data.cols(), 480);
+  ASSERT_EQ(s.maps.rows(), 5);
+  index nonzero = 0;
+  for (index e = 0; e < s.maps.size(); ++e) nonzero += s.maps.data()[e] != 0 ? 1 : 0;
+  EXPECT_LT(nonzero, s.maps.size() / 2) << "maps must be sparse";
+  EXPECT_GT(nonzero, 0);
+  for (index k = 0; k < 5; ++k) {  // centred, unit-norm time courses
+    double sum = 0, norm = 0;
+    for (index t = 0; t < 120; ++t) sum += s.timecourses(t, k), norm += s.timecourses(t, k) * s.timecourses(t, k);
+    EXPECT_NEAR(sum, 0.0, 1e-12);
+    EXPECT_NEAR(norm, 1.0, 1e-12);
+  }
+  // the noise is at the requested SNR (6 dB: noise power a quarter of the signal's), within sampling error
+  const Matrix<double> clean = matmul<double>(s.timecourses.view(), s.maps.view());
+  double signal = 0, noise = 0;
+  for (index e = 0; e < clean.size(); ++e) {
+    signal += clean.data()[e] * clean.data()[e];
+    noise += (s.data.data()[e] - clean.data()[e]) * (s.data.data()[e] - clean.data()[e]);
+  }
+  EXPECT_NEAR(10 * std::log10(signal / noise), 6.0, 0.3);
+  // same seed, same data; no noise at infinite SNR
+  fmri::SyntheticOptions quiet = o;
+  quiet.snr_db = std::numeric_limits<double>::infinity();
+  EXPECT_EQ((testing::relative_difference<double, double>(fmri::synthetic_fmri(quiet).data.view(), clean.view())), 0.0);
+  EXPECT_EQ((testing::relative_difference<double, double>(fmri::synthetic_fmri(o).data.view(), s.data.view())), 0.0);
+  EXPECT_THROW((void)fmri::synthetic_fmri({.time_points = 1, .nx = 3, .sources = 1}), InvalidArgument);
 }
 
 TEST(BatchOmp, BadInputSaysWhy) {
