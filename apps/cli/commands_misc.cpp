@@ -46,6 +46,7 @@ void run_info() {
   std::printf("  CUDA backend: %s\n", b.cuda ? fmt::format("built (CUDA runtime {})", b.cuda_runtime).c_str() : "not built");
   std::printf("  MATLAB .mat files: %s\n", b.matio ? "yes (matio)" : "no (built without matio)");
   std::printf("  PNG images: %s\n", io::have_png_support() ? "yes (libpng)" : "no (built without libpng; PGM only)");
+  std::printf("  .npz output: %s\n", io::have_npz_support() ? "yes (zlib)" : "no (built without zlib)");
   std::printf("  FFT convolution: %s\n",
               imaging::Convolution::have_fft() ? "yes (FFTW)" : "no (built without FFTW; direct convolution)");
   const GpuList list = cuda_devices();

@@ -52,6 +52,9 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
 // Writes `text` to `path` atomically (temporary file + rename).
 void write_text(const std::string& path, const std::string& text);
 
+// Whether this build can write .npz files (it needs zlib).
+bool have_npz_support();
+
 // Whether this build can read and write `.mat` files.
 bool have_mat_support();
 

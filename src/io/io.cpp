@@ -226,6 +226,14 @@ void write_text(const std::string& path, const std::string& text) {
   out.commit();
 }
 
+bool have_npz_support() {
+#ifdef LINV_HAVE_ZLIB
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool have_mat_support() {
 #ifdef LINV_HAVE_MATIO
   return true;

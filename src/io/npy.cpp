@@ -5,7 +5,9 @@
 // float64 little-endian data in either order, 0- to 3-dimensional; it writes version 1.0 the way np.save
 // does, matrices in Fortran order (Matrix storage as is) and stacks in C order (B, rows, cols).
 #include <fmt/format.h>
+#ifdef LINV_HAVE_ZLIB
 #include <zlib.h>
+#endif
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -435,6 +437,10 @@ void put(std::string& out, std::uint64_t value, int bytes) {  // little endian
 
 template <Real T>
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays) {
+#ifndef LINV_HAVE_ZLIB
+  (void)arrays;
+  throw InvalidArgument(fmt::format("{}: linv was built without zlib, so it cannot write .npz files (use .npy)", path));
+#else
   AtomicFile out(path);
   std::string directory;
   std::uint64_t offset = 0;
@@ -471,6 +477,7 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
   out.write(directory);
   out.write(end);
   out.commit();
+#endif
 }
 
 template void write_npz<float>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<float>>>&);
