@@ -182,6 +182,8 @@ void run_gen_fmri(const GenFmriArgs& a) {
       throw InvalidArgument(fmt::format("{}: NIfTI output is not in this version of linv; write .npy (or .mat)", path));
   if (!a.truth.empty() && !a.truth.ends_with(".npz"))
     throw InvalidArgument(fmt::format("--truth {}: the ground truth is written as a .npz (timecourses, maps)", a.truth));
+  if (!a.truth.empty() && !io::have_npz_support())  // before anything is written
+    throw InvalidArgument(fmt::format("--truth {}: linv was built without zlib, so it cannot write .npz files", a.truth));
   const fmri::SyntheticFmri s = fmri::synthetic_fmri(o);
   io::write_matrix<double>(a.output, s.data.view());
   if (!a.truth.empty())

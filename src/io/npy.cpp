@@ -427,6 +427,7 @@ void write_npy_stack(const std::string& path, const MatrixStack<T>& stack) {
   out.commit();
 }
 
+#ifdef LINV_HAVE_ZLIB
 namespace {
 
 void put(std::string& out, std::uint64_t value, int bytes) {  // little endian
@@ -434,6 +435,7 @@ void put(std::string& out, std::uint64_t value, int bytes) {  // little endian
 }
 
 }  // namespace
+#endif
 
 template <Real T>
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays) {
