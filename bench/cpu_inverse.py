@@ -31,6 +31,17 @@ def scaled_residual(a, x):
     return np.linalg.norm(r, 1) / (n * np.finfo(a.dtype).eps * np.linalg.norm(a, 1) * np.linalg.norm(x, 1))
 
 
+def median_time(call, repeats):
+    """(median, all) seconds of call() by perf_counter, after one warm-up call."""
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
 def cpu_name():
     try:
         with open("/proc/cpuinfo") as f:

@@ -14,7 +14,6 @@ import datetime
 import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_cpu_inverse", os.path.join(HERE, "cpu_inverse.py"))
 cpu_inverse = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cpu_inverse)  # shared helpers (cpu_name)
+_spec.loader.exec_module(cpu_inverse)  # shared helpers (cpu_name, median_time)
 
 
 def main():
@@ -56,13 +55,7 @@ def main():
             return orthogonal_mp_gram(D.T @ D, D.T @ X, n_nonzero_coefs=T0)
 
         time.sleep(0.5)  # let linv's threads go quiet
-        run()
-        times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-        sk = statistics.median(times)
+        sk, times = cpu_inverse.median_time(run, args.repeats)
         lr = linv[(T, N)]
         rows.append({"time_points": T, "signals": N, "atoms": K, "sparsity": T0, "linv_s": lr["seconds"],
                      "linv_s_all": lr["seconds_all"], "sklearn_s": sk, "sklearn_s_all": times,

@@ -14,11 +14,9 @@ import datetime
 import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -26,16 +24,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_cpu_inverse", os.path.join(HERE, "cpu_inverse.py"))
 cpu_inverse = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cpu_inverse)  # shared helpers (cpu_name)
-
-
-def median_time(call, repeats):
-    call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
 
 
 def main():
@@ -59,8 +47,8 @@ def main():
                            check=True)
             J = np.load(path)
             d = np.random.default_rng(2).uniform(-1, 1, (n, 1))
-            step_s, step_all = median_time(lambda: np.linalg.solve(J.T @ J, J.T @ d), args.repeats)
-            pinv_s, pinv_all = median_time(lambda: np.linalg.solve(J.T @ J, J.T), args.repeats)
+            step_s, step_all = cpu_inverse.median_time(lambda: np.linalg.solve(J.T @ J, J.T @ d), args.repeats)
+            pinv_s, pinv_all = cpu_inverse.median_time(lambda: np.linalg.solve(J.T @ J, J.T), args.repeats)
             lr = linv[(n, m)]
             rows.append({"case": "SLAM pseudoinverse, bordered Jacobian (1 dense column)", "n": n, "m": m,
                          "linv_step_s": lr["step_seconds"], "numpy_step_s": step_s,

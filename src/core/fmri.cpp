@@ -22,16 +22,39 @@ namespace k = kernels::cpu;
 
 constexpr index kSignalsPerThread = 64;
 
+// G = D^T D (both triangles) and D^T X: what Batch-OMP works from.
+template <Real T>
+void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, Matrix<T>& G, Matrix<T>& DtX) {
+  const index K = D.cols();
+  G = Matrix<T>(K, K);
+  DtX = Matrix<T>(K, X.cols());
+  k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D, T(0), G.view());
+  for (index c = 0; c < K; ++c)
+    for (index r = 0; r < c; ++r) G(r, c) = G(c, r);
+  k::gemm<T>(Op::Transpose, Op::None, T(1), D, X, T(0), DtX.view());
+}
+
+// One thread's buffers for omp_one, allocated once rather than per signal.
+struct OmpWork {
+  std::vector<double> alpha, L, gamma, w;
+  std::vector<index> chosen;
+  OmpWork(index K, index T0)
+      : alpha(static_cast<std::size_t>(K)), L(static_cast<std::size_t>(T0 * T0)), gamma(static_cast<std::size_t>(T0)),
+        w(static_cast<std::size_t>(T0)) {
+    chosen.reserve(static_cast<std::size_t>(T0));
+  }
+};
+
 // One signal's OMP from its correlations alpha0 = D^T x (K) and G, into the signal's code slots.
 template <Real T>
-void omp_one(ConstMatrixView<T> G, const T* alpha0, double norm_squared, const OmpOptions& o, index* atoms, T* values,
-             index& count) {
+void omp_one(ConstMatrixView<T> G, const T* alpha0, double norm_squared, const OmpOptions& o, OmpWork& work,
+             index* atoms, T* values, index& count) {
   const index K = G.rows(), T0 = o.sparsity;
   constexpr double tiny = std::numeric_limits<double>::min();
-  std::vector<double> alpha(alpha0, alpha0 + K), L(static_cast<std::size_t>(T0 * T0)), gamma(static_cast<std::size_t>(T0)),
-      w(static_cast<std::size_t>(T0));
-  std::vector<index> chosen;
-  chosen.reserve(static_cast<std::size_t>(T0));
+  std::vector<double>&alpha = work.alpha, &L = work.L, &gamma = work.gamma, &w = work.w;
+  std::vector<index>& chosen = work.chosen;
+  std::copy(alpha0, alpha0 + K, alpha.begin());
+  chosen.clear();
   auto at = [&](index r, index c) -> double& { return L[static_cast<std::size_t>(r + c * T0)]; };
   double residual = norm_squared, delta = 0;
   count = 0;
@@ -121,13 +144,11 @@ SparseCodes<T> batch_omp_gram(ConstMatrixView<T> G, ConstMatrixView<T> DtX, cons
                    std::vector<index>(static_cast<std::size_t>(N * options.sparsity)),
                    std::vector<T>(static_cast<std::size_t>(N * options.sparsity))};
   detail::in_parallel(N, kSignalsPerThread, [&](index first, index last) {
-    std::vector<T> alpha0(static_cast<std::size_t>(K));
-    for (index j = first; j < last; ++j) {
-      for (index a = 0; a < K; ++a) alpha0[static_cast<std::size_t>(a)] = DtX(a, j);
-      omp_one<T>(G, alpha0.data(), options.tolerance > 0 ? norms_squared[static_cast<std::size_t>(j)] : 0.0, options,
+    OmpWork work(K, options.sparsity);
+    for (index j = first; j < last; ++j)  // a column of D^T X is contiguous
+      omp_one<T>(G, &DtX(0, j), options.tolerance > 0 ? norms_squared[static_cast<std::size_t>(j)] : 0.0, options, work,
                  &c.atom[static_cast<std::size_t>(j * options.sparsity)],
                  &c.value[static_cast<std::size_t>(j * options.sparsity)], c.count[static_cast<std::size_t>(j)]);
-    }
   });
   return c;
 }
@@ -139,12 +160,9 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
   require_host(X.device(), "Batch-OMP");
   require_finite(D, "D");
   require_finite(X, "X");
-  const index K = D.cols(), N = X.cols();
-  Matrix<T> G(K, K), DtX(K, N);
-  k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D, T(0), G.view());
-  for (index c = 0; c < K; ++c)
-    for (index r = 0; r < c; ++r) G(r, c) = G(c, r);
-  k::gemm<T>(Op::Transpose, Op::None, T(1), D, X, T(0), DtX.view());
+  const index N = X.cols();
+  Matrix<T> G, DtX;
+  gram_and_correlations<T>(D, X, G, DtX);
   std::vector<double> norms(static_cast<std::size_t>(N), 0.0);
   for (index j = 0; j < N; ++j)
     for (index i = 0; i < X.rows(); ++i) norms[static_cast<std::size_t>(j)] += static_cast<double>(X(i, j)) * X(i, j);
@@ -178,12 +196,8 @@ std::vector<double> errors(ConstMatrixView<T> X, const Matrix<T>& D, const Spars
 
 template <Real T>
 SparseCodes<T> code(ConstMatrixView<T> X, const Matrix<T>& D, index sparsity) {
-  const index K = D.cols();
-  Matrix<T> G(K, K), DtX(K, X.cols());
-  k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D.view(), T(0), G.view());
-  for (index c = 0; c < K; ++c)
-    for (index r = 0; r < c; ++r) G(r, c) = G(c, r);
-  k::gemm<T>(Op::Transpose, Op::None, T(1), D.view(), X, T(0), DtX.view());
+  Matrix<T> G, DtX;
+  gram_and_correlations<T>(D.view(), X, G, DtX);
   return batch_omp_gram<T>(G.view(), DtX.view(), {}, {.sparsity = sparsity});
 }
 
