@@ -14,16 +14,40 @@ namespace linv::cli {
 namespace {
 
 struct OmpArgs {
-  std::string x, d, codes;
+  std::string x, d, codes, mask;
   index sparsity = 0;
   double tolerance = 0;
   CommonOptions common;
 };
 
+// The signals X: a T x N matrix file, or a NIfTI image (its voxels in `mask`, every voxel without one),
+// whose grid and voxels are kept so that maps can be written back in its space.
+struct Signals {
+  io::AnyMatrix X;
+  std::optional<io::FmriImage> image;  // without its signals (moved to X)
+};
+Signals read_signals(const std::string& path, const std::string& mask) {
+  if (!io::is_nifti_path(path)) {
+    if (!mask.empty()) throw InvalidArgument(fmt::format("--mask {}: a mask selects voxels of a NIfTI image (.nii, .nii.gz)", mask));
+    return {io::read_matrix(path), std::nullopt};
+  }
+  io::FmriImage image = io::read_fmri(path, mask);
+  Signals s{std::move(image.signals), std::nullopt};
+  s.image = std::move(image);
+  return s;
+}
+
+// The device a sparse-coding command runs on: --device, or with auto the GPU once there are enough
+// signals to repay starting it (about 16000: resolve_device's threshold counts matrix orders).
+Device fmri_device(const CommonOptions& o, index signals) { return resolve_device(o, signals / 32, /*runs_on_gpu=*/true); }
+
 template <Real T>
 void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
+  const Device device = fmri_device(a.common, X.cols());
   const auto start = std::chrono::steady_clock::now();
-  const fmri::SparseCodes<T> codes = fmri::batch_omp<T>(D.view(), X.view(), {.sparsity = a.sparsity, .tolerance = a.tolerance});
+  const Matrix<T> Xd = X.to(device), Dd = D.to(device);  // a copy only to a GPU (timed: part of the run)
+  const fmri::SparseCodes<T> codes =
+      fmri::batch_omp<T>(Dd.view(), Xd.view(), {.sparsity = a.sparsity, .tolerance = a.tolerance});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_matrix<T>(a.codes, codes.to_dense().view());  // .mtx: coordinate form, the codes being sparse
   double used = 0;
@@ -32,6 +56,7 @@ void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
   write_report(a.common, {{"command", "omp"},
                           {"inputs", {{"X", a.x}, {"D", a.d}}},
                           {"output", a.codes},
+                          {"device", device.name()},
                           {"precision", type_name<T>()},
                           {"sparsity", a.sparsity},
                           {"tolerance", a.tolerance},
@@ -39,15 +64,13 @@ void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
                           {"seconds", seconds},
                           {"linv_version", build_info().version}});
   if (!a.common.quiet)
-    std::printf("omp: %lld signals over %lld atoms, %s | at most %lld atoms each, %.2f on average | %.4f s -> %s\n",
+    std::printf("omp: %lld signals over %lld atoms, %s on %s | at most %lld atoms each, %.2f on average | %.4f s -> %s\n",
                 static_cast<long long>(codes.signals), static_cast<long long>(codes.atoms), type_name<T>(),
-                static_cast<long long>(a.sparsity), mean, seconds, a.codes.c_str());
+                device.name().c_str(), static_cast<long long>(a.sparsity), mean, seconds, a.codes.c_str());
 }
 
 void run_omp(const OmpArgs& a) {
-  if (a.common.device != "auto" && a.common.device != "cpu")
-    throw InvalidArgument("omp runs on the CPU only in this version: use --device cpu (or auto)");
-  io::AnyMatrix X = io::read_matrix(a.x), D = io::read_matrix(a.d);
+  io::AnyMatrix X = read_signals(a.x, a.mask).X, D = io::read_matrix(a.d);
   const Compute c = compute_type(a.common.precision, {dtype_of(X), dtype_of(D)});
   if (c == Compute::mixed) throw InvalidArgument("omp has no mixed-precision variant: use --precision single or double");
   if (c == Compute::f32)
@@ -57,7 +80,7 @@ void run_omp(const OmpArgs& a) {
 }
 
 struct KsvdArgs {
-  std::string x, dictionary, codes, initial;
+  std::string x, dictionary, codes, initial, mask, maps;
   index atoms = 0, sparsity = 0;
   int iterations = 10;
   bool approximate = false, no_clear = false;
@@ -66,7 +89,9 @@ struct KsvdArgs {
 };
 
 template <Real T>
-void ksvd_typed(const KsvdArgs& a, const Matrix<T>& X) {
+void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image) {
+  const Device device = fmri_device(a.common, host_X.cols());
+  const Matrix<T> X = host_X.to(device);  // the dictionary comes back on this device
   std::optional<Matrix<T>> initial;
   if (!a.initial.empty()) initial = io::convert<T>(io::read_matrix(a.initial), /*allow_narrowing=*/std::is_same_v<T, float>);
   const auto start = std::chrono::steady_clock::now();
@@ -87,11 +112,14 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& X) {
                                                .progress = progress},
                                               initial ? &*initial : nullptr);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::write_matrix<T>(a.dictionary, r.dictionary.view());
-  io::write_matrix<T>(a.codes, r.codes.to_dense().view());
+  io::write_matrix<T>(a.dictionary, r.dictionary.to(Device::cpu()).view());
+  const Matrix<T> codes = r.codes.to_dense();
+  io::write_matrix<T>(a.codes, codes.view());
+  if (!a.maps.empty()) io::write_volumes<T>(a.maps, image->space, image->voxels, codes.view());  // one map per atom
   write_report(a.common, {{"command", "ksvd"},
-                          {"inputs", {{"X", a.x}}},
-                          {"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}}},
+                          {"inputs", {{"X", a.x}, {"mask", a.mask}}},
+                          {"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}, {"maps", a.maps}}},
+                          {"device", device.name()},
                           {"precision", type_name<T>()},
                           {"atoms", a.atoms},
                           {"sparsity", a.sparsity},
@@ -103,64 +131,151 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& X) {
                           {"seconds", seconds},
                           {"linv_version", build_info().version}});
   if (!a.common.quiet)
-    std::printf("ksvd: %lld signals of %lld time points, %lld atoms, sparsity %lld | RMSE %.4g -> %.4g in %d "
-                "iterations, %lld atoms replaced | %.3f s -> %s, %s\n",
+    std::printf("ksvd: %lld signals of %lld time points, %lld atoms, sparsity %lld, %s on %s | RMSE %.4g -> %.4g in "
+                "%d iterations, %lld atoms replaced | %.3f s -> %s, %s\n",
                 static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), static_cast<long long>(a.atoms),
-                static_cast<long long>(a.sparsity), r.rmse.front(), r.rmse.back(), a.iterations,
+                static_cast<long long>(a.sparsity), type_name<T>(), device.name().c_str(),
+                r.rmse.front(), r.rmse.back(), a.iterations,
                 static_cast<long long>(r.replaced), seconds, a.dictionary.c_str(), a.codes.c_str());
 }
 
 void run_ksvd(const KsvdArgs& a) {
-  if (a.common.device != "auto" && a.common.device != "cpu")
-    throw InvalidArgument("ksvd runs on the CPU only in this version: use --device cpu (or auto)");
-  io::AnyMatrix X = io::read_matrix(a.x);
-  const Compute c = compute_type(a.common.precision, {dtype_of(X)});
+  if (!a.maps.empty()) {  // before any work
+    if (!io::is_nifti_path(a.maps)) throw InvalidArgument(fmt::format("--maps {}: maps are written as NIfTI (.nii, .nii.gz)", a.maps));
+    if (!io::is_nifti_path(a.x))
+      throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
+  }
+  Signals s = read_signals(a.x, a.mask);
+  const Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
   if (c == Compute::mixed) throw InvalidArgument("ksvd has no mixed-precision variant: use --precision single or double");
   if (c == Compute::f32)
-    ksvd_typed<float>(a, as<float>(std::move(X), c));
+    ksvd_typed<float>(a, as<float>(std::move(s.X), c), s.image);
   else
-    ksvd_typed<double>(a, as<double>(std::move(X), c));
+    ksvd_typed<double>(a, as<double>(std::move(s.X), c), s.image);
 }
 
 struct OmpBenchArgs {
   std::string sizes = "300x3600,600x7200,1500x18000,900x125000";  // time points x signals
   index atoms = 9, sparsity = 6;  // the thesis's
   int repeats = 3;
-  std::string json;
+  std::string device = "cpu", precision = "double", kernel = "auto", json;
 };
 
-// Times linv::fmri::batch_omp (G and D^T X included) on random data: D and X uniform in [-1, 1] (D's
-// atoms normalised), generated here with the size as the seed.
-void run_bench_omp(const OmpBenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  nlohmann::json out = bench_output(Device::cpu());
+// "TxN" -> {T, N}
+std::pair<index, index> parse_size(const std::string& size) {
+  const auto x = size.find('x');
+  if (x == std::string::npos || x == 0 || x + 1 == size.size())
+    throw InvalidArgument(fmt::format("bad size '{}': expected TxN", size));
+  return {std::stoll(size.substr(0, x)), std::stoll(size.substr(x + 1))};
+}
+
+// A T x K dictionary of unit-norm atoms, uniform in [-1, 1] before normalising, on the host.
+template <Real T>
+Matrix<T> random_atoms(index rows, index atoms, std::uint64_t seed) {
+  Matrix<T> D = random_uniform<T>(rows, atoms, seed, T(-1), T(1));
+  for (index j = 0; j < atoms; ++j) {
+    double norm = 0;
+    for (index i = 0; i < rows; ++i) norm += static_cast<double>(D(i, j)) * D(i, j);
+    for (index i = 0; i < rows; ++i) D(i, j) = static_cast<T>(D(i, j) / std::sqrt(norm));
+  }
+  return D;
+}
+
+fmri::OmpGpuKernel parse_kernel(const std::string& name) {
+  if (name == "auto") return fmri::OmpGpuKernel::Auto;
+  if (name == "thread") return fmri::OmpGpuKernel::Thread;
+  if (name == "warp") return fmri::OmpGpuKernel::Warp;
+  throw InvalidArgument(fmt::format("unknown OMP kernel '{}': expected auto, thread or warp", name));
+}
+
+// Times Batch-OMP (G and D^T X included, the codes delivered to host memory) on random data: D and X
+// uniform in [-1, 1] (D's atoms normalised), generated on the device with the size as the seed.
+template <Real T>
+void bench_omp_typed(const OmpBenchArgs& a, Device device) {
+  nlohmann::json out = bench_output(device);
+  const fmri::OmpGpuKernel kernel = parse_kernel(a.kernel);
+  if (device.is_cpu() && kernel != fmri::OmpGpuKernel::Auto) throw InvalidArgument("--kernel picks a GPU kernel: add --device cuda");
   for (const std::string& size : split(a.sizes)) {
-    const auto x = size.find('x');
-    if (x == std::string::npos) throw InvalidArgument(fmt::format("bad size '{}': expected TxN", size));
-    const index T = std::stoll(size.substr(0, x)), N = std::stoll(size.substr(x + 1));
-    Matrix<double> D = random_uniform<double>(T, a.atoms, static_cast<std::uint64_t>(T), -1.0, 1.0);
-    for (index j = 0; j < a.atoms; ++j) {
-      double norm = 0;
-      for (index i = 0; i < T; ++i) norm += D(i, j) * D(i, j);
-      for (index i = 0; i < T; ++i) D(i, j) /= std::sqrt(norm);
-    }
-    const Matrix<double> X = random_uniform<double>(T, N, static_cast<std::uint64_t>(N), -1.0, 1.0);
-    fmri::SparseCodes<double> codes;
+    const auto [rows, N] = parse_size(size);
+    const Matrix<T> D = random_atoms<T>(rows, a.atoms, static_cast<std::uint64_t>(rows)).to(device);
+    const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
+    fmri::SparseCodes<T> codes;
     const Timing t = time_repeats(a.repeats, codes, [&] {
-      return fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = a.sparsity});
+      return fmri::batch_omp<T>(D.view(), X.view(), {.sparsity = a.sparsity, .gpu_kernel = kernel});
     });
-    out["rows"].push_back({{"time_points", T}, {"signals", N}, {"atoms", a.atoms}, {"sparsity", a.sparsity},
-                           {"seconds", t.median}, {"seconds_all", t.all}});
-    std::printf("omp T=%-5lld N=%-8lld K=%lld T0=%lld %9.4f s\n", static_cast<long long>(T), static_cast<long long>(N),
-                static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity), t.median);
+    out["rows"].push_back({{"time_points", rows}, {"signals", N}, {"atoms", a.atoms}, {"sparsity", a.sparsity},
+                           {"precision", type_name<T>()}, {"kernel", a.kernel}, {"seconds", t.median},
+                           {"seconds_all", t.all}});
+    std::printf("omp %s T=%-5lld N=%-8lld K=%lld T0=%lld %s %9.5f s\n", type_name<T>(), static_cast<long long>(rows),
+                static_cast<long long>(N), static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity),
+                device.is_cpu() ? "cpu" : a.kernel.c_str(), t.median);
     std::fflush(stdout);
   }
   if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
 }
 
+void run_bench_omp(const OmpBenchArgs& a) {
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.device);
+  if (a.precision == "single")
+    bench_omp_typed<float>(a, device);
+  else if (a.precision == "double")
+    bench_omp_typed<double>(a, device);
+  else
+    throw InvalidArgument(fmt::format("--precision {}: expected single or double", a.precision));
+}
+
+struct KsvdBenchArgs {
+  std::string sizes = "300x3600,450x5400,600x7200,1500x18000,900x125000,274x902629";  // the thesis's
+  index atoms = 9, sparsity = 6;
+  int iterations = 30, repeats = 3;
+  std::string device = "cuda", precision = "single", variant = "approximate", json;
+};
+
+// Times k-SVD end to end (initial dictionary, every iteration's coding and update, the final coding) on
+// X uniform in [-1, 1] generated on the device, seeded by its size.
+template <Real T>
+void bench_ksvd_typed(const KsvdBenchArgs& a, Device device) {
+  nlohmann::json out = bench_output(device);
+  for (const std::string& size : split(a.sizes)) {
+    const auto [rows, N] = parse_size(size);
+    const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
+    for (const std::string& variant : split(a.variant == "both" ? "approximate,exact" : a.variant)) {
+      if (variant != "approximate" && variant != "exact")
+        throw InvalidArgument(fmt::format("--variant {}: expected approximate, exact or both", variant));
+      fmri::KsvdResult<T> r;
+      const Timing t = time_repeats(a.repeats, r, [&] {
+        return fmri::ksvd<T>(X.view(), {.atoms = a.atoms, .sparsity = a.sparsity, .iterations = a.iterations,
+                                        .exact = variant == "exact", .seed = 1});
+      });
+      out["rows"].push_back({{"time_points", rows}, {"signals", N}, {"atoms", a.atoms}, {"sparsity", a.sparsity},
+                             {"iterations", a.iterations}, {"variant", variant}, {"precision", type_name<T>()},
+                             {"rmse_first", r.rmse.front()}, {"rmse_last", r.rmse.back()}, {"seconds", t.median},
+                             {"seconds_all", t.all}});
+      std::printf("ksvd %s %-11s T=%-5lld N=%-8lld K=%lld T0=%lld %d iterations %9.4f s (RMSE %.4g -> %.4g)\n",
+                  type_name<T>(), variant.c_str(), static_cast<long long>(rows), static_cast<long long>(N),
+                  static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity), a.iterations, t.median,
+                  r.rmse.front(), r.rmse.back());
+      std::fflush(stdout);
+    }
+  }
+  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
+void run_bench_ksvd(const KsvdBenchArgs& a) {
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.device);
+  if (a.precision == "single")
+    bench_ksvd_typed<float>(a, device);
+  else if (a.precision == "double")
+    bench_ksvd_typed<double>(a, device);
+  else
+    throw InvalidArgument(fmt::format("--precision {}: expected single or double", a.precision));
+}
+
 struct GenFmriArgs {
   index time_points = 0, voxels = 0, sources = 0;
-  std::string shape, output, truth;
+  std::string shape, output, truth, truth_maps;
   double snr_db = 10, tr = 2.0;
   std::uint64_t seed = 0;
 };
@@ -177,22 +292,55 @@ void run_gen_fmri(const GenFmriArgs& a) {
     if (sides.size() != 3) throw InvalidArgument(fmt::format("--shape {}: expected X,Y,Z", a.shape));
     o.nx = std::stoll(sides[0]), o.ny = std::stoll(sides[1]), o.nz = std::stoll(sides[2]);
   }
-  for (const std::string& path : {a.output, a.truth})
-    if (path.ends_with(".nii") || path.ends_with(".nii.gz"))
-      throw InvalidArgument(fmt::format("{}: NIfTI output is not in this version of linv; write .npy (or .mat)", path));
+  // Every refusal comes before anything is written.
+  const bool nifti_data = io::is_nifti_path(a.output);
+  if (io::is_nifti_path(a.truth))
+    throw InvalidArgument(fmt::format("--truth {}: the ground truth is a .npz; write the maps as an image with "
+                                      "--truth-maps maps.nii.gz",
+                                      a.truth));
   if (!a.truth.empty() && !a.truth.ends_with(".npz"))
     throw InvalidArgument(fmt::format("--truth {}: the ground truth is written as a .npz (timecourses, maps)", a.truth));
-  if (!a.truth.empty() && !io::have_npz_support())  // before anything is written
+  if (!a.truth.empty() && !io::have_npz_support())
     throw InvalidArgument(fmt::format("--truth {}: linv was built without zlib, so it cannot write .npz files", a.truth));
+  if (!a.truth_maps.empty() && !io::is_nifti_path(a.truth_maps))
+    throw InvalidArgument(fmt::format("--truth-maps {}: the maps are written as a NIfTI image (.nii or .nii.gz)",
+                                      a.truth_maps));
+  for (const std::string& path : {nifti_data ? a.output : std::string(), a.truth_maps}) {
+    if (path.empty()) continue;
+    if (a.voxels > 0)
+      throw InvalidArgument(fmt::format("{}: a NIfTI image needs the volume's shape: give --shape X,Y,Z instead of "
+                                        "--voxels",
+                                        path));
+    if (!io::have_nifti_support())
+      throw InvalidArgument(fmt::format("{}: linv was built without NIfTI support (libnifti2); write .npy (or .mat)",
+                                        path));
+  }
   const fmri::SyntheticFmri s = fmri::synthetic_fmri(o);
-  io::write_matrix<double>(a.output, s.data.view());
+  // The volumes on a 2 mm grid centred at the origin; the data one volume per time point, TR apart.
+  io::NiftiSpace space;
+  std::vector<index> voxels;
+  if (nifti_data || !a.truth_maps.empty()) {
+    space = io::NiftiSpace::grid(o.nx, o.ny, o.nz, 2.0, o.tr);
+    space.descrip = fmt::format("linv gen fmri: synthetic, {} sources, SNR {} dB, seed {}", o.sources, o.snr_db, o.seed);
+    voxels.resize(static_cast<std::size_t>(o.nx * o.ny * o.nz));
+    for (std::size_t v = 0; v < voxels.size(); ++v) voxels[v] = static_cast<index>(v);
+  }
+  if (nifti_data)
+    io::write_volumes<double>(a.output, space, voxels, s.data.view());
+  else
+    io::write_matrix<double>(a.output, s.data.view());
   if (!a.truth.empty())
     io::write_npz<double>(a.truth, {{"timecourses", s.timecourses.view()}, {"maps", s.maps.view()}});
-  std::printf("gen fmri: %lld time points x %lld voxels (%lldx%lldx%lld), %lld sources, SNR %g dB -> %s%s\n",
+  if (!a.truth_maps.empty()) {
+    space.tr = 0;  // one map per source, not a time series
+    io::write_volumes<double>(a.truth_maps, space, voxels, s.maps.view());
+  }
+  std::printf("gen fmri: %lld time points x %lld voxels (%lldx%lldx%lld), %lld sources, SNR %g dB -> %s%s%s\n",
               static_cast<long long>(o.time_points), static_cast<long long>(o.nx * o.ny * o.nz),
               static_cast<long long>(o.nx), static_cast<long long>(o.ny), static_cast<long long>(o.nz),
               static_cast<long long>(o.sources), o.snr_db, a.output.c_str(),
-              a.truth.empty() ? "" : (", truth -> " + a.truth).c_str());
+              a.truth.empty() ? "" : (", truth -> " + a.truth).c_str(),
+              a.truth_maps.empty() ? "" : (", maps -> " + a.truth_maps).c_str());
 }
 
 }  // namespace
@@ -210,8 +358,13 @@ void register_fmri_commands(CLI::App& app, CLI::App& bench) {
     cmd->add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")->capture_default_str();
     cmd->add_option("--tr", g->tr, "Repetition time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--seed", g->seed, "Random seed (the same seed gives the same data)")->capture_default_str();
-    cmd->add_option("-o,--output", g->output, "Where to write X (T x N: .npy, .mtx, .mat)")->required();
+    cmd->add_option("-o,--output", g->output,
+                    "Where to write X (T x N: .npy, .mtx, .mat; or .nii/.nii.gz, a 4-D image of T volumes on a 2 mm "
+                    "grid with --shape)")
+        ->required();
     cmd->add_option("--truth", g->truth, "Where to write the truth: a .npz with 'timecourses' (T x K) and 'maps' (K x N)");
+    cmd->add_option("--truth-maps", g->truth_maps,
+                    "Also write the K true maps as a NIfTI image (.nii/.nii.gz, one volume per source; needs --shape)");
     cmd->callback([g] { run_gen_fmri(*g); });
   }
   {
@@ -221,14 +374,36 @@ void register_fmri_commands(CLI::App& app, CLI::App& bench) {
     cmd->add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
+    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
+    cmd->add_option("--precision", b->precision, "single or double")->capture_default_str();
+    cmd->add_option("--kernel", b->kernel, "GPU kernel: auto, thread (a thread per signal) or warp (a warp per signal)")
+        ->capture_default_str();
     cmd->add_option("--json", b->json, "Write the rows as JSON here");
     cmd->callback([b] { run_bench_omp(*b); });
+  }
+  {
+    auto b = std::make_shared<KsvdBenchArgs>();
+    CLI::App* cmd = bench.add_subcommand("ksvd", "Time k-SVD end to end on random data (median of repeats after a warm-up)");
+    cmd->add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
+    cmd->add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cmd->add_option("--variant", b->variant, "approximate, exact or both")->capture_default_str();
+    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
+    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
+    cmd->add_option("--precision", b->precision, "single or double")->capture_default_str();
+    cmd->add_option("--json", b->json, "Write the rows as JSON here");
+    cmd->callback([b] { run_bench_ksvd(*b); });
   }
   {
     auto a = std::make_shared<KsvdArgs>();
     CLI::App* cmd = app.add_subcommand("ksvd", "k-SVD dictionary learning: X ~ D G with D T x K (unit-norm atoms) and "
                                                "at most T0 nonzeros per column of G");
-    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels)")->required();
+    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
+                               "image (.nii, .nii.gz)")->required();
+    cmd->add_option("--mask", a->mask, "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; "
+                                       "default every voxel)");
+    cmd->add_option("--maps", a->maps, "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)");
     cmd->add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
     cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
     cmd->add_option("--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
@@ -247,8 +422,11 @@ void register_fmri_commands(CLI::App& app, CLI::App& bench) {
   {
     auto a = std::make_shared<OmpArgs>();
     CLI::App* cmd = app.add_subcommand("omp", "Batch-OMP: sparse codes G (K x N, at most T0 nonzeros per column) with X ~ D G");
-    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels)")->required();
+    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
+                               "image (.nii, .nii.gz)")->required();
     cmd->add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
+    cmd->add_option("--mask", a->mask, "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; "
+                                       "default every voxel)");
     cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
     cmd->add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
         ->capture_default_str()

@@ -47,6 +47,7 @@ void run_info() {
   std::printf("  MATLAB .mat files: %s\n", b.matio ? "yes (matio)" : "no (built without matio)");
   std::printf("  PNG images: %s\n", io::have_png_support() ? "yes (libpng)" : "no (built without libpng; PGM only)");
   std::printf("  .npz output: %s\n", io::have_npz_support() ? "yes (zlib)" : "no (built without zlib)");
+  std::printf("  NIfTI images: %s\n", io::have_nifti_support() ? "yes (libnifti2)" : "no (built without libnifti2)");
   std::printf("  FFT convolution: %s\n",
               imaging::Convolution::have_fft() ? "yes (FFTW)" : "no (built without FFTW; direct convolution)");
   const GpuList list = cuda_devices();

@@ -27,12 +27,19 @@ struct SparseCodes {
   Matrix<T> to_dense() const;  // atoms x signals
 };
 
+// How the GPU spreads Batch-OMP's signals: one thread per signal (its state in registers and local
+// memory; K <= 16 and T0 <= 8), one warp per signal (any K and T0, the atoms spread over the lanes), or
+// Auto: the thread kernel where it fits, the faster one there (measured: docs/gpu-performance-notes.md).
+enum class OmpGpuKernel { Auto, Thread, Warp };
+
 struct OmpOptions {
   index sparsity = 0;     // T0, the atoms per signal at most (>= 1)
   double tolerance = 0;   // also stop once ||x - D gamma||_2^2 <= tolerance (0: only at T0 atoms)
+  OmpGpuKernel gpu_kernel = OmpGpuKernel::Auto;
 };
 
-// Batch-OMP of each column of X (T x N) over D's atoms (T x K; the atoms need not be normalised).
+// Batch-OMP of each column of X (T x N) over D's atoms (T x K; the atoms need not be normalised), on
+// the device where X and D live (the codes are returned in host memory either way).
 // Throws ShapeMismatch when D and X have different time points, InvalidArgument for sparsity < 1 or
 // above K, NonFiniteInput for NaN or Inf. A signal whose residual is orthogonal to every remaining atom
 // (or whose next atom is linearly dependent on the chosen ones) stops early.
@@ -80,6 +87,8 @@ struct KsvdResult {
   index replaced = 0;         // atoms replaced (unused or cleared), over all iterations
 };
 
+// Runs where X lives; the dictionary is returned on that device, the codes in host memory. On a GPU the
+// codes are held as a dense K x N matrix, so an atom's update is two passes over X.
 // initial: a T x K dictionary to start from (its atoms are normalised), or nullptr for K distinct random
 // signals. Throws InvalidArgument for K > N (without an initial dictionary), T0 > K or T0 < 1.
 template <Real T>

@@ -2,11 +2,14 @@
 //   .npy            NumPy (float32/float64, C or Fortran order, 2-D; 3-D as a stack of matrices)
 //   .mtx            Matrix Market (array or coordinate; real/integer/pattern; general/symmetric/skew)
 //   .mat[:name]     MATLAB (through matio, when linv was built with it); `name` picks the variable
+//   .nii, .nii.gz   NIfTI-1/2 fMRI images (through nifti_clib's nifti2_io, when linv was built with it), read
+//                   as a time points x voxels matrix by read_fmri and written back by write_volumes below
 // Malformed files raise ParseError naming the file and the byte offset or line of the fault; missing or
 // unreadable files raise InputError. Every writer writes a temporary file beside the target and
 // renames it into place, so an interrupted or failed write never leaves a partial output.
 #pragma once
 
+#include <array>
 #include <string>
 #include <variant>
 #include <utility>
@@ -65,6 +68,62 @@ Matrix<double> read_image(const std::string& path);
 // Writes values clipped to [0, 1] with `bits` (8 or 16) per pixel, atomically.
 void write_image(const std::string& path, ConstMatrixView<double> image, int bits = 16);
 bool have_png_support();
+
+// ---- NIfTI-1/2 fMRI images (.nii, .nii.gz) ----
+// Builds without libnifti2 refuse every NIfTI read and write with InputError before touching any file.
+bool have_nifti_support();
+
+// The voxel grid and its place in the world: what a volume needs to overlay on the image it came from.
+// Voxel (x, y, z) has the linear index x + nx * (y + ny * z) (NIfTI's order, x fastest).
+struct NiftiSpace {
+  index nx = 1, ny = 1, nz = 1;
+  double dx = 1, dy = 1, dz = 1;  // voxel sizes (pixdim[1..3]) in `spatial_units`
+  int spatial_units = 0;          // NIfTI xyz units code: 0 unknown, 1 metre, 2 mm, 3 micron
+  // Seconds between volumes (pixdim[4], converted from ms or us when the file says so); 0 when the volumes
+  // are not a time series (spatial maps), which writes pixdim[4] = 0 and no time unit.
+  double tr = 0;
+  // qform: rotation as a quaternion (b, c, d), offsets in `spatial_units`, qfac = +-1 (handedness).
+  int qform_code = 0;
+  double quatern_b = 0, quatern_c = 0, quatern_d = 0, qoffset_x = 0, qoffset_y = 0, qoffset_z = 0, qfac = 1;
+  // sform: rows srow_x, srow_y, srow_z of the affine from (x, y, z, 1) to world coordinates.
+  int sform_code = 0;
+  std::array<std::array<double, 4>, 3> srow{};
+  std::string descrip;  // free text, at most 79 characters are written
+
+  index voxels() const noexcept { return nx * ny * nz; }
+  // A grid for synthetic data: voxel_mm-sized voxels in mm, qform and sform (both scanner coordinates, code
+  // 1) the same axis-aligned scaling with the volume's centre at the origin, `tr` seconds between volumes.
+  static NiftiSpace grid(index nx, index ny, index nz, double voxel_mm = 2.0, double tr = 2.0);
+};
+
+// An fMRI run as the matrix linv factors: signals is T x N (time points x voxels), column j holding the
+// time course of voxel voxels[j] (increasing linear indices: the mask's voxels in the image's order).
+struct FmriImage {
+  Matrix<double> signals;
+  std::vector<index> voxels;
+  NiftiSpace space;
+};
+
+// Reads a 4-D image (a 3-D image is one time point) of any real NIfTI datatype (integers of 8 to 64 bits,
+// float32, float64), applying scl_slope and scl_inter (slope 0: none). With `mask_path`, a 3-D image (or a
+// 4-D one of one volume) on the same grid, only voxels where the mask is nonzero are kept (NaN counts as
+// outside); without, every voxel. Raises InvalidArgument for a mask on another grid (naming both) or one
+// selecting nothing, InputError for missing files and for NaN or Inf inside the mask (naming the voxel and
+// the time point), ParseError for malformed or truncated files. The image is streamed a few volumes at a
+// time: the only large allocation is `signals`.
+FmriImage read_fmri(const std::string& path, const std::string& mask_path = "");
+
+// Writes `values` (V x N: one volume per row, column j at voxel voxels[j], as in FmriImage) as an image of
+// nx x ny x nz x V (3-D when V == 1) in `space`, zeros outside the voxels: float32 for float, float64 for
+// double. `.nii.gz` is compressed, `.nii` is not. The header is NIfTI-1 unless a dimension exceeds 32767
+// (NIfTI-2). Written atomically. For the data of an FmriImage, pass its signals; for k-SVD's codes G
+// (K x N), G itself gives one map per atom.
+template <Real T>
+void write_volumes(const std::string& path, const NiftiSpace& space, const std::vector<index>& voxels,
+                   ConstMatrixView<T> values);
+
+// Whether `path` names a NIfTI file (.nii or .nii.gz, any case).
+bool is_nifti_path(const std::string& path);
 
 // Converts an AnyMatrix to element type T. Widening is exact; narrowing float64 to float32 happens only
 // with allow_narrowing (the caller asked for single precision), otherwise InvalidArgument.

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/parallel.hpp"
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -156,10 +157,17 @@ SparseCodes<T> batch_omp_gram(ConstMatrixView<T> G, ConstMatrixView<T> DtX, cons
 template <Real T>
 SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOptions& options) {
   if (D.rows() != X.rows()) throw ShapeMismatch("Batch-OMP: D and X (time points)", D.rows(), D.cols(), X.rows(), X.cols());
-  require_host(D.device(), "Batch-OMP");
-  require_host(X.device(), "Batch-OMP");
+  if (D.device() != X.device())
+    throw InvalidArgument(fmt::format("Batch-OMP: D is on {} but X is on {}; move one with .to()", D.device().name(),
+                                      X.device().name()));
   require_finite(D, "D");
   require_finite(X, "X");
+  if (X.device().is_cuda()) {
+    if (options.sparsity < 1 || options.sparsity > D.cols())
+      throw InvalidArgument(fmt::format("Batch-OMP: the sparsity must be between 1 and the {} atoms; got {}", D.cols(),
+                                        options.sparsity));
+    return cuda::batch_omp<T>(D, X, options);
+  }
   const index N = X.cols();
   Matrix<T> G, DtX;
   gram_and_correlations<T>(D, X, G, DtX);
@@ -227,7 +235,6 @@ bool replace_with_worst(ConstMatrixView<T> X, Matrix<T>& D, index j, std::vector
 template <Real T>
 KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* initial) {
   const index n = X.rows(), N = X.cols(), K = o.atoms;
-  require_host(X.device(), "k-SVD");
   require_finite(X, "X");
   if (K < 1) throw InvalidArgument("k-SVD: give at least one atom");
   if (o.sparsity < 1 || o.sparsity > K)
@@ -240,15 +247,16 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
     if (initial->rows() != n || initial->cols() != K)
       throw ShapeMismatch("k-SVD: the initial dictionary against X's time points and K", n, K, initial->rows(),
                           initial->cols());
-    D = Matrix<T>::copy_of(initial->view());
+    D = initial->to(Device::cpu());
   } else {
     if (K > N) throw InvalidArgument(fmt::format("k-SVD: {} atoms from {} signals: give fewer atoms or a dictionary", K, N));
     std::vector<index> order(static_cast<std::size_t>(N));
     std::iota(order.begin(), order.end(), index{0});
     std::shuffle(order.begin(), order.end(), rng);
     D = Matrix<T>(n, K);
-    for (index j = 0; j < K; ++j)
-      for (index i = 0; i < n; ++i) D(i, j) = X(i, order[static_cast<std::size_t>(j)]);
+    for (index j = 0; j < K; ++j)  // a column copy, wherever X lives
+      detail::copy_bytes(&D(0, j), Device::cpu(), X.data() + order[static_cast<std::size_t>(j)] * X.ld(), X.device(),
+                         static_cast<std::size_t>(n) * sizeof(T));
   }
   for (index j = 0; j < K; ++j) {  // unit-norm atoms (a zero one becomes the first basis vector)
     double norm = 0;
@@ -256,6 +264,7 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
     norm = std::sqrt(norm);
     for (index i = 0; i < n; ++i) D(i, j) = norm > 0 ? static_cast<T>(static_cast<double>(D(i, j)) / norm) : T(i == 0);
   }
+  if (X.device().is_cuda()) return cuda::ksvd<T>(X, o, D, rng);
 
   std::vector<index> order(static_cast<std::size_t>(K));
   std::iota(order.begin(), order.end(), index{0});

@@ -67,4 +67,15 @@ void syrk(cublasHandle_t h, Uplo u, Op o, std::int64_t n, std::int64_t k, T alph
     check(cublasDsyrk_64(h, fill(u), op(o), n, k, &alpha, A, lda, &beta, C, ldc), "syrk");
 }
 
+// y := alpha op(A) x + beta y (A m x n; x with stride incx).
+template <class T>
+void gemv(cublasHandle_t h, Op o, std::int64_t m, std::int64_t n, T alpha, const T* A, std::int64_t lda, const T* x,
+          std::int64_t incx, T beta, T* y, std::int64_t incy) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSgemv_64(h, op(o), m, n, &alpha, A, lda, x, incx, &beta, y, incy), "gemv");
+  else
+    check(cublasDgemv_64(h, op(o), m, n, &alpha, A, lda, x, incx, &beta, y, incy), "gemv");
+}
+
 }  // namespace linv::cuda::blas

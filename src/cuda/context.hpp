@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/runtime.hpp"
 #include "linv/device.hpp"
 
 namespace linv::cuda {
@@ -103,6 +104,20 @@ class Context {
   void* host_ = nullptr;
   std::size_t host_size_ = 0;
   int* infos_ = nullptr;
+};
+
+// Device memory for the duration of a call (from the stream-ordered pool: no cudaMalloc in a loop).
+struct DeviceBuffer {
+  DeviceBuffer(std::size_t bytes, int gpu) : p(allocate(bytes > 0 ? bytes : 1, gpu)), device(gpu) {}
+  ~DeviceBuffer() { free(p, device); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class V>
+  V* as() const noexcept {
+    return static_cast<V*>(p);
+  }
+  void* p;
+  int device;
 };
 
 // The context of the GPU `d`, made current for the calling thread.

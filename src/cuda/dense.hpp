@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "linv/dense.hpp"
+#include "linv/fmri.hpp"
 #include "linv/matrix.hpp"
 
 namespace linv::cuda {
@@ -158,6 +160,17 @@ struct CglsResult {
 };
 template <Real T>
 CglsResult cgls(const CsrView<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations, MatrixView<T> X);
+
+// ---- fMRI (src/cuda/fmri.cpp, kernels in src/cuda/fmri.cu) ----
+// Batch-OMP of X's columns over D's atoms (both on the GPU) with options.gpu_kernel; the codes come back
+// to the host.
+template <Real T>
+fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const fmri::OmpOptions& options);
+// k-SVD of X (on the GPU) from the unit-norm initial dictionary D0 (host), drawing the atom orders from
+// rng as the CPU does; the dictionary is returned on X's device, the codes on the host.
+template <Real T>
+fmri::KsvdResult<T> ksvd(ConstMatrixView<T> X, const fmri::KsvdOptions& options, const Matrix<T>& D0,
+                         std::mt19937_64& rng);
 
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>

@@ -331,16 +331,6 @@ void check_sparse(cusparseStatus_t status, const char* what) {
     throw DeviceError(std::string("cuSPARSE: ") + what + " failed: " + cusparseGetErrorString(status));
 }
 
-// Device memory for the duration of a call.
-struct Buffer {
-  Buffer(std::size_t bytes, int device) : p(allocate(bytes > 0 ? bytes : 1, device)), device(device) {}
-  ~Buffer() { free(p, device); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  void* p;
-  int device;
-};
-
 template <class T>
 T dot(cublasHandle_t h, std::int64_t n, const T* x, const T* y) {
   T v = 0;
@@ -377,13 +367,13 @@ CglsResult cgls(const CsrView<T>& J, ConstMatrixView<T> d, double tolerance, int
   const std::int64_t n = J.rows, m = J.cols, nnz = J.row_start[n];
   const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
   // J's arrays, uploaded
-  Buffer rows(static_cast<std::size_t>(n + 1) * sizeof(std::int64_t), device),
+  DeviceBuffer rows(static_cast<std::size_t>(n + 1) * sizeof(std::int64_t), device),
       columns(static_cast<std::size_t>(nnz) * sizeof(std::int64_t), device), values(static_cast<std::size_t>(nnz) * sizeof(T), device);
   check(cudaMemcpyAsync(rows.p, J.row_start, (n + 1) * sizeof(std::int64_t), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
   check(cudaMemcpyAsync(columns.p, J.column, nnz * sizeof(std::int64_t), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
   check(cudaMemcpyAsync(values.p, J.value, nnz * sizeof(T), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
   // vectors: x, s, p (m); r, q (n)
-  Buffer vectors(static_cast<std::size_t>(3 * m + 2 * n) * sizeof(T), device);
+  DeviceBuffer vectors(static_cast<std::size_t>(3 * m + 2 * n) * sizeof(T), device);
   T* x = static_cast<T*>(vectors.p);
   T *s = x + m, *p = s + m, *r = p + m, *q = r + n;
   struct Sparse {
@@ -414,7 +404,7 @@ CglsResult cgls(const CsrView<T>& J, ConstMatrixView<T> d, double tolerance, int
   check_sparse(cusparseSpMV_bufferSize(sp.h, CUSPARSE_OPERATION_TRANSPOSE, &one, sp.A, sp.vr, &zero, sp.vs, type,
                                        CUSPARSE_SPMV_ALG_DEFAULT, &bytes_t),
                "SpMV workspace query");
-  Buffer work(std::max(bytes_n, bytes_t), device);
+  DeviceBuffer work(std::max(bytes_n, bytes_t), device);
   auto times = [&] {  // q = J p
     check_sparse(cusparseSpMV(sp.h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp.A, sp.vp, &zero, sp.vq, type,
                               CUSPARSE_SPMV_ALG_DEFAULT, work.p),

@@ -146,6 +146,16 @@ SlamOutcome slam_pinv(const BorderedView<T>&, double, MatrixView<T>) {
   unavailable();
 }
 template <Real T>
+fmri::SparseCodes<T> batch_omp(ConstMatrixView<T>, ConstMatrixView<T>, const fmri::OmpOptions&) {
+  unavailable();
+}
+
+template <Real T>
+fmri::KsvdResult<T> ksvd(ConstMatrixView<T>, const fmri::KsvdOptions&, const Matrix<T>&, std::mt19937_64&) {
+  unavailable();
+}
+
+template <Real T>
 CglsResult cgls(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>) {
   unavailable();
 }
@@ -206,6 +216,8 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template SlamOutcome slam_step<T>(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>); \
   template SlamOutcome slam_pinv<T>(const BorderedView<T>&, double, MatrixView<T>); \
   template CglsResult cgls<T>(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>); \
+  template fmri::SparseCodes<T> batch_omp<T>(ConstMatrixView<T>, ConstMatrixView<T>, const fmri::OmpOptions&); \
+  template fmri::KsvdResult<T> ksvd<T>(ConstMatrixView<T>, const fmri::KsvdOptions&, const Matrix<T>&, std::mt19937_64&); \
   template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
                                                std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \

@@ -42,6 +42,23 @@ def read_bytes(path):
         return f.read()
 
 
+def read_nifti1(test, path):
+    """The header fields linv sets and the voxels, parsed by hand from a (gzipped) float64 NIfTI-1 file."""
+    import gzip
+    raw = read_bytes(path)
+    raw = gzip.decompress(raw) if path.endswith(".gz") else raw
+    test.assertEqual(np.frombuffer(raw, "<i4", 1, 0)[0], 348)  # a little-endian NIfTI-1 header
+    test.assertEqual(raw[344:348], b"n+1\0")
+    dim = np.frombuffer(raw, "<i2", 8, 40)
+    datatype, pixdim = np.frombuffer(raw, "<i2", 1, 70)[0], np.frombuffer(raw, "<f4", 8, 76)
+    offset = int(np.frombuffer(raw, "<f4", 1, 108)[0])
+    test.assertEqual(datatype, 64)  # float64
+    shape = tuple(int(d) for d in dim[1:dim[0] + 1])
+    volumes = np.frombuffer(raw, "<f8", int(np.prod(shape)), offset)
+    test.assertEqual(len(raw), offset + volumes.nbytes)
+    return shape, pixdim, raw[123], volumes
+
+
 def rel(x, ref):
     return np.linalg.norm(x - ref, 1) / np.linalg.norm(ref, 1)
 
@@ -231,6 +248,61 @@ class CliTest(unittest.TestCase):
         _, err = run("gen", "fmri", "--time", "80", "--voxels", "50", "--sources", "3", "-o", self.path("x.nii.gz"),
                      expect=2)
         self.assertIn("NIfTI", err)
+
+    def test_gen_fmri_writes_nifti_images(self):
+        info, _ = run("info")
+        if "NIfTI images: yes" not in info:
+            self.skipTest("linv was built without libnifti2: no NIfTI images to test")
+        common = ["--time", "30", "--shape", "6,5,3", "--sources", "4", "--tr", "1.5", "--seed", "11"]
+        run("gen", "fmri", *common, "-o", self.path("x.npy"), "--truth", self.path("truth.npz"))
+        stdout, _ = run("gen", "fmri", *common, "-o", self.path("x.nii.gz"), "--truth-maps", self.path("maps.nii"))
+        self.assertIn("maps -> ", stdout)
+        shape, pixdim, units, volumes = read_nifti1(self, self.path("x.nii.gz"))
+        self.assertEqual(shape, (6, 5, 3, 30))
+        self.assertEqual(list(pixdim[1:5]), [2.0, 2.0, 2.0, 1.5])
+        self.assertEqual(units, 2 | 8)  # mm and s
+        # volume after volume, x fastest: the rows of the T x N matrix, whose columns are column-major voxels
+        self.assertTrue(np.array_equal(volumes.reshape(30, 90), np.load(self.path("x.npy"))))
+        shape, pixdim, _, maps = read_nifti1(self, self.path("maps.nii"))
+        self.assertEqual(shape, (6, 5, 3, 4))
+        if ".npz output: yes" in info:
+            self.assertTrue(np.array_equal(maps.reshape(4, 90), np.load(self.path("truth.npz"))["maps"]))
+        # refusals come before anything is written
+        for args, message in [(["--voxels", "90"], "--shape"), (["--shape", "6,5,3", "--truth", self.path("t.nii")],
+                                                                  "--truth-maps")]:
+            _, err = run("gen", "fmri", "--time", "30", "--sources", "4", *args, "-o", self.path("y.nii"), expect=2)
+            self.assertIn(message, err)
+        self.assertFalse(os.path.exists(self.path("y.nii")))
+
+    def test_ksvd_reads_nifti_through_a_mask_and_writes_maps(self):
+        info, _ = run("info")
+        if "NIfTI images: yes" not in info:
+            self.skipTest("linv was built without libnifti2: no NIfTI images to test")
+        common = ["--time", "40", "--shape", "7,6,4", "--seed", "5", "--snr", "20"]
+        run("gen", "fmri", *common, "--sources", "3", "-o", self.path("x.nii.gz"))
+        run("gen", "fmri", *common, "--sources", "1", "-o", self.path("unused.npy"), "--truth-maps", self.path("mask.nii"))
+        _, _, _, mask = read_nifti1(self, self.path("mask.nii"))
+        inside = np.flatnonzero(mask)  # the blob's voxels, in NIfTI's order
+        self.assertTrue(0 < inside.size < 168)
+        run("ksvd", self.path("x.nii.gz"), "--mask", self.path("mask.nii"), "-k", "3", "--sparsity", "2", "--iters", "3",
+            "--dictionary", self.path("D.npy"), "--codes", self.path("G.npy"), "--maps", self.path("maps.nii.gz"),
+            "--device", "cpu")
+        G = np.load(self.path("G.npy"))
+        self.assertEqual(G.shape, (3, inside.size))
+        shape, _, _, maps = read_nifti1(self, self.path("maps.nii.gz"))
+        self.assertEqual(shape, (7, 6, 4, 3))
+        maps = maps.reshape(3, 168)
+        self.assertTrue(np.array_equal(maps[:, inside], G))  # each atom's map at the mask's voxels
+        self.assertFalse(np.any(np.delete(maps, inside, axis=1)))  # zeros outside
+        # --maps needs a NIfTI input, --mask a NIfTI image: refused before anything is written
+        np.save(self.path("x.npy"), np.zeros((40, 5)))
+        _, err = run("ksvd", self.path("x.npy"), "-k", "2", "--sparsity", "1", "--dictionary", self.path("D2.npy"),
+                     "--codes", self.path("G2.npy"), "--maps", self.path("m2.nii"), expect=2)
+        self.assertIn("--maps", err)
+        _, err = run("omp", self.path("x.npy"), self.path("D.npy"), "--sparsity", "1", "--codes", self.path("G3.npy"),
+                     "--mask", self.path("mask.nii"), expect=2)
+        self.assertIn("--mask", err)
+        self.assertFalse(any(os.path.exists(self.path(f)) for f in ("D2.npy", "G2.npy", "m2.nii", "G3.npy")))
 
     def test_degrade_writes_images_and_refuses_bad_specs(self):
         truth, out = self.path("truth.pgm"), self.path("blurred.pgm")

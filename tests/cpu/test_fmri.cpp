@@ -12,6 +12,7 @@
 #include "linv/fmri.hpp"
 #include "linv/generate.hpp"
 #include "support/dense_checks.hpp"
+#include "support/fmri_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -49,21 +50,10 @@ Reference plain_omp(const Matrix<double>& D, ConstMatrixView<double> x, index T0
   return out;
 }
 
-// A dictionary of unit-norm random atoms.
-Matrix<double> random_dictionary(index T, index K, std::uint64_t seed) {
-  Matrix<double> D = random_uniform<double>(T, K, seed, -1.0, 1.0);
-  for (index a = 0; a < K; ++a) {
-    double s = 0;
-    for (index i = 0; i < T; ++i) s += D(i, a) * D(i, a);
-    for (index i = 0; i < T; ++i) D(i, a) /= std::sqrt(s);
-  }
-  return D;
-}
-
 TEST(BatchOmp, MatchesPlainOmpSupportsAndCoefficients) {
   const auto seed = testing::case_seed(1);
   LINV_TRACE_SEED(seed);
-  const Matrix<double> D = random_dictionary(40, 90, seed);
+  const Matrix<double> D = testing::random_dictionary(40, 90, seed);
   const Matrix<double> X = random_uniform<double>(40, 300, seed + 1, -1.0, 1.0);
   const fmri::SparseCodes<double> codes = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 6});
   for (index j = 0; j < X.cols(); ++j) {
@@ -85,7 +75,7 @@ TEST(BatchOmp, MatchesPlainOmpSupportsAndCoefficients) {
 TEST(BatchOmp, RecoversSparseSignalsAndStopsAtTheTolerance) {
   const auto seed = testing::case_seed(2);
   LINV_TRACE_SEED(seed);
-  const Matrix<double> D = random_dictionary(64, 128, seed);
+  const Matrix<double> D = testing::random_dictionary(64, 128, seed);
   Matrix<double> truth(128, 50);
   for (index j = 0; j < 50; ++j)
     for (index t = 0; t < 4; ++t) truth((j * 37 + t * 29) % 128, j) = 1.0 + 0.25 * static_cast<double>(t);
@@ -100,37 +90,6 @@ TEST(BatchOmp, RecoversSparseSignalsAndStopsAtTheTolerance) {
 
 // Noiseless data from a random dictionary and 3-sparse codes (Aharon et al.'s synthetic experiment at a
 // smaller size): k-SVD finds at least 90 % of the true atoms to |correlation| >= 0.99.
-double recovered_fraction(const Matrix<double>& truth, const Matrix<double>& learned) {
-  index found = 0;
-  for (index a = 0; a < truth.cols(); ++a) {
-    double best = 0;
-    for (index b = 0; b < learned.cols(); ++b) {
-      double c = 0;
-      for (index i = 0; i < truth.rows(); ++i) c += truth(i, a) * learned(i, b);
-      best = std::max(best, std::abs(c));
-    }
-    found += best >= 0.99 ? 1 : 0;
-  }
-  return static_cast<double>(found) / static_cast<double>(truth.cols());
-}
-
-// Noiseless 3-sparse data over a random 20 x 40 dictionary, 1500 signals.
-struct Synthetic {
-  Matrix<double> truth, X;
-};
-Synthetic synthetic(std::uint64_t seed) {
-  const index T = 20, K = 40, N = 1500, T0 = 3;
-  Synthetic s{random_dictionary(T, K, seed), Matrix<double>()};
-  Matrix<double> codes(K, N);
-  std::mt19937_64 rng(seed + 1);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  for (index j = 0; j < N; ++j)
-    for (index t = 0; t < T0; ++t)
-      codes(static_cast<index>(rng() % static_cast<std::uint64_t>(K)), j) = value(rng) + (value(rng) > 0 ? 1.0 : -1.0);
-  s.X = matmul<double>(s.truth.view(), codes.view());
-  return s;
-}
-
 TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
   const auto seed = testing::case_seed(5);
   LINV_TRACE_SEED(seed);
@@ -138,7 +97,7 @@ TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
   // single runs here range from 90 to 100 %): three fresh problems, 80 iterations each
   double recovered = 0;
   for (std::uint64_t trial = 0; trial < 3; ++trial) {
-    const Synthetic s = synthetic(seed + 10 * trial);
+    const testing::SparseSynthetic s = testing::sparse_synthetic(seed + 10 * trial);
     const fmri::KsvdResult<double> r =
         fmri::ksvd<double>(s.X.view(), {.atoms = 40, .sparsity = 3, .iterations = 80, .seed = seed + 10 * trial + 2});
     ASSERT_EQ(r.rmse.size(), 81u);
@@ -148,10 +107,10 @@ TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
       for (index i = 0; i < 20; ++i) norm += r.dictionary(i, j) * r.dictionary(i, j);
       EXPECT_NEAR(norm, 1.0, 1e-12);
     }
-    recovered += recovered_fraction(s.truth, r.dictionary) / 3;
+    recovered += testing::recovered_fraction(s.truth, r.dictionary) / 3;
   }
   EXPECT_GE(recovered, 0.9 - 1e-12);  // three thirds of 0.9 sum to a hair less
-  const Synthetic s = synthetic(seed + 100);
+  const testing::SparseSynthetic s = testing::sparse_synthetic(seed + 100);
   // keeping the better code per signal and no clearing: the exact variant's error never grows
   const fmri::KsvdResult<double> plain = fmri::ksvd<double>(
       s.X.view(), {.atoms = 40, .sparsity = 3, .iterations = 15, .seed = seed, .clear = false, .keep_better_codes = true});
@@ -200,7 +159,7 @@ TEST(SyntheticFmri, ShapesSparsityNoiseAndSeeds) {
 }
 
 TEST(BatchOmp, BadInputSaysWhy) {
-  const Matrix<double> D = random_dictionary(10, 20, 3), X = random_uniform<double>(10, 5, 4);
+  const Matrix<double> D = testing::random_dictionary(10, 20, 3), X = random_uniform<double>(10, 5, 4);
   EXPECT_THROW((void)fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 0}), InvalidArgument);
   EXPECT_THROW((void)fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 21}), InvalidArgument);
   const Matrix<double> wrong = random_uniform<double>(11, 5, 4);
