@@ -98,5 +98,7 @@ void register_bench_commands(CLI::App& app);  // bench
 void register_wls_commands(CLI::App& app, CLI::App& bench);  // wls, bench wls
 void register_imaging_commands(CLI::App& app, CLI::App& bench);  // degrade, deblur, bench deblur
 void register_fmri_commands(CLI::App& app, CLI::App& bench);     // omp, ksvd, gen fmri, bench omp
+void register_adl_commands(CLI::App& app, CLI::App& bench);      // adl
+void register_parafac2_commands(CLI::App& app, CLI::App& bench); // parafac2
 
 }  // namespace linv::cli

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   linv::cli::register_wls_commands(app, *app.get_subcommand("bench"));
   linv::cli::register_imaging_commands(app, *app.get_subcommand("bench"));
   linv::cli::register_fmri_commands(app, *app.get_subcommand("bench"));
+  linv::cli::register_adl_commands(app, *app.get_subcommand("bench"));
+  linv::cli::register_parafac2_commands(app, *app.get_subcommand("bench"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "linv/accuracy.hpp"
+#include "linv/adl.hpp"
 #include "linv/batched.hpp"
 #include "linv/dense.hpp"
 #include "linv/device.hpp"
@@ -11,6 +12,7 @@
 #include "linv/imaging.hpp"
 #include "linv/io.hpp"
 #include "linv/matrix.hpp"
+#include "linv/parafac2.hpp"
 #include "linv/report.hpp"
 #include "linv/slam.hpp"
 #include "linv/wls.hpp"

@@ -326,6 +326,38 @@ class CliTest(unittest.TestCase):
         _, err = run("deblur", out, "-o", self.path("r.pgm"), "--lambda", "-1", expect=2)
         self.assertIn("--lambda", err)
 
+    def test_adl_objective_and_constraints_match_numpy(self):
+        T, N, K, c = 30, 200, 4, 0.1
+        x = self.rng.standard_normal((T, N))
+        delta = self.rng.standard_normal((T, 1))
+        delta /= np.linalg.norm(delta)
+        xp, tp = self.save("x.npy", x), self.save("delta.npy", delta)
+        d, s, report = self.path("d.npy"), self.path("s.npy"), self.path("r.json")
+        stdout, _ = run("adl", xp, "-k", K, "--task", tp, "--c", c, "--iters", 30, "--seed", 2, "--dictionary", d,
+                        "--codes", s, "--report", report)
+        self.assertIn("1 assisted", stdout)
+        D, S, r = np.load(d), np.load(s), load_json(report)
+        self.assertEqual((D.shape, S.shape), ((T, K), (K, N)))
+        self.assertEqual((r["assisted_atoms"], r["iterations"], len(r["objective"])), (1, 30, 31))
+        eps = np.finfo(np.float64).eps
+        lam = 0.5 * np.sqrt((x ** 2).mean())  # the default lambda
+        self.assertLessEqual(abs(r["lambda"] - lam), THRESHOLD * eps * lam)
+        # the final objective, recomputed from the written D and S; linv forms it from D^T X, X S^T and
+        # K x K products, whose rounding is about (T + N) eps ||X||_F^2
+        f = ((x - D @ S) ** 2).sum() + lam * np.abs(S).sum()
+        self.assertLessEqual(abs(f - r["objective"][-1]), THRESHOLD * (T + N) * eps * (x ** 2).sum())
+        self.assertTrue(np.all(np.diff(r["objective"]) <= THRESHOLD * (T + N) * eps * (x ** 2).sum()))
+        # constraints: the assisted atom within sqrt(c) of delta, the free ones of norm at most 1
+        self.assertLessEqual(((D[:, 0] - delta[:, 0]) ** 2).sum(), c * (1 + THRESHOLD * T * eps))
+        self.assertLessEqual((D[:, 1:] ** 2).sum(axis=0).max(), 1 + THRESHOLD * T * eps)
+        _, err = run("adl", xp, "-k", K, "--task", tp, "--dictionary", d, "--codes", s, expect=2)
+        self.assertIn("--c", err)
+        _, err = run("adl", xp, "-k", K, "--task", self.save("bad.npy", delta[:20]), "--c", c, "--dictionary", d,
+                     "--codes", s, expect=2)
+        self.assertIn("20x1", err)
+        _, err = run("adl", xp, "-k", K, "--device", "cuda", "--dictionary", d, "--codes", s, expect=2)
+        self.assertIn("CPU only", err)
+
     def test_bordered_pseudoinverse_and_its_step_match_numpy(self):
         j = self.path("J.npy")
         run("gen", "jacobian", "--rows", 300, "--cols", 16, "--seed", 3, "-o", j)
@@ -345,6 +377,56 @@ class CliTest(unittest.TestCase):
         self.assertLess(np.abs(np.load(self.path("c.npy")) - ref).max(), 1e-8)
         _, err = run("pinv", self.path("bad.npy"), "-o", self.path("c.npy"), "--structure", "sparse", expect=2)
         self.assertIn("--apply", err)
+
+    def test_parafac2_fits_at_least_as_well_as_tensorly(self):
+        try:
+            from tensorly.decomposition import parafac2 as tensorly_parafac2
+            from tensorly.parafac2_tensor import Parafac2Tensor
+        except ImportError:
+            self.skipTest("TensorLy is not installed (scripts/install-deps installs it): no PARAFAC2 reference")
+        # a known model X_k = A diag(c_k) (P_k H)^T plus 10 % noise, ragged slabs (one narrower than I)
+        I, F, cols = 30, 3, [50, 20, 70, 40, 60, 35]
+        A = self.rng.standard_normal((I, F))
+        C = self.rng.uniform(0.2, 1.2, (len(cols), F))
+        H = np.linalg.qr(self.rng.standard_normal((F, F)))[0] * np.linspace(1, 2, F)
+        slabs = []
+        for k, J in enumerate(cols):
+            M = A * C[k] @ (np.linalg.qr(self.rng.standard_normal((J, F)))[0] @ H).T
+            slabs.append(M + 0.1 * np.sqrt(np.mean(M ** 2)) * self.rng.standard_normal(M.shape))
+        start = {"A": self.rng.uniform(0, 1, (I, F)), "H": np.eye(F), "C": self.rng.uniform(0, 1, (len(cols), F))}
+        os.makedirs(self.path("start"))
+        for name, value in start.items():
+            np.save(os.path.join(self.path("start"), name + ".npy"), value)
+        # both run to convergence: ALS's speed along the way depends on its update order, which differs
+        out, iters = self.path("out"), 20000
+        run("parafac2", *[self.save(f"x{k}.npy", x) for k, x in enumerate(slabs)], "--rank", F, "--out", out,
+            "--initial", self.path("start"), "--iters", iters, "--tol", 1e-12, "--quiet")
+        a, h, c = (np.load(os.path.join(out, n + ".npy")) for n in "AHC")
+        P = [np.load(os.path.join(out, f"P_{k}.npy")) for k in range(len(cols))]
+
+        def loss(a, h, c, P):
+            return sum(np.linalg.norm(x - a * c[k] @ (P[k] @ h).T) ** 2 for k, x in enumerate(slabs))
+
+        norm = sum(np.linalg.norm(x) ** 2 for x in slabs)
+        eps = np.finfo(np.float64).eps
+        report = load_json(os.path.join(out, "report.json"))
+        self.assertEqual(report["stop"], "converged")
+        self.assertEqual(len(report["loss_history"]), report["iterations"])
+        ours = loss(a, h, c, P)
+        self.assertLessEqual(abs(report["loss"] - ours), THRESHOLD * max(cols) * eps * norm)
+        self.assertAlmostEqual(report["variance_explained"], 1 - report["loss"] / norm, places=12)
+        for k, p in enumerate(P):
+            self.assertLessEqual(np.abs(p.T @ p - np.eye(F)).max(), THRESHOLD * cols[k] * eps)
+        # TensorLy fits slices X_k^T = B_k diag(c_k) A^T: its factors [A, B, C] are linv's [C, H, A]. The
+        # same start, one ALS sweep per iteration (n_iter_parafac=1), no line search; TensorLy's tol bounds the
+        # change in ||X - model|| / ||X||.
+        projections = [np.linalg.qr(self.rng.standard_normal((J, F)))[0] for J in cols]  # recomputed first
+        fit = tensorly_parafac2([x.T for x in slabs], F, init=Parafac2Tensor((np.ones(F), [start["C"], start["H"],
+                                start["A"]], projections)), n_iter_max=iters, tol=1e-12, n_iter_parafac=1,
+                                linesearch=False)
+        weights, (tc, th, ta), tp = fit
+        theirs = loss(ta, th, tc * weights, tp)
+        self.assertLessEqual(ours, theirs * (1 + 1e-6), f"linv's loss {ours}, TensorLy's {theirs}")
 
     def test_auto_picks_triangular_and_says_why(self):
         lower = np.tril(self.rng.uniform(-1, 1, (50, 50))) + 50 * np.eye(50)

@@ -1,0 +1,257 @@
+// linv parafac2 and linv bench parafac2: PARAFAC2 of fMRI slabs (time points x voxels, one slab per slice).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <variant>
+
+#include "common.hpp"
+#include "linv/parafac2.hpp"
+
+namespace linv::cli {
+namespace {
+
+struct Parafac2Args {
+  std::vector<std::string> inputs;
+  std::string out, start = "svd", initial;
+  index rank = 0;
+  int iterations = 1000;
+  double tolerance = 1e-7;
+  std::uint64_t seed = 0;
+  CommonOptions common;
+};
+
+// The slabs in element type T: a stack read from one file (kept whole, as read) or one matrix per file.
+template <Real T>
+struct Slabs {
+  io::MatrixStack<T> stack;
+  std::vector<Matrix<T>> matrices;
+  std::vector<ConstMatrixView<T>> views;
+};
+
+template <Real T>
+io::MatrixStack<T> stack_as(io::AnyStack&& s) {
+  if (auto* same = std::get_if<io::MatrixStack<T>>(&s)) return std::move(*same);
+  return std::visit(
+      [](auto& other) {
+        return io::MatrixStack<T>{other.count, other.rows, other.cols, std::vector<T>(other.data.begin(), other.data.end())};
+      },
+      s);
+}
+
+template <Real T>
+void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
+  if (x.matrices.empty())
+    for (index k = 0; k < x.stack.count; ++k) x.views.push_back(x.stack[k]);
+  else
+    for (const Matrix<T>& m : x.matrices) x.views.push_back(m.view());
+  const index K = static_cast<index>(x.views.size()), I = x.views[0].rows();
+
+  std::optional<Matrix<T>> A0, H0, C0;
+  fmri::Parafac2Init<T> init;
+  if (!a.initial.empty()) {
+    auto load = [&](const char* name) {
+      return io::convert<T>(io::read_matrix((std::filesystem::path(a.initial) / name).string()), c == Compute::f32);
+    };
+    A0 = load("A.npy"), H0 = load("H.npy"), C0 = load("C.npy");
+    init = {A0->view(), H0->view(), C0->view()};
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  // progress on stderr once the run has taken 2 s, at most one line a second
+  double shown = 2;
+  std::function<void(int, double)> progress;
+  if (!a.common.quiet)
+    progress = [&](int iteration, double loss) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (elapsed < shown) return;
+      shown = elapsed + 1;
+      std::fprintf(stderr, "parafac2: iteration %d/%d, loss %.6g, %.1f s\n", iteration, a.iterations, loss, elapsed);
+    };
+  const fmri::Parafac2Result<T> r = fmri::parafac2<T>(x.views,
+                                                      {.rank = a.rank,
+                                                       .max_iterations = a.iterations,
+                                                       .tolerance = a.tolerance,
+                                                       .start = a.start == "random" ? fmri::Parafac2Start::Random
+                                                                                    : fmri::Parafac2Start::Svd,
+                                                       .seed = a.seed,
+                                                       .progress = progress},
+                                                      a.initial.empty() ? nullptr : &init);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const std::filesystem::path dir(a.out);
+  std::filesystem::create_directories(dir);
+  auto file = [&](const std::string& name) { return (dir / name).string(); };
+  io::write_matrix<T>(file("A.npy"), r.A.view());
+  io::write_matrix<T>(file("H.npy"), r.H.view());
+  io::write_matrix<T>(file("C.npy"), r.C.view());
+  std::vector<index> columns;
+  for (index k = 0; k < K; ++k) {
+    io::write_matrix<T>(file(fmt::format("P_{}.npy", k)), r.P[static_cast<std::size_t>(k)].view());
+    columns.push_back(x.views[static_cast<std::size_t>(k)].cols());
+  }
+  const nlohmann::json report = {{"command", "parafac2"},
+                                 {"inputs", a.inputs},
+                                 {"output", a.out},
+                                 {"device", "cpu"},
+                                 {"precision", type_name<T>()},
+                                 {"rows", I},
+                                 {"slabs", K},
+                                 {"columns", columns},
+                                 {"rank", a.rank},
+                                 {"init", a.initial.empty() ? a.start : "given: " + a.initial},
+                                 {"seed", a.seed},
+                                 {"tolerance", a.tolerance},
+                                 {"max_iterations", a.iterations},
+                                 {"iterations", r.iterations},
+                                 {"stop", fmri::to_string(r.stop)},
+                                 {"loss", r.loss},
+                                 {"loss_history", r.loss_history},
+                                 {"norm_squared", r.norm_squared},
+                                 {"variance_explained", r.variance_explained},
+                                 {"seconds", seconds},
+                                 {"linv_version", build_info().version}};
+  io::write_text(file("report.json"), report.dump(2) + "\n");
+  write_report(a.common, report);
+  if (!a.common.quiet)
+    std::printf("parafac2: %lld slabs of %lld rows, rank %lld, %s | %.4f %% of the variance explained, loss %.6g, %d "
+                "iterations (%s) | %.3f s -> %s\n",
+                static_cast<long long>(K), static_cast<long long>(I), static_cast<long long>(a.rank), type_name<T>(),
+                100 * r.variance_explained, r.loss, r.iterations, fmri::to_string(r.stop), seconds, a.out.c_str());
+}
+
+template <Real T>
+void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io::AnyMatrix>>&& data, Compute c) {
+  Slabs<T> x;
+  if (auto* stack = std::get_if<io::AnyStack>(&data)) {
+    x.stack = stack_as<T>(std::move(*stack));
+  } else {
+    for (io::AnyMatrix& m : std::get<std::vector<io::AnyMatrix>>(data)) x.matrices.push_back(as<T>(std::move(m), c));
+  }
+  parafac2_typed<T>(a, x, c);
+}
+
+void run_parafac2(const Parafac2Args& a) {
+  if (a.common.device != "auto" && a.common.device != "cpu")
+    throw InvalidArgument("parafac2 runs on the CPU only in this version: use --device cpu (or auto)");
+  std::variant<io::AnyStack, std::vector<io::AnyMatrix>> data;
+  std::vector<io::DType> types;
+  if (a.inputs.size() == 1) {
+    io::AnyStack s = io::read_stack(a.inputs[0]);
+    types.push_back(std::holds_alternative<io::MatrixStack<float>>(s) ? io::DType::Float32 : io::DType::Float64);
+    data = std::move(s);
+  } else {
+    std::vector<io::AnyMatrix> matrices;
+    for (const std::string& path : a.inputs) {
+      matrices.push_back(io::read_matrix(path));
+      types.push_back(dtype_of(matrices.back()));
+    }
+    data = std::move(matrices);
+  }
+  const Compute c = compute_type(a.common.precision, types);
+  if (c == Compute::mixed) throw InvalidArgument("parafac2 has no mixed-precision variant: use --precision single or double");
+  if (c == Compute::f32)
+    run_typed<float>(a, std::move(data), c);
+  else
+    run_typed<double>(a, std::move(data), c);
+}
+
+struct Parafac2BenchArgs {
+  std::string sizes = "200x7200x3";  // I x J x K: time points x voxels per slab x slabs
+  index rank = 8;
+  int iterations = 100;
+  int repeats = 3;
+  std::string json;
+};
+
+// Times linv::fmri::parafac2 (the Gram matrices, the SVD start and the final P_k included) for exactly
+// --iters iterations (tolerance 0) on random data uniform in [-1, 1], generated here with I as the seed.
+void run_bench_parafac2(const Parafac2BenchArgs& a) {
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  nlohmann::json out = bench_output(Device::cpu());
+  for (const std::string& size : split(a.sizes)) {
+    const std::vector<std::string> dims = [&] {
+      std::vector<std::string> d;
+      std::size_t from = 0;
+      for (std::size_t x = size.find('x'); x != std::string::npos; from = x + 1, x = size.find('x', from))
+        d.push_back(size.substr(from, x - from));
+      d.push_back(size.substr(from));
+      return d;
+    }();
+    if (dims.size() != 3) throw InvalidArgument(fmt::format("bad size '{}': expected IxJxK", size));
+    const index I = std::stoll(dims[0]), J = std::stoll(dims[1]), K = std::stoll(dims[2]);
+    const Matrix<double> X = random_uniform<double>(I, J * K, static_cast<std::uint64_t>(I), -1.0, 1.0);
+    std::vector<ConstMatrixView<double>> slabs;
+    for (index k = 0; k < K; ++k) slabs.push_back(X.block(0, k * J, I, J));
+    fmri::Parafac2Result<double> r;
+    const Timing t = time_repeats(a.repeats, r, [&] {
+      return fmri::parafac2<double>(slabs, {.rank = a.rank, .max_iterations = a.iterations, .tolerance = 0});
+    });
+    out["rows"].push_back({{"rows", I}, {"columns", J}, {"slabs", K}, {"rank", a.rank}, {"iterations", r.iterations},
+                           {"loss", r.loss}, {"seconds", t.median}, {"seconds_all", t.all}});
+    std::printf("parafac2 %lldx%lldx%lld F=%lld %d iterations %9.4f s\n", static_cast<long long>(I),
+                static_cast<long long>(J), static_cast<long long>(K), static_cast<long long>(a.rank), r.iterations,
+                t.median);
+    std::fflush(stdout);
+  }
+  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
+}  // namespace
+
+void register_parafac2_commands(CLI::App& app, CLI::App& bench) {
+  {
+    auto a = std::make_shared<Parafac2Args>();
+    CLI::App* cmd = app.add_subcommand(
+        "parafac2",
+        "PARAFAC2 by alternating least squares: slabs X_k (I x J_k) ~ A diag(c_k) (P_k H)^T with P_k orthonormal "
+        "(Kiers, ten Berge and Bro 1999). Writes OUT/A.npy (I x F), H.npy (F x F), C.npy (K x F, row k = c_k), "
+        "P_<k>.npy (J_k x F, k from 0 in input order) and report.json (loss history, variance explained). A and C "
+        "have unit-norm columns with more positive than negative entries, the scale and signs in H; components "
+        "are ordered largest first");
+    cmd->add_option("X", a->inputs,
+                    "One 3-D array of all slabs: a .npy of shape K x I x J (slab k is X[k]; for a time x voxel x "
+                    "slice array T, save np.moveaxis(T, 2, 0)) or a .mat of I x J x K (X(:,:,k)); or one I x J_k "
+                    "matrix per slab, in order (J_k may differ)")
+        ->required();
+    cmd->add_option("-F,--rank", a->rank, "F, the number of components (at most I and every J_k)")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("-o,--out", a->out, "Directory for the results (created if missing)")->required();
+    cmd->add_option("--iters", a->iterations, "Iterations at most")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cmd->add_option("--tol", a->tolerance,
+                    "Stop once the loss ||X - model||^2 changes by at most this fraction of itself (0: run all --iters)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    CLI::Option* start = cmd->add_option("--init", a->start,
+                    "Starting factors: svd (A from the leading left singular vectors of [X_1 ... X_K], C = 1 + "
+                    "N(0, 0.01) noise, H = I) or random (A and C uniform in [0, 1), H = I)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"svd", "random"}));
+    cmd->add_option("--initial", a->initial, "A directory with A.npy, H.npy and C.npy to start from instead")
+        ->excludes(start);
+    cmd->add_option("--seed", a->seed, "Seed of the random start, or of the noise on C of the SVD start")
+        ->capture_default_str();
+    add_common_options(*cmd, a->common);
+    cmd->callback([a] { run_parafac2(*a); });
+  }
+  {
+    auto b = std::make_shared<Parafac2BenchArgs>();
+    CLI::App* cmd = bench.add_subcommand(
+        "parafac2", "Time PARAFAC2 on random data for a fixed number of iterations (median of repeats after a warm-up)");
+    cmd->add_option("--sizes", b->sizes, "Comma-separated IxJxK (rows x columns per slab x slabs)")->capture_default_str();
+    cmd->add_option("--rank", b->rank, "F")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--iters", b->iterations, "Iterations (all of them are run)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
+    cmd->add_option("--json", b->json, "Write the rows as JSON here");
+    cmd->callback([b] { run_bench_parafac2(*b); });
+  }
+}
+
+}  // namespace linv::cli
