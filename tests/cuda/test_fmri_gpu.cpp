@@ -106,8 +106,9 @@ TEST(FmriGpu, BatchOmpStopsAtTheToleranceLikeTheCpu) {
 }
 
 // Same seed, same initial dictionary and atom order: in float64 one GPU iteration is the CPU's to rounding
-// (both variants); over several, a near-tie in OMP may send the two runs different ways, so their errors
-// are compared loosely.
+// (both variants; an exact update's atom to the eigenvector's sensitivity, eps ||M|| / gap); over several,
+// a near-tie in OMP or in clearing may send the two runs different ways, so there both must learn about
+// as well.
 TEST(FmriGpu, KsvdFollowsTheCpu) {
   REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
@@ -130,14 +131,15 @@ TEST(FmriGpu, KsvdFollowsTheCpu) {
     for (index a = 0; a < 12; ++a) {  // an exact update's singular vector has a sign of its own: compare |d^T d'|
       double c = 0;
       for (index i = 0; i < 30; ++i) c += learned(i, a) * cpu.dictionary(i, a);
-      EXPECT_NEAR(std::abs(c), 1.0, 1e-10) << "atom " << a;
+      EXPECT_NEAR(std::abs(c), 1.0, 1e-7) << "atom " << a;
     }
     const fmri::KsvdOptions several{.atoms = 12, .sparsity = 4, .iterations = 6, .exact = exact, .seed = seed + 3};
     const fmri::KsvdResult<double> cpu6 = fmri::ksvd<double>(X.view(), several);
     const fmri::KsvdResult<double> g6 = fmri::ksvd<double>(Xg.view(), several);
     ASSERT_EQ(g6.rmse.size(), cpu6.rmse.size());
-    for (std::size_t i = 0; i < cpu6.rmse.size(); ++i) EXPECT_NEAR(g6.rmse[i], cpu6.rmse[i], 1e-2 * cpu6.rmse[i]) << "entry " << i;
+    EXPECT_NEAR(g6.rmse.front(), cpu6.rmse.front(), 1e-10 * cpu6.rmse.front());  // the same initial dictionary
     EXPECT_LT(g6.rmse.back(), g6.rmse.front());
+    EXPECT_LE(g6.rmse.back(), 1.05 * cpu6.rmse.back());
   }
 }
 
