@@ -25,6 +25,16 @@ import numpy as np
 PAUSE_S = 0.3
 
 
+def write_json(result, path):
+    """Writes result to path as indented JSON, atomically (a temporary file, then a rename)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def scaled_residual(a, x):
     n = a.shape[0]
     r = a @ x - np.eye(n)
@@ -123,12 +133,7 @@ def main():
         "ceilings": {"fp64_matmul_gflops": {str(n): round(r / 1e9, 1) for n, r in rates.items()}},
         "rows": rows,
     }
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    tmp_out = args.out + ".tmp"
-    with open(tmp_out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(tmp_out, args.out)
+    write_json(result, args.out)
     print(f"wrote {args.out}")
 
 

@@ -84,11 +84,7 @@ def main():
                                    f"numpy: perf_counter around numpy.linalg.solve after a warm-up, median of "
                                    f"{args.repeats}; linv first, then numpy", "threads": os.cpu_count()},
               "targets": targets, "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.out + ".tmp", args.out)
+    cpu_inverse.write_json(result, args.out)
     print(f"wrote {args.out}")
     for r in rows:
         print(f"{r['case']:42s} n={r['n']:5d} linv {r['linv_s']:.4f} s numpy {r['peer_s']:.4f} s ratio {r['ratio']:.2f}x "

@@ -69,11 +69,7 @@ def main():
               "method": "linv: in process, median of repeats after a warm-up; sklearn: orthogonal_mp_gram on "
                         "data of the same shape with G and D^T X computed inside the timing, perf_counter, median",
               "target": "sklearn_s / linv_s >= 5 on the 2-core CPU", "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.out + ".tmp", args.out)
+    cpu_inverse.write_json(result, args.out)
     print(f"wrote {args.out}")
     return 0
 

@@ -106,11 +106,7 @@ def main():
                         "only); TensorLy: parafac2(n_iter_parafac=1, linesearch=False, tol=0) by perf_counter; "
                         "alternating calls after a pause, median",
               "target": "tensorly_s / linv_s >= 3 on the 2-core CPU", "rows": [row]}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.out + ".tmp", args.out)
+    cpu_inverse.write_json(result, args.out)
     print(f"wrote {args.out}")
     return 0
 

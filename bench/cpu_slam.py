@@ -68,11 +68,7 @@ def main():
               "method": {"timing": f"median of {args.repeats} after a warm-up; linv through `linv bench slam`, "
                                    "numpy with perf_counter in this process", "threads": os.cpu_count()},
               "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.out + ".tmp", args.out)
+    cpu_inverse.write_json(result, args.out)
     print(f"wrote {args.out}")
 
 

@@ -48,6 +48,10 @@ REPO = os.path.dirname(HERE)
 _spec = importlib.util.spec_from_file_location("linv_bench_peers", os.path.join(HERE, "peers", "torch_cupy.py"))
 peers = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(peers)  # imports neither torch nor cupy until a peer is asked for
+_spec = importlib.util.spec_from_file_location("linv_cpu_inverse", os.path.join(HERE, "cpu_inverse.py"))
+cpu_inverse = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cpu_inverse)
+write_json = cpu_inverse.write_json  # one atomic JSON writer for every benchmark
 
 KINDS = ("general", "spd")
 DTYPES = ("f64", "f32")
@@ -281,15 +285,6 @@ def print_table(rows, targets, status):
             if "residual_vs_peer" in t:
                 got += f", residual {t['residual_vs_peer']:.2f}x torch's"
             print(f"target {t['status'].upper():12s} {t['target']}: {got}")
-
-
-def write_json(result, path):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def torch_result_header(benchmark, status, linv_data, command):

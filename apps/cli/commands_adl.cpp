@@ -124,9 +124,8 @@ template <Real T>
 void bench_adl_typed(const AdlBenchArgs& a) {
   nlohmann::json out = bench_output(Device::cpu());
   for (const std::string& size : split(a.sizes)) {
-    const auto x = size.find('x');
-    if (x == std::string::npos) throw InvalidArgument(fmt::format("bad size '{}': expected TxN", size));
-    const index rows = std::stoll(size.substr(0, x)), N = std::stoll(size.substr(x + 1));
+    const std::vector<index> dims = parse_dims(size, "TxN");
+    const index rows = dims[0], N = dims[1];
     const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1));
     fmri::AdlResult<T> r;
     const Timing t = time_repeats(a.repeats, r, [&] {

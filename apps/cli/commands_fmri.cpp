@@ -41,13 +41,21 @@ Signals read_signals(const std::string& path, const std::string& mask) {
 // signals to repay starting it (about 16000: resolve_device's threshold counts matrix orders).
 Device fmri_device(const CommonOptions& o, index signals) { return resolve_device(o, signals / 32, /*runs_on_gpu=*/true); }
 
+// M's view on `device`: M itself on the CPU, otherwise a copy made there and kept in `copy`.
+template <Real T>
+ConstMatrixView<T> placed(const Matrix<T>& M, Device device, Matrix<T>& copy) {
+  if (device.is_cpu()) return M.view();
+  copy = M.to(device);
+  return copy.view();
+}
+
 template <Real T>
 void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
   const Device device = fmri_device(a.common, X.cols());
   const auto start = std::chrono::steady_clock::now();
-  const Matrix<T> Xd = X.to(device), Dd = D.to(device);  // a copy only to a GPU (timed: part of the run)
-  const fmri::SparseCodes<T> codes =
-      fmri::batch_omp<T>(Dd.view(), Xd.view(), {.sparsity = a.sparsity, .tolerance = a.tolerance});
+  Matrix<T> X_copy, D_copy;  // on a GPU only (timed: part of the run)
+  const fmri::SparseCodes<T> codes = fmri::batch_omp<T>(placed(D, device, D_copy), placed(X, device, X_copy),
+                                                        {.sparsity = a.sparsity, .tolerance = a.tolerance});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_matrix<T>(a.codes, codes.to_dense().view());  // .mtx: coordinate form, the codes being sparse
   double used = 0;
@@ -91,7 +99,8 @@ struct KsvdArgs {
 template <Real T>
 void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image) {
   const Device device = fmri_device(a.common, host_X.cols());
-  const Matrix<T> X = host_X.to(device);  // the dictionary comes back on this device
+  Matrix<T> X_copy;  // on a GPU only; the dictionary comes back on X's device
+  const ConstMatrixView<T> X = placed(host_X, device, X_copy);
   std::optional<Matrix<T>> initial;
   if (!a.initial.empty()) initial = io::convert<T>(io::read_matrix(a.initial), /*allow_narrowing=*/std::is_same_v<T, float>);
   const auto start = std::chrono::steady_clock::now();
@@ -102,7 +111,7 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (elapsed > 2) std::fprintf(stderr, "ksvd: iteration %d/%d, RMSE %.4g, %.1f s\n", iteration, a.iterations, rmse, elapsed);
     };
-  const fmri::KsvdResult<T> r = fmri::ksvd<T>(X.view(),
+  const fmri::KsvdResult<T> r = fmri::ksvd<T>(X,
                                               {.atoms = a.atoms,
                                                .sparsity = a.sparsity,
                                                .iterations = a.iterations,
@@ -161,14 +170,6 @@ struct OmpBenchArgs {
   std::string device = "cpu", precision = "double", kernel = "auto", json;
 };
 
-// "TxN" -> {T, N}
-std::pair<index, index> parse_size(const std::string& size) {
-  const auto x = size.find('x');
-  if (x == std::string::npos || x == 0 || x + 1 == size.size())
-    throw InvalidArgument(fmt::format("bad size '{}': expected TxN", size));
-  return {std::stoll(size.substr(0, x)), std::stoll(size.substr(x + 1))};
-}
-
 // A T x K dictionary of unit-norm atoms, uniform in [-1, 1] before normalising, on the host.
 template <Real T>
 Matrix<T> random_atoms(index rows, index atoms, std::uint64_t seed) {
@@ -196,7 +197,8 @@ void bench_omp_typed(const OmpBenchArgs& a, Device device) {
   const fmri::OmpGpuKernel kernel = parse_kernel(a.kernel);
   if (device.is_cpu() && kernel != fmri::OmpGpuKernel::Auto) throw InvalidArgument("--kernel picks a GPU kernel: add --device cuda");
   for (const std::string& size : split(a.sizes)) {
-    const auto [rows, N] = parse_size(size);
+    const std::vector<index> dims = parse_dims(size, "TxN");
+    const index rows = dims[0], N = dims[1];
     const Matrix<T> D = random_atoms<T>(rows, a.atoms, static_cast<std::uint64_t>(rows)).to(device);
     const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
     fmri::SparseCodes<T> codes;
@@ -238,7 +240,8 @@ template <Real T>
 void bench_ksvd_typed(const KsvdBenchArgs& a, Device device) {
   nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
-    const auto [rows, N] = parse_size(size);
+    const std::vector<index> dims = parse_dims(size, "TxN");
+    const index rows = dims[0], N = dims[1];
     const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
     for (const std::string& variant : split(a.variant == "both" ? "approximate,exact" : a.variant)) {
       if (variant != "approximate" && variant != "exact")

@@ -174,16 +174,8 @@ void run_bench_parafac2(const Parafac2BenchArgs& a) {
   if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
   nlohmann::json out = bench_output(Device::cpu());
   for (const std::string& size : split(a.sizes)) {
-    const std::vector<std::string> dims = [&] {
-      std::vector<std::string> d;
-      std::size_t from = 0;
-      for (std::size_t x = size.find('x'); x != std::string::npos; from = x + 1, x = size.find('x', from))
-        d.push_back(size.substr(from, x - from));
-      d.push_back(size.substr(from));
-      return d;
-    }();
-    if (dims.size() != 3) throw InvalidArgument(fmt::format("bad size '{}': expected IxJxK", size));
-    const index I = std::stoll(dims[0]), J = std::stoll(dims[1]), K = std::stoll(dims[2]);
+    const std::vector<index> dims = parse_dims(size, "IxJxK");
+    const index I = dims[0], J = dims[1], K = dims[2];
     const Matrix<double> X = random_uniform<double>(I, J * K, static_cast<std::uint64_t>(I), -1.0, 1.0);
     std::vector<ConstMatrixView<double>> slabs;
     for (index k = 0; k < K; ++k) slabs.push_back(X.block(0, k * J, I, J));

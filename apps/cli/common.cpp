@@ -62,6 +62,31 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
+std::vector<index> parse_dims(const std::string& size, const std::string& form) {
+  const auto parts = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, 'x');) out.push_back(item);
+    return out;
+  };
+  const std::vector<std::string> fields = parts(size);
+  std::vector<index> dims;
+  for (const std::string& f : fields) {
+    std::size_t used = 0;
+    index v = 0;
+    try {
+      v = std::stoll(f, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != f.size() || v < 1) break;
+    dims.push_back(v);
+  }
+  if (dims.size() != parts(form).size() || dims.size() != fields.size())
+    throw InvalidArgument(fmt::format("bad size '{}': expected {} (positive integers)", size, form));
+  return dims;
+}
+
 nlohmann::json bench_output(Device device) {
   std::string name = device.name();
   if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;

@@ -64,6 +64,9 @@ void print_summary(const CommonOptions& o, const std::string& command, const Sol
 // ---- bench commands ----
 // "a,b,,c" -> {"a", "b", "c"}
 std::vector<std::string> split(const std::string& list);
+// A benchmark size such as "274x902629" against its form ("TxN"): as many positive integers as the form
+// has parts, or InvalidArgument naming both.
+std::vector<index> parse_dims(const std::string& size, const std::string& form);
 
 // Calls `call` once to warm up (handles, workspaces, kernel loading), then `repeats` times on a host
 // clock; `result` keeps the last call's value, released before each timed call so that one result's

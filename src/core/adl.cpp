@@ -136,8 +136,7 @@ DictionarySums dictionary_pass(ConstMatrixView<T> P, ConstMatrixView<T> V, Matri
 template <Real T>
 void gram(Op op, ConstMatrixView<T> A, Matrix<T>& out) {
   k::syrk<T>(Uplo::Lower, op, T(1), A, T(0), out.view());
-  for (index c = 0; c < out.cols(); ++c)
-    for (index r = 0; r < c; ++r) out(r, c) = out(c, r);
+  symmetrize_from_lower<T>(out.view());
 }
 
 // ||A||_2 of the symmetric positive semidefinite A: its largest eigenvalue (LAPACK syevr on a copy).

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/fmri_rules.hpp"
 #include "core/parallel.hpp"
 #include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
@@ -30,8 +31,7 @@ void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, Matrix<T>
   G = Matrix<T>(K, K);
   DtX = Matrix<T>(K, X.cols());
   k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D, T(0), G.view());
-  for (index c = 0; c < K; ++c)
-    for (index r = 0; r < c; ++r) G(r, c) = G(c, r);
+  symmetrize_from_lower<T>(G.view());
   k::gemm<T>(Op::Transpose, Op::None, T(1), D, X, T(0), DtX.view());
 }
 
@@ -117,6 +117,13 @@ void omp_one(ConstMatrixView<T> G, const T* alpha0, double norm_squared, const O
 
 }  // namespace
 
+namespace rules {
+void require_sparsity(index atoms, index sparsity, const char* what) {
+  if (sparsity < 1 || sparsity > atoms)
+    throw InvalidArgument(fmt::format("{}: the sparsity must be between 1 and the {} atoms; got {}", what, atoms, sparsity));
+}
+}  // namespace rules
+
 template <Real T>
 Matrix<T> SparseCodes<T>::to_dense() const {
   Matrix<T> out(atoms, signals);
@@ -134,9 +141,7 @@ SparseCodes<T> batch_omp_gram(ConstMatrixView<T> G, ConstMatrixView<T> DtX, cons
   const index K = G.rows(), N = DtX.cols();
   if (G.cols() != K) throw InvalidArgument(fmt::format("Batch-OMP: G must be square, got {}", shape_string(K, G.cols())));
   if (DtX.rows() != K) throw ShapeMismatch("Batch-OMP: G and D^T X", K, K, DtX.rows(), N);
-  if (options.sparsity < 1 || options.sparsity > K)
-    throw InvalidArgument(fmt::format("Batch-OMP: the sparsity must be between 1 and the {} atoms; got {}", K,
-                                      options.sparsity));
+  rules::require_sparsity(K, options.sparsity, "Batch-OMP");
   if (options.tolerance > 0 && static_cast<index>(norms_squared.size()) != N)
     throw InvalidArgument(fmt::format("Batch-OMP: a tolerance needs the {} signals' squared norms; got {}", N,
                                       norms_squared.size()));
@@ -163,9 +168,7 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
   require_finite(D, "D");
   require_finite(X, "X");
   if (X.device().is_cuda()) {
-    if (options.sparsity < 1 || options.sparsity > D.cols())
-      throw InvalidArgument(fmt::format("Batch-OMP: the sparsity must be between 1 and the {} atoms; got {}", D.cols(),
-                                        options.sparsity));
+    rules::require_sparsity(D.cols(), options.sparsity, "Batch-OMP");
     return cuda::batch_omp<T>(D, X, options);
   }
   const index N = X.cols();
@@ -237,8 +240,7 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
   const index n = X.rows(), N = X.cols(), K = o.atoms;
   require_finite(X, "X");
   if (K < 1) throw InvalidArgument("k-SVD: give at least one atom");
-  if (o.sparsity < 1 || o.sparsity > K)
-    throw InvalidArgument(fmt::format("k-SVD: the sparsity must be between 1 and the {} atoms; got {}", K, o.sparsity));
+  rules::require_sparsity(K, o.sparsity, "k-SVD");
   if (o.iterations < 0) throw InvalidArgument("k-SVD: the iteration count cannot be negative");
   std::mt19937_64 rng(o.seed);
   KsvdResult<T> out;
@@ -394,14 +396,7 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
             ++use[static_cast<std::size_t>(c.atom[static_cast<std::size_t>(t + s * c.sparsity)])];
       for (index j = 0; j < K; ++j) {
         if (replaced[static_cast<std::size_t>(j)]) continue;
-        double worst = 0;
-        for (index a = 0; a < K; ++a) {
-          if (a == j) continue;
-          double g = 0;
-          for (index i = 0; i < n; ++i) g += static_cast<double>(D(i, a)) * D(i, j);
-          worst = std::max(worst, std::abs(g));
-        }
-        if ((worst > o.coherence || use[static_cast<std::size_t>(j)] < o.min_use) && replace_with_worst<T>(X, D, j, err))
+        if (rules::should_clear(D, j, use[static_cast<std::size_t>(j)], o) && replace_with_worst<T>(X, D, j, err))
           ++out.replaced;
       }
     }

@@ -56,11 +56,6 @@ struct Slab {
   }
 };
 
-void mirror_lower(Matrix<double>& G) {
-  for (index c = 0; c < G.cols(); ++c)
-    for (index r = 0; r < c; ++r) G(r, c) = G(c, r);
-}
-
 // X X^T in float64, both triangles.
 template <Real T>
 Matrix<double> gram_of(ConstMatrixView<T> X) {
@@ -79,7 +74,7 @@ Matrix<double> gram_of(ConstMatrixView<T> X) {
       kc::syrk<double>(Uplo::Lower, Op::None, 1.0, block.block(0, 0, I, n), j0 == 0 ? 0.0 : 1.0, G.view());
     }
   }
-  mirror_lower(G);
+  symmetrize_from_lower<double>(G.view());
   return G;
 }
 
@@ -330,7 +325,7 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
         kc::syrk<double>(Uplo::Lower, Op::None, 1.0, s.data, 1.0, total.view());
       }
     }
-    mirror_lower(total);  // syrk updates only the lower triangle
+    symmetrize_from_lower<double>(total.view());  // syrk updates only the lower triangle
     Matrix<double> U(I, I), VT(I, I);
     std::vector<double> sv(static_cast<std::size_t>(I));
     if (kc::gesdd<double>(total.view(), sv.data(), U.view(), VT.view()) != 0)

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fmri_rules.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
 #include "cuda/dense.hpp"
@@ -169,15 +170,16 @@ fmri::KsvdResult<T> ksvd(ConstMatrixView<T> X, const fmri::KsvdOptions& o, const
     blas::gemv<T>(lane.blas, Op::Transpose, n, N, T(1), X.data(), ldx, D + j * ldd, 1, T(0), h, 1);
     fk::update_coefficients<T>(h, b, Gamma.as<T>(), K, N, j, skip.as<int>(), stream);
   };
-  std::optional<DeviceBuffer> selected, selected_count, select_scratch;
+  std::optional<DeviceBuffer> selected, selected_count, select_scratch;  // the exact update's, made once
+  const std::size_t select_bytes = o.exact ? fk::select_scratch_bytes(N) : 0;
   const auto exact_update = [&](std::int64_t j, int iteration) {
     if (!selected) {
       selected.emplace(bytes_of(N, sizeof(std::int64_t)), device);
       selected_count.emplace(sizeof(std::int64_t), device);
-      select_scratch.emplace(fk::select_scratch_bytes(N), device);
+      select_scratch.emplace(select_bytes, device);
     }
     fk::select_users<T>(Gamma.as<T>(), K, N, j, selected->as<std::int64_t>(), selected_count->as<std::int64_t>(),
-                        select_scratch->p, fk::select_scratch_bytes(N), stream);
+                        select_scratch->p, select_bytes, stream);
     const std::int64_t m = read_back(selected_count->as<std::int64_t>(), stream);
     if (m == 0) return;
     const std::int64_t* who = selected->as<std::int64_t>();
@@ -253,14 +255,7 @@ fmri::KsvdResult<T> ksvd(ConstMatrixView<T> X, const fmri::KsvdOptions& o, const
       gram_current = true;
       for (index j = 0; j < K; ++j) {
         if (replaced[static_cast<std::size_t>(j)]) continue;
-        double worst = 0;
-        for (index a = 0; a < K; ++a) {
-          if (a == j) continue;
-          double g = 0;
-          for (index i = 0; i < n; ++i) g += static_cast<double>(host_D(i, a)) * host_D(i, j);
-          worst = std::max(worst, std::abs(g));
-        }
-        if ((worst > o.coherence || use[static_cast<std::size_t>(j)] < o.min_use) && replace_with_worst(j)) {
+        if (fmri::rules::should_clear(host_D, j, use[static_cast<std::size_t>(j)], o) && replace_with_worst(j)) {
           ++out.replaced;
           gram_current = false;
           to_host(&host_D(0, j), D + j * ldd, bytes_of(n, sizeof(T)), stream);
