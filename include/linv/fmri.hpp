@@ -41,8 +41,10 @@ struct OmpOptions {
 // Batch-OMP of each column of X (T x N) over D's atoms (T x K; the atoms need not be normalised), on
 // the device where X and D live (the codes are returned in host memory either way).
 // Throws ShapeMismatch when D and X have different time points, InvalidArgument for sparsity < 1 or
-// above K, NonFiniteInput for NaN or Inf. A signal whose residual is orthogonal to every remaining atom
-// (or whose next atom is linearly dependent on the chosen ones) stops early.
+// above K, NonFiniteInput for NaN or Inf. A signal stops early once no atom correlates with its residual
+// beyond rounding (|alpha|^2 <= eps |alpha_first|^2, eps that of T) or when its next atom depends on the
+// chosen ones (the new Cholesky pivot <= eps G(a, a)): the tests of scikit-learn, relative to the data's
+// scale (src/core/fmri_rules.hpp).
 template <Real T>
 SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOptions& options);
 

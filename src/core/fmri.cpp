@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <random>
 
@@ -51,13 +50,12 @@ template <Real T>
 void omp_one(ConstMatrixView<T> G, const T* alpha0, double norm_squared, const OmpOptions& o, OmpWork& work,
              index* atoms, T* values, index& count) {
   const index K = G.rows(), T0 = o.sparsity;
-  constexpr double tiny = std::numeric_limits<double>::min();
   std::vector<double>&alpha = work.alpha, &L = work.L, &gamma = work.gamma, &w = work.w;
   std::vector<index>& chosen = work.chosen;
   std::copy(alpha0, alpha0 + K, alpha.begin());
   chosen.clear();
   auto at = [&](index r, index c) -> double& { return L[static_cast<std::size_t>(r + c * T0)]; };
-  double residual = norm_squared, delta = 0;
+  double residual = norm_squared, delta = 0, first = 0;
   count = 0;
   for (index n = 0; n < T0; ++n) {
     if (o.tolerance > 0 && residual <= o.tolerance) break;
@@ -66,7 +64,9 @@ void omp_one(ConstMatrixView<T> G, const T* alpha0, double norm_squared, const O
     for (index a = 1; a < K; ++a)
       if (std::abs(alpha[static_cast<std::size_t>(a)]) > std::abs(alpha[static_cast<std::size_t>(best)])) best = a;
     const double top = alpha[static_cast<std::size_t>(best)];
-    if (top * top < tiny || std::find(chosen.begin(), chosen.end(), best) != chosen.end()) break;  // nothing left
+    if (n == 0) first = top;
+    if (rules::omp_correlations_exhausted<T>(top, first) || std::find(chosen.begin(), chosen.end(), best) != chosen.end())
+      break;
     // grow the Cholesky factor of G restricted to the support by one row
     if (n > 0) {
       for (index p = 0; p < n; ++p) {
@@ -76,7 +76,7 @@ void omp_one(ConstMatrixView<T> G, const T* alpha0, double norm_squared, const O
       }
       double d = static_cast<double>(G(best, best));
       for (index p = 0; p < n; ++p) d -= w[static_cast<std::size_t>(p)] * w[static_cast<std::size_t>(p)];
-      if (d <= tiny) break;  // the atom depends on the chosen ones
+      if (rules::omp_atom_dependent<T>(d, static_cast<double>(G(best, best)))) break;
       for (index p = 0; p < n; ++p) at(n, p) = w[static_cast<std::size_t>(p)];
       at(n, n) = std::sqrt(d);
     } else {

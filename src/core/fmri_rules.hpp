@@ -8,7 +8,35 @@
 #include "linv/fmri.hpp"
 #include "linv/matrix.hpp"
 
+#if defined(__CUDACC__)
+#define LINV_OMP_RULE __host__ __device__
+#else
+#define LINV_OMP_RULE
+#endif
+
 namespace linv::fmri::rules {
+
+// Batch-OMP's two early stops, relative to the data's own scale (scikit-learn and Rubinstein's ompbox
+// use the same tests against absolute thresholds, right for unit-scale data only). They run in float64
+// on values computed from G and D^T X of element type T, whose rounding is about eps_T of the inputs:
+// - no correlation left: the best |alpha|^2 <= eps_T * (the first atom's alpha)^2. A signal that its
+//   first atoms fit to rounding (a signal that is itself an atom, as k-SVD's initial atoms are) stops
+//   there instead of collecting atoms chosen by rounding noise, with coefficients near eps. Those atoms
+//   differ from one BLAS to the next, and in k-SVD they would make the signal a user of an arbitrary
+//   atom: the exact update then moved that atom by up to 1e-4 when X changed by one rounding.
+// - dependent atom: the new Cholesky pivot d <= eps_T * G(best, best).
+template <class T>
+LINV_OMP_RULE constexpr double omp_eps() {
+  return sizeof(T) == 4 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+}
+template <class T>
+LINV_OMP_RULE inline bool omp_correlations_exhausted(double top, double first) {
+  return top * top <= omp_eps<T>() * first * first;
+}
+template <class T>
+LINV_OMP_RULE inline bool omp_atom_dependent(double pivot, double g_best) {
+  return pivot <= omp_eps<T>() * g_best;
+}
 
 // InvalidArgument unless 1 <= sparsity <= atoms; `what` names the routine in the message.
 void require_sparsity(index atoms, index sparsity, const char* what);

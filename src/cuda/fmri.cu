@@ -6,9 +6,9 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cstdint>
 
+#include "core/fmri_rules.hpp"
 #include "cuda/context.hpp"
 #include "cuda/fmri.hpp"
 
@@ -16,7 +16,6 @@ namespace linv::cuda::fmri_kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr double kTiny = DBL_MIN;
 
 int blocks_for(std::int64_t work, int per_block = kThreads, std::int64_t cap = 1 << 16) {
   const std::int64_t b = (work + per_block - 1) / per_block;
@@ -39,7 +38,7 @@ __global__ void omp_thread_kernel(const T* G, int K, const T* DtX, const double*
     int chosen[TMAX];
     for (int a = 0; a < K; ++a) alpha[a] = static_cast<double>(alpha0[a]);
     const double norm = norms ? norms[j] : 0.0;
-    double residual = norm, delta = 0;
+    double residual = norm, delta = 0, first = 0;
     int m = 0;
     for (int n = 0; n < T0; ++n) {
       if (tolerance > 0 && residual <= tolerance) break;
@@ -49,7 +48,8 @@ __global__ void omp_thread_kernel(const T* G, int K, const T* DtX, const double*
       const double top = alpha[best];
       bool again = false;
       for (int p = 0; p < n; ++p) again |= chosen[p] == best;
-      if (top * top < kTiny || again) break;
+      if (n == 0) first = top;
+      if (::linv::fmri::rules::omp_correlations_exhausted<T>(top, first) || again) break;
       if (n > 0) {
         for (int p = 0; p < n; ++p) {
           double t = g(chosen[p], best);
@@ -58,7 +58,7 @@ __global__ void omp_thread_kernel(const T* G, int K, const T* DtX, const double*
         }
         double d = g(best, best);
         for (int p = 0; p < n; ++p) d -= w[p] * w[p];
-        if (d <= kTiny) break;
+        if (::linv::fmri::rules::omp_atom_dependent<T>(d, g(best, best))) break;
         for (int p = 0; p < n; ++p) L[n + p * TMAX] = w[p];
         L[n + n * TMAX] = sqrt(d);
       } else {
@@ -126,7 +126,7 @@ __global__ void omp_warp_kernel(const T* G, int K, const T* DtX, const double* n
     for (int a = lane; a < K; a += 32) alpha[a] = static_cast<double>(alpha0[a]);
     __syncwarp();
     const double norm = norms ? norms[j] : 0.0;
-    double residual = norm, delta = 0;
+    double residual = norm, delta = 0, first = 0;
     int m = 0;
     for (int n = 0; n < T0; ++n) {
       if (tolerance > 0 && residual <= tolerance) break;
@@ -145,7 +145,8 @@ __global__ void omp_warp_kernel(const T* G, int K, const T* DtX, const double* n
       for (int p = lane; p < n; p += 32) hit |= chosen[p] == best;
       const bool again = __any_sync(0xffffffffu, hit);
       const double top = alpha[best];
-      if (top * top < kTiny || again) break;
+      if (n == 0) first = top;
+      if (::linv::fmri::rules::omp_correlations_exhausted<T>(top, first) || again) break;
       if (n > 0) {
         for (int p = 0; p < n; ++p) {
           double part = 0;
@@ -157,7 +158,7 @@ __global__ void omp_warp_kernel(const T* G, int K, const T* DtX, const double* n
         double part = 0;
         for (int p = lane; p < n; p += 32) part += w[p] * w[p];
         const double d = g(best, best) - warp_sum(part);
-        if (d <= kTiny) break;
+        if (::linv::fmri::rules::omp_atom_dependent<T>(d, g(best, best))) break;
         for (int p = lane; p < n; p += 32) L[n + p * T0] = w[p];
         if (lane == 0) L[n + n * T0] = sqrt(d);
       } else if (lane == 0) {

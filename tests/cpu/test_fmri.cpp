@@ -88,6 +88,58 @@ TEST(BatchOmp, RecoversSparseSignalsAndStopsAtTheTolerance) {
   for (index j = 0; j < 50; ++j) EXPECT_EQ(stopped.count[static_cast<std::size_t>(j)], 4) << "signal " << j;
 }
 
+// A signal that its first atom fits to rounding stops there, at any scale: the atoms after it would be
+// chosen by rounding noise (scikit-learn's absolute thresholds stop only unit-scale signals).
+TEST(BatchOmp, StopsWhenTheResidualIsRounding) {
+  const auto seed = testing::case_seed(3);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> D = testing::random_dictionary(30, 12, seed);
+  for (const double scale : {1e-9, 1.0, 1e9}) {
+    SCOPED_TRACE("scale " + std::to_string(scale));
+    Matrix<double> X = random_uniform<double>(30, 3, seed + 1, -1.0, 1.0);
+    for (index i = 0; i < 30; ++i) X(i, 0) = -2.5 * scale * D(i, 7), X(i, 1) *= scale, X(i, 2) *= scale;
+    const fmri::SparseCodes<double> codes = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 4});
+    EXPECT_EQ(codes.count[0], 1);
+    EXPECT_EQ(codes.atom[0], 7);
+    EXPECT_NEAR(codes.value[0], -2.5 * scale, 1e-14 * scale);
+    EXPECT_EQ(codes.count[1], 4);  // generic signals use every atom they may
+    EXPECT_EQ(codes.count[2], 4);
+    const fmri::SparseCodes<float> f =
+        fmri::batch_omp<float>(D.cast<float>().view(), X.cast<float>().view(), {.sparsity = 4});
+    EXPECT_EQ(f.count[0], 1);
+    EXPECT_EQ(f.atom[0], 7);
+  }
+}
+
+// k-SVD's initial atoms are signals, which OMP fits exactly with one atom. Were their codes completed by
+// atoms chosen by rounding noise, those signals would join arbitrary atoms' users and the exact update
+// would turn a rounding-level change of X into changes of 1e-4 in the atoms (it did). A change of X by
+// rounding changes the result by rounding.
+TEST(Ksvd, RoundingInTheDataStaysRounding) {
+  const auto seed = testing::case_seed(4);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> D = testing::random_dictionary(30, 12, seed);
+  Matrix<double> X = matmul<double>(D.view(), random_uniform<double>(12, 2000, seed + 1, -1.0, 1.0).view());
+  const Matrix<double> noise = random_uniform<double>(30, 2000, seed + 2, -0.05, 0.05);
+  const Matrix<double> wiggle = random_uniform<double>(30, 2000, seed + 3, -1.0, 1.0);
+  Matrix<double> Xp(30, 2000);
+  for (index e = 0; e < X.size(); ++e) {
+    X.data()[e] += noise.data()[e];
+    Xp.data()[e] = X.data()[e] * (1 + 4 * std::numeric_limits<double>::epsilon() * wiggle.data()[e]);
+  }
+  for (const bool exact : {true, false}) {
+    SCOPED_TRACE(exact ? "exact" : "approximate");
+    const fmri::KsvdOptions o{.atoms = 12, .sparsity = 4, .iterations = 2, .exact = exact, .seed = seed + 4};
+    const fmri::KsvdResult<double> a = fmri::ksvd<double>(X.view(), o), b = fmri::ksvd<double>(Xp.view(), o);
+    for (std::size_t i = 0; i < a.rmse.size(); ++i) EXPECT_NEAR(a.rmse[i], b.rmse[i], 1e-12 * a.rmse[i]) << i;
+    for (index j = 0; j < 12; ++j) {
+      double c = 0;
+      for (index i = 0; i < 30; ++i) c += a.dictionary(i, j) * b.dictionary(i, j);
+      EXPECT_NEAR(std::abs(c), 1.0, 1e-12) << "atom " << j;
+    }
+  }
+}
+
 // Noiseless data from a random dictionary and 3-sparse codes (Aharon et al.'s synthetic experiment at a
 // smaller size): k-SVD finds at least 90 % of the true atoms to |correlation| >= 0.99.
 TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
