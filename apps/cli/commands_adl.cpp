@@ -33,9 +33,12 @@ std::optional<Matrix<T>> read_optional(const std::string& path) {
 }
 
 template <Real T>
-void adl_typed(const AdlArgs& a, const Matrix<T>& X) {
+void adl_typed(const AdlArgs& a, const Matrix<T>& host_X) {
   const std::optional<Matrix<T>> task = read_optional<T>(a.task), initial = read_optional<T>(a.initial);
+  const Device device = fmri_device(a.common, host_X.cols());
   const auto start = std::chrono::steady_clock::now();
+  Matrix<T> X_copy;  // on a GPU only (timed: part of the run)
+  const ConstMatrixView<T> X = placed(host_X, device, X_copy);
   // progress on stderr, one line per outer iteration, when not quiet and the run is long enough to want it
   std::function<void(int, double)> progress;
   if (!a.common.quiet)
@@ -43,7 +46,7 @@ void adl_typed(const AdlArgs& a, const Matrix<T>& X) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (elapsed > 2) std::fprintf(stderr, "adl: iteration %d/%d, objective %.6g, %.1f s\n", iteration, a.iterations, f, elapsed);
     };
-  const fmri::AdlResult<T> r = fmri::adl<T>(X.view(),
+  const fmri::AdlResult<T> r = fmri::adl<T>(X,
                                             {.atoms = a.atoms,
                                              .lambda = a.lambda,
                                              .iterations = a.iterations,
@@ -55,18 +58,20 @@ void adl_typed(const AdlArgs& a, const Matrix<T>& X) {
                                              .seed = a.seed,
                                              .progress = progress},
                                             task ? task->view() : ConstMatrixView<T>{}, initial ? &*initial : nullptr);
+  const Matrix<T> dictionary = r.dictionary.to(Device::cpu()), codes = r.codes.to(Device::cpu());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::write_matrix<T>(a.dictionary, r.dictionary.view());
-  io::write_matrix<T>(a.codes, r.codes.view());
+  io::write_matrix<T>(a.dictionary, dictionary.view());
+  io::write_matrix<T>(a.codes, codes.view());
   const index M = task ? task->cols() : 0;
   index nonzeros = 0;
-  for (index e = 0; e < r.codes.size(); ++e) nonzeros += r.codes.data()[e] != T(0) ? 1 : 0;
+  for (index e = 0; e < codes.size(); ++e) nonzeros += codes.data()[e] != T(0) ? 1 : 0;
   nlohmann::json inputs = {{"X", a.x}};
   if (task) inputs["task"] = a.task;
   if (initial) inputs["initial"] = a.initial;
   write_report(a.common, {{"command", "adl"},
                           {"inputs", inputs},
                           {"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}}},
+                          {"device", device.name()},
                           {"precision", type_name<T>()},
                           {"shape", {X.rows(), X.cols()}},
                           {"atoms", a.atoms},
@@ -81,22 +86,20 @@ void adl_typed(const AdlArgs& a, const Matrix<T>& X) {
                           {"iterations", r.iterations},
                           {"stop_reason", r.stop_reason},
                           {"objective", r.objective},
-                          {"codes_nonzero_fraction", static_cast<double>(nonzeros) / static_cast<double>(r.codes.size())},
+                          {"codes_nonzero_fraction", static_cast<double>(nonzeros) / static_cast<double>(codes.size())},
                           {"seconds", seconds},
                           {"linv_version", build_info().version}});
   if (!a.common.quiet)
-    std::printf("adl: %lld voxels of %lld time points, %s | %lld atoms (%lld assisted), lambda %.4g | objective %.6g -> "
+    std::printf("adl: %lld voxels of %lld time points, %s on %s | %lld atoms (%lld assisted), lambda %.4g | objective %.6g -> "
                 "%.6g in %d iterations (%s), %.1f %% of the codes nonzero | %.3f s -> %s, %s\n",
-                static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), type_name<T>(),
+                static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), type_name<T>(), device.name().c_str(),
                 static_cast<long long>(a.atoms), static_cast<long long>(M), r.lambda, r.objective.front(),
                 r.objective.back(), r.iterations, r.stop_reason.c_str(),
-                100.0 * static_cast<double>(nonzeros) / static_cast<double>(r.codes.size()), seconds,
+                100.0 * static_cast<double>(nonzeros) / static_cast<double>(codes.size()), seconds,
                 a.dictionary.c_str(), a.codes.c_str());
 }
 
 void run_adl(const AdlArgs& a) {
-  if (a.common.device != "auto" && a.common.device != "cpu")
-    throw InvalidArgument("adl runs on the CPU only in this version: use --device cpu (or auto)");
   if (!a.task.empty() && std::isnan(a.c))
     throw InvalidArgument("--task needs --c, the squared distance each assisted atom may keep from its time course");
   if (a.task.empty() && !std::isnan(a.c)) throw InvalidArgument("--c applies to assisted atoms: give their --task too");
@@ -113,20 +116,20 @@ struct AdlBenchArgs {
   std::string sizes = "274x20000,274x200000";  // time points x voxels
   index atoms = 10;
   int iterations = 10, coefficient_steps = 20, dictionary_steps = 20, repeats = 3;
-  std::string precision = "double";
+  std::string device = "cpu", precision = "double";
   std::string json;
 };
 
-// Times linv::fmri::adl on random data (X uniform in [-1, 1], generated with the size as the seed; the
-// default lambda; a seeded random start). The time covers the whole call: the one pass for ||X||_F and
-// the start, then the outer iterations.
+// Times linv::fmri::adl on random data (X uniform in [-1, 1], generated where it is used with the size as
+// the seed; the default lambda; a seeded random start). The time covers the whole call, which returns
+// when the result is complete: the one pass for ||X||_F and the start, then the outer iterations.
 template <Real T>
-void bench_adl_typed(const AdlBenchArgs& a) {
-  nlohmann::json out = bench_output(Device::cpu());
+void bench_adl_typed(const AdlBenchArgs& a, Device device) {
+  nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
     const std::vector<index> dims = parse_dims(size, "TxN");
     const index rows = dims[0], N = dims[1];
-    const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1));
+    const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
     fmri::AdlResult<T> r;
     const Timing t = time_repeats(a.repeats, r, [&] {
       return fmri::adl<T>(X.view(), {.atoms = a.atoms,
@@ -139,9 +142,11 @@ void bench_adl_typed(const AdlBenchArgs& a) {
     out["rows"].push_back({{"time_points", rows}, {"voxels", N}, {"atoms", a.atoms}, {"precision", type_name<T>()},
                            {"iterations", a.iterations}, {"coefficient_steps", a.coefficient_steps},
                            {"dictionary_steps", a.dictionary_steps}, {"seconds", t.median}, {"seconds_all", t.all},
-                           {"seconds_per_iteration", per_iteration}, {"final_objective", r.objective.back()}});
-    std::printf("adl T=%-5lld N=%-8lld K=%lld %s %d iterations (Ts=%d, Td=%d) %9.4f s, %.4f s per iteration\n",
-                static_cast<long long>(rows), static_cast<long long>(N), static_cast<long long>(a.atoms), type_name<T>(),
+                           {"seconds_per_iteration", per_iteration}, {"initial_objective", r.objective.front()},
+                           {"final_objective", r.objective.back()}});
+    std::printf("adl %s T=%-5lld N=%-8lld K=%lld %s %d iterations (Ts=%d, Td=%d) %9.4f s, %.4f s per iteration\n",
+                device.name().c_str(), static_cast<long long>(rows), static_cast<long long>(N),
+                static_cast<long long>(a.atoms), type_name<T>(),
                 a.iterations, a.coefficient_steps, a.dictionary_steps, t.median, per_iteration);
     std::fflush(stdout);
   }
@@ -150,10 +155,11 @@ void bench_adl_typed(const AdlBenchArgs& a) {
 
 void run_bench_adl(const AdlBenchArgs& a) {
   if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.device);
   if (a.precision == "single")
-    bench_adl_typed<float>(a);
+    bench_adl_typed<float>(a, device);
   else
-    bench_adl_typed<double>(a);
+    bench_adl_typed<double>(a, device);
 }
 
 }  // namespace
@@ -175,6 +181,7 @@ void register_adl_commands(CLI::App& app, CLI::App& bench) {
     cmd->add_option("--precision", b->precision, "single or double")
         ->capture_default_str()
         ->check(CLI::IsMember({"single", "double"}));
+    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
     cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
     cmd->add_option("--json", b->json, "Write the rows as JSON here");
     cmd->callback([b] { run_bench_adl(*b); });

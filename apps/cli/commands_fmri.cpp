@@ -37,17 +37,6 @@ Signals read_signals(const std::string& path, const std::string& mask) {
   return s;
 }
 
-// The device a sparse-coding command runs on: --device, or with auto the GPU once there are enough
-// signals to repay starting it (about 16000: resolve_device's threshold counts matrix orders).
-Device fmri_device(const CommonOptions& o, index signals) { return resolve_device(o, signals / 32, /*runs_on_gpu=*/true); }
-
-// M's view on `device`: M itself on the CPU, otherwise a copy made there and kept in `copy`.
-template <Real T>
-ConstMatrixView<T> placed(const Matrix<T>& M, Device device, Matrix<T>& copy) {
-  if (device.is_cpu()) return M.view();
-  copy = M.to(device);
-  return copy.view();
-}
 
 template <Real T>
 void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {

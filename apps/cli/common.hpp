@@ -41,6 +41,20 @@ Matrix<T> as(io::AnyMatrix&& m, Compute c) {
 // the command runs there and the problem is large enough to gain from it, and the CPU otherwise.
 Device resolve_device(const CommonOptions& o, index n, bool runs_on_gpu);
 
+// The device an fMRI command runs on: --device, or with auto the GPU once there are enough signals
+// (voxels) to repay starting it (about 16000: resolve_device's threshold counts matrix orders).
+inline Device fmri_device(const CommonOptions& o, index signals) {
+  return resolve_device(o, signals / 32, /*runs_on_gpu=*/true);
+}
+
+// M's view on `device`: M itself on the CPU, otherwise a copy made there and kept in `copy`.
+template <Real T>
+ConstMatrixView<T> placed(const Matrix<T>& M, Device device, Matrix<T>& copy) {
+  if (device.is_cpu()) return M.view();
+  copy = M.to(device);
+  return copy.view();
+}
+
 // Runs `f` on a copy of A placed on `device` and returns the solution with its result back in host memory.
 template <Real T, class F>
 Solution<T> run_on(Device device, const Matrix<T>& A, F&& f) {

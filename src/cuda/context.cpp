@@ -107,6 +107,11 @@ void PhaseProfile::report() {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+PinnedBuffer::PinnedBuffer(std::size_t size) : bytes(size) {
+  check(cudaMallocHost(&p, size > 0 ? size : 1), "cudaMallocHost");
+}
+PinnedBuffer::~PinnedBuffer() { (void)cudaFreeHost(p); }
+
 Context& Context::get(int device) {
   // Contexts are never destroyed: tearing down handles during static destruction races the CUDA
   // runtime's own teardown, and the process is ending anyway.

@@ -120,6 +120,21 @@ struct DeviceBuffer {
   int device;
 };
 
+// Page-locked host memory, so that copies into it from the device run asynchronously on a stream (and a
+// host thread can wait for just them, with an event).
+struct PinnedBuffer {
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  template <class V>
+  V* as() const noexcept {
+    return static_cast<V*>(p);
+  }
+  void* p = nullptr;
+  std::size_t bytes = 0;
+};
+
 // The context of the GPU `d`, made current for the calling thread.
 inline Context& context_of(Device d) {
   Context& ctx = Context::get(d.index());

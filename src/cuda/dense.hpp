@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/fmri.hpp"
 #include "linv/dense.hpp"
 #include "linv/fmri.hpp"
 #include "linv/matrix.hpp"
@@ -171,6 +173,12 @@ fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const
 template <Real T>
 fmri::KsvdResult<T> ksvd(ConstMatrixView<T> X, const fmri::KsvdOptions& options, const Matrix<T>& D0,
                          std::mt19937_64& rng);
+
+// ADL's passes on the GPU (src/cuda/adl.cpp): X on a GPU; D0 (T x K) and the task (T x M) in host
+// memory, copied to X's device.
+template <Real T>
+std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
+                                                linv::kernels::AdlConstraints constraints);
 
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>

@@ -11,6 +11,7 @@
 #include "core/fmri_rules.hpp"
 #include "cuda/context.hpp"
 #include "cuda/fmri.hpp"
+#include "cuda/reduce.cuh"
 
 namespace linv::cuda::fmri_kernels {
 namespace {
@@ -101,12 +102,6 @@ __global__ void omp_thread_kernel(const T* G, int K, const T* DtX, const double*
 // ---- Batch-OMP, one warp per signal ----------------------------------------------------------------
 // The same steps with the K correlations spread over the lanes and each inner product of the Cholesky
 // updates reduced across the warp; the state lives in per-warp global scratch, so K and T0 are unbounded.
-// The sum of v over the warp, lane 0's result broadcast: every lane gets the same bits, so branches on it
-// stay uniform (a butterfly would sum in a different order on each lane).
-__device__ double warp_sum(double v) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-  return __shfl_sync(0xffffffffu, v, 0);
-}
 
 template <class T>
 __global__ void omp_warp_kernel(const T* G, int K, const T* DtX, const double* norms, double tolerance, int T0,
@@ -275,17 +270,6 @@ __global__ void code_errors_kernel(const T* G, const T* DtX, const T* Gamma, con
     }
     err[j] = fmax(e, 0.0);
   }
-}
-
-__device__ double block_sum(double v, double* shared) {
-  v = warp_sum(v);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  double total = 0;
-  for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) total += shared[w];
-  return total;  // in every thread
 }
 
 template <class T>

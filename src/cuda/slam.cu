@@ -18,6 +18,7 @@
 
 #include "cuda/context.hpp"
 #include "cuda/dense.hpp"
+#include "cuda/reduce.cuh"
 #include "cuda/runtime.hpp"
 #include "linv/errors.hpp"
 
@@ -25,19 +26,6 @@ namespace linv::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-
-template <class T>
-__device__ T block_sum(T v, T* shared) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  T total = 0;
-  if (threadIdx.x == 0)
-    for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) total += shared[w];
-  return total;  // valid in thread 0
-}
 
 // A = J_d^T J_d (lower triangle) and z = J_d^T d, by blocks of rows added atomically into zeroed A and z:
 // blockIdx.y picks the entry (a pair p >= q of dense columns, or p and d for z). cuBLAS's syrk and gemm

@@ -156,6 +156,11 @@ fmri::KsvdResult<T> ksvd(ConstMatrixView<T>, const fmri::KsvdOptions&, const Mat
 }
 
 template <Real T>
+std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T>, Matrix<T>, ConstMatrixView<T>, linv::kernels::AdlConstraints) {
+  unavailable();
+}
+
+template <Real T>
 CglsResult cgls(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>) {
   unavailable();
 }
@@ -218,6 +223,8 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template CglsResult cgls<T>(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>); \
   template fmri::SparseCodes<T> batch_omp<T>(ConstMatrixView<T>, ConstMatrixView<T>, const fmri::OmpOptions&); \
   template fmri::KsvdResult<T> ksvd<T>(ConstMatrixView<T>, const fmri::KsvdOptions&, const Matrix<T>&, std::mt19937_64&); \
+  template std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps<T>(ConstMatrixView<T>, Matrix<T>, ConstMatrixView<T>, \
+                                                              linv::kernels::AdlConstraints); \
   template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
                                                std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \

@@ -355,8 +355,21 @@ class CliTest(unittest.TestCase):
         _, err = run("adl", xp, "-k", K, "--task", self.save("bad.npy", delta[:20]), "--c", c, "--dictionary", d,
                      "--codes", s, expect=2)
         self.assertIn("20x1", err)
-        _, err = run("adl", xp, "-k", K, "--device", "cuda", "--dictionary", d, "--codes", s, expect=2)
-        self.assertIn("CPU only", err)
+        # on a GPU: the same run, the same answer to rounding; without one, exit 5 saying so
+        info, _ = run("info")
+        dg, sg, rg = self.path("dg.npy"), self.path("sg.npy"), self.path("rg.json")
+        gpu = ["adl", xp, "-k", K, "--task", tp, "--c", c, "--iters", 30, "--seed", 2, "--device", "cuda",
+               "--dictionary", dg, "--codes", sg, "--report", rg]
+        if "cuda:0" not in info:
+            _, err = run(*gpu, expect=5)
+            self.assertTrue("CUDA" in err or "GPU" in err, err)
+            return
+        stdout, _ = run(*gpu)
+        self.assertIn("on cuda:0", stdout)
+        bound = THRESHOLD * (T + N) * eps * 30 * 40
+        self.assertLessEqual(np.abs(np.load(dg) - D).max(), bound)
+        self.assertLessEqual(np.abs(np.load(sg) - S).max(), bound * np.abs(S).max())
+        self.assertLessEqual(np.abs(np.array(load_json(rg)["objective"]) / np.array(r["objective"]) - 1).max(), bound)
 
     def test_bordered_pseudoinverse_and_its_step_match_numpy(self):
         j = self.path("J.npy")

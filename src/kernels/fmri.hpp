@@ -1,0 +1,63 @@
+// The fMRI kernel family: the passes over the data that ADL's iteration is made of, declared once here
+// and provided by each backend (CPU: src/cpu/adl.cpp; GPU: src/cuda/adl.cpp), so that one loop in
+// src/core/adl.cpp (step constants, objective, stopping) drives both and they take the same steps.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "linv/matrix.hpp"
+
+namespace linv::kernels {
+
+// The objective's terms a coefficient step reads and writes (include/linv/adl.hpp): for the S it reads,
+// <D^T X, S>, <S, D^T D S> and ||S||_1; for the S it writes, ||S||_1. All accumulated in float64.
+struct AdlCoefficientSums {
+  double xs = 0, sgs = 0, l1 = 0, l1_new = 0;
+};
+// <D, X S^T> and <D, D S S^T> for the D a dictionary step reads.
+struct AdlDictionarySums {
+  double dp = 0, dv = 0;
+};
+
+// One backend's state for ADL: X, the dictionary D (T x K), the codes S (K x N) and the products of the
+// current outer iteration, where X lives. The small K x K matrices the step constants come from are
+// returned in host memory.
+template <Real T>
+class AdlSteps {
+ public:
+  virtual ~AdlSteps() = default;
+  // ||X||_F^2 in float64 (not finite when X holds NaN or Inf, or overflows).
+  virtual double norm_squared() = 0;
+  // G := D^T D of the current dictionary (both triangles). Starts an outer iteration: a backend may
+  // begin the products that need only D (D^T X) before returning.
+  virtual void gram(Matrix<T>& G) = 0;
+  // `steps` coefficient steps with D fixed, S := soft(S + (D^T X - G S) * inv_c, tau) each (G from the
+  // last gram()); sums gets one entry per step. Then H := S S^T (both triangles) of the new S, and the
+  // product X S^T that the dictionary steps need.
+  virtual void coefficient_steps(T inv_c, T tau, int steps, std::vector<AdlCoefficientSums>& sums, Matrix<T>& H) = 0;
+  // `steps` dictionary steps with S fixed, D := proj(D + (X S^T - D H) * inv_c) each (H from the last
+  // coefficient_steps()); sums gets one entry per step (for the D it reads), then one for the final D.
+  virtual void dictionary_steps(T inv_c, int steps, std::vector<AdlDictionarySums>& sums) = 0;
+  // The results, on X's device (the backend is spent afterwards).
+  virtual Matrix<T> take_dictionary() = 0;
+  virtual Matrix<T> take_codes() = 0;
+};
+
+// The constraint sets: the first task.cols() atoms within sqrt(c) of the task's columns, the others of
+// norm at most sqrt(c_d). task in host memory.
+struct AdlConstraints {
+  double c = 0, c_d = 1;
+};
+
+namespace cpu {
+// X, task (T x M) in host memory; D0 the projected initial dictionary (T x K, host).
+template <Real T>
+std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
+                                       AdlConstraints constraints);
+// Each column of D onto its constraint set (in place): the first task.cols() around the task's columns.
+template <Real T>
+void adl_project(MatrixView<T> D, ConstMatrixView<T> task, AdlConstraints constraints);
+}  // namespace cpu
+
+}  // namespace linv::kernels
