@@ -45,11 +45,15 @@ io::MatrixStack<T> stack_as(io::AnyStack&& s) {
 
 template <Real T>
 void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
+  std::vector<ConstMatrixView<T>> host;
   if (x.matrices.empty())
-    for (index k = 0; k < x.stack.count; ++k) x.views.push_back(x.stack[k]);
+    for (index k = 0; k < x.stack.count; ++k) host.push_back(x.stack[k]);
   else
-    for (const Matrix<T>& m : x.matrices) x.views.push_back(m.view());
-  const index K = static_cast<index>(x.views.size()), I = x.views[0].rows();
+    for (const Matrix<T>& m : x.matrices) host.push_back(m.view());
+  const index K = static_cast<index>(host.size()), I = host[0].rows();
+  index voxels = 0;
+  for (const ConstMatrixView<T>& v : host) voxels += v.cols();
+  const Device device = fmri_device(a.common, voxels);
 
   std::optional<Matrix<T>> A0, H0, C0;
   fmri::Parafac2Init<T> init;
@@ -62,6 +66,18 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
   }
 
   const auto start = std::chrono::steady_clock::now();
+  std::vector<Matrix<T>> on_device;  // the slabs' copies on a GPU (timed: part of the run)
+  if (device.is_cpu()) {
+    x.views = host;
+  } else {
+    for (const ConstMatrixView<T>& v : host) {
+      on_device.push_back(Matrix<T>::uninitialized(v.rows(), v.cols(), device));
+      detail::copy_2d(on_device.back().data(), static_cast<std::size_t>(v.rows()) * sizeof(T), device, v.data(),
+                      static_cast<std::size_t>(v.ld()) * sizeof(T), Device::cpu(),
+                      static_cast<std::size_t>(v.rows()) * sizeof(T), static_cast<std::size_t>(v.cols()));
+      x.views.push_back(on_device.back().view());
+    }
+  }
   // progress on stderr once the run has taken 2 s, at most one line a second
   double shown = 2;
   std::function<void(int, double)> progress;
@@ -91,13 +107,13 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
   io::write_matrix<T>(file("C.npy"), r.C.view());
   std::vector<index> columns;
   for (index k = 0; k < K; ++k) {
-    io::write_matrix<T>(file(fmt::format("P_{}.npy", k)), r.P[static_cast<std::size_t>(k)].view());
+    io::write_matrix<T>(file(fmt::format("P_{}.npy", k)), r.P[static_cast<std::size_t>(k)].to(Device::cpu()).view());
     columns.push_back(x.views[static_cast<std::size_t>(k)].cols());
   }
   const nlohmann::json report = {{"command", "parafac2"},
                                  {"inputs", a.inputs},
                                  {"output", a.out},
-                                 {"device", "cpu"},
+                                 {"device", device.name()},
                                  {"precision", type_name<T>()},
                                  {"rows", I},
                                  {"slabs", K},
@@ -118,9 +134,10 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
   io::write_text(file("report.json"), report.dump(2) + "\n");
   write_report(a.common, report);
   if (!a.common.quiet)
-    std::printf("parafac2: %lld slabs of %lld rows, rank %lld, %s | %.4f %% of the variance explained, loss %.6g, %d "
-                "iterations (%s) | %.3f s -> %s\n",
+    std::printf("parafac2: %lld slabs of %lld rows, rank %lld, %s on %s | %.4f %% of the variance explained, loss "
+                "%.6g, %d iterations (%s) | %.3f s -> %s\n",
                 static_cast<long long>(K), static_cast<long long>(I), static_cast<long long>(a.rank), type_name<T>(),
+                device.name().c_str(),
                 100 * r.variance_explained, r.loss, r.iterations, fmri::to_string(r.stop), seconds, a.out.c_str());
 }
 
@@ -136,8 +153,6 @@ void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io:
 }
 
 void run_parafac2(const Parafac2Args& a) {
-  if (a.common.device != "auto" && a.common.device != "cpu")
-    throw InvalidArgument("parafac2 runs on the CPU only in this version: use --device cpu (or auto)");
   std::variant<io::AnyStack, std::vector<io::AnyMatrix>> data;
   std::vector<io::DType> types;
   if (a.inputs.size() == 1) {
@@ -165,32 +180,44 @@ struct Parafac2BenchArgs {
   index rank = 8;
   int iterations = 100;
   int repeats = 3;
-  std::string json;
+  std::string device = "cpu", precision = "double", json;
 };
 
 // Times linv::fmri::parafac2 (the Gram matrices, the SVD start and the final P_k included) for exactly
-// --iters iterations (tolerance 0) on random data uniform in [-1, 1], generated here with I as the seed.
-void run_bench_parafac2(const Parafac2BenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  nlohmann::json out = bench_output(Device::cpu());
+// --iters iterations (tolerance 0) on random data uniform in [-1, 1], generated where it is used with I as
+// the seed. The call returns when the result is complete.
+template <Real T>
+void bench_parafac2_typed(const Parafac2BenchArgs& a, Device device) {
+  nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
     const std::vector<index> dims = parse_dims(size, "IxJxK");
     const index I = dims[0], J = dims[1], K = dims[2];
-    const Matrix<double> X = random_uniform<double>(I, J * K, static_cast<std::uint64_t>(I), -1.0, 1.0);
-    std::vector<ConstMatrixView<double>> slabs;
+    const Matrix<T> X = random_uniform<T>(I, J * K, static_cast<std::uint64_t>(I), T(-1), T(1), device);
+    std::vector<ConstMatrixView<T>> slabs;
     for (index k = 0; k < K; ++k) slabs.push_back(X.block(0, k * J, I, J));
-    fmri::Parafac2Result<double> r;
+    fmri::Parafac2Result<T> r;
     const Timing t = time_repeats(a.repeats, r, [&] {
-      return fmri::parafac2<double>(slabs, {.rank = a.rank, .max_iterations = a.iterations, .tolerance = 0});
+      return fmri::parafac2<T>(slabs, {.rank = a.rank, .max_iterations = a.iterations, .tolerance = 0});
     });
-    out["rows"].push_back({{"rows", I}, {"columns", J}, {"slabs", K}, {"rank", a.rank}, {"iterations", r.iterations},
-                           {"loss", r.loss}, {"seconds", t.median}, {"seconds_all", t.all}});
-    std::printf("parafac2 %lldx%lldx%lld F=%lld %d iterations %9.4f s\n", static_cast<long long>(I),
-                static_cast<long long>(J), static_cast<long long>(K), static_cast<long long>(a.rank), r.iterations,
-                t.median);
+    out["rows"].push_back({{"rows", I}, {"columns", J}, {"slabs", K}, {"rank", a.rank}, {"precision", type_name<T>()},
+                           {"iterations", r.iterations}, {"loss", r.loss}, {"norm_squared", r.norm_squared},
+                           {"seconds", t.median}, {"seconds_all", t.all}});
+    std::printf("parafac2 %s %s %lldx%lldx%lld F=%lld %d iterations %9.4f s (%.4f %% of the variance explained)\n",
+                device.name().c_str(), type_name<T>(), static_cast<long long>(I), static_cast<long long>(J),
+                static_cast<long long>(K), static_cast<long long>(a.rank), r.iterations, t.median,
+                100 * r.variance_explained);
     std::fflush(stdout);
   }
   if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+}
+
+void run_bench_parafac2(const Parafac2BenchArgs& a) {
+  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.device);
+  if (a.precision == "single")
+    bench_parafac2_typed<float>(a, device);
+  else
+    bench_parafac2_typed<double>(a, device);
 }
 
 }  // namespace
@@ -240,6 +267,10 @@ void register_parafac2_commands(CLI::App& app, CLI::App& bench) {
     cmd->add_option("--iters", b->iterations, "Iterations (all of them are run)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
+    cmd->add_option("--precision", b->precision, "single or double")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"single", "double"}));
     cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
     cmd->add_option("--json", b->json, "Write the rows as JSON here");
     cmd->callback([b] { run_bench_parafac2(*b); });

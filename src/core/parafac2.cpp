@@ -1,19 +1,7 @@
-// PARAFAC2 by alternating least squares on the CPU (include/linv/parafac2.hpp).
-//
-// Where the time goes. An iteration needs each slab only through Z_k = X_k X_k^T M_k, with
-// M_k = A diag(c_k) H^T (I x F): the P-step's polar factor of Q_k = X_k^T M_k is P_k = Q_k S_k^(-1/2)
-// with S_k = Q_k^T Q_k = M_k^T Z_k (F x F), and the projected slab is Y_k = X_k P_k = Z_k S_k^(-1/2). So a
-// slab wider than it is tall (J_k > I, fMRI's voxels against time points) is reduced once to its Gram
-// matrix G_k = X_k X_k^T (I x I, no larger than the slab) and the iterations never touch the data again:
-// an iteration costs O(K I^2 F) instead of the O(I J F) of the two products X_k^T M_k and X_k P_k per
-// slab. Narrower slabs keep those two products. P_k itself is formed once, after the last iteration.
-//
-// Accuracy. Taking the polar factor from S_k = Q_k^T Q_k squares Q_k's condition number; a thin SVD of
-// Q_k would not, but needs the data. So G_k, S_k and everything else in the iterations are float64, also
-// for float32 data (whose float64 products are exact): the squaring then costs eps_64 kappa^2, below
-// float32's own eps_32 kappa for any kappa < 1e8, and below 1e-8 for float64 data with kappa < 1e4. The
-// loss is first-order insensitive to errors in P_k (P_k minimises it), and the returned P_k come from a
-// thin SVD of Q_k (LAPACK gesdd), orthonormal to working precision whatever Q_k's conditioning.
+// PARAFAC2 by alternating least squares (include/linv/parafac2.hpp): the iteration on the small factors,
+// for every backend. The passes over the slabs (the P-step's projections and the products with the
+// projected slabs) are the backend's (src/kernels/fmri.hpp: src/cpu/parafac2.cpp, src/cuda/parafac2.cpp),
+// so both take the same steps; everything here is float64 on the host.
 #include "linv/parafac2.hpp"
 
 #include <fmt/format.h>
@@ -21,12 +9,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
 #include <type_traits>
 
+#include "cuda/dense.hpp"
 #include "kernels/dense.hpp"
+#include "kernels/fmri.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 
@@ -36,47 +27,6 @@ namespace {
 namespace kc = kernels::cpu;
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
-
-// One slab as the iterations use it, in float64: its Gram matrix when the slab is wider than tall,
-// otherwise the slab itself.
-struct Slab {
-  Matrix<double> gram;           // X_k X_k^T (I x I), or empty
-  Matrix<double> converted;      // a float32 slab in float64 when it is used directly
-  ConstMatrixView<double> data;  // X_k in float64 when gram is empty
-
-  // Z := X_k X_k^T M; `scratch` holds at least J_k x F.
-  void apply(ConstMatrixView<double> M, MatrixView<double> Z, Matrix<double>& scratch) const {
-    if (!gram.empty()) {
-      kc::gemm<double>(Op::None, Op::None, 1.0, gram.view(), M, 0.0, Z);
-      return;
-    }
-    MatrixView<double> XtM = scratch.block(0, 0, data.cols(), M.cols());
-    kc::gemm<double>(Op::Transpose, Op::None, 1.0, data, M, 0.0, XtM);
-    kc::gemm<double>(Op::None, Op::None, 1.0, data, XtM, 0.0, Z);
-  }
-};
-
-// X X^T in float64, both triangles.
-template <Real T>
-Matrix<double> gram_of(ConstMatrixView<T> X) {
-  const index I = X.rows(), J = X.cols();
-  Matrix<double> G(I, I);
-  if constexpr (std::is_same_v<T, double>) {
-    kc::syrk<double>(Uplo::Lower, Op::None, 1.0, X, 0.0, G.view());
-  } else {
-    // float32 columns converted a block at a time (about 32 MiB), so the data is never copied whole
-    const index chunk = std::max<index>(1, (index{1} << 22) / I);
-    Matrix<double> block = Matrix<double>::uninitialized(I, std::min(chunk, J));
-    for (index j0 = 0; j0 < J; j0 += chunk) {
-      const index n = std::min(chunk, J - j0);
-      for (index j = 0; j < n; ++j)
-        for (index i = 0; i < I; ++i) block(i, j) = X(i, j0 + j);
-      kc::syrk<double>(Uplo::Lower, Op::None, 1.0, block.block(0, 0, I, n), j0 == 0 ? 0.0 : 1.0, G.view());
-    }
-  }
-  symmetrize_from_lower<double>(G.view());
-  return G;
-}
 
 Matrix<double> cross(ConstMatrixView<double> X) {  // X^T X
   Matrix<double> G(X.cols(), X.cols());
@@ -109,51 +59,38 @@ void solve_right(MatrixView<double> X, const Matrix<double>& V) {
     for (index f = 0; f < F; ++f) X(i, f) = B(f, i);
 }
 
-// W := S^(-1/2) for the symmetric positive semidefinite S (F x F) by its SVD, with singular values
-// below F eps s_1 left out (a pseudo-inverse root, as parafac2.m's psqrt).
-void inverse_root(const Matrix<double>& S, Matrix<double>& W, int iteration) {
-  const index F = S.rows();
-  Matrix<double> a = S.clone(), U(F, F), VT(F, F);
-  std::vector<double> s(static_cast<std::size_t>(F));
-  if (kc::gesdd<double>(a.view(), s.data(), U.view(), VT.view()) != 0)
-    throw NoConvergence("PARAFAC2's P-step (LAPACK gesdd)", iteration, 0.0, 0.0,
-                        "the SVD of an F x F cross-product did not converge");
-  const double floor = static_cast<double>(F) * kEps * s[0];
-  for (index c = 0; c < F; ++c)
-    for (index r = 0; r < F; ++r) {
-      double t = 0;
-      for (index j = 0; j < F; ++j)
-        if (s[static_cast<std::size_t>(j)] > floor) t += VT(j, r) * U(c, j) / std::sqrt(s[static_cast<std::size_t>(j)]);
-      W(r, c) = t;
-    }
-}
-
 struct Factors {
   Matrix<double> A, H, C;  // I x F, F x F, K x F
 };
 
-// M := A diag(C(k, :)) H^T, using `scaled` (I x F) as scratch.
-void slab_model(const Factors& f, index k, Matrix<double>& scaled, MatrixView<double> M) {
-  for (index c = 0; c < f.A.cols(); ++c)
-    for (index i = 0; i < f.A.rows(); ++i) scaled(i, c) = f.A(i, c) * f.C(k, c);
-  kc::gemm<double>(Op::None, Op::Transpose, 1.0, scaled.view(), f.H.view(), 0.0, M);
+// B := [diag(c_1) H^T ... diag(c_K) H^T] (F x F K), so that slab k's model is A B_k P_k^T.
+Matrix<double> slab_blocks(const Factors& f) {
+  const index F = f.H.rows(), K = f.C.rows();
+  Matrix<double> B = Matrix<double>::uninitialized(F, F * K);
+  for (index k = 0; k < K; ++k)
+    for (index c = 0; c < F; ++c)
+      for (index r = 0; r < F; ++r) B(r, k * F + c) = f.C(k, r) * f.H(c, r);
+  return B;
 }
 
-// One CP-ALS sweep on the projected slabs Y = [Y_1 ... Y_K] (I x F K), updating A, then H, then C (the
-// order of parafac2.m). Returns ||X||^2 - 2 <Y, model> + ||model||^2, which is ||X - model||^2 because
-// every P_k has orthonormal columns (<X_k, M_k P_k^T> = <Y_k, M_k> and ||M_k P_k^T|| = ||M_k||).
-double als_sweep(const Matrix<double>& Y, Factors& f, double norm_squared) {
+// One CP-ALS sweep on the projected slabs Y = [Y_1 ... Y_K] (I x F K, the backend's), updating A, then H,
+// then C (the order of parafac2.m). Returns ||X||^2 - 2 <Y, model> + ||model||^2, which is
+// ||X - model||^2 because every P_k has orthonormal columns (<X_k, M_k P_k^T> = <Y_k, M_k> and
+// ||M_k P_k^T|| = ||M_k||).
+template <Real T>
+double als_sweep(kernels::Parafac2Steps<T>& steps, Factors& f, double norm_squared, int iteration) {
   const index F = f.H.rows(), K = f.C.rows();
-  // A = [sum_k Y_k H diag(c_k)] ((H^T H) * (C^T C))^-1, the sum as Y times the Khatri-Rao product of C and H
+  // A = [sum_k Y_k H diag(c_k)] ((H^T H) * (C^T C))^-1 = Y (kr ((H^T H) * (C^T C))^-1), kr the
+  // Khatri-Rao product of C and H; the backend also returns W = Y^T A, all that H's and C's updates need
+  // of Y (every Y_k^T A, F x F blocks)
   Matrix<double> kr(F * K, F);
   for (index c = 0; c < F; ++c)
     for (index k = 0; k < K; ++k)
       for (index g = 0; g < F; ++g) kr(g + k * F, c) = f.H(g, c) * f.C(k, c);
-  kc::gemm<double>(Op::None, Op::None, 1.0, Y.view(), kr.view(), 0.0, f.A.view());
-  solve_right(f.A.view(), hadamard(cross(f.H.view()), cross(f.C.view())));
-  // W = Y^T A holds every Y_k^T A (F x F blocks), all that H's and C's updates need of Y
-  Matrix<double> W(F * K, F);
-  kc::gemm<double>(Op::Transpose, Op::None, 1.0, Y.view(), f.A.view(), 0.0, W.view());
+  solve_right(kr.view(), hadamard(cross(f.H.view()), cross(f.C.view())));
+  Matrix<double> A(f.A.rows(), F), W(F * K, F);
+  steps.iterate(f.A, slab_blocks(f), kr, A, W, iteration);
+  f.A = std::move(A);
   const Matrix<double> AtA = cross(f.A.view());
   // H = [sum_k Y_k^T A diag(c_k)] ((A^T A) * (C^T C))^-1
   for (index c = 0; c < F; ++c)
@@ -253,7 +190,9 @@ void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Option
       throw InvalidArgument(fmt::format("PARAFAC2: slab {} is {}, with fewer columns than the rank {}: its P_k "
                                         "cannot have {} orthonormal columns",
                                         k, shape_string(X.rows(), X.cols()), F, F));
-    require_host(X.device(), "PARAFAC2");
+    if (X.device() != slabs[0].device())
+      throw InvalidArgument(fmt::format("PARAFAC2: slab {} is on {} but slab 0 on {}: put every slab on one device", k,
+                                        X.device().name(), slabs[0].device().name()));
     require_finite(X, fmt::format("slab {}", k).c_str());
   }
   if (o.max_iterations < 0) throw InvalidArgument("PARAFAC2: the iteration count cannot be negative");
@@ -267,7 +206,7 @@ void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Option
         throw ShapeMismatch(fmt::format("PARAFAC2: the initial {} against {} (A: I x F, H: F x F, C: K x F)", name,
                                         shape_string(rows[m], F)),
                             X.rows(), X.cols(), rows[m], F);
-      require_host(X.device(), "PARAFAC2");
+      require_host(X.device(), "PARAFAC2's starting factors");
       require_finite(X, fmt::format("the initial {}", name).c_str());
     }
   }
@@ -285,27 +224,11 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   validate(slabs, o, init);
   const index K = static_cast<index>(slabs.size()), I = slabs[0].rows(), F = o.rank;
 
-  std::vector<Slab> slab(static_cast<std::size_t>(K));
+  const std::unique_ptr<kernels::Parafac2Steps<T>> steps =
+      slabs[0].device().is_cuda() ? cuda::parafac2_steps<T>(slabs) : kc::parafac2_steps<T>(slabs);
+  Matrix<double> total = steps->gram_sum();  // sum_k X_k X_k^T
   double norm_squared = 0;
-  index widest_direct = 0;
-  for (index k = 0; k < K; ++k) {
-    const ConstMatrixView<T>& X = slabs[static_cast<std::size_t>(k)];
-    Slab& s = slab[static_cast<std::size_t>(k)];
-    if (X.cols() > I) {
-      s.gram = gram_of<T>(X);
-      for (index i = 0; i < I; ++i) norm_squared += s.gram(i, i);
-      continue;
-    }
-    if constexpr (std::is_same_v<T, double>) {
-      s.data = X;
-    } else {
-      s.converted = to_double<T>(X);
-      s.data = s.converted.view();
-    }
-    for (index c = 0; c < X.cols(); ++c)
-      for (index r = 0; r < I; ++r) norm_squared += s.data(r, c) * s.data(r, c);
-    widest_direct = std::max(widest_direct, X.cols());
-  }
+  for (index i = 0; i < I; ++i) norm_squared += total(i, i);
 
   Factors f{Matrix<double>(I, F), Matrix<double>::identity(F), Matrix<double>(K, F)};
   std::mt19937_64 rng(o.seed);
@@ -317,15 +240,6 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
     for (index e = 0; e < f.C.size(); ++e) f.C.data()[e] = unit(rng);
   } else {
     // A: the leading left singular vectors of [X_1 ... X_K], from sum_k X_k X_k^T
-    Matrix<double> total(I, I);
-    for (const Slab& s : slab) {
-      if (!s.gram.empty()) {
-        for (index e = 0; e < total.size(); ++e) total.data()[e] += s.gram.data()[e];
-      } else {
-        kc::syrk<double>(Uplo::Lower, Op::None, 1.0, s.data, 1.0, total.view());
-      }
-    }
-    symmetrize_from_lower<double>(total.view());  // syrk updates only the lower triangle
     Matrix<double> U(I, I), VT(I, I);
     std::vector<double> sv(static_cast<std::size_t>(I));
     if (kc::gesdd<double>(total.view(), sv.data(), U.view(), VT.view()) != 0)
@@ -339,19 +253,10 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
 
   Parafac2Result<T> out;
   out.norm_squared = norm_squared;
-  Matrix<double> Y(I, F * K), M(I, F), Z(I, F), scaled(I, F), S(F, F), W(F, F), scratch(widest_direct, F);
   const double rounding = static_cast<double>(F) * kEps * norm_squared;
   double previous = 0;
   for (int it = 1; it <= o.max_iterations; ++it) {
-    // P-step, implicitly: Y_k = X_k P_k = Z_k S_k^(-1/2)
-    for (index k = 0; k < K; ++k) {
-      slab_model(f, k, scaled, M.view());
-      slab[static_cast<std::size_t>(k)].apply(M.view(), Z.view(), scratch);
-      kc::gemm<double>(Op::Transpose, Op::None, 1.0, M.view(), Z.view(), 0.0, S.view());
-      inverse_root(S, W, it);
-      kc::gemm<double>(Op::None, Op::None, 1.0, Z.view(), W.view(), 0.0, Y.block(0, k * F, I, F));
-    }
-    const double loss = als_sweep(Y, f, norm_squared);
+    const double loss = als_sweep<T>(*steps, f, norm_squared, it);
     normalise(f);
     out.loss_history.push_back(loss);
     out.iterations = it;
@@ -365,29 +270,15 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   normalise(f);  // a no-op after an iteration; the starting factors' convention when there was none
   sort_components(f);
 
-  // P_k = the polar factor of Q_k = X_k^T M_k by a thin SVD Q_k = U s V^T: P_k = U V^T, and
+  // P_k = the polar factor of Q_k = X_k^T M_k (the backend's, by thin SVDs Q_k = U s V^T: P_k = U V^T), and
   // ||X_k - M_k P_k^T||^2 = ||X_k||^2 - 2 sum(s) + ||M_k||^2
+  const Matrix<double> B = slab_blocks(f);
   double nuclear = 0, model = 0;
-  Matrix<T> Mt = Matrix<T>::uninitialized(I, F);
-  out.P.reserve(static_cast<std::size_t>(K));
+  out.P = steps->polar_factors(f.A, B, nuclear);
+  Matrix<double> M(I, F);
   for (index k = 0; k < K; ++k) {
-    const ConstMatrixView<T>& X = slabs[static_cast<std::size_t>(k)];
-    const index J = X.cols();
-    slab_model(f, k, scaled, M.view());
-    for (index e = 0; e < M.size(); ++e) {
-      model += M.data()[e] * M.data()[e];
-      Mt.data()[e] = static_cast<T>(M.data()[e]);
-    }
-    Matrix<T> Q = Matrix<T>::uninitialized(J, F), U = Matrix<T>::uninitialized(J, F), VT = Matrix<T>::uninitialized(F, F);
-    kc::gemm<T>(Op::Transpose, Op::None, T(1), X, Mt.view(), T(0), Q.view());
-    std::vector<T> s(static_cast<std::size_t>(F));
-    if (kc::gesdd<T>(Q.view(), s.data(), U.view(), VT.view()) != 0)
-      throw NoConvergence("PARAFAC2's final P-step (LAPACK gesdd)", out.iterations, 0.0, 0.0,
-                          fmt::format("the SVD of X_{}^T A diag(c_{}) H^T did not converge", k, k));
-    for (T v : s) nuclear += static_cast<double>(v);
-    Matrix<T> P = Matrix<T>::uninitialized(J, F);
-    kc::gemm<T>(Op::None, Op::None, T(1), U.view(), VT.view(), T(0), P.view());
-    out.P.push_back(std::move(P));
+    kc::gemm<double>(Op::None, Op::None, 1.0, f.A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
+    for (index e = 0; e < M.size(); ++e) model += M.data()[e] * M.data()[e];
   }
   out.loss = std::max(0.0, norm_squared - 2 * nuclear + model);
   out.variance_explained = norm_squared > 0 ? 1 - out.loss / norm_squared : 1.0;

@@ -34,6 +34,23 @@ void gemm(cublasHandle_t h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::i
     check(cublasDgemm_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc), "gemm");
 }
 
+// C_i := alpha op(A_i) op(B_i) + beta C_i for i < count, X_i = X + i * stride_x (a stride of 0 shares one
+// matrix among all).
+template <class T>
+void gemm_strided_batched(cublasHandle_t h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                          const T* A, std::int64_t lda, std::int64_t stride_a, const T* B, std::int64_t ldb,
+                          std::int64_t stride_b, T beta, T* C, std::int64_t ldc, std::int64_t stride_c, std::int64_t count) {
+  if (m == 0 || n == 0 || count == 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSgemmStridedBatched_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C,
+                                       ldc, stride_c, count),
+          "batched gemm");
+  else
+    check(cublasDgemmStridedBatched_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C,
+                                       ldc, stride_c, count),
+          "batched gemm");
+}
+
 // B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right); B is m x n.
 template <class T>
 void trsm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha, const T* A,

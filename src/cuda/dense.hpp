@@ -180,6 +180,10 @@ template <Real T>
 std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
                                                 linv::kernels::AdlConstraints constraints);
 
+// PARAFAC2's passes on the GPU (src/cuda/parafac2.cpp): every slab on the same GPU.
+template <Real T>
+std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs);
+
 // ---- accuracy (computed on the GPU in float64) ----
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);

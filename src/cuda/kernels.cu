@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cfloat>
 #include <climits>
 #include <cmath>
 
@@ -437,6 +438,31 @@ void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t 
   Grid2 g(rows, cols);
   to_double_kernel<<<g.grid, g.block, 0, stream>>>(src, rows, cols, ld, dst, ld_dst);
   check_launch("to_double");
+}
+
+namespace {
+__global__ void inverse_roots_kernel(const double* V, const double* l, std::int64_t n, double* W) {
+  const double* v = V + blockIdx.x * n * n;
+  const double* values = l + blockIdx.x * n;
+  double largest = 0;
+  for (std::int64_t j = 0; j < n; ++j) largest = fmax(largest, fabs(values[j]));
+  const double floor = static_cast<double>(n) * DBL_EPSILON * largest;
+  for (std::int64_t e = threadIdx.x; e < n * n; e += blockDim.x) {
+    const std::int64_t r = e % n, c = e / n;
+    double t = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double s = fabs(values[j]);
+      if (s > floor) t += copysign(1.0, values[j]) * v[r + j * n] * v[c + j * n] / sqrt(s);
+    }
+    W[blockIdx.x * n * n + e] = t;
+  }
+}
+}  // namespace
+
+void inverse_roots(const double* V, const double* l, std::int64_t n, std::int64_t count, double* W, cudaStream_t stream) {
+  if (count == 0 || n == 0) return;
+  inverse_roots_kernel<<<static_cast<unsigned>(count), 1024, 0, stream>>>(V, l, n, W);
+  check_launch("inverse_roots");
 }
 
 void to_float(const double* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, float* dst,

@@ -91,6 +91,10 @@ void scale_columns(const T* A, std::int64_t rows, std::int64_t cols, std::int64_
                    std::int64_t ld_out, cudaStream_t stream);
 template <class T>
 void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, const double* d, cudaStream_t stream);
+// W_k := sum_j sign(l_j) v_j v_j^T / sqrt(|l_j|) over the j with |l_j| > n eps max_j |l_j|, for k < count:
+// the pseudo-inverse square root of a symmetric S_k from its eigenpairs, as its SVD gives it (V: n x n per
+// k, eigenvectors in columns; l: n per k; W: n x n per k; n <= 32).
+void inverse_roots(const double* V, const double* l, std::int64_t n, std::int64_t count, double* W, cudaStream_t stream);
 // Entries uniform in [lo, hi) from a counter-based generator (same seed, same matrix).
 template <class T>
 void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,

@@ -161,6 +161,11 @@ std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T>, Matrix
 }
 
 template <Real T>
+std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>&) {
+  unavailable();
+}
+
+template <Real T>
 CglsResult cgls(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>) {
   unavailable();
 }
@@ -225,6 +230,7 @@ void fill_uniform(MatrixView<T>, std::uint64_t, T, T) {
   template fmri::KsvdResult<T> ksvd<T>(ConstMatrixView<T>, const fmri::KsvdOptions&, const Matrix<T>&, std::mt19937_64&); \
   template std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps<T>(ConstMatrixView<T>, Matrix<T>, ConstMatrixView<T>, \
                                                               linv::kernels::AdlConstraints); \
+  template std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps<T>(const std::vector<ConstMatrixView<T>>&); \
   template std::string batched_gauss_jordan<T>(const T*, const T*, int, T*, std::int64_t, int, int, \
                                                std::vector<index>&);                               \
   template double scaled_residual_inverse<T>(ConstMatrixView<T>, ConstMatrixView<T>, double); \

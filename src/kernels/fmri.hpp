@@ -1,6 +1,7 @@
-// The fMRI kernel family: the passes over the data that ADL's iteration is made of, declared once here
-// and provided by each backend (CPU: src/cpu/adl.cpp; GPU: src/cuda/adl.cpp), so that one loop in
-// src/core/adl.cpp (step constants, objective, stopping) drives both and they take the same steps.
+// The fMRI kernel family: the passes over the data that ADL's and PARAFAC2's iterations are made of,
+// declared once here and provided by each backend (CPU: src/cpu/adl.cpp, parafac2.cpp; GPU:
+// src/cuda/adl.cpp, parafac2.cpp), so that one loop in src/core/ (step constants, objective, factor
+// updates, stopping) drives both and they take the same steps.
 #pragma once
 
 #include <memory>
@@ -50,6 +51,25 @@ struct AdlConstraints {
   double c = 0, c_d = 1;
 };
 
+// PARAFAC2's passes over the slabs X_k (I x J_k; include/linv/parafac2.hpp). The factors are small
+// (A: I x F, H: F x F, C: K x F) and stay on the host in float64; a backend keeps what it derives from
+// the slabs. B is F x F K with block k = diag(c_k) H^T, so that the model of slab k is M_k P_k^T with
+// M_k = A B_k.
+template <Real T>
+class Parafac2Steps {
+ public:
+  virtual ~Parafac2Steps() = default;
+  // sum_k X_k X_k^T (I x I, float64, both triangles); its trace is ||X||^2.
+  virtual Matrix<double> gram_sum() = 0;
+  // One iteration's passes: the P-step's projected slabs Y_k = X_k P_k with P_k the polar factor of
+  // X_k^T M_k, then A_new := Y krv (I x F, Y = [Y_1 ... Y_K]) and W := Y^T A_new (F K x F).
+  virtual void iterate(const Matrix<double>& A, const Matrix<double>& B, const Matrix<double>& krv,
+                       Matrix<double>& A_new, Matrix<double>& W, int iteration) = 0;
+  // The polar factors P_k (J_k x F, in T, on the slabs' device) of X_k^T M_k by thin SVDs, and the sum of
+  // their singular values over every k (the nuclear norms).
+  virtual std::vector<Matrix<T>> polar_factors(const Matrix<double>& A, const Matrix<double>& B, double& nuclear) = 0;
+};
+
 namespace cpu {
 // X, task (T x M) in host memory; D0 the projected initial dictionary (T x K, host).
 template <Real T>
@@ -58,6 +78,13 @@ std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, Const
 // Each column of D onto its constraint set (in place): the first task.cols() around the task's columns.
 template <Real T>
 void adl_project(MatrixView<T> D, ConstMatrixView<T> task, AdlConstraints constraints);
+
+// Slabs in host memory, all of I rows.
+template <Real T>
+std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs);
+// W := S^(-1/2) for the symmetric positive semidefinite S (F x F) by its SVD, singular values below F eps
+// s_1 left out (a pseudo-inverse root, as parafac2.m's psqrt); false when the SVD does not converge.
+bool inverse_root(const Matrix<double>& S, MatrixView<double> W);
 }  // namespace cpu
 
 }  // namespace linv::kernels

@@ -1,0 +1,91 @@
+// PARAFAC2 on the GPU against the CPU backend (the oracle): from the same start the same iterations give
+// the same loss history, factors and P_k to rounding, with slabs wider and narrower than their rows,
+// ragged, and ranks on both sides of the batched eigensolver's limit (32); float32 follows to float32's
+// accuracy; the P_k are orthonormal and the loss never rises.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "linv/parafac2.hpp"
+#include "support/dense_checks.hpp"
+#include "support/gpu.hpp"
+#include "support/parafac2_synthetic.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+double max_relative(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
+  return worst;
+}
+
+// max |P^T P - I|
+template <Real T>
+double orthogonality(const Matrix<T>& P) {
+  double worst = 0;
+  for (index a = 0; a < P.cols(); ++a)
+    for (index b = 0; b < P.cols(); ++b) {
+      double t = 0;
+      for (index i = 0; i < P.rows(); ++i) t += static_cast<double>(P(i, a)) * P(i, b);
+      worst = std::max(worst, std::abs(t - (a == b ? 1.0 : 0.0)));
+    }
+  return worst;
+}
+
+template <Real T>
+class Parafac2Gpu : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Parafac2Gpu, Types);
+
+TYPED_TEST(Parafac2Gpu, FollowsTheCpu) {
+  using T = TypeParam;
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  struct Case {
+    index I, F;
+    std::vector<index> J;
+    const char* what;
+  };
+  for (const Case& c : {Case{30, 4, {400, 650, 500}, "wide ragged slabs"}, Case{40, 3, {25, 60, 18, 40}, "narrow and wide"},
+                        Case{40, 34, {60, 45}, "rank 34: the eigenproblems on the host"}}) {
+    SCOPED_TRACE(c.what);
+    const auto seed = testing::case_seed(400 + static_cast<std::uint64_t>(c.F));
+    LINV_TRACE_SEED(seed);
+    const testing::Synthetic s = testing::synthetic(c.I, c.J, c.F, 0.3, seed);
+    std::vector<Matrix<T>> host, device;
+    std::vector<ConstMatrixView<T>> on_cpu, on_gpu;
+    for (const Matrix<double>& X : s.X) {
+      host.push_back(X.cast<T>());
+      device.push_back(host.back().to(gpu));
+    }
+    for (std::size_t k = 0; k < host.size(); ++k) on_cpu.push_back(host[k].view()), on_gpu.push_back(device[k].view());
+    const fmri::Parafac2Options o{.rank = c.F, .max_iterations = 40, .tolerance = 0, .seed = seed + 1};
+    const fmri::Parafac2Result<T> cpu = fmri::parafac2<T>(on_cpu, o), g = fmri::parafac2<T>(on_gpu, o);
+    ASSERT_EQ(g.loss_history.size(), cpu.loss_history.size());
+    // the iterations run in float64 on both; the data's Gram matrices differ by rounding (float64 sums
+    // of float32 products are exact only up to their own rounding), amplified mildly over 40 iterations
+    const double bound = 1e-9, factors = std::is_same_v<T, float> ? 1e-5 : bound;
+    EXPECT_LE(max_relative(g.loss_history, cpu.loss_history), bound);
+    EXPECT_LE((testing::relative_difference<T, T>(g.A.view(), cpu.A.view())), factors);
+    EXPECT_LE((testing::relative_difference<T, T>(g.H.view(), cpu.H.view())), factors);
+    EXPECT_LE((testing::relative_difference<T, T>(g.C.view(), cpu.C.view())), factors);
+    // the final P-step in T: a thin SVD of X_k^T M_k by LAPACK (CPU) or QR on the GPU and the SVD of R
+    const double eps = std::numeric_limits<T>::epsilon();
+    EXPECT_NEAR(g.loss, cpu.loss, 100 * eps * g.norm_squared);
+    for (std::size_t k = 0; k < g.P.size(); ++k) {
+      ASSERT_TRUE(g.P[k].device() == gpu);
+      const Matrix<T> P = g.P[k].to(Device::cpu());
+      EXPECT_LE(orthogonality(P), 30 * static_cast<double>(P.rows()) * eps) << "P_" << k;
+      EXPECT_LE((testing::relative_difference<T, T>(P.view(), cpu.P[k].view())), 1e4 * eps) << "P_" << k;
+    }
+    for (std::size_t i = 1; i < g.loss_history.size(); ++i)
+      EXPECT_LE(g.loss_history[i], g.loss_history[i - 1] * (1 + 1e-12)) << "iteration " << i + 1;
+  }
+}
+
+}  // namespace
+}  // namespace linv
