@@ -145,10 +145,12 @@ TEST(Ksvd, RoundingInTheDataStaysRounding) {
 TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
   const auto seed = testing::case_seed(5);
   LINV_TRACE_SEED(seed);
-  // recovery is a property of the method on average (Aharon et al. report 96 % at this kind of size;
-  // single runs here range from 90 to 100 %): three fresh problems, 80 iterations each
+  // recovery is a property of the method on average (Aharon et al. report 96 % at this kind of size).
+  // Over 200 single problems here: 95 % on average, from 82 to 100 %; resampled, averages of three
+  // fall below 90 % in about 1.4 % of runs, averages of ten in about 0.01 %: ten fresh problems, 80
+  // iterations each
   double recovered = 0;
-  for (std::uint64_t trial = 0; trial < 3; ++trial) {
+  for (std::uint64_t trial = 0; trial < testing::kRecoveryTrials; ++trial) {
     const testing::SparseSynthetic s = testing::sparse_synthetic(seed + 10 * trial);
     const fmri::KsvdResult<double> r =
         fmri::ksvd<double>(s.X.view(), {.atoms = 40, .sparsity = 3, .iterations = 80, .seed = seed + 10 * trial + 2});
@@ -159,9 +161,9 @@ TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {
       for (index i = 0; i < 20; ++i) norm += r.dictionary(i, j) * r.dictionary(i, j);
       EXPECT_NEAR(norm, 1.0, 1e-12);
     }
-    recovered += testing::recovered_fraction(s.truth, r.dictionary) / 3;
+    recovered += testing::recovered_fraction(s.truth, r.dictionary) / testing::kRecoveryTrials;
   }
-  EXPECT_GE(recovered, 0.9 - 1e-12);  // three thirds of 0.9 sum to a hair less
+  EXPECT_GE(recovered, 0.9 - 1e-12);  // tenths of 0.9 may sum to a hair less
   const testing::SparseSynthetic s = testing::sparse_synthetic(seed + 100);
   // keeping the better code per signal and no clearing: the exact variant's error never grows
   const fmri::KsvdResult<double> plain = fmri::ksvd<double>(

@@ -151,13 +151,14 @@ TYPED_TEST(FmriGpu, KsvdRecoversTheDictionary) {
   const auto seed = testing::case_seed(95);
   LINV_TRACE_SEED(seed);
   double recovered = 0;
-  for (std::uint64_t trial = 0; trial < 3; ++trial) {
+  for (std::uint64_t trial = 0; trial < testing::kRecoveryTrials; ++trial) {
     const testing::SparseSynthetic s = testing::sparse_synthetic(seed + 10 * trial);
     const Matrix<T> Xg = s.X.template cast<T>().to(gpu);
     const fmri::KsvdResult<T> r =
         fmri::ksvd<T>(Xg.view(), {.atoms = 40, .sparsity = 3, .iterations = 80, .seed = seed + 10 * trial + 2});
     EXPECT_LT(r.rmse.back(), 0.4 * r.rmse.front()) << "trial " << trial;
-    recovered += testing::recovered_fraction(s.truth, r.dictionary.to(Device::cpu()).template cast<double>()) / 3;
+    recovered += testing::recovered_fraction(s.truth, r.dictionary.to(Device::cpu()).template cast<double>()) /
+                 testing::kRecoveryTrials;
   }
   EXPECT_GE(recovered, 0.9 - 1e-12);
   // the approximate variant learns too

@@ -39,6 +39,9 @@ inline double recovered_fraction(const Matrix<double>& truth, const Matrix<doubl
   return static_cast<double>(found) / static_cast<double>(truth.cols());
 }
 
+// Recovery tests average over this many fresh problems (see Ksvd.RecoversTheDictionaryAndItsErrorNeverGrows).
+constexpr int kRecoveryTrials = 10;
+
 // Noiseless 3-sparse data over a random 20 x 40 dictionary, 1500 signals.
 struct SparseSynthetic {
   Matrix<double> truth, X;
