@@ -163,14 +163,6 @@ void sort_components(Factors& f) {
 }
 
 template <Real T>
-Matrix<double> to_double(ConstMatrixView<T> X) {
-  Matrix<double> out = Matrix<double>::uninitialized(X.rows(), X.cols());
-  for (index c = 0; c < X.cols(); ++c)
-    for (index r = 0; r < X.rows(); ++r) out(r, c) = static_cast<double>(X(r, c));
-  return out;
-}
-
-template <Real T>
 void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Options& o, const Parafac2Init<T>* init) {
   if (slabs.empty()) throw InvalidArgument("PARAFAC2: no slabs given");
   const index K = static_cast<index>(slabs.size()), I = slabs[0].rows(), F = o.rank;
@@ -233,7 +225,8 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   Factors f{Matrix<double>(I, F), Matrix<double>::identity(F), Matrix<double>(K, F)};
   std::mt19937_64 rng(o.seed);
   if (init) {
-    f = {to_double<T>(init->A), to_double<T>(init->H), to_double<T>(init->C)};
+    const auto to_double = [](ConstMatrixView<T> X) { return Matrix<T>::copy_of(X).template cast<double>(); };
+    f = {to_double(init->A), to_double(init->H), to_double(init->C)};
   } else if (o.start == Parafac2Start::Random) {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     for (index e = 0; e < f.A.size(); ++e) f.A.data()[e] = unit(rng);

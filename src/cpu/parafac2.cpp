@@ -71,14 +71,6 @@ Matrix<double> gram_of(ConstMatrixView<T> X) {
 }
 
 template <Real T>
-Matrix<double> to_double(ConstMatrixView<T> X) {
-  Matrix<double> out = Matrix<double>::uninitialized(X.rows(), X.cols());
-  for (index c = 0; c < X.cols(); ++c)
-    for (index r = 0; r < X.rows(); ++r) out(r, c) = static_cast<double>(X(r, c));
-  return out;
-}
-
-template <Real T>
 class CpuParafac2 final : public Parafac2Steps<T> {
  public:
   explicit CpuParafac2(const std::vector<ConstMatrixView<T>>& slabs) : slabs_(slabs), I_(slabs[0].rows()) {
@@ -91,7 +83,7 @@ class CpuParafac2 final : public Parafac2Steps<T> {
         if constexpr (std::is_same_v<T, double>) {
           s.data = X;
         } else {
-          s.converted = to_double<T>(X);
+          s.converted = Matrix<T>::copy_of(X).template cast<double>();
           s.data = s.converted.view();
         }
         widest_direct = std::max(widest_direct, X.cols());

@@ -11,18 +11,13 @@
 #include "linv/adl.hpp"
 #include "linv/errors.hpp"
 #include "linv/fmri.hpp"
+#include "support/fmri_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
 namespace {
 
-Matrix<double> random_normal(index rows, index cols, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  Matrix<double> A(rows, cols);
-  for (index e = 0; e < A.size(); ++e) A.data()[e] = normal(rng);
-  return A;
-}
+using testing::random_normal;
 
 // Columns scaled to the given norm.
 Matrix<double> with_column_norm(Matrix<double> A, double norm) {

@@ -1,5 +1,5 @@
-// Shared by the CPU and GPU fMRI tests: random dictionaries, Aharon et al.'s synthetic sparse data, and
-// the fraction of true atoms a learned dictionary recovers.
+// Shared by the CPU and GPU fMRI tests: random normal matrices and dictionaries, Aharon et al.'s
+// synthetic sparse data, and the fraction of true atoms a learned dictionary recovers.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +22,15 @@ inline Matrix<double> random_dictionary(index T, index K, std::uint64_t seed) {
     for (index i = 0; i < T; ++i) D(i, a) /= std::sqrt(s);
   }
   return D;
+}
+
+// A matrix of standard normal entries (seeded).
+inline Matrix<double> random_normal(index rows, index cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Matrix<double> A(rows, cols);
+  for (index e = 0; e < A.size(); ++e) A.data()[e] = normal(rng);
+  return A;
 }
 
 // The fraction of truth's atoms that some learned atom matches to |correlation| >= 0.99.
