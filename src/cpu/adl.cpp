@@ -119,7 +119,7 @@ class CpuAdl final : public AdlSteps<T> {
 
   void gram(Matrix<T>& G) override {
     gram_of<T>(Op::Transpose, D_.view(), G_);
-    G = G_.clone();
+    std::copy_n(G_.data(), G_.size(), G.data());
   }
 
   void coefficient_steps(T inv_c, T tau, int steps, std::vector<AdlCoefficientSums>& sums, Matrix<T>& H) override {
@@ -130,7 +130,7 @@ class CpuAdl final : public AdlSteps<T> {
       sums.push_back(coefficient_pass<T>(DtX_.view(), W_.view(), S_.view(), inv_c, tau));
     }
     gram_of<T>(Op::None, S_.view(), H_);
-    H = H_.clone();
+    std::copy_n(H_.data(), H_.size(), H.data());
     cpu::gemm<T>(Op::None, Op::Transpose, T(1), X_, S_.view(), T(0), P_.view());
   }
 

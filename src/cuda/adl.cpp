@@ -22,8 +22,6 @@ namespace {
 
 namespace ak = adl_kernels;
 
-std::size_t bytes_of(std::int64_t count, std::size_t size) { return static_cast<std::size_t>(count) * size; }
-
 template <Real T>
 class GpuAdl final : public linv::kernels::AdlSteps<T> {
  public:
@@ -48,7 +46,7 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
   GpuAdl& operator=(const GpuAdl&) = delete;
 
   double norm_squared() override {
-    const int blocks = ak::square_blocks(n_ * N_);
+    const int blocks = ak::blocks_for(n_ * N_);
     DeviceBuffer partial(bytes_of(blocks, sizeof(double)), device()), total(sizeof(double), device());
     ak::sum_of_squares<T>(X_.data(), n_, N_, ld_of(X_.ld()), partial.as<double>(), lane_.stream);
     ak::sum_partials(partial.as<double>(), blocks, 1, total.as<double>(), lane_.stream);
@@ -60,8 +58,8 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
       blas::gemm<T>(lane_.blas, Op::Transpose, Op::None, K_, K_, n_, T(1), D_.data(), n_, D_.data(), n_, T(0),
                     G_.data(), K_);
       host_gram_.emplace(bytes_of(K_ * K_, sizeof(T)));
-      copy_to_host(host_gram_->p, G_.data(), bytes_of(K_ * K_, sizeof(T)));
-      check(cudaStreamSynchronize(lane_.stream), "stream synchronization");
+      to_host(host_gram_->p, G_.data(), bytes_of(K_ * K_, sizeof(T)), lane_.stream);
+      wait(lane_.stream);
     }
     profile_.begin("D^T X", lane_.stream);
     blas::gemm<T>(lane_.blas, Op::Transpose, Op::None, K_, N_, n_, T(1), D_.data(), n_, X_.data(), ld_of(X_.ld()), T(0),
@@ -72,7 +70,7 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
 
   void coefficient_steps(T inv_c, T tau, int steps, std::vector<linv::kernels::AdlCoefficientSums>& sums,
                          Matrix<T>& H) override {
-    const int blocks = ak::coefficient_blocks(N_), count = steps * ak::kCoefficientSums;
+    const int blocks = ak::blocks_for(N_), count = steps * ak::kCoefficientSums;
     const bool fused = K_ <= ak::kFusedMaxAtoms;
     DeviceBuffer partial(bytes_of(blocks, sizeof(double) * ak::kCoefficientSums * (fused ? ak::kFusedMaxSteps : 1)),
                          device()),
@@ -105,8 +103,8 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
     profile_.end("S S^T", lane_.stream);
     PinnedBuffer& host = pinned(host_coefficients_, bytes_of(count, sizeof(double)) + bytes_of(K_ * K_, sizeof(T)));
     T* host_H = reinterpret_cast<T*>(host.as<double>() + count);
-    copy_to_host(host.p, totals.p, bytes_of(count, sizeof(double)));
-    copy_to_host(host_H, H_.data(), bytes_of(K_ * K_, sizeof(T)));
+    to_host(host.p, totals.p, bytes_of(count, sizeof(double)), lane_.stream);
+    to_host(host_H, H_.data(), bytes_of(K_ * K_, sizeof(T)), lane_.stream);
     check(cudaEventRecord(ready_, lane_.stream), "cudaEventRecord");
     profile_.begin("X S^T", lane_.stream);  // runs while the host finds H's largest eigenvalue
     blas::gemm<T>(lane_.blas, Op::None, Op::Transpose, n_, K_, N_, T(1), X_.data(), ld_of(X_.ld()), S_.data(), K_, T(0),
@@ -130,9 +128,9 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
                             totals.as<double>(), G_.data(), lane_.stream);
     profile_.end("dictionary steps", lane_.stream);
     PinnedBuffer& host = pinned(host_dictionary_, bytes_of(count, sizeof(double)));
-    copy_to_host(host.p, totals.p, bytes_of(count, sizeof(double)));
-    copy_to_host(host_gram_->p, G_.data(), bytes_of(K_ * K_, sizeof(T)));  // for the next gram()
-    check(cudaStreamSynchronize(lane_.stream), "stream synchronization");
+    to_host(host.p, totals.p, bytes_of(count, sizeof(double)), lane_.stream);
+    to_host(host_gram_->p, G_.data(), bytes_of(K_ * K_, sizeof(T)), lane_.stream);  // for the next gram()
+    wait(lane_.stream);
     sums.resize(static_cast<std::size_t>(steps + 1));
     for (int s = 0; s <= steps; ++s) sums[static_cast<std::size_t>(s)] = {host.as<double>()[2 * s], host.as<double>()[2 * s + 1]};
   }
@@ -146,9 +144,6 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
   static PinnedBuffer& pinned(std::unique_ptr<PinnedBuffer>& buffer, std::size_t bytes) {
     if (!buffer || buffer->bytes < bytes) buffer = std::make_unique<PinnedBuffer>(bytes);
     return *buffer;
-  }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, lane_.stream), "cudaMemcpy");
   }
 
   ConstMatrixView<T> X_;

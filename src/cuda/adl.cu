@@ -19,10 +19,6 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kDictionaryThreads = 1024;
 constexpr std::int64_t kMaxBlocks = 4096;  // grid-stride beyond this many blocks
 
-int blocks_for(std::int64_t work) {
-  return static_cast<int>(std::clamp<std::int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
-
 // s := soft(s + (x - w) * inv_c, tau), the sums of the step added to (xs, sgs, l1, l1_new).
 template <class T>
 __device__ T soft_step(T s, T x, T w, T inv_c, T tau, double& xs, double& sgs, double& l1, double& l1_new) {
@@ -198,13 +194,14 @@ template <class T, int KMAX>
 void launch_fused(const T* G, int K, const T* DtX, T* S, std::int64_t N, int steps, T inv_c, T tau, double* partial,
                   cudaStream_t stream) {
   fused_coefficients_kernel<T, KMAX>
-      <<<coefficient_blocks(N), kThreads, 0, stream>>>(G, K, DtX, S, N, steps, inv_c, tau, partial);
+      <<<blocks_for(N), kThreads, 0, stream>>>(G, K, DtX, S, N, steps, inv_c, tau, partial);
 }
 
 }  // namespace
 
-int coefficient_blocks(std::int64_t N) { return blocks_for(N); }
-int square_blocks(std::int64_t entries) { return blocks_for(entries); }
+int blocks_for(std::int64_t work) {
+  return static_cast<int>(std::clamp<std::int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
 
 template <class T>
 void fused_coefficients(const T* G, int K, const T* DtX, T* S, std::int64_t N, int steps, T inv_c, T tau,
@@ -228,7 +225,7 @@ void fused_coefficients(const T* G, int K, const T* DtX, T* S, std::int64_t N, i
 template <class T>
 void coefficient_pass(const T* DtX, const T* W, T* S, std::int64_t K, std::int64_t N, T inv_c, T tau, double* partial,
                       cudaStream_t stream) {
-  coefficient_pass_kernel<T><<<coefficient_blocks(N), kThreads, 0, stream>>>(DtX, W, S, K, N, inv_c, tau, partial);
+  coefficient_pass_kernel<T><<<blocks_for(N), kThreads, 0, stream>>>(DtX, W, S, K, N, inv_c, tau, partial);
   check_launch("ADL's coefficient step");
 }
 
@@ -252,7 +249,7 @@ void dictionary_steps(T* D, const T* P, const T* H, std::int64_t rows, int K, co
 template <class T>
 void sum_of_squares(const T* X, std::int64_t rows, std::int64_t N, std::int64_t ldx, double* partial,
                     cudaStream_t stream) {
-  sum_of_squares_kernel<T><<<square_blocks(rows * N), kThreads, 0, stream>>>(X, rows, N, ldx, partial);
+  sum_of_squares_kernel<T><<<blocks_for(rows * N), kThreads, 0, stream>>>(X, rows, N, ldx, partial);
   check_launch("sum of squares");
 }
 

@@ -18,8 +18,9 @@ constexpr int kFusedMaxSteps = 32;
 // Sums per step, in float64, for the S a step reads and writes: <DtX, S>, <S, G S>, ||S||_1, ||S_new||_1.
 constexpr int kCoefficientSums = 4;
 
-// Blocks of the coefficient kernels for N columns; partial sums are blocks x (4 steps) doubles.
-int coefficient_blocks(std::int64_t N);
+// The grid of these kernels for `work` items (columns of S, or entries of X): each block writes one row of
+// partial sums (4 steps doubles for the coefficient kernels, one for sum_of_squares).
+int blocks_for(std::int64_t work);
 
 // `steps` coefficient steps on every column of S at once, its K values in registers:
 // S(:, j) := soft(S(:, j) + (DtX(:, j) - G S(:, j)) * inv_c, tau). G (K x K, ld K) on the device.
@@ -44,8 +45,6 @@ template <class T>
 void dictionary_steps(T* D, const T* P, const T* H, std::int64_t rows, int K, const T* task, int M, double c,
                       double c_d, int steps, T inv_c, T* V, double* sums, T* G, cudaStream_t stream);
 
-// Blocks of sum_of_squares for `entries` entries; partial: that many doubles.
-int square_blocks(std::int64_t entries);
 // partial[b] := block b's share of ||X||_F^2 (X rows x N, ld ldx) in float64; sum them with sum_partials.
 template <class T>
 void sum_of_squares(const T* X, std::int64_t rows, std::int64_t N, std::int64_t ldx, double* partial,

@@ -145,6 +145,18 @@ inline Context& context_of(Device d) {
 // A leading dimension the libraries accept for an empty matrix too.
 inline std::int64_t ld_of(std::int64_t ld) { return ld > 1 ? ld : 1; }
 
+// Bytes of `count` elements of `size` bytes.
+inline std::size_t bytes_of(std::int64_t count, std::size_t size) { return static_cast<std::size_t>(count) * size; }
+
+// Copies queued on `stream` (asynchronous when the host side is pinned), and waiting for the stream.
+inline void to_host(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
+}
+inline void to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpy");
+}
+inline void wait(cudaStream_t stream) { check(cudaStreamSynchronize(stream), "stream synchronization"); }
+
 // One value copied back from the device after the work queued on `stream`.
 template <class V>
 V read_back(const V* device_value, cudaStream_t stream) {

@@ -28,15 +28,6 @@ namespace {
 
 namespace fk = fmri_kernels;
 
-std::size_t bytes_of(std::int64_t count, std::size_t size) { return static_cast<std::size_t>(count) * size; }
-
-void to_host(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
-}
-void to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpy");
-}
-void wait(cudaStream_t stream) { check(cudaStreamSynchronize(stream), "stream synchronization"); }
 
 // G = D^T D (both triangles, exactly symmetric as OMP's CPU code has it) and DtX = D^T X.
 template <Real T>

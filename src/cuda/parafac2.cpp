@@ -30,7 +30,7 @@ namespace {
 
 constexpr std::int64_t kBatchedEigenMax = 32;  // cusolverDnDsyevjBatched's largest order
 
-std::size_t doubles(std::int64_t count) { return static_cast<std::size_t>(count) * sizeof(double); }
+std::size_t doubles(std::int64_t count) { return bytes_of(count, sizeof(double)); }
 
 // The parameters of cuSOLVER's batched Jacobi eigensolver: tolerance of float64's machine epsilon,
 // eigenvalues sorted.
@@ -92,8 +92,8 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     for (std::int64_t k = 0; k < K_; ++k)
       check(cublasDaxpy_64(lane_.blas, I_ * I_, &one, gram(k), 1, total.as<double>(), 1), "axpy");
     Matrix<double> out = Matrix<double>::uninitialized(I_, I_);
-    check(cudaMemcpyAsync(out.data(), total.p, doubles(I_ * I_), cudaMemcpyDeviceToHost, lane_.stream), "cudaMemcpy");
-    check(cudaStreamSynchronize(lane_.stream), "stream synchronization");
+    to_host(out.data(), total.p, doubles(I_ * I_), lane_.stream);
+    wait(lane_.stream);
     return out;
   }
 
@@ -106,7 +106,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     std::copy_n(A.data(), I * F, in);
     std::copy_n(B.data(), F * FK, in + I * F);
     std::copy_n(krv.data(), FK * F, in + I * F + F * FK);
-    check(cudaMemcpyAsync(d_A_, in, doubles(I * F + 2 * F * FK), cudaMemcpyHostToDevice, lane_.stream), "cudaMemcpy");
+    to_device(d_A_, in, doubles(I * F + 2 * F * FK), lane_.stream);
     const cublasHandle_t h = lane_.blas;
     // M_k = A B_k, Z_k = G_k M_k, S_k = M_k^T Z_k
     blas::gemm_strided_batched<double>(h, Op::None, Op::None, I, F, F, 1.0, d_A_, I, 0, d_B_, F, F * F, 0.0, d_M_, I,
@@ -132,13 +132,11 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     blas::gemm<double>(h, Op::Transpose, Op::None, FK, F, I, 1.0, d_Y_, I, d_Anew_, I, 0.0, d_W_, FK);
     // A_new, W and the eigensolver's infos in one download
     double* out = host_out_->as<double>();
-    check(cudaMemcpyAsync(out, d_Anew_, doubles(I * F + FK * F), cudaMemcpyDeviceToHost, lane_.stream), "cudaMemcpy");
+    to_host(out, d_Anew_, doubles(I * F + FK * F), lane_.stream);
     int* infos = reinterpret_cast<int*>(out + I * F + FK * F);
     if (F <= kBatchedEigenMax)
-      check(cudaMemcpyAsync(infos, d_info_, static_cast<std::size_t>(K) * sizeof(int), cudaMemcpyDeviceToHost,
-                            lane_.stream),
-            "cudaMemcpy");
-    check(cudaStreamSynchronize(lane_.stream), "stream synchronization");
+      to_host(infos, d_info_, bytes_of(K, sizeof(int)), lane_.stream);
+    wait(lane_.stream);
     for (std::int64_t k = 0; F <= kBatchedEigenMax && k < K; ++k)
       if (infos[k] != 0)
         throw NoConvergence("PARAFAC2's P-step (cuSOLVER syevjBatched)", iteration, 0.0, 0.0,
@@ -163,7 +161,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
       const std::int64_t J = X.cols();
       linv::kernels::cpu::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
       for (index e = 0; e < M.size(); ++e) Mt.data()[e] = static_cast<T>(M.data()[e]);
-      check(cudaMemcpyAsync(d_M.p, Mt.data(), Mt.bytes(), cudaMemcpyHostToDevice, lane_.stream), "cudaMemcpy");
+      to_device(d_M.p, Mt.data(), Mt.bytes(), lane_.stream);
       Matrix<T> Q = Matrix<T>::uninitialized(J, F, X.device());
       blas::gemm<T>(lane_.blas, Op::Transpose, Op::None, J, F, I_, T(1), X.data(), ld_of(X.ld()), d_M.as<T>(), I_, T(0),
                     Q.data(), J);
@@ -181,7 +179,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
                               lane_.stream),
             "cudaMemcpy");
       orgqr(Q.data(), J, F, tau.as<T>(), ctx);
-      check(cudaStreamSynchronize(lane_.stream), "stream synchronization");
+      wait(lane_.stream);
       for (std::int64_t c = 0; c < F; ++c)  // geqrf leaves Householder vectors below R's diagonal
         for (std::int64_t r = c + 1; r < F; ++r) R(r, c) = T(0);
       std::vector<T> s(static_cast<std::size_t>(F));
@@ -190,10 +188,10 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
                             "the SVD of slab " + std::to_string(k) + "'s F x F QR factor did not converge");
       for (T v : s) nuclear += static_cast<double>(v);
       linv::kernels::cpu::gemm<T>(Op::None, Op::None, T(1), U.view(), VT.view(), T(0), UVT.view());
-      check(cudaMemcpyAsync(d_UVT.p, UVT.data(), UVT.bytes(), cudaMemcpyHostToDevice, lane_.stream), "cudaMemcpy");
+      to_device(d_UVT.p, UVT.data(), UVT.bytes(), lane_.stream);
       Matrix<T> Pk = Matrix<T>::uninitialized(J, F, X.device());
       blas::gemm<T>(lane_.blas, Op::None, Op::None, J, F, F, T(1), Q.data(), J, d_UVT.as<T>(), F, T(0), Pk.data(), J);
-      check(cudaStreamSynchronize(lane_.stream), "stream synchronization");  // Mt and UVT are reused
+      wait(lane_.stream);  // Mt and UVT are reused
       P.push_back(std::move(Pk));
     }
     return P;
@@ -234,16 +232,16 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
   // R_k = S_k^(-1/2) by LAPACK on the host, for ranks beyond the batched eigensolver.
   void host_roots(std::int64_t F, int iteration) {
     Matrix<double> S = Matrix<double>::uninitialized(F, F * K_), R(F, F * K_);
-    check(cudaMemcpyAsync(S.data(), d_S_, S.bytes(), cudaMemcpyDeviceToHost, lane_.stream), "cudaMemcpy");
-    check(cudaStreamSynchronize(lane_.stream), "stream synchronization");
+    to_host(S.data(), d_S_, S.bytes(), lane_.stream);
+    wait(lane_.stream);
     for (std::int64_t k = 0; k < K_; ++k) {
       const Matrix<double> Sk = Matrix<double>::copy_of(S.view().block(0, k * F, F, F));
       if (!linv::kernels::cpu::inverse_root(Sk, R.view().block(0, k * F, F, F)))
         throw NoConvergence("PARAFAC2's P-step (LAPACK gesdd)", iteration, 0.0, 0.0,
                             "the SVD of an F x F cross-product did not converge");
     }
-    check(cudaMemcpyAsync(d_R_, R.data(), R.bytes(), cudaMemcpyHostToDevice, lane_.stream), "cudaMemcpy");
-    check(cudaStreamSynchronize(lane_.stream), "stream synchronization");  // R is freed on return
+    to_device(d_R_, R.data(), R.bytes(), lane_.stream);
+    wait(lane_.stream);  // R is freed on return
   }
 
   void orgqr(T* Q, std::int64_t J, std::int64_t F, const T* tau, Context& ctx) {

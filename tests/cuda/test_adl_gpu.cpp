@@ -37,12 +37,6 @@ Problem problem(index T, index N, index M, std::uint64_t seed) {
   return p;
 }
 
-double max_relative(const std::vector<double>& a, const std::vector<double>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
-  return worst;
-}
-
 TEST(AdlGpu, FollowsTheCpu) {
   REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
@@ -71,8 +65,8 @@ TEST(AdlGpu, FollowsTheCpu) {
     // the same steps with different association in the products: rounding of order (T + N) eps per step,
     // not amplified by the nonexpansive steps (the bound of bench/peers/torch_adl.py's check)
     const double bound = 30.0 * static_cast<double>(c.T + c.N) * std::numeric_limits<double>::epsilon() * 8 * (c.Ts + c.Td);
-    EXPECT_LE(max_relative(g.objective, cpu.objective), bound);
-    EXPECT_LE(max_relative(g.inner_objective, cpu.inner_objective), bound);
+    EXPECT_LE(testing::max_relative_difference(g.objective, cpu.objective), bound);
+    EXPECT_LE(testing::max_relative_difference(g.inner_objective, cpu.inner_objective), bound);
     EXPECT_LE((testing::relative_difference<double, double>(g.dictionary.to(Device::cpu()).view(), cpu.dictionary.view())),
               bound);
     EXPECT_LE((testing::relative_difference<double, double>(g.codes.to(Device::cpu()).view(), cpu.codes.view())), bound);

@@ -19,12 +19,6 @@
 namespace linv {
 namespace {
 
-double max_relative(const std::vector<double>& a, const std::vector<double>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
-  return worst;
-}
-
 // max |P^T P - I|
 template <Real T>
 double orthogonality(const Matrix<T>& P) {
@@ -86,7 +80,7 @@ TYPED_TEST(Parafac2Gpu, FollowsTheCpu) {
     // the iterations run in float64 on both; the data's Gram matrices differ by rounding (float64 sums
     // of float32 products are exact only up to their own rounding), amplified mildly over 40 iterations
     const double bound = 1e-9, factors = std::is_same_v<T, float> ? 1e-5 : bound;
-    EXPECT_LE(max_relative(g.loss_history, cpu.loss_history), bound);
+    EXPECT_LE(testing::max_relative_difference(g.loss_history, cpu.loss_history), bound);
     const double dA = testing::relative_difference<T, T>(g.A.view(), cpu.A.view()),
                  dH = testing::relative_difference<T, T>(g.H.view(), cpu.H.view()),
                  dC = testing::relative_difference<T, T>(g.C.view(), cpu.C.view());

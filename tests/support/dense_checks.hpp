@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
@@ -35,6 +37,13 @@ double relative_difference(ConstMatrixView<T> X, ConstMatrixView<U> Xref) {
     den = std::max(den, sd);
   }
   return den > 0 ? num / den : num;
+}
+
+// max_i |a_i - b_i| / |b_i|: how far two histories (objectives, losses) of one length are apart
+inline double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
+  return worst;
 }
 
 template <Real T>
