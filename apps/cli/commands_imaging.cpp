@@ -71,9 +71,10 @@ void run_deblur(const DeblurArgs& a) {
   else if (a.path != "auto")
     throw InvalidArgument(fmt::format("--path {}: expected auto, dense or matrix-free", a.path));
   const Matrix<double> g = io::read_image(a.input);
-  options.device = resolve_device(a.common, g.rows() * g.cols(), /*runs_on_gpu=*/true);
+  const Device device = resolve_device(a.common, g.rows() * g.cols(), /*runs_on_gpu=*/true);
   const Matrix<double> truth = a.truth.empty() ? Matrix<double>() : load_image(a.truth);
-  const imaging::DeblurResult r = imaging::deblur(g.view(), psf, options);
+  imaging::DeblurResult r = imaging::deblur(g.to(device).view(), psf, options);
+  r.image = r.image.to(Device::cpu());
   io::write_image(a.output, r.image.view(), a.bits);
   nlohmann::json j = {{"command", "deblur"},
                       {"inputs", {{"image", a.input}}},
@@ -132,7 +133,9 @@ void run_timing(const QualityArgs& a) {
                                                   "gaussian:var=0.001", a.seed);
       imaging::DeblurResult r;
       const Timing t = time_repeats(a.repeats, r, [&] {
-        return imaging::deblur(g.view(), psf, {.lambda = a.lambda, .path = path, .device = device});
+        imaging::DeblurResult on = imaging::deblur(g.to(device).view(), psf, {.lambda = a.lambda, .path = path});
+        on.image = on.image.to(Device::cpu());
+        return on;
       });
       const double before = imaging::mse(g.view(), f.view()), after = imaging::mse(r.image.view(), f.view());
       out["rows"].push_back({{"size", n}, {"unknowns", n * n}, {"path", r.path}, {"lambda", a.lambda},

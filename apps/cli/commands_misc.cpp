@@ -106,8 +106,9 @@ void run_demo(const DemoArgs& a) {
     const imaging::Psf psf = imaging::parse_psf(c.psf);
     Matrix<double> g = imaging::convolve(f.view(), psf.kernel.view());
     if (*c.noise) g = imaging::add_noise(g.view(), c.noise, a.seed);
-    const imaging::DeblurResult r = imaging::deblur(
-        g.view(), psf, {.lambda = *c.noise ? -1.0 : 0.0, .path = imaging::DeblurPath::Dense, .device = device});
+    imaging::DeblurResult r = imaging::deblur(g.to(device).view(), psf,
+                                              {.lambda = *c.noise ? -1.0 : 0.0, .path = imaging::DeblurPath::Dense});
+    r.image = r.image.to(Device::cpu());
     const double before = imaging::mse(g.view(), f.view()), after = imaging::mse(r.image.view(), f.view());
     std::printf("%-20s %12.3g %13.3g %10.3g %8.3f %-6s %s\n", c.name, before, after, r.lambda, r.seconds,
                 r.device.c_str(), c.thesis);

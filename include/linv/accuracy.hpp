@@ -1,7 +1,7 @@
 // How accurate a result is, measured the way LAPACK's test suite does: residuals scaled by the
 // dimension, the unit roundoff of the working precision and the norms involved. A value of order 1-10
 // means "as accurate as backward-stable arithmetic in that precision allows". All norms are 1-norms.
-// norm1 and the inverse and solve residuals run on either device; the others on the host.
+// Each runs on the device its operands live on.
 #pragma once
 
 #include "linv/matrix.hpp"

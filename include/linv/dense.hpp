@@ -49,6 +49,7 @@ FactorPrecision parse_factor_precision(std::string_view name);
 enum class Uplo { Lower, Upper };
 enum class Op { None, Transpose };
 enum class Diag { NonUnit, Unit };
+enum class Side { Left, Right };  // a triangular factor applied from the left or the right
 
 struct SolveOptions {
   Method method = Method::Auto;

@@ -46,6 +46,8 @@ class Convolution {
   Convolution& operator=(const Convolution&) = delete;
   Matrix<double> apply(ConstMatrixView<double> f) const;          // H f
   Matrix<double> apply_adjoint(ConstMatrixView<double> g) const;  // H^T g
+  index height() const noexcept;
+  index width() const noexcept;
   bool uses_fft() const noexcept { return have_fft(); }
   // Whether this build has FFTW (FFT convolution) at all.
   static bool have_fft() noexcept;
@@ -82,7 +84,6 @@ enum class DeblurPath {
 struct DeblurOptions {
   double lambda = -1;  // the regularisation weight; negative: chosen by generalised cross-validation
   DeblurPath path = DeblurPath::Auto;
-  Device device = Device::cpu();  // where the reconstruction runs (images stay in host memory)
   int max_iterations = 1000;  // matrix-free
   double tolerance = 1e-10;   // matrix-free: relative residual of the normal equations
 };
@@ -95,8 +96,9 @@ struct DeblurResult {
   int iterations = 0;       // conjugate-gradient iterations (matrix-free)
   double seconds = 0;
 };
-// lambda "auto" minimises generalised cross-validation for the periodic approximation of H (which the
-// 2-D DFT diagonalises); GCV assumes noise, so noise-free images want a small given lambda instead.
+// Runs where g lives (CPU or GPU); the image comes back there. lambda "auto" minimises generalised
+// cross-validation for the periodic approximation of H (which the 2-D DFT diagonalises); GCV assumes
+// noise, so noise-free images want a small given lambda instead.
 DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options = {});
 
 // Mean squared error and peak signal-to-noise ratio (peak 1) of `image` against `truth`.

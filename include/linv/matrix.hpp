@@ -160,6 +160,11 @@ class Matrix {
 // Throws InvalidArgument unless the view lives in host memory; `what` names the operation.
 void require_host(Device device, const char* what);
 
+// dst := src for views of one shape, on any devices (host and a GPU, or within one device). Throws
+// ShapeMismatch naming both shapes.
+template <Real T>
+void copy(ConstMatrixView<T> src, MatrixView<T> dst);
+
 // ---- template definitions ----
 
 template <Real T>

@@ -5,8 +5,8 @@
 // corner, a dense border, a diagonal), solved through the Schur complement of the diagonal in O(n k + m k^2
 // + k^3) instead of O(m^3).
 //
-// On the CPU they work on a BorderedJacobian; on a GPU on a DeviceBorderedJacobian, its arrays copied to
-// the device once (up to 32 dense columns there).
+// A BorderedJacobian lives on one device (J.to(device) copies it, as a Gauss-Newton loop keeps it there);
+// steps and pseudoinverses run where it lives (on a GPU, up to 32 dense columns).
 #pragma once
 
 #include <cstdint>
@@ -32,27 +32,42 @@ class BorderedJacobian {
   // row's segment value) and the segments' lengths in row order.
   static BorderedJacobian from_compact(ConstMatrixView<T> compact, const std::vector<index>& lengths);
 
-  // dense: n x k; starts/lengths: per segment column, its first row and number of rows (the runs must
-  // follow each other without gap or overlap from row 0 to row n); values: the segment entry of each
-  // row (n entries). Invalid segments throw InvalidArgument naming the segment.
+  // dense: n x k, on the device J is to live on; starts/lengths: per segment column, its first row and
+  // number of rows (the runs must follow each other without gap or overlap from row 0 to row n); values:
+  // the segment entry of each row (n entries). Invalid segments throw InvalidArgument naming the segment.
   BorderedJacobian(Matrix<T> dense, std::vector<index> starts, std::vector<index> lengths, std::vector<T> values);
+
+  Device device() const noexcept { return dense_.device(); }
+  BorderedJacobian to(Device device) const;
 
   index rows() const noexcept { return dense_.rows(); }
   index dense_cols() const noexcept { return dense_.cols(); }
   index segments() const noexcept { return static_cast<index>(starts_.size()); }
   index cols() const noexcept { return dense_cols() + segments(); }
-  const Matrix<T>& dense() const noexcept { return dense_; }
+  const Matrix<T>& dense() const noexcept { return dense_; }  // on device()
+  // The segments and values, in host memory wherever J lives.
   const std::vector<index>& starts() const noexcept { return starts_; }
   const std::vector<index>& lengths() const noexcept { return lengths_; }
   const std::vector<T>& values() const noexcept { return values_; }
   // The segment column of row i.
   index segment_of(index row) const;
-  Matrix<T> to_dense() const;
+  Matrix<T> to_dense() const;  // in host memory
+
+  // J's arrays on device(), for the backends: each row's segment value (n), the segments' first rows and
+  // then n (segments + 1), each row's segment (n).
+  struct Arrays {
+    const T* values;
+    const index* bounds;
+    const index* segment_of;
+  };
+  Arrays arrays() const noexcept;
 
  private:
   Matrix<T> dense_;
   std::vector<index> starts_, lengths_, segment_of_row_;
   std::vector<T> values_;
+  Matrix<T> device_values_;
+  std::unique_ptr<void, detail::Deleter> device_bounds_, device_segment_of_;
 };
 
 // A synthetic Jacobian: one dense column uniform in [-1, 1], then cols - 1 segments of random lengths
@@ -60,7 +75,8 @@ class BorderedJacobian {
 template <Real T>
 BorderedJacobian<T> random_bordered_jacobian(index rows, index cols, std::uint64_t seed);
 
-// J^T J + damping diag(J^T J) (Levenberg-Marquardt; damping 0: Gauss-Newton) in arrowhead form.
+// J^T J + damping diag(J^T J) (Levenberg-Marquardt; damping 0: Gauss-Newton) in arrowhead form, for J in
+// host memory.
 template <Real T>
 struct Arrowhead {
   Matrix<T> corner;          // k x k
@@ -70,52 +86,22 @@ struct Arrowhead {
 template <Real T>
 Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping = 0);
 
-// x = (J^T J + damping diag)^-1 J^T d for each column of d (n x c): the Gauss-Newton (or LM) step,
-// without forming J^+. A segment column whose normal entry is zero (an unobservable parameter) throws
-// SingularMatrix naming the parameter; a Schur complement that is not positive definite names the
-// dense parameter where it fails.
+// x = (J^T J + damping diag)^-1 J^T d for each column of d (n x c, on J's device): the Gauss-Newton (or
+// LM) step, without forming J^+, on J's device. A segment column whose normal entry is zero (an
+// unobservable parameter) throws SingularMatrix naming the parameter; a Schur complement that is not
+// positive definite names the dense parameter where it fails.
 template <Real T>
 Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
 
 // (J^T J + damping diag)^-1 materialised (m x m) in O(m^2 k) from the Schur complement:
-// [S^-1, -S^-1 E^T; -E S^-1, D^-1 + E S^-1 E^T] with E = D^-1 B^T. Same errors as pinv_apply.
+// [S^-1, -S^-1 E^T; -E S^-1, D^-1 + E S^-1 E^T] with E = D^-1 B^T. Same errors as pinv_apply. CPU only in
+// this version.
 template <Real T>
 Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping = 0);
 
-// J^+ = (J^T J + damping diag)^-1 J^T, materialised (m x n).
+// J^+ = (J^T J + damping diag)^-1 J^T, materialised (m x n), on J's device.
 template <Real T>
 Matrix<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
-
-// J's arrays on a GPU, copied once, for steps and pseudoinverses there.
-template <Real T>
-class DeviceBorderedJacobian {
- public:
-  // Throws InvalidArgument for more than 32 dense columns (the order of the Schur complement the GPU
-  // kernels factor in shared memory).
-  DeviceBorderedJacobian(const BorderedJacobian<T>& J, Device device);
-  index rows() const noexcept { return dense_.rows(); }
-  index dense_cols() const noexcept { return dense_.cols(); }
-  index segments() const noexcept { return segments_; }
-  index cols() const noexcept { return dense_cols() + segments(); }
-  Device device() const noexcept { return dense_.device(); }
-  const Matrix<T>& dense() const noexcept { return dense_; }
-  const Matrix<T>& values() const noexcept { return values_; }
-  const index* starts() const noexcept { return static_cast<const index*>(starts_.get()); }       // segments + 1
-  const index* segment_of() const noexcept { return static_cast<const index*>(segment_of_.get()); }  // rows
-  const std::vector<index>& host_starts() const noexcept { return host_starts_; }  // for messages
-
- private:
-  Matrix<T> dense_, values_;
-  index segments_ = 0;
-  std::unique_ptr<void, detail::Deleter> starts_, segment_of_;
-  std::vector<index> host_starts_;
-};
-
-// The same operations on the GPU: d (n x c) and the results on J's device.
-template <Real T>
-Matrix<T> pinv_apply(const DeviceBorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
-template <Real T>
-Matrix<T> pinv(const DeviceBorderedJacobian<T>& J, double damping = 0);
 
 // The general fallback for Jacobians without that structure: a sparse J (compressed rows) and the
 // least-squares step x = argmin ||J x - d||_2 by CGLS (conjugate gradients on the normal equations
@@ -135,8 +121,7 @@ struct CglsOutcome {
   bool converged = false;
 };
 
-// d on a GPU: the same iteration there with cuSPARSE products (J's arrays uploaded per call; vectors
-// in T), the result on that GPU.
+// Runs where d lives (J's arrays uploaded there), in float64 whatever T is; the result on d's device.
 template <Real T>
 Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
                      CglsOutcome& outcome);

@@ -1,24 +1,34 @@
-// Scaled residuals. They are computed in float64 whatever the working precision, so that the
-// measurement itself adds no error of the size being measured.
+// Scaled residuals, on the device the operands live on. They are computed in float64 whatever the working
+// precision, so that the measurement itself adds no error of the size being measured.
 #include "linv/accuracy.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
+#include "kernels/backend.hpp"
 
 namespace linv {
 namespace {
 
-namespace k = kernels::cpu;
-
+// A float64 copy of A on A's device.
 template <Real T>
-Matrix<double> to_double(ConstMatrixView<T> A) {
-  Matrix<double> m = Matrix<double>::uninitialized(A.rows(), A.cols());
-  for (index j = 0; j < A.cols(); ++j)
-    for (index i = 0; i < A.rows(); ++i) m(i, j) = static_cast<double>(A(i, j));
-  return m;
+Matrix<double> widened(ConstMatrixView<T> A) {
+  Matrix<double> d = Matrix<double>::uninitialized(A.rows(), A.cols(), A.device());
+  kernels::vectors<T>(A.device()).widen(A, d.view());
+  return d;
+}
+
+Matrix<double> identity_on(index n, Device device) {
+  Matrix<double> I(n, n, device);
+  kernels::dense<double>(device).set_diagonal(I.view(), 1.0);
+  return I;
+}
+
+// C := alpha op(A) op(B) + beta C in float64 where the operands live.
+void product(Op op_a, Op op_b, double alpha, const Matrix<double>& A, const Matrix<double>& B, double beta,
+             Matrix<double>& C) {
+  kernels::dense<double>(A.device()).gemm(op_a, op_b, alpha, A.view(), B.view(), beta, C.view());
 }
 
 double ratio(double num, double den) {
@@ -30,84 +40,75 @@ double ratio(double num, double den) {
 
 template <Real T>
 double norm1(ConstMatrixView<T> A) {
-  if (A.device().is_cuda()) return cuda::norm1<T>(A);
-  double best = 0;
-  for (index j = 0; j < A.cols(); ++j) {
-    double s = 0;
-    for (index i = 0; i < A.rows(); ++i) s += std::abs(static_cast<double>(A(i, j)));
-    best = std::max(best, s);
-  }
-  return best;
+  return kernels::dense<T>(A.device()).norm1(A);
 }
 
 template <Real T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps) {
-  if (A.device().is_cuda()) return cuda::scaled_residual_inverse<T>(A, X, eps);
   const index n = A.rows();
   if (n == 0) return 0;
-  Matrix<double> a = to_double(A), x = to_double(X);
-  Matrix<double> r = Matrix<double>::identity(n);
-  k::gemm<double>(Op::None, Op::None, 1.0, a.view(), x.view(), -1.0, r.view());
-  return ratio(norm1<double>(r.view()), static_cast<double>(n) * eps * norm1(A) * norm1(X));
+  const Matrix<double> a = widened(A), x = widened(X);
+  Matrix<double> r = identity_on(n, A.device());
+  product(Op::None, Op::None, 1.0, a, x, -1.0, r);  // A X - I
+  return ratio(norm1<double>(r), static_cast<double>(n) * eps * norm1<double>(a) * norm1<double>(x));
 }
 
 template <Real T>
 double scaled_left_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps) {
-  require_host(A.device(), "this accuracy measure");
   const index n = A.rows();
   if (n == 0) return 0;
-  Matrix<double> a = to_double(A), x = to_double(X);
-  Matrix<double> r = Matrix<double>::identity(n);
-  k::gemm<double>(Op::None, Op::None, 1.0, x.view(), a.view(), -1.0, r.view());
-  return ratio(norm1<double>(r.view()), static_cast<double>(n) * eps * norm1(A) * norm1(X));
+  const Matrix<double> a = widened(A), x = widened(X);
+  Matrix<double> r = identity_on(n, A.device());
+  product(Op::None, Op::None, 1.0, x, a, -1.0, r);  // X A - I
+  return ratio(norm1<double>(r), static_cast<double>(n) * eps * norm1<double>(a) * norm1<double>(x));
 }
 
 template <Real T>
 double scaled_residual_solve(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps) {
-  if (A.device().is_cuda()) return cuda::scaled_residual_solve<T>(A, X, B, eps);
   const index n = A.rows();
   if (n == 0 || B.cols() == 0) return 0;
-  Matrix<double> a = to_double(A), x = to_double(X), r = to_double(B);
-  k::gemm<double>(Op::None, Op::None, 1.0, a.view(), x.view(), -1.0, r.view());
-  return ratio(norm1<double>(r.view()), static_cast<double>(n) * eps * (norm1(A) * norm1(X) + norm1(B)));
+  const Matrix<double> a = widened(A), x = widened(X);
+  Matrix<double> r = widened(B);
+  const double bnorm = norm1<double>(r);
+  product(Op::None, Op::None, 1.0, a, x, -1.0, r);  // A X - B
+  return ratio(norm1<double>(r), static_cast<double>(n) * eps * (norm1<double>(a) * norm1<double>(x) + bnorm));
 }
 
 template <Real T>
 double scaled_residual_lstsq(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps) {
-  require_host(A.device(), "this accuracy measure");
   const index m = A.rows(), n = A.cols();
   if (m == 0 || n == 0 || B.cols() == 0) return 0;
-  Matrix<double> a = to_double(A), x = to_double(X), r = to_double(B);
-  k::gemm<double>(Op::None, Op::None, -1.0, a.view(), x.view(), 1.0, r.view());  // r = B - A X
-  Matrix<double> g(n, B.cols());
-  k::gemm<double>(Op::Transpose, Op::None, 1.0, a.view(), r.view(), 0.0, g.view());  // A^T r
-  const double an = norm1(A);
-  return ratio(norm1<double>(g.view()),
-               static_cast<double>(std::max(m, n)) * eps * an * (an * norm1(X) + norm1(B)));
+  const Matrix<double> a = widened(A), x = widened(X);
+  Matrix<double> r = widened(B);
+  const double bnorm = norm1<double>(r);
+  product(Op::None, Op::None, -1.0, a, x, 1.0, r);  // r = B - A X
+  Matrix<double> g(n, B.cols(), A.device());
+  product(Op::Transpose, Op::None, 1.0, a, r, 0.0, g);  // A^T r
+  const double an = norm1<double>(a);
+  return ratio(norm1<double>(g), static_cast<double>(std::max(m, n)) * eps * an * (an * norm1<double>(x) + bnorm));
 }
 
 template <Real T>
 double scaled_residual_pinv(ConstMatrixView<T> A, ConstMatrixView<T> P, double eps) {
-  require_host(A.device(), "this accuracy measure");
   const index m = A.rows(), n = A.cols();
   if (m == 0 || n == 0) return 0;
-  Matrix<double> a = to_double(A), p = to_double(P);
-  Matrix<double> pa(n, n);
-  k::gemm<double>(Op::None, Op::None, 1.0, p.view(), a.view(), 0.0, pa.view());
-  Matrix<double> r = to_double(A);
-  k::gemm<double>(Op::None, Op::None, 1.0, a.view(), pa.view(), -1.0, r.view());  // A P A - A
-  const double an = norm1(A);
-  return ratio(norm1<double>(r.view()), static_cast<double>(std::max(m, n)) * eps * an * an * norm1(P));
+  const Matrix<double> a = widened(A), p = widened(P);
+  Matrix<double> pa(n, n, A.device()), r = widened(A);
+  product(Op::None, Op::None, 1.0, p, a, 0.0, pa);
+  product(Op::None, Op::None, 1.0, a, pa, -1.0, r);  // A P A - A
+  const double an = norm1<double>(a);
+  return ratio(norm1<double>(r), static_cast<double>(std::max(m, n)) * eps * an * an * norm1<double>(p));
 }
 
 template <Real T>
 double scaled_residual_cholesky(ConstMatrixView<T> A, ConstMatrixView<T> L, double eps) {
-  require_host(A.device(), "this accuracy measure");
   const index n = A.rows();
   if (n == 0) return 0;
-  Matrix<double> l = to_double(L), r = to_double(A);
-  k::gemm<double>(Op::None, Op::Transpose, -1.0, l.view(), l.view(), 1.0, r.view());  // A - L L^T
-  return ratio(norm1<double>(r.view()), static_cast<double>(n) * eps * norm1(A));
+  const Matrix<double> l = widened(L);
+  Matrix<double> r = widened(A);
+  const double anorm = norm1<double>(r);
+  product(Op::None, Op::Transpose, -1.0, l, l, 1.0, r);  // A - L L^T
+  return ratio(norm1<double>(r), static_cast<double>(n) * eps * anorm);
 }
 
 #define LINV_INSTANTIATE(T)                                                                             \

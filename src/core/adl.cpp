@@ -11,23 +11,20 @@
 #include <memory>
 #include <random>
 
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
-#include "kernels/fmri.hpp"
+#include "core/fmri_rules.hpp"
+#include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::fmri {
 namespace {
 
-namespace k = kernels::cpu;
-
 // ||A||_2 of the symmetric positive semidefinite A (host): its largest eigenvalue (LAPACK syevr).
 template <Real T>
 double largest_eigenvalue(Matrix<T>& A, const char* what, int iteration) {
   std::vector<T> vector(static_cast<std::size_t>(A.rows()));
   T value = 0;
-  if (k::largest_eigenpair<T>(A.view(), value, vector.data()) != 0)
+  if (kernels::dense<T>(Device::cpu()).largest_eigenpair(A.view(), value, vector.data()) != 0)
     throw NoConvergence("ADL's step constant (LAPACK syevr)", iteration, 0.0, 0.0,
                         fmt::format("the largest eigenvalue of {} did not converge", what));
   return static_cast<double>(value);
@@ -77,11 +74,9 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
     D = Matrix<T>::uninitialized(n, K);
     for (index e = 0; e < D.size(); ++e) D.data()[e] = static_cast<T>(normal(rng));
   }
-  const kernels::AdlConstraints constraints{.c = o.c, .c_d = o.c_d};
-  k::adl_project<T>(D.view(), task, constraints);
-  const std::unique_ptr<kernels::AdlSteps<T>> steps = X.device().is_cuda()
-                                                          ? cuda::adl_steps<T>(X, std::move(D), task, constraints)
-                                                          : k::adl_steps<T>(X, std::move(D), task, constraints);
+  rules::project_dictionary<T>(D.view(), task, o.c, o.c_d);
+  const std::unique_ptr<kernels::AdlSteps<T>> steps =
+      kernels::fmri<T>(X.device()).adl_steps(X, std::move(D), task, {.c = o.c, .c_d = o.c_d});
 
   // ||X||_F^2 in double; a NaN or Inf anywhere makes it non-finite, and only then is X searched for it
   const double xx = steps->norm_squared();

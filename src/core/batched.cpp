@@ -1,4 +1,4 @@
-// Batched inversion and solves: shape checks, then the GPU kernels or LAPACK per matrix across CPU threads.
+// Batched inversion and solves: shape checks, then the batched family of the device the batch lives on.
 #include "linv/batched.hpp"
 
 #include <fmt/format.h>
@@ -6,63 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
-#include <thread>
 
-#include "cuda/batched.hpp"
-#include "core/parallel.hpp"
-#include "kernels/dense.hpp"
+#include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::batched {
 namespace {
-
-namespace k = kernels::cpu;
-
-// Matrices per CPU thread below which one thread does the whole batch (thread start-up dominates).
-constexpr index kMatricesPerThread = 256;
-
-template <Real T>
-void invert_on_cpu(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) {
-  const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
-  auto invert_range = [&](index first, index last) {
-    std::vector<int> ipiv(static_cast<std::size_t>(n));
-    for (index m = first; m < last; ++m) {
-      MatrixView<T> x = X.block(0, m * n, n, n);
-      for (index j = 0; j < n; ++j)
-        for (index i = 0; i < n; ++i) x(i, j) = A(i, m * n + j);
-      const int info = k::getrf<T>(x, ipiv.data());
-      pivot[static_cast<std::size_t>(m)] = info;
-      if (info == 0) {
-        k::getri<T>(x, ipiv.data());
-      } else {
-        for (index j = 0; j < n; ++j)
-          for (index i = 0; i < n; ++i) x(i, j) = std::numeric_limits<T>::quiet_NaN();
-      }
-    }
-  };
-  detail::in_parallel(count, kMatricesPerThread, invert_range);
-}
-
-// A(k) X(k) = B(k) by getrf + getrs per matrix; singular matrices leave NaN.
-template <Real T>
-void solve_on_cpu(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, std::vector<index>& pivot) {
-  const index n = A.rows(), count = A.cols() / std::max<index>(n, 1), nrhs = B.cols() / std::max<index>(count, 1);
-  auto solve_range = [&](index first, index last) {
-    Matrix<T> lu(n, n);
-    std::vector<int> ipiv(static_cast<std::size_t>(n));
-    for (index m = first; m < last; ++m) {
-      for (index j = 0; j < n; ++j)
-        for (index i = 0; i < n; ++i) lu(i, j) = A(i, m * n + j);
-      MatrixView<T> x = X.block(0, m * nrhs, n, nrhs);
-      const int info = k::getrf<T>(lu.view(), ipiv.data());
-      pivot[static_cast<std::size_t>(m)] = info;
-      for (index j = 0; j < nrhs; ++j)
-        for (index i = 0; i < n; ++i) x(i, j) = info == 0 ? B(i, m * nrhs + j) : std::numeric_limits<T>::quiet_NaN();
-      if (info == 0) k::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
-    }
-  };
-  detail::in_parallel(count, kMatricesPerThread, solve_range);
-}
 
 template <Real T>
 void require_batch(ConstMatrixView<T> A, const char* what) {
@@ -105,16 +54,8 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
   if (X.device() != A.device())
     throw InvalidArgument(fmt::format("batched inverse: A is on {} but X is on {}", A.device().name(), X.device().name()));
   if (overlaps<T>(A, X)) throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
-  const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
   Status s;
-  if (A.device().is_cuda()) {
-    s.method = cuda::batched_gauss_jordan<T>(A.data(), nullptr, 0, X.data(), count, static_cast<int>(n),
-                                             A.device().index(), s.pivot);
-  } else {
-    s.pivot.assign(static_cast<std::size_t>(count), 0);
-    invert_on_cpu<T>(A, X, s.pivot);
-    s.method = "lapack getrf+getri per matrix";
-  }
+  s.method = kernels::batched<T>(A.device()).invert(A, X, s.pivot);
   finish(s, start);
   return s;
 }
@@ -145,16 +86,9 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X) {
   const index nrhs = count == 0 ? 0 : B.cols() / count;
   if (overlaps<T>(A, X) || overlaps<T>(B, X))
     throw InvalidArgument("batched solve: X overlaps A or B; give the result its own memory");
+  if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
   Status s;
-  if (A.device().is_cuda()) {
-    if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
-    s.method = cuda::batched_gauss_jordan<T>(A.data(), B.data(), static_cast<int>(nrhs), X.data(), count,
-                                             static_cast<int>(n), A.device().index(), s.pivot);
-  } else {
-    s.pivot.assign(static_cast<std::size_t>(count), 0);
-    solve_on_cpu<T>(A, B, X, s.pivot);
-    s.method = "lapack getrf+getrs per matrix";
-  }
+  s.method = kernels::batched<T>(A.device()).solve(A, B, X, s.pivot);
   finish(s, start);
   return s;
 }

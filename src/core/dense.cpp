@@ -1,7 +1,6 @@
-// linv's dense entry points: method selection (Method::Auto), input checks, reports, and the LU and
-// Cholesky decomposition objects. Each routine runs where its operands live: on the CPU through
-// LAPACK (src/cpu) and the source documents' algorithms (core/algorithms.hpp), on a GPU through the
-// CUDA backend (src/cuda/dense.hpp).
+// linv's dense entry points: method selection (Method::Auto), input checks, the conditioning policy,
+// reports, and the LU and Cholesky decomposition objects. Each routine runs where its operands live,
+// through the dense and mixed families of that device's backend (src/kernels/dense.hpp, vectors.hpp).
 #include "linv/dense.hpp"
 
 #include <fmt/format.h>
@@ -11,25 +10,22 @@
 #include <limits>
 #include <optional>
 
-#include "core/algorithms.hpp"
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
+#include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
 
 namespace linv {
 namespace {
 
-namespace k = kernels::cpu;
-
 template <Real T>
 constexpr double eps() {
   return std::numeric_limits<T>::epsilon();
 }
 
+// The dense family of the device A lives on.
 template <Real T>
-bool on_gpu(ConstMatrixView<T> A) {
-  return A.device().is_cuda();
+const kernels::Dense<T>& dense_of(ConstMatrixView<T> A) {
+  return kernels::dense<T>(A.device());
 }
 
 class Stopwatch {
@@ -53,14 +49,6 @@ void require_same_device(ConstMatrixView<T> A, ConstMatrixView<T> B, const char*
                                       B.device().name()));
 }
 
-// What runs on the CPU only in this version.
-template <Real T>
-void require_cpu_for(ConstMatrixView<T> A, const char* what) {
-  if (on_gpu(A))
-    throw InvalidArgument(fmt::format("{} runs on the CPU only in this version of linv; the matrix is on {}", what,
-                                      A.device().name()));
-}
-
 // The one-shot functions' policy (inv, solve, tri_inv): a matrix singular to working precision (rcond
 // below machine epsilon, LAPACK's definition) gives results without a single guaranteed correct digit,
 // so it is refused, naming its smallest pivot, unless the caller allows ill-conditioned results: those
@@ -82,39 +70,18 @@ void require_finite_rcond(double rcond, index smallest_pivot, const char* detail
 }
 
 template <Real T>
-std::vector<T> diagonal_of(ConstMatrixView<T> A) {
-  if (on_gpu(A)) return cuda::diagonal<T>(A);
-  std::vector<T> d(static_cast<std::size_t>(std::min(A.rows(), A.cols())));
-  for (std::size_t i = 0; i < d.size(); ++i) d[i] = A(static_cast<index>(i), static_cast<index>(i));
-  return d;
-}
-
-template <Real T>
 index smallest_diagonal(ConstMatrixView<T> F) {
-  const std::vector<T> d = diagonal_of(F);
+  const std::vector<T> d = dense_of(F).diagonal(F);
   index best = 0;
   for (std::size_t i = 1; i < d.size(); ++i)
     if (std::abs(d[i]) < std::abs(d[static_cast<std::size_t>(best)])) best = static_cast<index>(i);
   return d.empty() ? 0 : best + 1;
 }
 
-// Zeroes the strict triangle opposite `keep` (on either device).
+// Zeroes the strict triangle opposite `keep`.
 template <Real T>
 void keep_triangle(MatrixView<T> A, Uplo keep) {
-  const Uplo drop = keep == Uplo::Lower ? Uplo::Upper : Uplo::Lower;
-  if (on_gpu<T>(A)) {
-    cuda::zero_triangle<T>(A, drop);
-    return;
-  }
-  for (index j = 0; j < A.cols(); ++j)
-    for (index i = 0; i < A.rows(); ++i)
-      if ((drop == Uplo::Upper && i < j) || (drop == Uplo::Lower && i > j)) A(i, j) = T(0);
-}
-
-template <Real T>
-void mirror_lower_to_upper(MatrixView<T> A) {
-  for (index j = 1; j < A.cols(); ++j)
-    for (index i = 0; i < j; ++i) A(i, j) = A(j, i);
+  dense_of<T>(A).zero_triangle(A, keep == Uplo::Lower ? Uplo::Upper : Uplo::Lower);
 }
 
 std::string precision_name(const char* type, Precision p, FactorPrecision low = FactorPrecision::Float32) {
@@ -128,13 +95,8 @@ struct Choice {
   Uplo uplo = Uplo::Lower;  // for Triangular
 };
 
-// From this order on, the GPU inverts general matrices faster by Gauss-Jordan than by LU (measured on an
-// H200 with U^-1 by elimination: 9.3 against 9.6 ms at 2048, 23.9 against 24.1 ms at 4096, 71 against
-// 67 ms at 8192). For SPD matrices the GETS pipeline beats cuSOLVER's potri at every size measured
-// (0.142 s against 0.278 s at 16384, equal at 1024).
-constexpr index kGpuGaussJordanFrom = 8192;
-
-// What Method::Auto (or an explicit method) means for this matrix, for an inverse or a solve.
+// What Method::Auto (or an explicit method) means for this matrix, for an inverse or a solve; the
+// backend says which inverses it computes fastest.
 template <Real T>
 Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
   const Structure s = detect_structure(A);
@@ -150,12 +112,15 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     return {Method::Triangular, s == Structure::Diagonal ? "matrix is diagonal" :
                                 s == Structure::Lower ? "matrix is lower triangular" : "matrix is upper triangular",
             uplo};
+  const kernels::DensePreferences fastest = dense_of(A).preferences();
   if (s == Structure::Symmetric) {
-    if (inverse && on_gpu(A)) return {Method::CholeskyGETS, "matrix is symmetric: trying Cholesky", uplo};
-    return {Method::Cholesky, "matrix is symmetric: trying Cholesky", uplo};
+    const bool gets = inverse && fastest.triangles == TriangularInverse::GETS;
+    return {gets ? Method::CholeskyGETS : Method::Cholesky, "matrix is symmetric: trying Cholesky", uplo};
   }
-  if (inverse && on_gpu(A) && A.rows() >= kGpuGaussJordanFrom)
-    return {Method::GaussJordan, "general matrix; Gauss-Jordan is the faster GPU inverse at this size", uplo};
+  if (inverse && A.rows() >= fastest.gauss_jordan_from)
+    return {Method::GaussJordan, fmt::format("general matrix; Gauss-Jordan is the faster inverse on {} at this size",
+                                             A.device().name()),
+            uplo};
   return {Method::LU, "general matrix", uplo};
 }
 
@@ -169,8 +134,7 @@ void fill_report(SolveReport& r, const char* operation, const Choice& c, const S
 }
 
 template <Real T>
-void require_supported(ConstMatrixView<T> A, const SolveOptions& o, Method m) {
-  if (m == Method::GaussSeidel) require_cpu_for(A, "gauss-seidel");
+void require_supported(const SolveOptions& o, Method m) {
   const Precision p = o.precision;
   if (p != Precision::Mixed && o.factor_precision != FactorPrecision::Float32)
     throw InvalidArgument(fmt::format("a {} factorization applies to mixed precision only", to_string(o.factor_precision)));
@@ -184,49 +148,30 @@ void require_supported(ConstMatrixView<T> A, const SolveOptions& o, Method m) {
 double default_tolerance(index n, double epsilon) { return static_cast<double>(std::max<index>(n, 16)) * epsilon; }
 
 // Mixed-precision solve of A X = B: a lower-precision factorization refined against the float64
-// residual. On the CPU, float32 with plain corrections and then GMRES-IR where they stall
-// (src/core/refinement.cpp); on the GPU, cuSOLVER's IRS solver for LU and dsposv's refinement for
-// Cholesky (src/cuda/mixed.cpp). When refinement cannot reach float64's backward error, A is factored in
-// float64 instead, the report says so, and that factorization is checked for singularity to working
-// precision like any other.
+// residual by the device's mixed family (on the CPU float32 with plain corrections, then GMRES-IR where they
+// stall; on a GPU cuSOLVER's IRS solver for LU and dsposv's refinement for Cholesky). When refinement
+// cannot reach float64's backward error, A is factored in float64 instead, the report says so, and that
+// factorization is checked for singularity to working precision like any other.
 Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, FactorPrecision low,
                            SolveReport& report) {
   const index n = A.rows();
   const bool cholesky = m == Method::Cholesky;
-  if (low != FactorPrecision::Float32) {
-    if (!on_gpu(A))
-      throw InvalidArgument(fmt::format("a {} factorization needs a CUDA GPU (tensor cores); on the CPU use float32",
-                                        to_string(low)));
-    if (cholesky)
-      throw InvalidArgument(fmt::format("a {} factorization is available for LU only; Cholesky refines from float32",
-                                        to_string(low)));
-  }
+  if (low != FactorPrecision::Float32 && cholesky)
+    throw InvalidArgument(fmt::format("a {} factorization is available for LU only; Cholesky refines from float32",
+                                      to_string(low)));
   Matrix<double> x = Matrix<double>::uninitialized(n, B.cols(), A.device());
-  std::string failure;
-  if (on_gpu(A)) {
-    const cuda::MixedOutcome r = cuda::mixed_solve(A, B, x.view(), cholesky, low);
-    report.iterations = r.iterations;
-    report.backward_error = r.backward_error;
-    failure = r.failure;
-  } else {
-    const algorithms::RefinementOutcome r = algorithms::refine_mixed(A, B, x.view(), cholesky);
-    report.iterations = r.corrections + r.gmres_corrections;
-    report.backward_error = r.backward_error;
-    if (r.gmres_corrections > 0)
-      report.notes.push_back(fmt::format("plain refinement stalled after {} corrections; GMRES-IR took {} more "
-                                         "corrections ({} GMRES iterations)",
-                                         r.corrections, r.gmres_corrections, r.gmres_iterations));
-    if (!r.converged) failure = r.stop_reason;
-    report.stop_reason = r.stop_reason;
-  }
-  if (failure.empty()) {
-    if (report.stop_reason.empty()) report.stop_reason = "refinement converged";
+  const kernels::MixedOutcome r = kernels::mixed(A.device()).solve(A, B, x.view(), cholesky, low);
+  report.iterations = r.iterations;
+  report.backward_error = r.backward_error;
+  if (!r.note.empty()) report.notes.push_back(r.note);
+  if (r.failure.empty()) {
+    report.stop_reason = "refinement converged";
     return x;
   }
 
   // float64 instead, on either device, judged for singularity to working precision like any other.
   report.notes.push_back(
-      fmt::format("{} refinement failed ({}): solved with a float64 factorization instead", to_string(low), failure));
+      fmt::format("{} refinement failed ({}): solved with a float64 factorization instead", to_string(low), r.failure));
   report.stop_reason = "fell back to float64";
   report.iterations = 0;
   report.backward_error = std::numeric_limits<double>::quiet_NaN();
@@ -292,56 +237,31 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
 template <Real T>
 double triangle_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag, index& smallest) {
   if (diag == Diag::NonUnit) {
-    const std::vector<T> d = diagonal_of(A);
+    const std::vector<T> d = dense_of(A).diagonal(A);
     for (std::size_t i = 0; i < d.size(); ++i)
       if (d[i] == T(0))
         throw SingularMatrix(static_cast<index>(i) + 1, 0.0, "zero on the diagonal of the triangular matrix");
   }
   smallest = smallest_diagonal(A);
-  return on_gpu(A) ? cuda::triangular_rcond<T>(A, uplo, diag) : k::trcon<T>(uplo, diag, A);
+  return dense_of(A).triangular_rcond(A, uplo, diag);
 }
 
 template <Real T>
 Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
-  const index n = A.rows();
   Matrix<T> x = Matrix<T>::copy_of(A);
-  if (on_gpu(A)) {
-    cuda::triangular_inverse<T>(x.view(), uplo, how, diag);
-  } else if (how == TriangularInverse::Lapack) {
-    k::trtri<T>(uplo, diag, x.view());  // cannot fail: the diagonal was checked
-  } else if (uplo == Uplo::Lower) {
-    algorithms::gets_lower_inverse<T>(x.view(), diag);
-  } else {
-    // inv(U) = inv(U^T)^T: eliminate on the transposed (lower) triangle.
-    Matrix<T> t = Matrix<T>::uninitialized(n, n);
-    for (index j = 0; j < n; ++j)
-      for (index i = 0; i < n; ++i) t(i, j) = A(j, i);
-    algorithms::gets_lower_inverse<T>(t.view(), diag);
-    for (index j = 0; j < n; ++j)
-      for (index i = 0; i < n; ++i) x(i, j) = t(j, i);
-  }
+  const kernels::Dense<T>& k = dense_of(A);
+  k.triangular_inverse(x.view(), uplo, how, diag);
   // The result is triangular whatever A held in the other triangle, and a unit triangle's inverse has
   // a unit diagonal, which the routines leave implicit.
   keep_triangle<T>(x.view(), uplo);
-  if (diag == Diag::Unit) {
-    if (on_gpu(A))
-      cuda::set_diagonal<T>(x.view(), T(1));
-    else
-      for (index i = 0; i < n; ++i) x(i, i) = T(1);
-  }
+  if (diag == Diag::Unit) k.set_diagonal(x.view(), T(1));
   return x;
 }
 
-// In-place Gauss-Jordan inverse on either device; returns the exact rcond (from the inverse).
+// In-place Gauss-Jordan inverse; returns the exact rcond (from the inverse).
 template <Real T>
 double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X, index& smallest) {
-  smallest = 0;
-  if (on_gpu(A)) {
-    const index zero = cuda::gauss_jordan_inverse<T>(X);
-    if (zero > 0) throw SingularMatrix(zero, 0.0, "Gauss-Jordan elimination");
-  } else {
-    smallest = algorithms::gauss_jordan_inverse<T>(X);
-  }
+  smallest = dense_of(A).gauss_jordan_inverse(X);
   return 1.0 / (norm1(A) * norm1<T>(X));
 }
 
@@ -389,50 +309,24 @@ double Determinant::value() const { return sign == 0 ? 0.0 : sign * std::exp(log
 
 template <Real T>
 void require_finite(ConstMatrixView<T> A, const char* name) {
-  if (on_gpu(A)) return cuda::require_finite<T>(A, name);
-  for (index j = 0; j < A.cols(); ++j)
-    for (index i = 0; i < A.rows(); ++i)
-      if (!std::isfinite(A(i, j))) throw NonFiniteInput(name, i, j, static_cast<double>(A(i, j)));
+  dense_of(A).require_finite(A, name);
 }
 
 template <Real T>
 void require_symmetric(ConstMatrixView<T> A, const char* method) {
-  if (on_gpu(A)) {
-    // Exactly symmetric passes on the GPU; anything else is judged (with its tolerance) on the host.
-    const Structure s = cuda::detect_structure<T>(A);
-    if (s == Structure::Symmetric || s == Structure::Diagonal) return;
-    const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
-    return require_symmetric<T>(host.view(), method);
-  }
-  const index n = A.rows();
-  double max_abs = 0;
-  for (index j = 0; j < n; ++j)
-    for (index i = 0; i < n; ++i) max_abs = std::max(max_abs, std::abs(static_cast<double>(A(i, j))));
-  const double tol = static_cast<double>(n) * eps<T>() * max_abs;
-  for (index j = 0; j < n; ++j)
-    for (index i = j + 1; i < n; ++i)
-      if (std::abs(static_cast<double>(A(i, j)) - A(j, i)) > tol)
-        throw NumericalError(fmt::format(
-            "{} needs a symmetric positive definite matrix, but a({},{}) = {:.6g} differs from a({},{}) = {:.6g}",
-            method, i + 1, j + 1, static_cast<double>(A(i, j)), j + 1, i + 1, static_cast<double>(A(j, i))));
+  const auto pair = dense_of(A).first_asymmetric(A);
+  if (!pair) return;
+  const auto [i, j] = *pair;
+  const Matrix<T> a_ij = Matrix<T>::copy_of(A.block(i, j, 1, 1)).to(Device::cpu());
+  const Matrix<T> a_ji = Matrix<T>::copy_of(A.block(j, i, 1, 1)).to(Device::cpu());
+  throw NumericalError(fmt::format(
+      "{} needs a symmetric positive definite matrix, but a({},{}) = {:.6g} differs from a({},{}) = {:.6g}", method,
+      i + 1, j + 1, static_cast<double>(a_ij(0, 0)), j + 1, i + 1, static_cast<double>(a_ji(0, 0))));
 }
 
 template <Real T>
 Structure detect_structure(ConstMatrixView<T> A) {
-  if (on_gpu(A)) return cuda::detect_structure<T>(A);
-  const index n = A.rows();
-  bool lower = true, upper = true, symmetric = true;
-  for (index j = 0; j < n && (lower || upper || symmetric); ++j)
-    for (index i = 0; i < j; ++i) {  // (i, j) above the diagonal, (j, i) its mirror below
-      const T above = A(i, j), below = A(j, i);
-      if (above != T(0)) lower = false;
-      if (below != T(0)) upper = false;
-      if (above != below) symmetric = false;
-    }
-  if (lower && upper) return Structure::Diagonal;
-  if (lower) return Structure::Lower;
-  if (upper) return Structure::Upper;
-  return symmetric ? Structure::Symmetric : Structure::General;
+  return dense_of(A).detect_structure(A);
 }
 
 // ---- LU -------------------------------------------------------------------------------------------
@@ -442,23 +336,13 @@ LU<T>::LU(ConstMatrixView<T> A) {
   require_finite(A, "A");
   factors_ = Matrix<T>::copy_of(A);
   anorm_ = norm1(A);
-  if (on_gpu(A)) {
-    zero_pivot_ = cuda::lu_factor<T>(factors_.view(), pivots_);
-  } else {
-    pivots_.assign(static_cast<std::size_t>(A.rows()), 0);
-    zero_pivot_ = k::getrf<T>(factors_.view(), pivots_.data());
-  }
+  zero_pivot_ = dense_of(A).lu_factor(factors_.view(), pivots_);
 }
 
 template <Real T>
 double LU<T>::rcond() const {
   if (rcond_ < 0) {
-    if (zero_pivot_ > 0)
-      rcond_ = 0;
-    else if (on_gpu<T>(factors_))
-      rcond_ = cuda::lu_rcond<T>(factors_, pivots_, anorm_);
-    else
-      rcond_ = k::gecon<T>(factors_.view(), anorm_);
+    rcond_ = zero_pivot_ > 0 ? 0.0 : dense_of<T>(factors_).lu_rcond(factors_, pivots_, anorm_);
   }
   return rcond_;
 }
@@ -467,7 +351,7 @@ template <Real T>
 Determinant LU<T>::determinant() const {
   if (zero_pivot_ > 0) return {0, -std::numeric_limits<double>::infinity()};
   Determinant d{1, 0.0};
-  const std::vector<T> u = diagonal_of<T>(factors_);
+  const std::vector<T> u = dense_of<T>(factors_).diagonal(factors_);
   for (std::size_t i = 0; i < u.size(); ++i) {
     if (u[i] < 0) d.sign = -d.sign;
     if (pivots_[i] != static_cast<int>(i) + 1) d.sign = -d.sign;
@@ -482,10 +366,7 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
   if (B.rows() != size()) throw ShapeMismatch("LU::solve: A and B", size(), size(), B.rows(), B.cols());
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU solve");
   Matrix<T> x = Matrix<T>::copy_of(B);
-  if (on_gpu(B))
-    cuda::lu_solve<T>(factors_, pivots_, x.view());
-  else
-    k::getrs<T>(Op::None, factors_.view(), pivots_.data(), x.view());
+  dense_of<T>(factors_).lu_solve(factors_, pivots_, x.view());
   return x;
 }
 
@@ -493,10 +374,7 @@ template <Real T>
 Matrix<T> LU<T>::inverse() const {
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU inverse");
   Matrix<T> x = factors_.clone();
-  if (on_gpu<T>(x))
-    cuda::lu_inverse<T>(x.view(), pivots_);
-  else
-    k::getri<T>(x.view(), pivots_.data());
+  dense_of<T>(x).lu_inverse(x.view(), pivots_);
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
   require_finite_rcond(rcond_, smallest_diagonal<T>(factors_), "LU inverse overflowed");
   return x;
@@ -509,21 +387,21 @@ Cholesky<T>::Cholesky(ConstMatrixView<T> A) {
   require_finite(A, "A");
   factor_ = Matrix<T>::copy_of(A);
   anorm_ = norm1(A);
-  const index info = on_gpu(A) ? cuda::cholesky_factor<T>(factor_.view()) : k::potrf<T>(Uplo::Lower, factor_.view());
+  const index info = dense_of(A).cholesky_factor(factor_.view());
   if (info > 0) throw NotPositiveDefinite(info);
 }
 
 template <Real T>
 double Cholesky<T>::rcond() const {
   if (rcond_ < 0)
-    rcond_ = on_gpu<T>(factor_) ? cuda::cholesky_rcond<T>(factor_, anorm_) : k::pocon<T>(Uplo::Lower, factor_.view(), anorm_);
+    rcond_ = dense_of<T>(factor_).cholesky_rcond(factor_, anorm_);
   return rcond_;
 }
 
 template <Real T>
 Determinant Cholesky<T>::determinant() const {
   Determinant d{1, 0.0};
-  for (T l : diagonal_of<T>(factor_)) d.log_abs += 2.0 * std::log(static_cast<double>(l));
+  for (T l : dense_of<T>(factor_).diagonal(factor_)) d.log_abs += 2.0 * std::log(static_cast<double>(l));
   return d;
 }
 
@@ -532,27 +410,14 @@ Matrix<T> Cholesky<T>::solve(ConstMatrixView<T> B) const {
   require_same_device<T>(factor_, B, "Cholesky::solve");
   if (B.rows() != size()) throw ShapeMismatch("Cholesky::solve: A and B", size(), size(), B.rows(), B.cols());
   Matrix<T> x = Matrix<T>::copy_of(B);
-  if (on_gpu(B))
-    cuda::cholesky_solve<T>(factor_, x.view());
-  else
-    k::potrs<T>(Uplo::Lower, factor_.view(), x.view());
+  dense_of<T>(factor_).cholesky_solve(factor_, x.view());
   return x;
 }
 
 template <Real T>
 Matrix<T> Cholesky<T>::inverse(TriangularInverse how) const {
   Matrix<T> x = factor_.clone();
-  if (on_gpu<T>(x)) {
-    cuda::cholesky_inverse<T>(x.view(), how);
-  } else {
-    if (how == TriangularInverse::Lapack) {
-      k::potri<T>(Uplo::Lower, x.view());
-    } else {
-      algorithms::gets_lower_inverse<T>(x.view(), Diag::NonUnit);  // X = L^-1
-      k::lauum<T>(Uplo::Lower, x.view());                           // X^T X = L^-T L^-1 = A^-1
-    }
-    mirror_lower_to_upper<T>(x.view());
-  }
+  dense_of<T>(x).cholesky_inverse(x.view(), how);
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
   require_finite_rcond(rcond_, smallest_diagonal<T>(factor_), "Cholesky inverse overflowed");
   return x;
@@ -582,7 +447,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   if (options.check_finite) require_finite(A, "A");
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/true);
-  require_supported(A, options, c.method);
+  require_supported<T>(options, c.method);
   Solution<T> out;
   SolveReport& r = out.report;
   fill_report<T>(r, "inv", c, options, A.device());
@@ -601,10 +466,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       case Method::Triangular: {
         r.rcond = triangle_rcond(A, c.uplo, Diag::NonUnit, smallest);
         apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "triangular inverse");
-        // On the GPU the elimination (GETS) beats cuSOLVER's trtri at every size (10.7 ms against about
-        // 2 ms at 4096 on an H200); on the CPU LAPACK's trtri is the faster.
-        out.x = invert_triangle(A, c.uplo, on_gpu(A) ? TriangularInverse::GETS : TriangularInverse::Lapack,
-                                Diag::NonUnit);
+        out.x = invert_triangle(A, c.uplo, dense_of(A).preferences().triangles, Diag::NonUnit);
         break;
       }
       case Method::Cholesky:
@@ -629,9 +491,10 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       }
       case Method::GaussSeidel: {
         const double tol = options.tolerance > 0 ? options.tolerance : default_tolerance(n, eps<T>());
-        Matrix<T> identity = Matrix<T>::identity(n);
-        out.x = Matrix<T>(n, n);
-        auto it = algorithms::gauss_seidel<T>(A, identity.view(), out.x.view(), tol, options.max_iterations);
+        const Matrix<T> identity = Matrix<T>::identity(n).to(A.device());
+        out.x = Matrix<T>(n, n, A.device());
+        const kernels::IterationOutcome it =
+            dense_of(A).gauss_seidel(A, identity.view(), out.x.view(), tol, options.max_iterations);
         r.iterations = it.iterations;
         r.stop_reason = it.stop_reason;
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
@@ -666,7 +529,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
   }
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/false);
-  require_supported(A, options, c.method);
+  require_supported<T>(options, c.method);
   Solution<T> out;
   SolveReport& r = out.report;
   fill_report<T>(r, "solve", c, options, A.device());
@@ -690,10 +553,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         index smallest = 0;
         judge(triangle_rcond(A, c.uplo, Diag::NonUnit, smallest), smallest);
         out.x = Matrix<T>::copy_of(B);
-        if (on_gpu(A))
-          cuda::triangular_solve<T>(A, c.uplo, Diag::NonUnit, out.x.view());
-        else
-          k::trtrs<T>(c.uplo, Op::None, Diag::NonUnit, A, out.x.view());
+        dense_of(A).trsm(Side::Left, c.uplo, Op::None, Diag::NonUnit, T(1), A, out.x.view());
         break;
       }
       case Method::Cholesky:
@@ -728,8 +588,8 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       }
       case Method::GaussSeidel: {
         const double tol = options.tolerance > 0 ? options.tolerance : default_tolerance(n, eps<T>());
-        out.x = Matrix<T>(n, B.cols());
-        auto it = algorithms::gauss_seidel<T>(A, B, out.x.view(), tol, options.max_iterations);
+        out.x = Matrix<T>(n, B.cols(), A.device());
+        const kernels::IterationOutcome it = dense_of(A).gauss_seidel(A, B, out.x.view(), tol, options.max_iterations);
         r.iterations = it.iterations;
         r.stop_reason = it.stop_reason;
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
@@ -751,8 +611,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
 
 template <Real T>
 Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
-  require_cpu_for(A, "lstsq");
-  require_host(B.device(), "lstsq");
+  require_same_device(A, B, "lstsq");
   if (B.rows() != A.rows()) throw ShapeMismatch("lstsq: A and B", A.rows(), A.cols(), B.rows(), B.cols());
   if (options.check_finite) {
     require_finite(A, "A");
@@ -762,6 +621,7 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
   Solution<T> out;
   out.report.operation = "lstsq";
   out.report.method = "qr (column pivoting, gelsy)";
+  out.report.device = A.device().name();
   out.report.precision = type_name<T>();
   const double rcond = options.rcond >= 0 ? options.rcond : static_cast<double>(std::max(m, n)) * eps<T>();
   Stopwatch clock;
@@ -773,26 +633,25 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
       if (m < n) {
         out.report.notes.push_back("underdetermined (m < n): QR instead of the normal equations");
       } else {
-        out.x = Matrix<double>::uninitialized(n, nrhs);
-        const algorithms::RefinementOutcome r = algorithms::refine_least_squares(A, B, out.x.view());
-        if (r.converged) {
+        out.x = Matrix<double>::uninitialized(n, nrhs, A.device());
+        const kernels::MixedOutcome r = kernels::mixed(A.device()).least_squares(A, B, out.x.view());
+        if (r.failure.empty()) {
           out.report.method = "normal equations (float32 Cholesky, float64 refinement)";
-          out.report.iterations = r.corrections;
-          out.report.stop_reason = r.stop_reason;
+          out.report.iterations = r.iterations;
+          out.report.stop_reason = "refinement converged";
           out.report.rank = n;
           out.report.seconds = clock.seconds();
           if (options.compute_residual) out.report.scaled_residual = scaled_residual_lstsq<T>(A, out.x.view(), B, eps<T>());
           return out;
         }
-        out.report.notes.push_back(fmt::format("normal equations not used ({}): QR instead", r.stop_reason));
+        out.report.notes.push_back(fmt::format("normal equations not used ({}): QR instead", r.failure));
       }
     }
   }
   Matrix<T> a = Matrix<T>::copy_of(A);
-  Matrix<T> b(std::max(m, n), nrhs);  // gelsy returns X in the first n rows
-  for (index j = 0; j < nrhs; ++j)
-    for (index i = 0; i < m; ++i) b(i, j) = B(i, j);
-  out.report.rank = k::gelsy<T>(a.view(), b.view(), rcond);
+  Matrix<T> b(std::max(m, n), nrhs, A.device());  // X comes back in the first n rows
+  copy<T>(B, b.block(0, 0, m, nrhs));
+  out.report.rank = dense_of(A).least_squares(a.view(), b.view(), rcond);
   out.x = Matrix<T>::copy_of(b.block(0, 0, n, nrhs));
   out.report.seconds = clock.seconds();
   if (out.report.rank < std::min(m, n))
@@ -804,28 +663,30 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
 
 template <Real T>
 Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
-  require_cpu_for(A, "pinv");
   if (options.check_finite) require_finite(A, "A");
   const index m = A.rows(), n = A.cols(), r = std::min(m, n);
+  const Device device = A.device();
   Solution<T> out;
   out.report.operation = "pinv";
   out.report.method = "svd (gesdd)";
+  out.report.device = device.name();
   out.report.precision = type_name<T>();
   Stopwatch clock;
   Matrix<T> a = Matrix<T>::copy_of(A);
-  Matrix<T> u = Matrix<T>::uninitialized(m, r), vt = Matrix<T>::uninitialized(r, n);
+  Matrix<T> u = Matrix<T>::uninitialized(m, r, device), vt = Matrix<T>::uninitialized(r, n, device);
   std::vector<T> s(static_cast<std::size_t>(r));
-  const int info = k::gesdd<T>(a.view(), s.data(), u.view(), vt.view());
+  const int info = dense_of(A).svd(a.view(), s.data(), u.view(), vt.view());
   if (info > 0) throw NoConvergence("SVD (gesdd)", 0, NAN, NAN, fmt::format("{} superdiagonals did not converge", info));
   const double rel = options.rcond >= 0 ? options.rcond : static_cast<double>(std::max(m, n)) * eps<T>();
   const double cutoff = r > 0 ? rel * static_cast<double>(s[0]) : 0.0;
   index rank = 0;
   while (rank < r && static_cast<double>(s[rank]) > cutoff) ++rank;
-  // P = V_r diag(1/s_r) U_r^T: scale U's first `rank` columns, then one product.
-  for (index j = 0; j < rank; ++j)
-    for (index i = 0; i < m; ++i) u(i, j) /= s[j];
-  out.x = Matrix<T>(n, m);
-  k::gemm<T>(Op::Transpose, Op::Transpose, T(1), vt.block(0, 0, rank, n), u.block(0, 0, m, rank), T(0), out.x.view());
+  // P = V_r diag(1/s_r) U_r^T: scale VT's first `rank` rows, then one product.
+  Matrix<double> inverse_s(rank, 1);
+  for (index j = 0; j < rank; ++j) inverse_s(j, 0) = 1.0 / static_cast<double>(s[static_cast<std::size_t>(j)]);
+  kernels::vectors<T>(device).scale_rows(inverse_s.to(device).view(), vt.block(0, 0, rank, n));
+  out.x = Matrix<T>(n, m, device);
+  gemm<T>(Op::Transpose, Op::Transpose, T(1), vt.block(0, 0, rank, n), u.block(0, 0, m, rank), T(0), out.x.view());
   out.report.rank = rank;
   out.report.rcond = r > 0 && s[0] > 0 ? static_cast<double>(s[r - 1] / s[0]) : 0.0;
   out.report.seconds = clock.seconds();
@@ -844,10 +705,7 @@ void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B,
   const index bk = op_b == Op::None ? B.rows() : B.cols(), bn = op_b == Op::None ? B.cols() : B.rows();
   if (ak != bk) throw ShapeMismatch("gemm: op(A) and op(B)", am, ak, bk, bn);
   if (C.rows() != am || C.cols() != bn) throw ShapeMismatch("gemm: op(A) op(B) and C", am, bn, C.rows(), C.cols());
-  if (on_gpu(A))
-    cuda::gemm<T>(op_a, op_b, alpha, A, B, beta, C);
-  else
-    k::gemm<T>(op_a, op_b, alpha, A, B, beta, C);
+  dense_of(A).gemm(op_a, op_b, alpha, A, B, beta, C);
 }
 
 template <Real T>
@@ -855,19 +713,13 @@ void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T>
   require_same_device<T>(A, C, "syrk");
   const index n = op == Op::None ? A.rows() : A.cols();
   if (C.rows() != n || C.cols() != n) throw ShapeMismatch("syrk: op(A) op(A)^T and C", n, n, C.rows(), C.cols());
-  if (on_gpu(A))
-    cuda::syrk<T>(uplo, op, alpha, A, beta, C);
-  else
-    k::syrk<T>(uplo, op, alpha, A, beta, C);
+  dense_of(A).syrk(uplo, op, alpha, A, beta, C);
 }
 
 template <Real T>
 void symmetrize_from_lower(MatrixView<T> A) {
   require_square<T>(A, "symmetrize_from_lower");
-  if (on_gpu<T>(A))
-    cuda::mirror_lower<T>(A);
-  else
-    mirror_lower_to_upper<T>(A);
+  dense_of<T>(A).mirror_lower(A);
 }
 
 template <Real T>

@@ -1,39 +1,30 @@
 #include "linv/device.hpp"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <charconv>
 
+#include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
-#ifdef LINV_HAVE_CUDA
-#include "cuda/runtime.hpp"
-#endif
 
 namespace linv {
 
 std::string Device::name() const { return is_cpu() ? "cpu" : fmt::format("cuda:{}", index_); }
 
 Device Device::cuda(int index) {
-#ifdef LINV_HAVE_CUDA
   std::string why;
-  const int n = cuda::device_count(why);
+  const int n = kernels::runtime(Kind::cuda).device_count(why);  // DeviceError when built without CUDA
   if (n == 0) throw DeviceError(fmt::format("no CUDA GPU is usable: {}", why));
   if (index < 0 || index >= n)
     throw DeviceError(fmt::format("cuda:{} does not exist: {} GPU{} visible (cuda:0..cuda:{})", index, n,
                                   n == 1 ? "" : "s", n - 1));
   return Device(Kind::cuda, index);
-#else
-  (void)index;
-  throw DeviceError("this linv was built without the CUDA backend (configure with nvcc on PATH, or -DLINV_CUDA=ON)");
-#endif
 }
 
 Device Device::best() {
-#ifdef LINV_HAVE_CUDA
   std::string why;
-  if (cuda::device_count(why) > 0) return Device(Kind::cuda, 0);
-#endif
+  if (kernels::built_with(Kind::cuda) && kernels::runtime(Kind::cuda).device_count(why) > 0)
+    return Device(Kind::cuda, 0);
   return cpu();
 }
 
@@ -52,24 +43,22 @@ Device Device::parse(std::string_view text) {
 
 GpuList cuda_devices() {
   GpuList list;
-#ifdef LINV_HAVE_CUDA
-  const int n = cuda::device_count(list.why_none);
-  for (int i = 0; i < n; ++i) list.gpus.push_back(cuda::device_info(i));
-#else
-  list.why_none = "built without the CUDA backend";
-#endif
+  if (!kernels::built_with(Device::Kind::cuda)) {
+    list.why_none = "built without the CUDA backend";
+    return list;
+  }
+  const kernels::Runtime& cuda = kernels::runtime(Device::Kind::cuda);
+  const int n = cuda.device_count(list.why_none);
+  for (int i = 0; i < n; ++i) list.gpus.push_back(cuda.device_info(i));
   return list;
 }
 
 BuildInfo build_info() {
   BuildInfo info;
   info.version = LINV_VERSION;
-  const char* config = openblas_get_config();
-  info.blas = fmt::format("{} ({} threads)", config ? config : "OpenBLAS", openblas_get_num_threads());
-#ifdef LINV_HAVE_CUDA
-  info.cuda = true;
-  info.cuda_runtime = cuda::runtime_version();
-#endif
+  info.blas = kernels::runtime(Device::Kind::cpu).version();
+  info.cuda = kernels::built_with(Device::Kind::cuda);
+  if (info.cuda) info.cuda_runtime = kernels::runtime(Device::Kind::cuda).version();
 #ifdef LINV_HAVE_MATIO
   info.matio = true;
 #endif

@@ -1,5 +1,6 @@
-// What Batch-OMP and k-SVD decide the same way on every device: the CPU (src/core/fmri.cpp) and the GPU
-// (src/cuda/fmri.cpp) both call these, so their runs take the same turns.
+// What Batch-OMP, k-SVD and ADL decide the same way on every device: src/core's loops and the backends'
+// passes (src/cpu/fmri.cpp, adl.cpp; src/cuda/fmri.cpp, fmri.cu) all call these, so their runs take the
+// same turns.
 #pragma once
 
 #include <algorithm>
@@ -54,6 +55,31 @@ bool should_clear(const Matrix<T>& D, index j, index use, const KsvdOptions& o) 
     worst = std::max(worst, std::abs(g));
   }
   return worst > o.coherence || use < o.min_use;
+}
+
+// ADL's constraint sets: a column of length n onto the ball of squared radius r2 around `centre` (nullptr:
+// around 0), and each column of D onto its own (the first task.cols() around the task's columns, radius
+// sqrt(c); the others around 0, radius sqrt(c_d)). Host memory.
+template <Real T>
+void project_column(T* d, const T* centre, index n, double r2) {
+  double dist2 = 0;
+  for (index i = 0; i < n; ++i) {
+    const double e = static_cast<double>(d[i]) - (centre ? static_cast<double>(centre[i]) : 0.0);
+    dist2 += e * e;
+  }
+  if (dist2 <= r2) return;
+  const double scale = std::sqrt(r2 / dist2);
+  for (index i = 0; i < n; ++i) {
+    const double c = centre ? static_cast<double>(centre[i]) : 0.0;
+    d[i] = static_cast<T>(c + (static_cast<double>(d[i]) - c) * scale);
+  }
+}
+template <Real T>
+void project_dictionary(MatrixView<T> D, ConstMatrixView<T> task, double c, double c_d) {
+  for (index j = 0; j < D.cols(); ++j) {
+    const bool assisted = j < task.cols();
+    project_column<T>(&D(0, j), assisted ? &task(0, j) : nullptr, D.rows(), assisted ? c : c_d);
+  }
 }
 
 }  // namespace linv::fmri::rules

@@ -9,14 +9,14 @@
 #include <cmath>
 #include <random>
 
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
+#include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
 namespace linv {
 namespace {
 
-namespace k = kernels::cpu;
+// The host's dense family: these matrices are made in host memory.
+const kernels::Dense<double>& host() { return kernels::dense<double>(Device::cpu()); }
 
 class Uniform {
  public:
@@ -29,15 +29,6 @@ class Uniform {
   std::mt19937_64 rng_;
 };
 
-// The counter-based generator random_uniform uses, the same formula as the CUDA kernel's fill_uniform:
-// SplitMix64's finaliser of (seed * golden ratio + position), 53 bits into [0, 1).
-double counter_uniform(std::uint64_t seed, std::uint64_t position) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + position;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
 
 Matrix<double> uniform(index rows, index cols, Uniform& u, double lo, double hi) {
   Matrix<double> m = Matrix<double>::uninitialized(rows, cols);
@@ -48,7 +39,7 @@ Matrix<double> uniform(index rows, index cols, Uniform& u, double lo, double hi)
 
 Matrix<double> random_orthogonal(index n, Uniform& u) {
   Matrix<double> q = uniform(n, n, u, -1, 1);
-  k::orthonormalize<double>(q.view());
+  host().orthonormalize(q.view());
   return q;
 }
 
@@ -104,7 +95,7 @@ Matrix<double> generate_double(MatrixKind kind, index n, const GenerateOptions& 
         for (index i = 0; i < n; ++i) w(i, j) *= s;
       }
       Matrix<double> a(n, n);
-      k::syrk<double>(Uplo::Lower, Op::None, 1.0, w.view(), 0.0, a.view());
+      host().syrk(Uplo::Lower, Op::None, 1.0, w.view(), 0.0, a.view());
       for (index j = 0; j < n; ++j)
         for (index i = 0; i < j; ++i) a(i, j) = a(j, i);  // exactly symmetric
       return a;
@@ -117,7 +108,7 @@ Matrix<double> generate_double(MatrixKind kind, index n, const GenerateOptions& 
         for (index i = 0; i < n; ++i) uq(i, j) *= s;
       }
       Matrix<double> a(n, n);
-      k::gemm<double>(Op::None, Op::Transpose, 1.0, uq.view(), v.view(), 0.0, a.view());
+      host().gemm(Op::None, Op::Transpose, 1.0, uq.view(), v.view(), 0.0, a.view());
       return a;
     }
     case MatrixKind::Singular: {
@@ -177,13 +168,7 @@ Matrix<T> generate(MatrixKind kind, index n, const GenerateOptions& options) {
 template <Real T>
 Matrix<T> random_uniform(index rows, index cols, std::uint64_t seed, T lo, T hi, Device device) {
   Matrix<T> m = Matrix<T>::uninitialized(rows, cols, device);
-  if (device.is_cuda()) {
-    cuda::fill_uniform<T>(m.view(), seed, lo, hi);
-    return m;
-  }
-  for (index j = 0; j < cols; ++j)
-    for (index i = 0; i < rows; ++i)
-      m(i, j) = static_cast<T>(lo + (static_cast<double>(hi) - lo) * counter_uniform(seed, static_cast<std::uint64_t>(j * rows + i)));
+  kernels::vectors<T>(device).fill_uniform(m.view(), seed, lo, hi);
   return m;
 }
 

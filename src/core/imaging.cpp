@@ -17,7 +17,8 @@
 #include <random>
 #include <vector>
 
-#include "cuda/dense.hpp"
+#include "core/krylov.hpp"
+#include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #ifdef LINV_HAVE_FFTW
 #include <fftw3.h>
@@ -300,6 +301,9 @@ Matrix<double> Convolution::apply(ConstMatrixView<double> f) const {
 #endif
 }
 
+index Convolution::height() const noexcept { return plan_->height; }
+index Convolution::width() const noexcept { return plan_->width; }
+
 Matrix<double> Convolution::apply_adjoint(ConstMatrixView<double> g) const {
   const Plan& p = *plan_;
 #ifdef LINV_HAVE_FFTW
@@ -327,25 +331,8 @@ Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> 
 
 Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
                              Device device) {
-  if (device.is_cuda()) return cuda::normal_matrix(height, width, Matrix<double>::copy_of(kernel), lambda, device);
-  const index size = height * width, kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
-  Matrix<double> C(size, size);
-  for (index ja = 0; ja < width; ++ja)
-    for (index ia = 0; ia < height; ++ia)
-      for (index dj = 1 - kc; dj < kc; ++dj)
-        for (index di = 1 - kr; di < kr; ++di) {
-          const index ib = ia + di, jb = ja + dj;
-          if (ib < 0 || ib >= height || jb < 0 || jb >= width) continue;
-          // output pixels (i, j) that both reach: kernel(i - ia + cr, j - ja + cc) kernel(i - ib + cr, j - jb + cc)
-          const index i0 = std::max({index{0}, ia - cr, ib - cr}), i1 = std::min({height - 1, ia - cr + kr - 1, ib - cr + kr - 1});
-          const index j0 = std::max({index{0}, ja - cc, jb - cc}), j1 = std::min({width - 1, ja - cc + kc - 1, jb - cc + kc - 1});
-          double sum = 0;
-          for (index j = j0; j <= j1; ++j)
-            for (index i = i0; i <= i1; ++i) sum += kernel(i - ia + cr, j - ja + cc) * kernel(i - ib + cr, j - jb + cc);
-          C(ib + jb * height, ia + ja * height) = sum;
-        }
-  for (index k = 0; k < size; ++k) C(k, k) += lambda;
-  return C;
+  require_host(kernel.device(), "normal_matrix's kernel");
+  return kernels::imaging(device).normal_matrix(height, width, kernel, lambda, device);
 }
 
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, std::uint64_t seed) {
@@ -503,18 +490,22 @@ double gcv_lambda(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
 DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const index m = g.rows(), n = g.cols(), size = m * n;
+  const Device device = g.device();
   DeblurResult r;
   const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseAutoLimit);
   r.path = dense ? "dense" : "matrix-free";
   const ConstMatrixView<double> h = psf.kernel.view();
-  r.lambda = options.lambda >= 0 ? options.lambda : gcv_lambda(g, h);
+  r.lambda = options.lambda >= 0 ? options.lambda : gcv_lambda(Matrix<double>::copy_of(g).to(Device::cpu()).view(), h);
   r.lambda_from = options.lambda >= 0 ? "given" : "generalised cross-validation";
-  r.device = options.device.name();
+  r.device = device.name();
+  const kernels::Imaging& kernels = kernels::imaging(device);
+  const std::unique_ptr<kernels::Convolution> H = kernels.convolution(m, n, h, device);
+  Matrix<double> hg = Matrix<double>::uninitialized(m, n, device);  // H^T g
+  H->apply_transpose(g, hg.view());
+  kernels::vectors<double>(device).synchronize(device);
   if (dense) {
-    // The thesis's path: C = H^T H + lambda I, then Cholesky, on the device asked for.
-    const Matrix<double> C = normal_matrix(m, n, h, r.lambda, options.device);
-    const Matrix<double> hg = convolve_adjoint(g, h);  // H^T g, as a vector of `size` entries
-    const Matrix<double> rhs = Matrix<double>::copy_of(ConstMatrixView<double>(hg.data(), size, 1, size)).to(options.device);
+    // The thesis's path: C = H^T H + lambda I, then Cholesky.
+    const Matrix<double> C = kernels.normal_matrix(m, n, h, r.lambda, device);
     std::optional<Cholesky<double>> chol;
     try {
       chol.emplace(C.view());
@@ -523,43 +514,25 @@ DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptio
                                                        "precision: give a positive --lambda, or auto",
                                                        r.lambda));
     }
-    const Matrix<double> x = chol->solve(rhs.view()).to(Device::cpu());
-    r.image = Matrix<double>(m, n);
-    std::copy(x.data(), x.data() + size, r.image.data());
-  } else if (options.device.is_cuda()) {
-    r.image = cuda::deblur_matrix_free(g, psf.kernel, r.lambda, options.max_iterations, options.tolerance,
-                                       options.device, r.iterations);
+    const Matrix<double> x = chol->solve(ConstMatrixView<double>(hg.data(), size, 1, size, device));
+    r.image = Matrix<double>::uninitialized(m, n, device);
+    copy<double>(ConstMatrixView<double>(x.data(), m, n, m, device), r.image.view());
   } else {
     // Conjugate gradients on (H^T H + lambda I) f = H^T g, from f = 0.
-    const Convolution H(m, n, h);
-    const Matrix<double> b = H.apply_adjoint(g);
-    auto apply = [&](const Matrix<double>& v) {
-      Matrix<double> w = H.apply_adjoint(H.apply(v.view()).view());
-      for (index k = 0; k < size; ++k) w.data()[k] += r.lambda * v.data()[k];
-      return w;
-    };
-    auto dot = [&](const Matrix<double>& x, const Matrix<double>& y) {
-      double t = 0;
-      for (index k = 0; k < size; ++k) t += x.data()[k] * y.data()[k];
-      return t;
-    };
-    Matrix<double> f(m, n), res = Matrix<double>::copy_of(b.view()), p = Matrix<double>::copy_of(b.view());
-    const double bnorm = std::sqrt(dot(b, b));
-    double rr = dot(res, res);
-    int k = 0;
-    for (; k < options.max_iterations && std::sqrt(rr) > options.tolerance * bnorm; ++k) {
-      const Matrix<double> q = apply(p);
-      const double alpha = rr / dot(p, q);
-      for (index t = 0; t < size; ++t) {
-        f.data()[t] += alpha * p.data()[t];
-        res.data()[t] -= alpha * q.data()[t];
-      }
-      const double next = dot(res, res);
-      for (index t = 0; t < size; ++t) p.data()[t] = res.data()[t] + (next / rr) * p.data()[t];
-      rr = next;
-    }
-    r.iterations = k;
-    r.image = std::move(f);
+    class Normal final : public kernels::LinearOperator<double> {
+     public:
+      Normal(kernels::Convolution& H, double lambda) : H_(H), lambda_(lambda) {}
+      index rows() const override { return H_.cols(); }
+      index cols() const override { return H_.cols(); }
+      void apply(ConstMatrixView<double> x, MatrixView<double> y) override { H_.normal(x, lambda_, y); }
+      void apply_transpose(ConstMatrixView<double> x, MatrixView<double> y) override { H_.normal(x, lambda_, y); }
+
+     private:
+      kernels::Convolution& H_;
+      double lambda_;
+    } normal(*H, r.lambda);
+    r.image = Matrix<double>(m, n, device);
+    r.iterations = krylov::cg<double>(normal, hg.view(), r.image.view(), options.tolerance, options.max_iterations).iterations;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -2,14 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <new>
-
+#include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
-#ifdef LINV_HAVE_CUDA
-#include "cuda/runtime.hpp"
-#endif
 
 namespace linv {
 
@@ -21,80 +15,52 @@ void require_host(Device device, const char* what) {
                                       what, device.name()));
 }
 
+template <Real T>
+void copy(ConstMatrixView<T> src, MatrixView<T> dst) {
+  if (src.rows() != dst.rows() || src.cols() != dst.cols())
+    throw ShapeMismatch("copy: source and destination", src.rows(), src.cols(), dst.rows(), dst.cols());
+  if (src.empty()) return;
+  detail::copy_2d(dst.data(), static_cast<std::size_t>(dst.ld()) * sizeof(T), dst.device(), src.data(),
+                  static_cast<std::size_t>(src.ld()) * sizeof(T), src.device(),
+                  static_cast<std::size_t>(src.rows()) * sizeof(T), static_cast<std::size_t>(src.cols()));
+}
+template void copy<float>(ConstMatrixView<float>, MatrixView<float>);
+template void copy<double>(ConstMatrixView<double>, MatrixView<double>);
+
 namespace detail {
 
 namespace {
-constexpr std::size_t kHostAlignment = 64;  // a cache line: what BLAS kernels like
-
-#ifndef LINV_HAVE_CUDA
-[[noreturn]] void no_cuda() { throw DeviceError("this linv was built without the CUDA backend"); }
-#endif
+// The device whose runtime moves bytes between `dst` and `src`: the host's when both live there, otherwise
+// the one that is not the host (copies between two GPUs go through the host).
+Device mover(Device dst, Device src) {
+  if (!dst.is_cpu() && !src.is_cpu() && dst != src)
+    throw InvalidArgument(fmt::format("copies between {} and {} go through the host", src.name(), dst.name()));
+  return dst.is_cpu() ? src : dst;
+}
 }  // namespace
 
 void* allocate_bytes(std::size_t bytes, Device device) {
-  if (device.is_cpu()) {
-    const std::size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-    void* p = std::aligned_alloc(kHostAlignment, rounded);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-  }
-#ifdef LINV_HAVE_CUDA
-  return cuda::allocate(bytes, device.index());
-#else
-  no_cuda();
-#endif
+  return kernels::runtime(device.kind()).allocate(bytes, device.index());
 }
 
 void free_bytes(void* p, Device device) noexcept {
-  if (device.is_cpu()) {
-    std::free(p);
-    return;
-  }
-#ifdef LINV_HAVE_CUDA
-  cuda::free(p, device.index());
-#endif
+  // Memory exists only on devices whose runtime was built, so the look-up cannot fail here.
+  if (p != nullptr && kernels::built_with(device.kind())) kernels::runtime(device.kind()).free(p, device.index());
 }
 
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
-  if (dst_device.is_cpu() && src_device.is_cpu()) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-#ifdef LINV_HAVE_CUDA
-  if (dst_device.is_cuda() && src_device.is_cuda() && dst_device != src_device)
-    throw InvalidArgument(fmt::format("copies between {} and {} go through the host", src_device.name(), dst_device.name()));
-  cuda::copy(dst, src, bytes, dst_device.is_cuda() ? dst_device.index() : src_device.index());
-#else
-  no_cuda();
-#endif
+  const Device d = mover(dst_device, src_device);
+  kernels::runtime(d.kind()).copy(dst, src, bytes, d.index());
 }
 
 void copy_2d(void* dst, std::size_t dst_pitch, Device dst_device, const void* src, std::size_t src_pitch,
              Device src_device, std::size_t width, std::size_t height) {
-  if (dst_device.is_cpu() && src_device.is_cpu()) {
-    for (std::size_t r = 0; r < height; ++r)
-      std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
-    return;
-  }
-#ifdef LINV_HAVE_CUDA
-  if (dst_device.is_cuda() && src_device.is_cuda() && dst_device != src_device)
-    throw InvalidArgument(fmt::format("copies between {} and {} go through the host", src_device.name(), dst_device.name()));
-  cuda::copy_2d(dst, dst_pitch, src, src_pitch, width, height, dst_device.is_cuda() ? dst_device.index() : src_device.index());
-#else
-  no_cuda();
-#endif
+  const Device d = mover(dst_device, src_device);
+  kernels::runtime(d.kind()).copy_2d(dst, dst_pitch, src, src_pitch, width, height, d.index());
 }
 
 void fill_zero_bytes(void* p, Device device, std::size_t bytes) {
-  if (device.is_cpu()) {
-    std::memset(p, 0, bytes);
-    return;
-  }
-#ifdef LINV_HAVE_CUDA
-  cuda::fill_zero(p, bytes, device.index());
-#else
-  no_cuda();
-#endif
+  kernels::runtime(device.kind()).fill_zero(p, bytes, device.index());
 }
 
 }  // namespace detail

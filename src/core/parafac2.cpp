@@ -15,22 +15,21 @@
 #include <string>
 #include <type_traits>
 
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
-#include "kernels/fmri.hpp"
+#include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::fmri {
 namespace {
 
-namespace kc = kernels::cpu;
+// The factors are small and live on the host: the host's dense family for them.
+const kernels::Dense<double>& host() { return kernels::dense<double>(Device::cpu()); }
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 Matrix<double> cross(ConstMatrixView<double> X) {  // X^T X
   Matrix<double> G(X.cols(), X.cols());
-  kc::gemm<double>(Op::Transpose, Op::None, 1.0, X, X, 0.0, G.view());
+  host().gemm(Op::Transpose, Op::None, 1.0, X, X, 0.0, G.view());
   return G;
 }
 
@@ -44,9 +43,9 @@ Matrix<double> hadamard(const Matrix<double>& a, const Matrix<double>& b) {
 // component collapsed to zero), the minimum-norm least-squares solution, as parafac2.m's pinv gives.
 void solve_right(MatrixView<double> X, const Matrix<double>& V) {
   Matrix<double> L = V.clone();
-  if (kc::potrf<double>(Uplo::Lower, L.view()) == 0) {
-    kc::trsm<double>(kc::Side::Right, Uplo::Lower, Op::Transpose, Diag::NonUnit, 1.0, L.view(), X);
-    kc::trsm<double>(kc::Side::Right, Uplo::Lower, Op::None, Diag::NonUnit, 1.0, L.view(), X);
+  if (host().cholesky_factor(L.view()) == 0) {
+    host().trsm(Side::Right, Uplo::Lower, Op::Transpose, Diag::NonUnit, 1.0, L.view(), X);
+    host().trsm(Side::Right, Uplo::Lower, Op::None, Diag::NonUnit, 1.0, L.view(), X);
     return;
   }
   const index F = V.rows(), n = X.rows();
@@ -54,7 +53,7 @@ void solve_right(MatrixView<double> X, const Matrix<double>& V) {
   for (index i = 0; i < n; ++i)
     for (index f = 0; f < F; ++f) B(f, i) = X(i, f);
   Matrix<double> A = V.clone();
-  kc::gelsy<double>(A.view(), B.view(), static_cast<double>(F) * kEps);
+  host().least_squares(A.view(), B.view(), static_cast<double>(F) * kEps);
   for (index i = 0; i < n; ++i)
     for (index f = 0; f < F; ++f) X(i, f) = B(f, i);
 }
@@ -216,8 +215,7 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   validate(slabs, o, init);
   const index K = static_cast<index>(slabs.size()), I = slabs[0].rows(), F = o.rank;
 
-  const std::unique_ptr<kernels::Parafac2Steps<T>> steps =
-      slabs[0].device().is_cuda() ? cuda::parafac2_steps<T>(slabs) : kc::parafac2_steps<T>(slabs);
+  const std::unique_ptr<kernels::Parafac2Steps<T>> steps = kernels::fmri<T>(slabs[0].device()).parafac2_steps(slabs);
   Matrix<double> total = steps->gram_sum();  // sum_k X_k X_k^T
   double norm_squared = 0;
   for (index i = 0; i < I; ++i) norm_squared += total(i, i);
@@ -235,7 +233,7 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
     // A: the leading left singular vectors of [X_1 ... X_K], from sum_k X_k X_k^T
     Matrix<double> U(I, I), VT(I, I);
     std::vector<double> sv(static_cast<std::size_t>(I));
-    if (kc::gesdd<double>(total.view(), sv.data(), U.view(), VT.view()) != 0)
+    if (host().svd(total.view(), sv.data(), U.view(), VT.view()) != 0)
       throw NoConvergence("PARAFAC2's SVD start (LAPACK gesdd)", 0, 0.0, 0.0,
                           "the SVD of sum_k X_k X_k^T did not converge");
     for (index c = 0; c < F; ++c)
@@ -270,7 +268,7 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   out.P = steps->polar_factors(f.A, B, nuclear);
   Matrix<double> M(I, F);
   for (index k = 0; k < K; ++k) {
-    kc::gemm<double>(Op::None, Op::None, 1.0, f.A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
+    host().gemm(Op::None, Op::None, 1.0, f.A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
     for (index e = 0; e < M.size(); ++e) model += M.data()[e] * M.data()[e];
   }
   out.loss = std::max(0.0, norm_squared - 2 * nuclear + model);

@@ -1,8 +1,6 @@
-// Bordered Jacobians and their arrowhead normal equations (include/linv/slam.hpp).
-//
-// With N = [A B; B^T D] (A k x k, D diagonal), N [x0; x1] = [r0; r1] is solved by the Schur complement
-// of D: S = A - B D^-1 B^T, S x0 = r0 - B D^-1 r1, x1 = D^-1 (r1 - B^T x0). S is k x k and factored
-// once by Cholesky; everything else is a pass over the border or the rows.
+// Bordered and sparse Jacobians (include/linv/slam.hpp): their storage, checks and messages. Steps and
+// pseudoinverses run in the SLAM family of the device J lives on (src/kernels/slam.hpp); the sparse
+// fallback is CGLS (src/core/krylov.hpp) over that family's operator.
 #include "linv/slam.hpp"
 
 #include <fmt/format.h>
@@ -13,68 +11,37 @@
 #include <numeric>
 #include <random>
 
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
+#include "core/krylov.hpp"
+#include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::slam {
 namespace {
 
-namespace k = kernels::cpu;
+std::unique_ptr<void, detail::Deleter> upload(const std::vector<index>& v, Device device) {
+  const std::size_t bytes = std::max<std::size_t>(v.size(), 1) * sizeof(index);
+  std::unique_ptr<void, detail::Deleter> p(detail::allocate_bytes(bytes, device), detail::Deleter{device});
+  if (!v.empty()) detail::copy_bytes(p.get(), device, v.data(), Device::cpu(), v.size() * sizeof(index));
+  return p;
+}
 
-// The factored arrowhead: D, B, and the Cholesky factor of S.
+// The outcome's failures, named.
 template <Real T>
-struct Factored {
-  Arrowhead<T> n;
-  Matrix<T> schur;  // lower Cholesky factor of S
-
-  // x := N^-1 r for r = [r0; r1] (k + segments entries, one column), in place. When r1 is zero but for
-  // segment `only` (a row of J: what J^+ is made of), the reduction r0 - B D^-1 r1 takes that one term.
-  void solve(T* x, index only = -1) const {
-    const index kd = n.corner.rows(), s = static_cast<index>(n.diagonal.size());
-    const index first = only < 0 ? 0 : only, last = only < 0 ? s : only + 1;
-    for (index i = 0; i < kd; ++i) {
-      T t = x[i];
-      for (index j = first; j < last; ++j) t -= n.border(i, j) * x[kd + j] / n.diagonal[static_cast<std::size_t>(j)];
-      x[i] = t;
-    }
-    if (kd > 0) k::potrs<T>(Uplo::Lower, schur.view(), MatrixView<T>(x, kd, 1, kd));
-    // x1 = D^-1 (r1 - B^T x0)
-    for (index j = 0; j < s; ++j) {
-      T t = x[kd + j];
-      for (index i = 0; i < kd; ++i) t -= n.border(i, j) * x[i];
-      x[kd + j] = t / n.diagonal[static_cast<std::size_t>(j)];
-    }
+void raise(const BorderedJacobian<T>& J, const kernels::SlamOutcome& o) {
+  const index kd = J.dense_cols();
+  if (o.unobservable_segment >= 0) {
+    const std::size_t j = static_cast<std::size_t>(o.unobservable_segment);
+    throw SingularMatrix(kd + o.unobservable_segment + 1, 0.0,
+                         fmt::format("parameter {} (segment column {}, rows {}..{}) is unobservable: its column of J "
+                                     "is zero",
+                                     kd + o.unobservable_segment + 1, j + 1, J.starts()[j] + 1,
+                                     J.starts()[j] + J.lengths()[j]));
   }
-};
-
-template <Real T>
-Factored<T> factor(const BorderedJacobian<T>& J, double damping) {
-  Factored<T> f{normal_matrix(J, damping), Matrix<T>()};
-  const index kd = J.dense_cols(), s = J.segments();
-  for (index j = 0; j < s; ++j)
-    if (!(f.n.diagonal[static_cast<std::size_t>(j)] > 0))
-      throw SingularMatrix(kd + j + 1, 0.0,
-                           fmt::format("parameter {} (segment column {}, rows {}..{}) is unobservable: its column of J "
-                                       "is zero",
-                                       kd + j + 1, j + 1, J.starts()[static_cast<std::size_t>(j)] + 1,
-                                       J.starts()[static_cast<std::size_t>(j)] + J.lengths()[static_cast<std::size_t>(j)]));
-  // S = A - B D^-1 B^T
-  f.schur = Matrix<T>::copy_of(f.n.corner.view());
-  for (index j = 0; j < s; ++j) {
-    const T inv = T(1) / f.n.diagonal[static_cast<std::size_t>(j)];
-    for (index c = 0; c < kd; ++c)
-      for (index r = c; r < kd; ++r) f.schur(r, c) -= f.n.border(r, j) * f.n.border(c, j) * inv;
-  }
-  if (kd > 0) {
-    const int info = k::potrf<T>(Uplo::Lower, f.schur.view());
-    if (info > 0)
-      throw SingularMatrix(info, 0.0,
-                           fmt::format("the Schur complement of the normal equations is singular at dense parameter "
-                                       "{}: it is not determined by the data",
-                                       info));
-  }
-  return f;
+  if (o.failing_dense > 0)
+    throw SingularMatrix(o.failing_dense, 0.0,
+                         fmt::format("the Schur complement of the normal equations is singular at dense parameter "
+                                     "{}: it is not determined by the data",
+                                     o.failing_dense));
 }
 
 }  // namespace
@@ -101,6 +68,26 @@ BorderedJacobian<T>::BorderedJacobian(Matrix<T> dense, std::vector<index> starts
   }
   if (next != n)
     throw InvalidArgument(fmt::format("bordered Jacobian: the segments cover rows 1..{} of {}", next, n));
+  // the arrays the kernels read, where J lives
+  const Device device = dense_.device();
+  Matrix<T> values_here(n, 1);
+  std::copy(values_.begin(), values_.end(), values_here.data());
+  device_values_ = values_here.to(device);
+  std::vector<index> bounds = starts_;
+  bounds.push_back(n);
+  device_bounds_ = upload(bounds, device);
+  device_segment_of_ = upload(segment_of_row_, device);
+}
+
+template <Real T>
+BorderedJacobian<T> BorderedJacobian<T>::to(Device device) const {
+  return {dense_.to(device), starts_, lengths_, values_};
+}
+
+template <Real T>
+typename BorderedJacobian<T>::Arrays BorderedJacobian<T>::arrays() const noexcept {
+  return {device_values_.data(), static_cast<const index*>(device_bounds_.get()),
+          static_cast<const index*>(device_segment_of_.get())};
 }
 
 namespace {
@@ -217,6 +204,7 @@ index BorderedJacobian<T>::segment_of(index row) const {
 
 template <Real T>
 Matrix<T> BorderedJacobian<T>::to_dense() const {
+  require_host(device(), "BorderedJacobian::to_dense");
   Matrix<T> J(rows(), cols());
   for (index c = 0; c < dense_cols(); ++c)
     for (index r = 0; r < rows(); ++r) J(r, c) = dense_(r, c);
@@ -226,12 +214,12 @@ Matrix<T> BorderedJacobian<T>::to_dense() const {
 
 template <Real T>
 Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping) {
+  require_host(J.device(), "slam::normal_matrix");
   const index n = J.rows(), kd = J.dense_cols(), s = J.segments();
   Arrowhead<T> a{Matrix<T>(kd, kd), Matrix<T>(kd, s), std::vector<T>(static_cast<std::size_t>(s), T(0))};
   if (kd > 0 && n > 0) {
-    k::syrk<T>(Uplo::Lower, Op::Transpose, T(1), J.dense().view(), T(0), a.corner.view());
-    for (index c = 0; c < kd; ++c)
-      for (index r = 0; r < c; ++r) a.corner(r, c) = a.corner(c, r);
+    syrk<T>(Uplo::Lower, Op::Transpose, T(1), J.dense().view(), T(0), a.corner.view());
+    symmetrize_from_lower<T>(a.corner.view());
   }
   for (index r = 0; r < n; ++r) {  // one pass over the rows: each touches one segment column
     const index j = J.segment_of(r);
@@ -248,141 +236,26 @@ Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping) {
 
 template <Real T>
 Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping) {
-  if (d.rows() != J.rows())
-    throw ShapeMismatch("pinv_apply: J and d", J.rows(), J.cols(), d.rows(), d.cols());
-  const Factored<T> f = factor(J, damping);
-  const index n = J.rows(), kd = J.dense_cols(), m = J.cols();
-  Matrix<T> x(m, d.cols());
-  for (index c = 0; c < d.cols(); ++c) {
-    T* col = &x(0, c);
-    // J^T d, one pass over the rows
-    for (index r = 0; r < n; ++r) {
-      const T v = d(r, c);
-      for (index p = 0; p < kd; ++p) col[p] += J.dense()(r, p) * v;
-      col[kd + J.segment_of(r)] += J.values()[static_cast<std::size_t>(r)] * v;
-    }
-    f.solve(col);
-  }
+  if (d.rows() != J.rows()) throw ShapeMismatch("pinv_apply: J and d", J.rows(), J.cols(), d.rows(), d.cols());
+  if (d.device() != J.device())
+    throw InvalidArgument(fmt::format("pinv_apply: J is on {} but d is on {}; move one with .to()", J.device().name(),
+                                      d.device().name()));
+  Matrix<T> x = Matrix<T>::uninitialized(J.cols(), d.cols(), J.device());
+  raise(J, kernels::slam<T>(J.device()).step(J, d, damping, x.view()));
   return x;
 }
 
 template <Real T>
 Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping) {
-  const Factored<T> f = factor(J, damping);
-  const index kd = J.dense_cols(), s = J.segments(), m = J.cols();
-  Matrix<T> Sinv = Matrix<T>::copy_of(f.schur.view());  // S^-1 from its Cholesky factor
-  if (kd > 0) k::potri<T>(Uplo::Lower, Sinv.view());
-  for (index c = 0; c < kd; ++c)
-    for (index r = 0; r < c; ++r) Sinv(r, c) = Sinv(c, r);
-  // W = E S^-1 (s x kd), E = D^-1 B^T
-  Matrix<T> W(s, kd);
-  for (index j = 0; j < s; ++j)
-    for (index c = 0; c < kd; ++c) {
-      T t = 0;
-      for (index p = 0; p < kd; ++p) t += f.n.border(p, j) * Sinv(p, c);
-      W(j, c) = t / f.n.diagonal[static_cast<std::size_t>(j)];
-    }
-  Matrix<T> X(m, m);
-  for (index c = 0; c < kd; ++c)
-    for (index r = 0; r < kd; ++r) X(r, c) = Sinv(r, c);
-  for (index c = 0; c < kd; ++c)
-    for (index j = 0; j < s; ++j) X(kd + j, c) = X(c, kd + j) = -W(j, c);
-  for (index i = 0; i < s; ++i) {  // D^-1 + W E^T, column by column
-    for (index j = 0; j < s; ++j) {
-      T t = 0;
-      for (index c = 0; c < kd; ++c) t += W(j, c) * f.n.border(c, i);
-      X(kd + j, kd + i) = t / f.n.diagonal[static_cast<std::size_t>(i)];
-    }
-    X(kd + i, kd + i) += T(1) / f.n.diagonal[static_cast<std::size_t>(i)];
-  }
+  Matrix<T> X(J.cols(), J.cols(), J.device());
+  raise(J, kernels::slam<T>(J.device()).normal_inverse(J, damping, X.view()));
   return X;
 }
 
 template <Real T>
 Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
-  const Factored<T> f = factor(J, damping);
-  const index n = J.rows(), kd = J.dense_cols(), m = J.cols();
-  Matrix<T> P(m, n);
-  for (index r = 0; r < n; ++r) {  // column r of J^+ = N^-1 (row r of J)^T
-    T* col = &P(0, r);
-    for (index p = 0; p < kd; ++p) col[p] = J.dense()(r, p);
-    col[kd + J.segment_of(r)] = J.values()[static_cast<std::size_t>(r)];
-    f.solve(col, J.segment_of(r));
-  }
-  return P;
-}
-
-// ---- on a GPU ----
-
-namespace {
-
-std::unique_ptr<void, detail::Deleter> upload(const std::vector<index>& v, Device device) {
-  const std::size_t bytes = std::max<std::size_t>(v.size(), 1) * sizeof(index);
-  std::unique_ptr<void, detail::Deleter> p(detail::allocate_bytes(bytes, device), detail::Deleter{device});
-  if (!v.empty()) detail::copy_bytes(p.get(), device, v.data(), Device::cpu(), v.size() * sizeof(index));
-  return p;
-}
-
-template <Real T>
-cuda::BorderedView<T> view_of(const DeviceBorderedJacobian<T>& J) {
-  return {J.dense().data(), std::max<index>(J.dense().ld(), 1), J.values().data(), J.starts(), J.segment_of(),
-          J.rows(), J.dense_cols(), J.segments()};
-}
-
-// The outcome's failures as the CPU path reports them.
-template <Real T>
-void raise(const DeviceBorderedJacobian<T>& J, const cuda::SlamOutcome& o) {
-  const index kd = J.dense_cols();
-  if (o.unobservable_segment >= 0) {
-    const std::size_t j = static_cast<std::size_t>(o.unobservable_segment);
-    throw SingularMatrix(kd + o.unobservable_segment + 1, 0.0,
-                         fmt::format("parameter {} (segment column {}, rows {}..{}) is unobservable: its column of J "
-                                     "is zero",
-                                     kd + o.unobservable_segment + 1, j + 1, J.host_starts()[j] + 1,
-                                     J.host_starts()[j + 1]));
-  }
-  if (o.failing_dense > 0)
-    throw SingularMatrix(o.failing_dense, 0.0,
-                         fmt::format("the Schur complement of the normal equations is singular at dense parameter "
-                                     "{}: it is not determined by the data",
-                                     o.failing_dense));
-}
-
-}  // namespace
-
-template <Real T>
-DeviceBorderedJacobian<T>::DeviceBorderedJacobian(const BorderedJacobian<T>& J, Device device)
-    : segments_(J.segments()) {
-  if (!device.is_cuda()) throw InvalidArgument("DeviceBorderedJacobian: give a CUDA device (the CPU takes J as it is)");
-  if (J.dense_cols() > cuda::kSlamMaxDense)
-    throw InvalidArgument(fmt::format("the GPU path handles up to {} dense columns; this Jacobian has {} (use the CPU)",
-                                      cuda::kSlamMaxDense, J.dense_cols()));
-  dense_ = J.dense().to(device);
-  Matrix<T> values(J.rows(), 1);
-  std::copy(J.values().begin(), J.values().end(), values.data());
-  values_ = values.to(device);
-  host_starts_ = J.starts();
-  host_starts_.push_back(J.rows());
-  std::vector<index> rows_segment(static_cast<std::size_t>(J.rows()));
-  for (index r = 0; r < J.rows(); ++r) rows_segment[static_cast<std::size_t>(r)] = J.segment_of(r);
-  starts_ = upload(host_starts_, device);
-  segment_of_ = upload(rows_segment, device);
-}
-
-template <Real T>
-Matrix<T> pinv_apply(const DeviceBorderedJacobian<T>& J, ConstMatrixView<T> d, double damping) {
-  if (d.rows() != J.rows()) throw ShapeMismatch("pinv_apply: J and d", J.rows(), J.cols(), d.rows(), d.cols());
-  if (d.device() != J.device())
-    throw InvalidArgument(fmt::format("pinv_apply: J is on {} but d is on {}", J.device().name(), d.device().name()));
-  Matrix<T> x = Matrix<T>::uninitialized(J.cols(), d.cols(), J.device());
-  raise(J, cuda::slam_step<T>(view_of(J), d, damping, x.view()));
-  return x;
-}
-
-template <Real T>
-Matrix<T> pinv(const DeviceBorderedJacobian<T>& J, double damping) {
   Matrix<T> P = Matrix<T>::uninitialized(J.cols(), J.rows(), J.device());
-  raise(J, cuda::slam_pinv<T>(view_of(J), damping, P.view()));
+  raise(J, kernels::slam<T>(J.device()).pinv(J, damping, P.view()));
   return P;
 }
 
@@ -408,64 +281,20 @@ template <Real T>
 Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
                      CglsOutcome& outcome) {
   if (d.rows() != J.rows) throw ShapeMismatch("cgls: J and d", J.rows, J.cols, d.rows(), d.cols());
-  const index n = J.rows, m = J.cols;
-  if (d.device().is_cuda()) {  // the same iteration with cuSPARSE products
-    Matrix<T> X = Matrix<T>::uninitialized(m, d.cols(), d.device());
-    const cuda::CglsResult r =
-        cuda::cgls<T>({n, m, J.row_start.data(), J.column.data(), J.value.data()}, d, tolerance, max_iterations, X.view());
-    outcome = CglsOutcome{r.iterations, r.residual, r.converged};
-    return X;
+  const Device device = d.device();
+  const std::unique_ptr<kernels::LinearOperator<double>> op = kernels::slam<T>(device).sparse(J, device);
+  Matrix<double> dd = Matrix<double>::uninitialized(d.rows(), d.cols(), device);
+  kernels::vectors<T>(device).widen(d, dd.view());
+  Matrix<double> x(J.cols, d.cols(), device);
+  const krylov::Outcome o = krylov::cgls<double>(*op, dd.view(), x.view(), tolerance, max_iterations);
+  outcome = CglsOutcome{o.iterations, o.residual, o.converged};
+  if constexpr (std::is_same_v<T, double>) {
+    return x;
+  } else {
+    Matrix<float> narrow = Matrix<float>::uninitialized(x.rows(), x.cols(), device);
+    kernels::mixed(device).round_to_float(x.view(), narrow.view());
+    return narrow;
   }
-  auto times = [&](const std::vector<double>& x, std::vector<double>& y) {  // y = J x
-    for (index r = 0; r < n; ++r) {
-      double t = 0;
-      for (index k = J.row_start[static_cast<std::size_t>(r)]; k < J.row_start[static_cast<std::size_t>(r) + 1]; ++k)
-        t += static_cast<double>(J.value[static_cast<std::size_t>(k)]) * x[static_cast<std::size_t>(J.column[static_cast<std::size_t>(k)])];
-      y[static_cast<std::size_t>(r)] = t;
-    }
-  };
-  auto transpose_times = [&](const std::vector<double>& y, std::vector<double>& x) {  // x = J^T y
-    std::fill(x.begin(), x.end(), 0.0);
-    for (index r = 0; r < n; ++r)
-      for (index k = J.row_start[static_cast<std::size_t>(r)]; k < J.row_start[static_cast<std::size_t>(r) + 1]; ++k)
-        x[static_cast<std::size_t>(J.column[static_cast<std::size_t>(k)])] +=
-            static_cast<double>(J.value[static_cast<std::size_t>(k)]) * y[static_cast<std::size_t>(r)];
-  };
-  auto dot = [](const std::vector<double>& a, const std::vector<double>& b) {
-    double t = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) t += a[i] * b[i];
-    return t;
-  };
-  Matrix<T> X(m, d.cols());
-  outcome = CglsOutcome{0, 0.0, true};
-  std::vector<double> x(static_cast<std::size_t>(m)), r(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(m)),
-      p(static_cast<std::size_t>(m)), q(static_cast<std::size_t>(n));
-  for (index c = 0; c < d.cols(); ++c) {
-    std::fill(x.begin(), x.end(), 0.0);
-    for (index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = static_cast<double>(d(i, c));
-    transpose_times(r, s);
-    p = s;
-    const double s0 = std::sqrt(dot(s, s));
-    double gamma = s0 * s0;
-    int k = 0;
-    for (; k < max_iterations && std::sqrt(gamma) > tolerance * s0; ++k) {
-      times(p, q);
-      const double alpha = gamma / dot(q, q);
-      for (index i = 0; i < m; ++i) x[static_cast<std::size_t>(i)] += alpha * p[static_cast<std::size_t>(i)];
-      for (index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] -= alpha * q[static_cast<std::size_t>(i)];
-      transpose_times(r, s);
-      const double next = dot(s, s);
-      for (index i = 0; i < m; ++i)
-        p[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i)] + (next / gamma) * p[static_cast<std::size_t>(i)];
-      gamma = next;
-    }
-    const double relative = s0 > 0 ? std::sqrt(gamma) / s0 : 0.0;
-    outcome.iterations = std::max(outcome.iterations, k);
-    outcome.residual = std::max(outcome.residual, relative);
-    outcome.converged = outcome.converged && relative <= tolerance;
-    for (index i = 0; i < m; ++i) X(i, c) = static_cast<T>(x[static_cast<std::size_t>(i)]);
-  }
-  return X;
 }
 
 template struct SparseJacobian<float>;
@@ -514,11 +343,5 @@ template Matrix<float> pinv<float>(const BorderedJacobian<float>&, double);
 template Matrix<double> pinv<double>(const BorderedJacobian<double>&, double);
 template Matrix<float> normal_inverse<float>(const BorderedJacobian<float>&, double);
 template Matrix<double> normal_inverse<double>(const BorderedJacobian<double>&, double);
-template class DeviceBorderedJacobian<float>;
-template class DeviceBorderedJacobian<double>;
-template Matrix<float> pinv_apply<float>(const DeviceBorderedJacobian<float>&, ConstMatrixView<float>, double);
-template Matrix<double> pinv_apply<double>(const DeviceBorderedJacobian<double>&, ConstMatrixView<double>, double);
-template Matrix<float> pinv<float>(const DeviceBorderedJacobian<float>&, double);
-template Matrix<double> pinv<double>(const DeviceBorderedJacobian<double>&, double);
 
 }  // namespace linv::slam

@@ -1,5 +1,5 @@
-// Weighted least squares through A D^2 A^T (include/linv/wls.hpp), on the CPU (LAPACK) or a CUDA GPU
-// (src/cuda/wls.cpp): the algorithm is written once here against a few per-device steps.
+// Weighted least squares through A D^2 A^T (include/linv/wls.hpp): the algorithm, written once against
+// the WLS, vector and mixed families of the device the system lives on (src/kernels/wls.hpp).
 #include "linv/wls.hpp"
 
 #include <fmt/format.h>
@@ -10,78 +10,33 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/dense.hpp"
-#include "kernels/dense.hpp"
+#include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
 
 namespace linv {
 namespace {
 
-namespace k = kernels::cpu;
-
-bool on_gpu(Device d) { return d.is_cuda(); }
-
-// ---- element-wise steps on either device ----
-template <Real T>
-void copy_into(ConstMatrixView<T> src, MatrixView<T> dst) {
-  detail::copy_2d(dst.data(), static_cast<std::size_t>(std::max<index>(dst.ld(), 1)) * sizeof(T), dst.device(),
-                  src.data(), static_cast<std::size_t>(std::max<index>(src.ld(), 1)) * sizeof(T), src.device(),
-                  static_cast<std::size_t>(src.rows()) * sizeof(T), static_cast<std::size_t>(src.cols()));
-}
-
-// X(i, j) *= d(i)
+// c = A D^2 b and friends, on the device the system lives on.
 template <Real T>
 void scale_rows(const Matrix<double>& d, MatrixView<T> X) {
-  if (on_gpu(X.device())) return cuda::scale_rows<T>(d.data(), X);
-  for (index j = 0; j < X.cols(); ++j)
-    for (index i = 0; i < X.rows(); ++i) X(i, j) = static_cast<T>(d(i, 0) * static_cast<double>(X(i, j)));
+  kernels::vectors<T>(X.device()).scale_rows(d.view(), X);
 }
 
-void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst) {
-  if (on_gpu(src.device())) return cuda::round_to_float(src, dst);
-  for (index j = 0; j < src.cols(); ++j)
-    for (index i = 0; i < src.rows(); ++i) dst(i, j) = static_cast<float>(src(i, j));
-}
-
-void add_to(ConstMatrixView<float> d, MatrixView<double> x) {
-  if (on_gpu(x.device())) return cuda::add_to(d, x);
-  for (index j = 0; j < x.cols(); ++j)
-    for (index i = 0; i < x.rows(); ++i) x(i, j) += d(i, j);
-}
-
-double norm2(ConstMatrixView<double> x) {
-  if (on_gpu(x.device())) return cuda::norm2(x);
-  double s = 0;
-  for (index i = 0; i < x.rows(); ++i) s += x(i, 0) * x(i, 0);
-  return std::sqrt(s);
-}
+double norm2(ConstMatrixView<double> x) { return kernels::vectors<double>(x.device()).norm2(x); }
 
 // C = A D^2 A^T in type U on A's device, lower triangle (full) or RFP (packed), factored by Cholesky.
 template <Real U>
 class Factor {
  public:
   Factor(index m, index n, Storage storage, Device device, bool forms = true)
-      : packed_(storage == Storage::Packed), m_(m), scaled_(forms ? m : 0, forms ? n : 0, device),
-        c_(packed_ ? m * (m + 1) / 2 : m, packed_ ? 1 : m, device) {}
+      : storage_(storage), m_(m), scaled_(forms ? m : 0, forms ? n : 0, device),
+        c_(storage == Storage::Packed ? m * (m + 1) / 2 : m, storage == Storage::Packed ? 1 : m, device),
+        kernels_(kernels::wls<U>(device)) {}
 
   // Forms C from A (m x n) and w, the diagonal of D (n x 1, on A's device).
   void form(ConstMatrixView<U> A, const Matrix<double>& w) {
-    if (on_gpu(A.device())) {
-      scale_ = cuda::wls_form<U>(A, w.data(), scaled_.view(), c_.view(), packed_);
-      return;
-    }
-    // C = (A D)(A D)^T: one symmetric rank-n update of a single triangle
-    scale_ = 0;
-    for (index j = 0; j < A.cols(); ++j)
-      for (index i = 0; i < m_; ++i) {
-        scaled_(i, j) = static_cast<U>(static_cast<double>(A(i, j)) * w(j, 0));
-        scale_ += static_cast<double>(scaled_(i, j)) * static_cast<double>(scaled_(i, j));
-      }
-    if (packed_)
-      k::sfrk<U>(U(1), scaled_.view(), U(0), c_.data());
-    else
-      k::syrk<U>(Uplo::Lower, Op::None, U(1), scaled_.view(), U(0), c_.view());
+    scale_ = kernels_.form(A, w.view(), scaled_.view(), c_.view(), storage_);
   }
 
   // C := `formed`'s C rounded to float (same storage; formed not yet factored).
@@ -89,33 +44,22 @@ class Factor {
     requires std::is_same_v<U, float>
   {
     scale_ = formed.scale();
-    round_to_float(formed.c().view(), c_.view());
+    kernels::mixed(c_.device()).round_to_float(formed.c().view(), c_.view());
   }
 
-  // Cholesky in place; LAPACK's info.
-  index factor() {
-    if (on_gpu(c_.device())) return cuda::wls_cholesky<U>(c_.view(), m_, packed_);
-    return packed_ ? k::pftrf<U>(m_, c_.data()) : k::potrf<U>(Uplo::Lower, c_.view());
-  }
-
-  // B := C^-1 B
-  void solve(MatrixView<U> B) const {
-    if (on_gpu(c_.device())) return cuda::wls_cholesky_solve<U>(c_.view(), m_, packed_, B);
-    if (packed_)
-      k::pftrs<U>(m_, c_.data(), B);
-    else
-      k::potrs<U>(Uplo::Lower, c_.view(), B);
-  }
+  index factor() { return kernels_.cholesky(c_.view(), m_, storage_); }  // in place; LAPACK's info
+  void solve(MatrixView<U> B) const { kernels_.solve(c_.view(), m_, storage_, B); }  // B := C^-1 B
 
   const Matrix<U>& c() const { return c_; }
   // ||A D||_F^2, an upper bound of ||C||_2 within a factor of rank: the scale of C.
   double scale() const { return scale_; }
 
  private:
-  bool packed_;
+  Storage storage_;
   index m_;
   Matrix<U> scaled_;  // A D
   Matrix<U> c_;       // m x m, or the RFP array as a column
+  const kernels::Wls<U>& kernels_;
   double scale_ = 0;
 };
 
@@ -228,6 +172,7 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
     s.native->solve(out.x.view());
   } else if constexpr (std::is_same_v<T, double>) {
     // The paper's Algorithm 1, column by column of b.
+    const kernels::Mixed& mixed = kernels::mixed(device);
     out.x = Matrix<double>(m, k, device);
     Matrix<float> x32(m, 1, device);
     Matrix<double> t(n, 1, device), rcol(m, 1, device);
@@ -239,17 +184,17 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
     bool all_converged = true;
     for (index j = 0; j < k; ++j) {
       MatrixView<double> x = out.x.view().block(0, j, m, 1);
-      copy_into<double>(b.block(0, j, n, 1), t.view());
+      copy<double>(b.block(0, j, n, 1), t.view());
       scale_rows<double>(s.w, t.view());
       const double weighted_b = norm2(t.view());
-      round_to_float(c.view().block(0, j, m, 1), x32.view());
+      mixed.round_to_float(c.view().block(0, j, m, 1), x32.view());
       s.low->solve(x32.view());
-      add_to(x32.view(), x);
+      mixed.add_correction(x32.view(), x);
       int it = 0;
       double error = 0, tolerance = 0;
       for (;; ++it) {
         // r = A D^2 b - A D^2 A^T x, in float64 from A: t = D^2 (b - A^T x), r = A t
-        copy_into<double>(b.block(0, j, n, 1), t.view());
+        copy<double>(b.block(0, j, n, 1), t.view());
         gemm<double>(Op::Transpose, Op::None, -1.0, s.A.view(), x, 1.0, t.view());
         scale_rows<double>(s.d2, t.view());
         gemm<double>(Op::None, Op::None, 1.0, s.A.view(), t.view(), 0.0, rcol.view());
@@ -260,9 +205,9 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
                         : eps * (static_cast<double>(m) * scale +
                                  static_cast<double>(n) * std::sqrt(scale) * weighted_b / std::max(xn, 1e-300));
         if (error <= tolerance || it == s.options.max_iterations) break;
-        round_to_float(rcol.view(), x32.view());
+        mixed.round_to_float(rcol.view(), x32.view());
         s.low->solve(x32.view());
-        add_to(x32.view(), x);
+        mixed.add_correction(x32.view(), x);
       }
       worst_iterations = std::max(worst_iterations, it);
       worst_error = std::max(worst_error, error);

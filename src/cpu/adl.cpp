@@ -4,11 +4,12 @@
 #include <cmath>
 
 #include "core/parallel.hpp"
-#include "kernels/dense.hpp"
-#include "kernels/fmri.hpp"
+#include "core/fmri_rules.hpp"
+#include "cpu/backend.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/dense.hpp"
 
-namespace linv::kernels::cpu {
+namespace linv::cpu {
 namespace {
 
 // Columns per block of a pass over S or X. Each block's sums are kept apart and added in block order,
@@ -39,7 +40,7 @@ struct Sum {
   }
 };
 
-struct CoefficientSums : AdlCoefficientSums {
+struct CoefficientSums : kernels::AdlCoefficientSums {
   CoefficientSums& operator+=(const CoefficientSums& o) {
     xs += o.xs, sgs += o.sgs, l1 += o.l1, l1_new += o.l1_new;
     return *this;
@@ -48,7 +49,7 @@ struct CoefficientSums : AdlCoefficientSums {
 
 // One coefficient step, given W = G S: S := soft(S + (DtX - W) * inv_c, tau), in place, one pass.
 template <Real T>
-AdlCoefficientSums coefficient_pass(ConstMatrixView<T> DtX, ConstMatrixView<T> W, MatrixView<T> S, T inv_c, T tau) {
+kernels::AdlCoefficientSums coefficient_pass(ConstMatrixView<T> DtX, ConstMatrixView<T> W, MatrixView<T> S, T inv_c, T tau) {
   const index K = S.rows();
   return blockwise<CoefficientSums>(S.cols(), [&](index first, index last) {
     CoefficientSums sums;
@@ -67,21 +68,6 @@ AdlCoefficientSums coefficient_pass(ConstMatrixView<T> DtX, ConstMatrixView<T> W
   });
 }
 
-// Projects a column of length n onto the ball of squared radius r2 around `centre` (nullptr: around 0).
-template <Real T>
-void project(T* d, const T* centre, index n, double r2) {
-  double dist2 = 0;
-  for (index i = 0; i < n; ++i) {
-    const double e = static_cast<double>(d[i]) - (centre ? static_cast<double>(centre[i]) : 0.0);
-    dist2 += e * e;
-  }
-  if (dist2 <= r2) return;
-  const double scale = std::sqrt(r2 / dist2);
-  for (index i = 0; i < n; ++i) {
-    const double c = centre ? static_cast<double>(centre[i]) : 0.0;
-    d[i] = static_cast<T>(c + (static_cast<double>(d[i]) - c) * scale);
-  }
-}
 
 template <Real T>
 double dot(ConstMatrixView<T> A, ConstMatrixView<T> B) {
@@ -95,14 +81,14 @@ double dot(ConstMatrixView<T> A, ConstMatrixView<T> B) {
 // products read both).
 template <Real T>
 void gram_of(Op op, ConstMatrixView<T> A, Matrix<T>& out) {
-  cpu::syrk<T>(Uplo::Lower, op, T(1), A, T(0), out.view());
+  lapack::syrk<T>(Uplo::Lower, op, T(1), A, T(0), out.view());
   symmetrize_from_lower<T>(out.view());
 }
 
 template <Real T>
-class CpuAdl final : public AdlSteps<T> {
+class CpuAdl final : public kernels::AdlSteps<T> {
  public:
-  CpuAdl(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task, AdlConstraints constraints)
+  CpuAdl(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task, kernels::AdlConstraints constraints)
       : X_(X), task_(task), constraints_(constraints), D_(std::move(D0)), S_(D_.cols(), X.cols()),
         DtX_(Matrix<T>::uninitialized(D_.cols(), X.cols())), W_(Matrix<T>::uninitialized(D_.cols(), X.cols())),
         G_(D_.cols(), D_.cols()), H_(D_.cols(), D_.cols()), P_(X.rows(), D_.cols()), V_(X.rows(), D_.cols()) {}
@@ -122,23 +108,23 @@ class CpuAdl final : public AdlSteps<T> {
     std::copy_n(G_.data(), G_.size(), G.data());
   }
 
-  void coefficient_steps(T inv_c, T tau, int steps, std::vector<AdlCoefficientSums>& sums, Matrix<T>& H) override {
-    cpu::gemm<T>(Op::Transpose, Op::None, T(1), D_.view(), X_, T(0), DtX_.view());
+  void coefficient_steps(T inv_c, T tau, int steps, std::vector<kernels::AdlCoefficientSums>& sums, Matrix<T>& H) override {
+    lapack::gemm<T>(Op::Transpose, Op::None, T(1), D_.view(), X_, T(0), DtX_.view());
     sums.clear();
     for (int step = 0; step < steps; ++step) {
-      cpu::gemm<T>(Op::None, Op::None, T(1), G_.view(), S_.view(), T(0), W_.view());
+      lapack::gemm<T>(Op::None, Op::None, T(1), G_.view(), S_.view(), T(0), W_.view());
       sums.push_back(coefficient_pass<T>(DtX_.view(), W_.view(), S_.view(), inv_c, tau));
     }
     gram_of<T>(Op::None, S_.view(), H_);
     std::copy_n(H_.data(), H_.size(), H.data());
-    cpu::gemm<T>(Op::None, Op::Transpose, T(1), X_, S_.view(), T(0), P_.view());
+    lapack::gemm<T>(Op::None, Op::Transpose, T(1), X_, S_.view(), T(0), P_.view());
   }
 
-  void dictionary_steps(T inv_c, int steps, std::vector<AdlDictionarySums>& sums) override {
+  void dictionary_steps(T inv_c, int steps, std::vector<kernels::AdlDictionarySums>& sums) override {
     sums.clear();
     for (int step = 0; step < steps; ++step) {
-      cpu::gemm<T>(Op::None, Op::None, T(1), D_.view(), H_.view(), T(0), V_.view());
-      AdlDictionarySums s;
+      lapack::gemm<T>(Op::None, Op::None, T(1), D_.view(), H_.view(), T(0), V_.view());
+      kernels::AdlDictionarySums s;
       for (index j = 0; j < D_.cols(); ++j)
         for (index i = 0; i < D_.rows(); ++i) {
           const T d = D_(i, j), p = P_(i, j), v = V_(i, j);
@@ -146,10 +132,10 @@ class CpuAdl final : public AdlSteps<T> {
           s.dv += static_cast<double>(d) * v;
           D_(i, j) = d + (p - v) * inv_c;
         }
-      adl_project<T>(D_.view(), task_, constraints_);
+      fmri::rules::project_dictionary<T>(D_.view(), task_, constraints_.c, constraints_.c_d);
       sums.push_back(s);
     }
-    cpu::gemm<T>(Op::None, Op::None, T(1), D_.view(), H_.view(), T(0), V_.view());
+    lapack::gemm<T>(Op::None, Op::None, T(1), D_.view(), H_.view(), T(0), V_.view());
     sums.push_back({dot<T>(D_.view(), P_.view()), dot<T>(D_.view(), V_.view())});
   }
 
@@ -158,31 +144,22 @@ class CpuAdl final : public AdlSteps<T> {
 
  private:
   ConstMatrixView<T> X_, task_;
-  AdlConstraints constraints_;
+  kernels::AdlConstraints constraints_;
   Matrix<T> D_, S_, DtX_, W_, G_, H_, P_, V_;
 };
 
 }  // namespace
 
-template <Real T>
-void adl_project(MatrixView<T> D, ConstMatrixView<T> task, AdlConstraints constraints) {
-  for (index j = 0; j < D.cols(); ++j) {
-    const bool assisted = j < task.cols();
-    project<T>(&D(0, j), assisted ? &task(0, j) : nullptr, D.rows(), assisted ? constraints.c : constraints.c_d);
-  }
-}
 
 template <Real T>
-std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                       AdlConstraints constraints) {
+std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
+                                       kernels::AdlConstraints constraints) {
   return std::make_unique<CpuAdl<T>>(X, std::move(D0), task, constraints);
 }
 
-template std::unique_ptr<AdlSteps<float>> adl_steps<float>(ConstMatrixView<float>, Matrix<float>,
-                                                           ConstMatrixView<float>, AdlConstraints);
-template std::unique_ptr<AdlSteps<double>> adl_steps<double>(ConstMatrixView<double>, Matrix<double>,
-                                                             ConstMatrixView<double>, AdlConstraints);
-template void adl_project<float>(MatrixView<float>, ConstMatrixView<float>, AdlConstraints);
-template void adl_project<double>(MatrixView<double>, ConstMatrixView<double>, AdlConstraints);
+template std::unique_ptr<kernels::AdlSteps<float>> adl_steps<float>(ConstMatrixView<float>, Matrix<float>,
+                                                           ConstMatrixView<float>, kernels::AdlConstraints);
+template std::unique_ptr<kernels::AdlSteps<double>> adl_steps<double>(ConstMatrixView<double>, Matrix<double>,
+                                                             ConstMatrixView<double>, kernels::AdlConstraints);
 
-}  // namespace linv::kernels::cpu
+}  // namespace linv::cpu

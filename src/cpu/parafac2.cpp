@@ -21,12 +21,12 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/dense.hpp"
-#include "kernels/fmri.hpp"
+#include "cpu/backend.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 
-namespace linv::kernels::cpu {
+namespace linv::cpu {
 namespace {
 
 // One slab as the iterations use it, in float64: its Gram matrix when the slab is wider than tall,
@@ -39,12 +39,12 @@ struct Slab {
   // Z := X_k X_k^T M; `scratch` holds at least J_k x F.
   void apply(ConstMatrixView<double> M, MatrixView<double> Z, Matrix<double>& scratch) const {
     if (!gram.empty()) {
-      cpu::gemm<double>(Op::None, Op::None, 1.0, gram.view(), M, 0.0, Z);
+      lapack::gemm<double>(Op::None, Op::None, 1.0, gram.view(), M, 0.0, Z);
       return;
     }
     MatrixView<double> XtM = scratch.block(0, 0, data.cols(), M.cols());
-    cpu::gemm<double>(Op::Transpose, Op::None, 1.0, data, M, 0.0, XtM);
-    cpu::gemm<double>(Op::None, Op::None, 1.0, data, XtM, 0.0, Z);
+    lapack::gemm<double>(Op::Transpose, Op::None, 1.0, data, M, 0.0, XtM);
+    lapack::gemm<double>(Op::None, Op::None, 1.0, data, XtM, 0.0, Z);
   }
 };
 
@@ -54,7 +54,7 @@ Matrix<double> gram_of(ConstMatrixView<T> X) {
   const index I = X.rows(), J = X.cols();
   Matrix<double> G(I, I);
   if constexpr (std::is_same_v<T, double>) {
-    cpu::syrk<double>(Uplo::Lower, Op::None, 1.0, X, 0.0, G.view());
+    lapack::syrk<double>(Uplo::Lower, Op::None, 1.0, X, 0.0, G.view());
   } else {
     // float32 columns converted a block at a time (about 32 MiB), so the data is never copied whole
     const index chunk = std::max<index>(1, (index{1} << 22) / I);
@@ -63,7 +63,7 @@ Matrix<double> gram_of(ConstMatrixView<T> X) {
       const index n = std::min(chunk, J - j0);
       for (index j = 0; j < n; ++j)
         for (index i = 0; i < I; ++i) block(i, j) = X(i, j0 + j);
-      cpu::syrk<double>(Uplo::Lower, Op::None, 1.0, block.block(0, 0, I, n), j0 == 0 ? 0.0 : 1.0, G.view());
+      lapack::syrk<double>(Uplo::Lower, Op::None, 1.0, block.block(0, 0, I, n), j0 == 0 ? 0.0 : 1.0, G.view());
     }
   }
   symmetrize_from_lower<double>(G.view());
@@ -71,7 +71,7 @@ Matrix<double> gram_of(ConstMatrixView<T> X) {
 }
 
 template <Real T>
-class CpuParafac2 final : public Parafac2Steps<T> {
+class CpuParafac2 final : public kernels::Parafac2Steps<T> {
  public:
   explicit CpuParafac2(const std::vector<ConstMatrixView<T>>& slabs) : slabs_(slabs), I_(slabs[0].rows()) {
     index widest_direct = 0;
@@ -99,7 +99,7 @@ class CpuParafac2 final : public Parafac2Steps<T> {
       if (!s.gram.empty()) {
         for (index e = 0; e < total.size(); ++e) total.data()[e] += s.gram.data()[e];
       } else {
-        cpu::syrk<double>(Uplo::Lower, Op::None, 1.0, s.data, 1.0, total.view());
+        lapack::syrk<double>(Uplo::Lower, Op::None, 1.0, s.data, 1.0, total.view());
       }
     }
     // the direct slabs added to the lower triangle only: mirror it (the Grams are symmetric)
@@ -117,16 +117,16 @@ class CpuParafac2 final : public Parafac2Steps<T> {
     }
     // P-step, implicitly: Y_k = X_k P_k = Z_k S_k^(-1/2)
     for (index k = 0; k < K; ++k) {
-      cpu::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M_.view());
+      lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M_.view());
       slab_[static_cast<std::size_t>(k)].apply(M_.view(), Z_.view(), scratch_);
-      cpu::gemm<double>(Op::Transpose, Op::None, 1.0, M_.view(), Z_.view(), 0.0, S_.view());
-      if (!inverse_root(S_, root_.view()))
+      lapack::gemm<double>(Op::Transpose, Op::None, 1.0, M_.view(), Z_.view(), 0.0, S_.view());
+      if (!lapack::inverse_root(S_, root_.view()))
         throw NoConvergence("PARAFAC2's P-step (LAPACK gesdd)", iteration, 0.0, 0.0,
                             "the SVD of an F x F cross-product did not converge");
-      cpu::gemm<double>(Op::None, Op::None, 1.0, Z_.view(), root_.view(), 0.0, Y_.block(0, k * F, I_, F));
+      lapack::gemm<double>(Op::None, Op::None, 1.0, Z_.view(), root_.view(), 0.0, Y_.block(0, k * F, I_, F));
     }
-    cpu::gemm<double>(Op::None, Op::None, 1.0, Y_.view(), krv.view(), 0.0, A_new.view());
-    cpu::gemm<double>(Op::Transpose, Op::None, 1.0, Y_.view(), A_new.view(), 0.0, W.view());
+    lapack::gemm<double>(Op::None, Op::None, 1.0, Y_.view(), krv.view(), 0.0, A_new.view());
+    lapack::gemm<double>(Op::Transpose, Op::None, 1.0, Y_.view(), A_new.view(), 0.0, W.view());
   }
 
   std::vector<Matrix<T>> polar_factors(const Matrix<double>& A, const Matrix<double>& B, double& nuclear) override {
@@ -139,18 +139,18 @@ class CpuParafac2 final : public Parafac2Steps<T> {
     for (std::size_t k = 0; k < slabs_.size(); ++k) {
       const ConstMatrixView<T>& X = slabs_[k];
       const index J = X.cols();
-      cpu::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, static_cast<index>(k) * F, F, F), 0.0,
+      lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, static_cast<index>(k) * F, F, F), 0.0,
                         M.view());
       for (index e = 0; e < M.size(); ++e) Mt.data()[e] = static_cast<T>(M.data()[e]);
       Matrix<T> Q = Matrix<T>::uninitialized(J, F), U = Matrix<T>::uninitialized(J, F), VT = Matrix<T>::uninitialized(F, F);
-      cpu::gemm<T>(Op::Transpose, Op::None, T(1), X, Mt.view(), T(0), Q.view());
+      lapack::gemm<T>(Op::Transpose, Op::None, T(1), X, Mt.view(), T(0), Q.view());
       std::vector<T> s(static_cast<std::size_t>(F));
-      if (gesdd<T>(Q.view(), s.data(), U.view(), VT.view()) != 0)
+      if (lapack::gesdd<T>(Q.view(), s.data(), U.view(), VT.view()) != 0)
         throw NoConvergence("PARAFAC2's final P-step (LAPACK gesdd)", 0, 0.0, 0.0,
                             fmt::format("the SVD of X_{}^T A diag(c_{}) H^T did not converge", k, k));
       for (T v : s) nuclear += static_cast<double>(v);
       Matrix<T> Pk = Matrix<T>::uninitialized(J, F);
-      cpu::gemm<T>(Op::None, Op::None, T(1), U.view(), VT.view(), T(0), Pk.view());
+      lapack::gemm<T>(Op::None, Op::None, T(1), U.view(), VT.view(), T(0), Pk.view());
       P.push_back(std::move(Pk));
     }
     return P;
@@ -165,28 +165,12 @@ class CpuParafac2 final : public Parafac2Steps<T> {
 
 }  // namespace
 
-bool inverse_root(const Matrix<double>& S, MatrixView<double> W) {
-  const index F = S.rows();
-  Matrix<double> a = S.clone(), U(F, F), VT(F, F);
-  std::vector<double> s(static_cast<std::size_t>(F));
-  if (gesdd<double>(a.view(), s.data(), U.view(), VT.view()) != 0) return false;
-  const double floor = static_cast<double>(F) * std::numeric_limits<double>::epsilon() * s[0];
-  for (index c = 0; c < F; ++c)
-    for (index r = 0; r < F; ++r) {
-      double t = 0;
-      for (index j = 0; j < F; ++j)
-        if (s[static_cast<std::size_t>(j)] > floor) t += VT(j, r) * U(c, j) / std::sqrt(s[static_cast<std::size_t>(j)]);
-      W(r, c) = t;
-    }
-  return true;
-}
-
 template <Real T>
-std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs) {
+std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs) {
   return std::make_unique<CpuParafac2<T>>(slabs);
 }
 
-template std::unique_ptr<Parafac2Steps<float>> parafac2_steps<float>(const std::vector<ConstMatrixView<float>>&);
-template std::unique_ptr<Parafac2Steps<double>> parafac2_steps<double>(const std::vector<ConstMatrixView<double>>&);
+template std::unique_ptr<kernels::Parafac2Steps<float>> parafac2_steps<float>(const std::vector<ConstMatrixView<float>>&);
+template std::unique_ptr<kernels::Parafac2Steps<double>> parafac2_steps<double>(const std::vector<ConstMatrixView<double>>&);
 
-}  // namespace linv::kernels::cpu
+}  // namespace linv::cpu

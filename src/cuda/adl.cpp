@@ -14,7 +14,7 @@
 #include "cuda/adl.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
+#include "cuda/backend.hpp"
 #include "cuda/kernels.hpp"
 
 namespace linv::cuda {
@@ -99,7 +99,7 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
     // the lower triangle is then mirrored so that H is exactly symmetric, as on the CPU
     blas::gemm<T>(lane_.blas, Op::None, Op::Transpose, K_, K_, N_, T(1), S_.data(), K_, S_.data(), K_, T(0), H_.data(),
                   K_);
-    kernels::mirror_lower<T>(H_.data(), K_, K_, lane_.stream);
+    launch::mirror_lower<T>(H_.data(), K_, K_, lane_.stream);
     profile_.end("S S^T", lane_.stream);
     PinnedBuffer& host = pinned(host_coefficients_, bytes_of(count, sizeof(double)) + bytes_of(K_ * K_, sizeof(T)));
     T* host_H = reinterpret_cast<T*>(host.as<double>() + count);

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/batched.hpp"
+#include "cuda/backend.hpp"
 #include "cuda/context.hpp"
 
 namespace linv::cuda {
@@ -282,8 +282,6 @@ int launch_groups(const Batch<T>& batch, cudaStream_t stream) {
   return S;
 }
 
-}  // namespace
-
 template <Real T>
 std::string batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n, int device,
                                  std::vector<index>& pivot) {
@@ -339,9 +337,30 @@ std::string batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::in
   return "gauss-jordan in registers (" + std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " per matrix)";
 }
 
-template std::string batched_gauss_jordan<float>(const float*, const float*, int, float*, std::int64_t, int, int,
-                                                  std::vector<index>&);
-template std::string batched_gauss_jordan<double>(const double*, const double*, int, double*, std::int64_t, int, int,
-                                                   std::vector<index>&);
+template <Real T>
+class Batched final : public kernels::Batched<T> {
+ public:
+  std::string invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
+    const index n = A.rows();
+    return batched_gauss_jordan<T>(A.data(), nullptr, 0, X.data(), n == 0 ? 0 : A.cols() / n, static_cast<int>(n),
+                                   A.device().index(), pivot);
+  }
+  std::string solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+                    std::vector<index>& pivot) const override {
+    const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
+    return batched_gauss_jordan<T>(A.data(), B.data(), static_cast<int>(count == 0 ? 0 : B.cols() / count), X.data(),
+                                   count, static_cast<int>(n), A.device().index(), pivot);
+  }
+};
+
+}  // namespace
+
+template <Real T>
+const kernels::Batched<T>& batched() {
+  static const Batched<T> family;
+  return family;
+}
+template const kernels::Batched<float>& batched<float>();
+template const kernels::Batched<double>& batched<double>();
 
 }  // namespace linv::cuda

@@ -20,7 +20,6 @@ constexpr cudaDataType data_type() {
 inline cublasOperation_t op(Op o) { return o == Op::None ? CUBLAS_OP_N : CUBLAS_OP_T; }
 inline cublasFillMode_t fill(Uplo u) { return u == Uplo::Lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER; }
 inline cublasDiagType_t diag(Diag d) { return d == Diag::Unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
-enum class Side { Left, Right };
 inline cublasSideMode_t side(Side s) { return s == Side::Left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT; }
 
 // C := alpha op(A) op(B) + beta C on raw pointers (m x n result, inner dimension k).

@@ -61,6 +61,13 @@ void check(cusolverStatus_t status, const char* what) {
   throw DeviceError(std::string("cuSOLVER: ") + what + " failed: " + cusolver_status_name(status));
 }
 
+void check(cusparseStatus_t status, const char* what) {
+  if (status == CUSPARSE_STATUS_SUCCESS) return;
+  if (status == CUSPARSE_STATUS_ALLOC_FAILED)
+    throw DeviceError(std::string("cuSPARSE: ") + what + ": out of device memory");
+  throw DeviceError(std::string("cuSPARSE: ") + what + " failed: " + cusparseGetErrorString(status));
+}
+
 void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 
 PhaseProfile::PhaseProfile(const char* what) : what_(what), enabled_(std::getenv("LINV_PROFILE") != nullptr) {}
@@ -141,6 +148,14 @@ Context::Context(int device) : device_(device) {
   }
   check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
   infos_ = static_cast<int*>(allocate(64 * sizeof(int), device_));
+}
+
+cusparseHandle_t Context::sparse() {
+  if (sparse_ == nullptr) {
+    check(cusparseCreate(&sparse_), "cusparseCreate");
+    check(cusparseSetStream(sparse_, main_.stream), "cusparseSetStream");
+  }
+  return sparse_;
 }
 
 void Context::activate() const { check(cudaSetDevice(device_), "cudaSetDevice"); }

@@ -1,12 +1,13 @@
 // A CUDA device as linv uses it: two streams (the second runs look-ahead work beside the main one),
-// cuBLAS and cuSOLVER handles bound to each, and scratch memory that grows and is reused across calls,
-// so no operation calls cudaMalloc in a hot loop. One Context per GPU, created on first use.
-// Included only by .cu files.
+// cuBLAS and cuSOLVER handles bound to each (and cuSPARSE on the main one), and scratch memory that grows
+// and is reused across calls, so no operation calls cudaMalloc in a hot loop. One Context per GPU, created
+// on first use. Included only by the CUDA backend's files.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
+#include <cusparse.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,7 @@ namespace linv::cuda {
 void check(cudaError_t status, const char* what);
 void check(cublasStatus_t status, const char* what);
 void check(cusolverStatus_t status, const char* what);
+void check(cusparseStatus_t status, const char* what);
 // After a kernel launch: a launch error (bad configuration, no kernel image for this GPU) as DeviceError.
 void check_launch(const char* kernel);
 
@@ -74,6 +76,8 @@ class Context {
   const Lane& main() const noexcept { return main_; }
   const Lane& side() const noexcept { return side_; }
   cusolverDnParams_t params() const noexcept { return params_; }
+  // cuSPARSE on the main stream, made on first use (few calls need it).
+  cusparseHandle_t sparse();
 
   // Device scratch of at least `bytes` in `slot`; valid until the next call for the same slot.
   void* scratch(Slot slot, std::size_t bytes);
@@ -99,6 +103,7 @@ class Context {
   int device_;
   Lane main_, side_;
   cusolverDnParams_t params_ = nullptr;
+  cusparseHandle_t sparse_ = nullptr;
   void* buffers_[static_cast<int>(Slot::count)] = {};
   std::size_t sizes_[static_cast<int>(Slot::count)] = {};
   void* host_ = nullptr;

@@ -17,13 +17,12 @@
 
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
+#include "cuda/backend.hpp"
 #include "cuda/kernels.hpp"
 
 namespace linv::cuda {
 namespace {
 
-using blas::Side;
 
 class Event {
  public:
@@ -92,13 +91,13 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     check(cusolverDnXgetrf(side.solver, ctx.params(), n - k, b, blas::data_type<T>(), panel, ld, local,
                            blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, infos + step),
           "getrf (panel)");
-    kernels::panel_pivots(local, pivots, k, b, side.stream);
-    kernels::interchange_plan(pivots, k, k + b, plan_touched, plan_source, plan_count, side.stream);
+    launch::panel_pivots(local, pivots, k, b, side.stream);
+    launch::interchange_plan(pivots, k, k + b, plan_touched, plan_source, plan_count, side.stream);
     check(cudaMemcpy2DAsync(lu11, b * sizeof(T), panel, ld * sizeof(T), b * sizeof(T), b, cudaMemcpyDeviceToDevice,
                             side.stream),
           "cudaMemcpy2D");
     // A11^-1 = U11^-1 L11^-1 in place of the diagonal block
-    kernels::fill_identity(panel, b, ld, side.stream);
+    launch::fill_identity(panel, b, ld, side.stream);
     blas::trsm<T>(side.blas, Side::Left, Uplo::Upper, Op::None, Diag::NonUnit, b, b, T(1), lu11, b, panel, ld);
     blas::trsm<T>(side.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, b, b, T(1), lu11, b, panel, ld);
     // below: -A21 A11^-1 = -L21 L11^-1
@@ -129,8 +128,8 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     profile.begin("interchanges+copies", main.stream);
     // The panel's row interchanges, in every other column.
     const int max_count = static_cast<int>(2 * b);
-    kernels::apply_interchange_plan(A.data(), ld, 0, k, plan_touched, plan_source, plan_count, max_count, main.stream);
-    kernels::apply_interchange_plan(A.data(), ld, k + b, n, plan_touched, plan_source, plan_count, max_count,
+    launch::apply_interchange_plan(A.data(), ld, 0, k, plan_touched, plan_source, plan_count, max_count, main.stream);
+    launch::apply_interchange_plan(A.data(), ld, k + b, n, plan_touched, plan_source, plan_count, max_count,
                                     main.stream);
     // Copy the block row of the other columns out and zero it: then one product updates every row.
     // row_block's columns: [0, k) then [k + b, n).
@@ -161,7 +160,7 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     profile.end("updates", main.stream);
   }
   // (P A)^-1 = A^-1 P^T: interchange the columns back, last first.
-  kernels::unpermute_columns(A.data(), n, n, ld, pivots, main.stream);
+  launch::unpermute_columns(A.data(), n, n, ld, pivots, main.stream);
   std::vector<int> info(static_cast<std::size_t>(panels));
   check(cudaMemcpyAsync(info.data(), infos, panels * sizeof(int), cudaMemcpyDeviceToHost, main.stream), "cudaMemcpy");
   ctx.synchronize();

@@ -1,6 +1,6 @@
-// Imaging on the GPU: H^T H + lambda I formed entry by entry from the PSF (see imaging::normal_matrix),
-// and the matrix-free reconstruction: conjugate gradients on (H^T H + lambda I) f = H^T g with H applied
-// by cuFFT on the zero-padded image, the same scheme as imaging::Convolution on the CPU.
+// The imaging family on the GPU (src/kernels/imaging.hpp): H^T H + lambda I formed entry by entry from the
+// PSF (see imaging::normal_matrix), and H applied by cuFFT on the zero-padded image, the same scheme as
+// imaging::Convolution on the CPU, for the conjugate gradients of src/core/imaging.cpp.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/backend.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
@@ -92,9 +92,9 @@ unsigned grid_for(std::int64_t count) {
   return static_cast<unsigned>(std::min<std::int64_t>((count + 255) / 256, 65535));
 }
 
-class FftOperator {
+class FftOperator final : public kernels::Convolution {
  public:
-  FftOperator(Context& ctx, std::int64_t rows, std::int64_t cols, const Matrix<double>& kernel)
+  FftOperator(Context& ctx, std::int64_t rows, std::int64_t cols, ConstMatrixView<double> kernel)
       : ctx_(ctx), rows_(rows), cols_(cols), kr_(kernel.rows()), kc_(kernel.cols()), P_(rows + kr_ - 1),
         Q_(cols + kc_ - 1), spectrum_count_(Q_ * (P_ / 2 + 1)),
         real_(P_ * Q_, 1, Device::cuda(ctx.device())), freq_(2 * spectrum_count_, 1, Device::cuda(ctx.device())),
@@ -105,35 +105,45 @@ class FftOperator {
     check_fft(cufftPlan2d(&backward_, static_cast<int>(Q_), static_cast<int>(P_), CUFFT_Z2D), "plan");
     check_fft(cufftSetStream(forward_, stream), "stream");
     check_fft(cufftSetStream(backward_, stream), "stream");
-    const Matrix<double> k = Matrix<double>::copy_of(kernel.view()).to(Device::cuda(ctx.device()));
+    const Matrix<double> k = Matrix<double>::copy_of(kernel).to(Device::cuda(ctx.device()));
     place_kernel<<<grid_for(P_ * Q_), 256, 0, stream>>>(k.data(), kr_, kc_, ld_of(k.ld()), real_.data(), P_, Q_, 0, 0);
     check_launch("place");
     check_fft(cufftExecD2Z(forward_, real_.data(), spectrum()), "forward transform");
     ctx.synchronize();
   }
-  ~FftOperator() {
+  ~FftOperator() override {
     cufftDestroy(forward_);
     cufftDestroy(backward_);
   }
   FftOperator(const FftOperator&) = delete;
   FftOperator& operator=(const FftOperator&) = delete;
 
-  // out := H^T g (g rows x cols, leading dimension ld).
-  void adjoint(const double* g, std::int64_t ld, double* out) {
-    place(g, ld, kr_ / 2, kc_ / 2);
-    round_trip(/*conjugate=*/true);
-    crop(0, 0, nullptr, 0.0, out);
+  index rows() const override { return rows_ * cols_; }
+  index cols() const override { return rows_ * cols_; }
+
+  // y := H x = S C E x
+  void apply(ConstMatrixView<double> x, MatrixView<double> y) override {
+    place(x.data(), ld_of(x.ld()), 0, 0);
+    round_trip(/*conjugate=*/false);
+    crop(kr_ / 2, kc_ / 2, nullptr, 0.0, y.data());
   }
 
-  // out := (H^T H + lambda I) v (contiguous rows x cols).
-  void normal(const double* v, double lambda, double* out) {
-    place(v, rows_, 0, 0);
+  // x := H^T y = E^T C^T S^T y
+  void apply_transpose(ConstMatrixView<double> y, MatrixView<double> x) override {
+    place(y.data(), ld_of(y.ld()), kr_ / 2, kc_ / 2);
+    round_trip(/*conjugate=*/true);
+    crop(0, 0, nullptr, 0.0, x.data());
+  }
+
+  // y := (H^T H + lambda I) x, the window S^T S applied in place between the two round trips.
+  void normal(ConstMatrixView<double> x, double lambda, MatrixView<double> y) override {
+    place(x.data(), ld_of(x.ld()), 0, 0);
     round_trip(/*conjugate=*/false);
     const cudaStream_t stream = ctx_.main().stream;
     window_kernel<<<grid_for(P_ * Q_), 256, 0, stream>>>(real_.data(), P_, Q_, kr_ / 2, kc_ / 2, rows_, cols_);
     check_launch("window");
     round_trip(/*conjugate=*/true);
-    crop(0, 0, v, lambda, out);
+    crop(0, 0, x.data(), lambda, y.data());
   }
 
  private:
@@ -165,48 +175,22 @@ class FftOperator {
   cufftHandle forward_ = 0, backward_ = 0;
 };
 
-}  // namespace
-
-Matrix<double> deblur_matrix_free(ConstMatrixView<double> g, const Matrix<double>& kernel, double lambda,
-                                  int max_iterations, double tolerance, Device device, int& iterations) {
-  const std::int64_t rows = g.rows(), cols = g.cols(), size = rows * cols;
-  Context& ctx = context_of(device);
-  const cublasHandle_t h = ctx.main().blas;
-  FftOperator H(ctx, rows, cols, kernel);
-  const Matrix<double> gd = Matrix<double>::copy_of(g).to(device);
-  Matrix<double> f(rows, cols, device), r = Matrix<double>::uninitialized(rows, cols, device),
-      p = Matrix<double>::uninitialized(rows, cols, device), q = Matrix<double>::uninitialized(rows, cols, device);
-  H.adjoint(gd.data(), ld_of(gd.ld()), r.data());  // r = b = H^T g (f = 0)
-  check(cudaMemcpyAsync(p.data(), r.data(), size * sizeof(double), cudaMemcpyDeviceToDevice, ctx.main().stream),
-        "cudaMemcpy");
-  auto dot = [&](const Matrix<double>& x, const Matrix<double>& y) {
-    double v = 0;
-    check(cublasDdot_64(h, size, x.data(), 1, y.data(), 1, &v), "dot");
-    return v;
-  };
-  double rr = dot(r, r);
-  const double bnorm = std::sqrt(rr);
-  int k = 0;
-  for (; k < max_iterations && std::sqrt(rr) > tolerance * bnorm; ++k) {
-    H.normal(p.data(), lambda, q.data());
-    const double alpha = rr / dot(p, q), minus_alpha = -alpha;
-    check(cublasDaxpy_64(h, size, &alpha, p.data(), 1, f.data(), 1), "axpy");
-    check(cublasDaxpy_64(h, size, &minus_alpha, q.data(), 1, r.data(), 1), "axpy");
-    const double next = dot(r, r), beta = next / rr, one = 1;
-    check(cublasDscal_64(h, size, &beta, p.data(), 1), "scal");
-    check(cublasDaxpy_64(h, size, &one, r.data(), 1, p.data(), 1), "axpy");
-    rr = next;
+class Imaging final : public kernels::Imaging {
+ public:
+  Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
+                               Device device) const override;
+  std::unique_ptr<kernels::Convolution> convolution(index height, index width, ConstMatrixView<double> kernel,
+                                                    Device device) const override {
+    return std::make_unique<FftOperator>(context_of(device), height, width, kernel);
   }
-  iterations = k;
-  ctx.synchronize();
-  return f.to(Device::cpu());
-}
+};
 
-Matrix<double> normal_matrix(index height, index width, const Matrix<double>& kernel, double lambda, Device device) {
+Matrix<double> Imaging::normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
+                                      Device device) const {
   const index size = height * width;
   Matrix<double> C(size, size, device);  // zeros: most pixel pairs do not interact
   if (size == 0) return C;
-  const Matrix<double> K = Matrix<double>::copy_of(kernel.view()).to(device);
+  const Matrix<double> K = Matrix<double>::copy_of(kernel).to(device);
   Context& ctx = context_of(device);
   constexpr int threads = 128;
   normal_matrix_kernel<<<static_cast<unsigned>((size + threads - 1) / threads), threads, 0, ctx.main().stream>>>(
@@ -214,6 +198,13 @@ Matrix<double> normal_matrix(index height, index width, const Matrix<double>& ke
   check_launch("normal_matrix");
   ctx.synchronize();
   return C;
+}
+
+}  // namespace
+
+const kernels::Imaging& imaging() {
+  static const Imaging family;
+  return family;
 }
 
 }  // namespace linv::cuda

@@ -6,7 +6,7 @@
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
 
-namespace linv::cuda::kernels {
+namespace linv::cuda::launch {
 namespace {
 
 constexpr int kThreads = 256;
@@ -550,4 +550,4 @@ LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE
 
-}  // namespace linv::cuda::kernels
+}  // namespace linv::cuda::launch

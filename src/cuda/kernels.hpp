@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace linv::cuda::kernels {
+namespace linv::cuda::launch {
 
 // A := I (n x n).
 template <class T>
@@ -100,4 +100,4 @@ template <class T>
 void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,
                   cudaStream_t stream);
 
-}  // namespace linv::cuda::kernels
+}  // namespace linv::cuda::launch

@@ -5,7 +5,8 @@
 // refinement, and faster at n = 16384 (0.152 against 0.180 s on an H100, docs/gpu-performance-notes.md).
 // Cholesky (IRS has none): LAPACK dsposv's algorithm on cuSOLVER, float32 potrf and plain refinement.
 // Both stop at LAPACK's test ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column. When they
-// cannot get there the outcome says why, and linv's core solves in float64 (src/core/dense.cpp).
+// cannot get there the outcome says why, and linv's core solves in float64 (src/core/dense.cpp). The mixed
+// family (src/kernels/vectors.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,8 +21,9 @@
 
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
+#include "cuda/backend.hpp"
 #include "cuda/kernels.hpp"
+#include "linv/errors.hpp"
 
 namespace linv::cuda {
 namespace {
@@ -38,7 +40,7 @@ class FloatCholesky {
   // Factors A rounded to float32; false when that is not positive definite.
   bool factor(ConstMatrixView<double> A) {
     const Lane& lane = ctx_.main();
-    kernels::to_float(A.data(), n_, n_, ld_of(A.ld()), l_, n_, lane.stream);
+    launch::to_float(A.data(), n_, n_, ld_of(A.ld()), l_, n_, lane.stream);
     std::size_t dev_bytes = 0, host_bytes = 0;
     check(cusolverDnXpotrf_bufferSize(lane.solver, ctx_.params(), CUBLAS_FILL_MODE_LOWER, n_, CUDA_R_32F, l_, n_,
                                       CUDA_R_32F, &dev_bytes, &host_bytes),
@@ -76,7 +78,7 @@ class Residual {
         host_(static_cast<std::size_t>(2 * nrhs_)) {
     const cudaStream_t stream = ctx.main().stream;
     check(cudaMemsetAsync(norms_ + 2 * nrhs_, 0, sizeof(double), stream), "cudaMemset");
-    kernels::norm_inf(A.data(), n_, n_, ld_of(A.ld()), norms_ + 2 * nrhs_, stream);
+    launch::norm_inf(A.data(), n_, n_, ld_of(A.ld()), norms_ + 2 * nrhs_, stream);
     check(cudaMemcpyAsync(&anorm_, norms_ + 2 * nrhs_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
     ctx.synchronize();
   }
@@ -92,8 +94,8 @@ class Residual {
           "cudaMemcpy2D");
     blas::gemm<double>(lane.blas, Op::None, Op::None, n_, nrhs_, n_, -1.0, A_.data(), ld_of(A_.ld()), X_.data(),
                        ld_of(X_.ld()), 1.0, r_, n_);
-    kernels::column_max_abs(r_, n_, nrhs_, n_, norms_, lane.stream);
-    kernels::column_max_abs(X_.data(), n_, nrhs_, ld_of(X_.ld()), norms_ + nrhs_, lane.stream);
+    launch::column_max_abs(r_, n_, nrhs_, n_, norms_, lane.stream);
+    launch::column_max_abs(X_.data(), n_, nrhs_, ld_of(X_.ld()), norms_ + nrhs_, lane.stream);
     check(cudaMemcpyAsync(host_.data(), norms_, 2 * nrhs_ * sizeof(double), cudaMemcpyDeviceToHost, lane.stream),
           "cudaMemcpy");
     ctx_.synchronize();
@@ -181,12 +183,37 @@ IrsResult irs_solve(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<dou
   return {iterations, ""};
 }
 
-}  // namespace
+class Mixed final : public kernels::Mixed {
+ public:
+  kernels::MixedOutcome solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                              bool cholesky, FactorPrecision low) const override;
+  kernels::MixedOutcome least_squares(ConstMatrixView<double> A, ConstMatrixView<double>,
+                                      MatrixView<double>) const override {
+    throw InvalidArgument(fmt::format("mixed-precision least squares runs on the CPU only in this version of linv; "
+                                      "the matrix is on {}: move it with .to(Device::cpu())",
+                                      A.device().name()));
+  }
+  void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst) const override {
+    if (src.empty()) return;
+    Context& ctx = context_of(src.device());
+    launch::to_float(src.data(), src.rows(), src.cols(), ld_of(src.ld()), dst.data(), ld_of(dst.ld()),
+                     ctx.main().stream);
+    ctx.synchronize();
+  }
+  void add_correction(ConstMatrixView<float> d, MatrixView<double> x) const override {
+    if (d.empty()) return;
+    Context& ctx = context_of(d.device());
+    // the kernel reads d contiguously (leading dimension = rows)
+    if (d.cols() > 1 && d.ld() != d.rows()) throw InvalidArgument("add_correction: d must be contiguous");
+    launch::add_correction(d.data(), d.rows(), d.cols(), x.data(), ld_of(x.ld()), ctx.main().stream);
+    ctx.synchronize();
+  }
+};
 
-MixedOutcome mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky,
-                         FactorPrecision low) {
+kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                                   bool cholesky, FactorPrecision low) const {
   const std::int64_t n = A.rows(), nrhs = B.cols();
-  MixedOutcome out;
+  kernels::MixedOutcome out;
   if (n == 0 || nrhs == 0) return out;
   Context& ctx = Context::get(A.device().index());
   ctx.activate();
@@ -216,11 +243,11 @@ MixedOutcome mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, M
     return out;
   }
   auto* correction = ctx.scratch_as<float>(Slot::b, static_cast<std::size_t>(n * nrhs));
-  kernels::to_float(B.data(), n, nrhs, ld_of(B.ld()), correction, n, lane.stream);
+  launch::to_float(B.data(), n, nrhs, ld_of(B.ld()), correction, n, lane.stream);
   factor.solve(correction, nrhs);
   check(cudaMemset2DAsync(X.data(), ld_of(X.ld()) * sizeof(double), 0, n * sizeof(double), nrhs, lane.stream),
         "cudaMemset2D");
-  kernels::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
+  launch::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
   for (int k = 0;; ++k) {
     out.backward_error = residual.update(passes);
     if (passes) {
@@ -228,13 +255,20 @@ MixedOutcome mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, M
       return out;
     }
     if (k == kMaxCorrections) break;
-    kernels::to_float(residual.r(), n, nrhs, n, correction, n, lane.stream);
+    launch::to_float(residual.r(), n, nrhs, n, correction, n, lane.stream);
     factor.solve(correction, nrhs);
-    kernels::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
+    launch::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
   }
   out.iterations = kMaxCorrections;
   out.failure = fmt::format("refinement did not converge in {} steps", kMaxCorrections);
   return out;
+}
+
+}  // namespace
+
+const kernels::Mixed& mixed() {
+  static const Mixed family;
+  return family;
 }
 
 }  // namespace linv::cuda

@@ -20,9 +20,9 @@
 
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
+#include "cuda/backend.hpp"
 #include "cuda/kernels.hpp"
-#include "kernels/dense.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
@@ -73,12 +73,12 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
       } else {
         for (std::int64_t j0 = 0; j0 < X.cols(); j0 += chunk) {
           const std::int64_t n = std::min(chunk, X.cols() - j0);
-          kernels::to_double<T>(X.data() + j0 * X.ld(), I_, n, ld_of(X.ld()), block->as<double>(), I_, lane_.stream);
+          launch::to_double<T>(X.data() + j0 * X.ld(), I_, n, ld_of(X.ld()), block->as<double>(), I_, lane_.stream);
           blas::gemm<double>(lane_.blas, Op::None, Op::Transpose, I_, I_, n, 1.0, block->as<double>(), I_,
                              block->as<double>(), I_, j0 == 0 ? 0.0 : 1.0, G, I_);
         }
       }
-      kernels::mirror_lower<double>(G, I_, I_, lane_.stream);  // exactly symmetric, as the CPU's
+      launch::mirror_lower<double>(G, I_, I_, lane_.stream);  // exactly symmetric, as the CPU's
     }
   }
   ~GpuParafac2() override { (void)cudaStreamSynchronize(lane_.stream); }
@@ -121,7 +121,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
                                     d_S_, static_cast<int>(F), d_values_, eigen_work_->as<double>(), eigen_lwork_,
                                     d_info_, jacobi_.get(), static_cast<int>(K)),
             "batched symmetric eigensolver (syevjBatched)");
-      kernels::inverse_roots(d_S_, d_values_, F, K, d_R_, lane_.stream);
+      launch::inverse_roots(d_S_, d_values_, F, K, d_R_, lane_.stream);
     } else {
       host_roots(F, iteration);
     }
@@ -159,7 +159,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     for (std::int64_t k = 0; k < K_; ++k) {
       const ConstMatrixView<T>& X = slabs_[static_cast<std::size_t>(k)];
       const std::int64_t J = X.cols();
-      linv::kernels::cpu::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
+      cpu::lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
       for (index e = 0; e < M.size(); ++e) Mt.data()[e] = static_cast<T>(M.data()[e]);
       to_device(d_M.p, Mt.data(), Mt.bytes(), lane_.stream);
       Matrix<T> Q = Matrix<T>::uninitialized(J, F, X.device());
@@ -183,11 +183,11 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
       for (std::int64_t c = 0; c < F; ++c)  // geqrf leaves Householder vectors below R's diagonal
         for (std::int64_t r = c + 1; r < F; ++r) R(r, c) = T(0);
       std::vector<T> s(static_cast<std::size_t>(F));
-      if (linv::kernels::cpu::gesdd<T>(R.view(), s.data(), U.view(), VT.view()) != 0)
+      if (cpu::lapack::gesdd<T>(R.view(), s.data(), U.view(), VT.view()) != 0)
         throw NoConvergence("PARAFAC2's final P-step (LAPACK gesdd)", 0, 0.0, 0.0,
                             "the SVD of slab " + std::to_string(k) + "'s F x F QR factor did not converge");
       for (T v : s) nuclear += static_cast<double>(v);
-      linv::kernels::cpu::gemm<T>(Op::None, Op::None, T(1), U.view(), VT.view(), T(0), UVT.view());
+      cpu::lapack::gemm<T>(Op::None, Op::None, T(1), U.view(), VT.view(), T(0), UVT.view());
       to_device(d_UVT.p, UVT.data(), UVT.bytes(), lane_.stream);
       Matrix<T> Pk = Matrix<T>::uninitialized(J, F, X.device());
       blas::gemm<T>(lane_.blas, Op::None, Op::None, J, F, F, T(1), Q.data(), J, d_UVT.as<T>(), F, T(0), Pk.data(), J);
@@ -236,7 +236,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     wait(lane_.stream);
     for (std::int64_t k = 0; k < K_; ++k) {
       const Matrix<double> Sk = Matrix<double>::copy_of(S.view().block(0, k * F, F, F));
-      if (!linv::kernels::cpu::inverse_root(Sk, R.view().block(0, k * F, F, F)))
+      if (!cpu::lapack::inverse_root(Sk, R.view().block(0, k * F, F, F)))
         throw NoConvergence("PARAFAC2's P-step (LAPACK gesdd)", iteration, 0.0, 0.0,
                             "the SVD of an F x F cross-product did not converge");
     }

@@ -1,6 +1,8 @@
 // nvcc cannot evaluate fmt's compile-time format strings, so messages here are built with std::string.
 #include "cuda/runtime.hpp"
 
+#include "cuda/backend.hpp"
+
 #include <cuda_runtime.h>
 #include <cstdlib>
 #include <cstdint>
@@ -142,6 +144,31 @@ void fill_zero(void* p, std::size_t bytes, int device) {
   select(device);
   check(cudaMemset(p, 0, bytes), "cudaMemset", device);
   finish_legacy("cudaMemset", device);
+}
+
+// The runtime family (src/kernels/runtime.hpp) over the functions above.
+namespace {
+class Runtime final : public kernels::Runtime {
+ public:
+  int device_count(std::string& why) const override { return cuda::device_count(why); }
+  GpuInfo device_info(int index) const override { return cuda::device_info(index); }
+  std::string version() const override { return runtime_version(); }
+  void* allocate(std::size_t bytes, int device) const override { return cuda::allocate(bytes, device); }
+  void free(void* p, int device) const noexcept override { cuda::free(p, device); }
+  void copy(void* dst, const void* src, std::size_t bytes, int device) const override {
+    cuda::copy(dst, src, bytes, device);
+  }
+  void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+               std::size_t height, int device) const override {
+    cuda::copy_2d(dst, dst_pitch, src, src_pitch, width, height, device);
+  }
+  void fill_zero(void* p, std::size_t bytes, int device) const override { cuda::fill_zero(p, bytes, device); }
+};
+}  // namespace
+
+const kernels::Runtime& runtime() {
+  static const Runtime r;
+  return r;
 }
 
 }  // namespace linv::cuda

@@ -1,5 +1,5 @@
-// The CUDA runtime as linv's core sees it: device discovery and raw memory. Plain C++ declarations,
-// implemented in runtime.cu, so core code includes this without nvcc.
+// The CUDA runtime inside the CUDA backend: device discovery and raw memory (linv_core reaches them through
+// the runtime family, cuda::runtime() in backend.hpp). Plain C++ declarations, implemented in runtime.cu.
 #pragma once
 
 #include <cstddef>

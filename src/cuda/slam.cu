@@ -2,7 +2,7 @@
 // J is n x (k + s): k dense columns, then s segment columns, segment j owning rows [start_j, start_j+1).
 // N = J^T J (+ damping on its diagonal) = [A B; B^T D] is factored through S = A - B D^-1 B^T:
 //   per segment (one block each): D_j, B(:, j) and, for a step, y_j = (J^T d)_{k+j};
-//   one block: S, its Cholesky factor (k <= kSlamMaxDense, in shared memory), x0 = S^-1 (r0 - B D^-1 y);
+//   one block: S, its Cholesky factor (k <= kMaxDense, in shared memory), x0 = S^-1 (r0 - B D^-1 y);
 //   x1 = D^-1 (y - B^T x0).
 // J^+ column r is N^-1 times row r of J; its segment part is -D^-1 B^T x0 plus v_r / D_s(r) in row s(r),
 // written by one kernel in memory order, at the write bandwidth.
@@ -12,12 +12,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
+#include "cuda/backend.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
 #include "cuda/reduce.cuh"
 #include "cuda/runtime.hpp"
 #include "linv/errors.hpp"
@@ -26,6 +28,19 @@ namespace linv::cuda {
 namespace {
 
 constexpr int kThreads = 128;
+constexpr std::int64_t kMaxDense = 32;  // dense columns the kernels handle (the Schur complement's order)
+
+// J's arrays on the device: n x k dense columns, one segment value per row, segment j owning rows
+// [starts[j], starts[j + 1]), and each row's segment.
+template <class T>
+struct BorderedView {
+  const T* dense;
+  std::int64_t ld;
+  const T* values;
+  const std::int64_t* starts;
+  const std::int64_t* segment_of;
+  std::int64_t n, k, segments;
+};
 
 // A = J_d^T J_d (lower triangle) and z = J_d^T d, by blocks of rows added atomically into zeroed A and z:
 // blockIdx.y picks the entry (a pair p >= q of dense columns, or p and d for z). cuBLAS's syrk and gemm
@@ -101,8 +116,8 @@ __global__ void segment_kernel(BorderedView<T> J, const T* d, T* D, T* B, T* y, 
 template <class T>
 __global__ void schur_kernel(std::int64_t k, std::int64_t s, const T* A, const T* B, const T* D, const T* z,
                              const T* y, double damping, T* L, T* x, int* info) {
-  __shared__ T S[kSlamMaxDense * kSlamMaxDense];
-  __shared__ T rhs[kSlamMaxDense];
+  __shared__ T S[kMaxDense * kMaxDense];
+  __shared__ T rhs[kMaxDense];
   __shared__ int failed;
   __shared__ T partial[32];
   // the sums over segments by the whole block, one entry at a time (k <= 32: at most 1056 entries)
@@ -171,7 +186,7 @@ __global__ void pinv_dense_part_kernel(BorderedView<T> J, const T* L, const T* B
   if (r >= J.n) return;
   const std::int64_t k = J.k, s = J.segment_of[r];
   const T v = J.values[r], scale = v / D[s];
-  T x[kSlamMaxDense];
+  T x[kMaxDense];
   for (std::int64_t p = 0; p < k; ++p) x[p] = J.dense[r + p * J.ld] - B[p + s * k] * scale;
   cholesky_solve_small(L, k, x);
   for (std::int64_t p = 0; p < k; ++p) X0[p + r * k] = x[p];
@@ -236,11 +251,11 @@ Work<T> work_for(Context& ctx, std::int64_t n_cols_k, std::int64_t s) {
 }
 
 // Reads the flags back and turns them into the outcome.
-SlamOutcome outcome_of(Context& ctx, const int* flags) {
+kernels::SlamOutcome outcome_of(Context& ctx, const int* flags) {
   int host[2] = {0, 0};
   check(cudaMemcpyAsync(host, flags, sizeof(host), cudaMemcpyDeviceToHost, ctx.main().stream), "cudaMemcpy");
   ctx.synchronize();
-  SlamOutcome o;
+  kernels::SlamOutcome o;
   o.unobservable_segment = host[0] == 0x7f7f7f7f ? -1 : host[0];
   o.failing_dense = host[1];
   return o;
@@ -265,14 +280,12 @@ void start_factor(Context& ctx, const BorderedView<T>& J, const T* d, double dam
   check_launch("schur");
 }
 
-}  // namespace
-
 template <Real T>
-SlamOutcome slam_step(const BorderedView<T>& J, ConstMatrixView<T> d, double damping, MatrixView<T> x) {
+kernels::SlamOutcome step(const BorderedView<T>& J, ConstMatrixView<T> d, double damping, MatrixView<T> x) {
   Context& ctx = context_of(d.device());
   const Lane& lane = ctx.main();
   const Work<T> w = work_for<T>(ctx, J.k, J.segments);
-  SlamOutcome o;
+  kernels::SlamOutcome o;
   for (std::int64_t c = 0; c < d.cols(); ++c) {
     const T* dc = d.data() + c * ld_of(d.ld());
     T* xc = x.data() + c * ld_of(x.ld());
@@ -286,12 +299,12 @@ SlamOutcome slam_step(const BorderedView<T>& J, ConstMatrixView<T> d, double dam
 }
 
 template <Real T>
-SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P) {
+kernels::SlamOutcome pinv(const BorderedView<T>& J, double damping, MatrixView<T> P) {
   Context& ctx = context_of(P.device());
   const Lane& lane = ctx.main();
   const Work<T> w = work_for<T>(ctx, J.k, J.segments);
   start_factor<T>(ctx, J, nullptr, damping, w, nullptr);
-  const SlamOutcome o = outcome_of(ctx, w.flags);
+  const kernels::SlamOutcome o = outcome_of(ctx, w.flags);
   if (o.unobservable_segment >= 0 || o.failing_dense > 0) return o;
   T* C = ctx.scratch_as<T>(Slot::d, static_cast<std::size_t>(J.k * J.segments + 1));
   scaled_border_kernel<T><<<blocks(J.k * J.segments, 256), 256, 0, lane.stream>>>(J.k, J.segments, w.B, w.D, C);
@@ -310,138 +323,111 @@ SlamOutcome slam_pinv(const BorderedView<T>& J, double damping, MatrixView<T> P)
   return o;
 }
 
-// ---- CGLS on compressed rows (the fallback for Jacobians without the bordered structure) ----
+// ---- the sparse fallback: J as an operator for CGLS (src/core/krylov.hpp) ----
 
-namespace {
+// J as compressed rows in float64 on one GPU: cuSPARSE products with its vectors.
+class Sparse final : public kernels::LinearOperator<double> {
+ public:
+  template <Real T>
+  Sparse(const slam::SparseJacobian<T>& J, Device device)
+      : ctx_(context_of(device)), n_(J.rows), m_(J.cols), nnz_(J.row_start[static_cast<std::size_t>(J.rows)]),
+        rows_(bytes_of(n_ + 1, sizeof(std::int64_t)), ctx_.device()),
+        columns_(bytes_of(nnz_, sizeof(std::int64_t)), ctx_.device()),
+        values_(bytes_of(nnz_, sizeof(double)), ctx_.device()) {
+    const std::vector<double> values(J.value.begin(), J.value.end());
+    const cudaStream_t stream = ctx_.main().stream;
+    to_device(rows_.p, J.row_start.data(), bytes_of(n_ + 1, sizeof(std::int64_t)), stream);
+    to_device(columns_.p, J.column.data(), bytes_of(nnz_, sizeof(std::int64_t)), stream);
+    to_device(values_.p, values.data(), bytes_of(nnz_, sizeof(double)), stream);
+    wait(stream);  // `values` dies here
+    check(cusparseCreateCsr(&A_, n_, m_, nnz_, rows_.p, columns_.p, values_.p, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
+                            CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
+          "CSR descriptor");
+  }
+  ~Sparse() override {
+    if (A_) cusparseDestroySpMat(A_);
+  }
+  Sparse(const Sparse&) = delete;
+  Sparse& operator=(const Sparse&) = delete;
 
-void check_sparse(cusparseStatus_t status, const char* what) {
-  if (status != CUSPARSE_STATUS_SUCCESS)
-    throw DeviceError(std::string("cuSPARSE: ") + what + " failed: " + cusparseGetErrorString(status));
-}
+  index rows() const override { return n_; }
+  index cols() const override { return m_; }
+  void apply(ConstMatrixView<double> x, MatrixView<double> y) override {
+    multiply(CUSPARSE_OPERATION_NON_TRANSPOSE, x, m_, y, n_);
+  }
+  void apply_transpose(ConstMatrixView<double> y, MatrixView<double> x) override {
+    multiply(CUSPARSE_OPERATION_TRANSPOSE, y, n_, x, m_);
+  }
 
-template <class T>
-T dot(cublasHandle_t h, std::int64_t n, const T* x, const T* y) {
-  T v = 0;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSdot_64(h, n, x, 1, y, 1, &v), "dot");
-  else
-    check(cublasDdot_64(h, n, x, 1, y, 1, &v), "dot");
-  return v;
-}
+ private:
+  // out := op(J) in by SpMV, with the workspace it asks for kept between calls.
+  void multiply(cusparseOperation_t op, ConstMatrixView<double> in, std::int64_t in_size, MatrixView<double> out,
+                std::int64_t out_size) {
+    const cusparseHandle_t h = ctx_.sparse();
+    cusparseDnVecDescr_t vin = nullptr, vout = nullptr;
+    check(cusparseCreateDnVec(&vin, in_size, const_cast<double*>(in.data()), CUDA_R_64F), "vector");
+    check(cusparseCreateDnVec(&vout, out_size, out.data(), CUDA_R_64F), "vector");
+    const double one = 1, zero = 0;
+    std::size_t bytes = 0;
+    check(cusparseSpMV_bufferSize(h, op, &one, A_, vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+          "SpMV workspace query");
+    if (!work_ || bytes > work_bytes_) {
+      ctx_.synchronize();  // queued products may still use the old workspace
+      work_.emplace(std::max<std::size_t>(bytes, 1), ctx_.device());
+      work_bytes_ = bytes;
+    }
+    check(cusparseSpMV(h, op, &one, A_, vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, work_->p), "SpMV");
+    cusparseDestroyDnVec(vin);
+    cusparseDestroyDnVec(vout);
+  }
 
-template <class T>
-void axpy(cublasHandle_t h, std::int64_t n, T alpha, const T* x, T* y) {
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSaxpy_64(h, n, &alpha, x, 1, y, 1), "axpy");
-  else
-    check(cublasDaxpy_64(h, n, &alpha, x, 1, y, 1), "axpy");
-}
+  Context& ctx_;
+  std::int64_t n_, m_, nnz_;
+  DeviceBuffer rows_, columns_, values_;
+  cusparseSpMatDescr_t A_ = nullptr;
+  std::optional<DeviceBuffer> work_;
+  std::size_t work_bytes_ = 0;
+};
 
-template <class T>
-void scal(cublasHandle_t h, std::int64_t n, T alpha, T* x) {
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSscal_64(h, n, &alpha, x, 1), "scal");
-  else
-    check(cublasDscal_64(h, n, &alpha, x, 1), "scal");
-}
+template <Real T>
+class Slam final : public kernels::Slam<T> {
+ public:
+  kernels::SlamOutcome step(const slam::BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping,
+                            MatrixView<T> x) const override {
+    return cuda::step<T>(view_of(J), d, damping, x);
+  }
+  kernels::SlamOutcome pinv(const slam::BorderedJacobian<T>& J, double damping, MatrixView<T> P) const override {
+    return cuda::pinv<T>(view_of(J), damping, P);
+  }
+  kernels::SlamOutcome normal_inverse(const slam::BorderedJacobian<T>& J, double, MatrixView<T>) const override {
+    throw InvalidArgument("slam::normal_inverse runs on the CPU only in this version of linv; J is on " +
+                          J.device().name() + ": move it with .to(Device::cpu())");
+  }
+  std::unique_ptr<kernels::LinearOperator<double>> sparse(const slam::SparseJacobian<T>& J,
+                                                          Device device) const override {
+    return std::make_unique<Sparse>(J, device);
+  }
+
+ private:
+  static BorderedView<T> view_of(const slam::BorderedJacobian<T>& J) {
+    if (J.dense_cols() > kMaxDense)
+      throw InvalidArgument("the GPU handles bordered Jacobians of up to " + std::to_string(kMaxDense) +
+                            " dense columns; this one has " + std::to_string(J.dense_cols()) +
+                            " (keep J on the CPU)");
+    const typename slam::BorderedJacobian<T>::Arrays a = J.arrays();
+    return {J.dense().data(), ld_of(J.dense().ld()), a.values, a.bounds, a.segment_of, J.rows(), J.dense_cols(),
+            J.segments()};
+  }
+};
 
 }  // namespace
 
 template <Real T>
-CglsResult cgls(const CsrView<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations, MatrixView<T> X) {
-  Context& ctx = context_of(d.device());
-  const Lane& lane = ctx.main();
-  const int device = ctx.device();
-  const std::int64_t n = J.rows, m = J.cols, nnz = J.row_start[n];
-  const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
-  // J's arrays, uploaded
-  DeviceBuffer rows(static_cast<std::size_t>(n + 1) * sizeof(std::int64_t), device),
-      columns(static_cast<std::size_t>(nnz) * sizeof(std::int64_t), device), values(static_cast<std::size_t>(nnz) * sizeof(T), device);
-  check(cudaMemcpyAsync(rows.p, J.row_start, (n + 1) * sizeof(std::int64_t), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
-  check(cudaMemcpyAsync(columns.p, J.column, nnz * sizeof(std::int64_t), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
-  check(cudaMemcpyAsync(values.p, J.value, nnz * sizeof(T), cudaMemcpyHostToDevice, lane.stream), "cudaMemcpy");
-  // vectors: x, s, p (m); r, q (n)
-  DeviceBuffer vectors(static_cast<std::size_t>(3 * m + 2 * n) * sizeof(T), device);
-  T* x = static_cast<T*>(vectors.p);
-  T *s = x + m, *p = s + m, *r = p + m, *q = r + n;
-  struct Sparse {
-    cusparseHandle_t h = nullptr;
-    cusparseSpMatDescr_t A = nullptr;
-    cusparseDnVecDescr_t vp = nullptr, vq = nullptr, vr = nullptr, vs = nullptr;
-    ~Sparse() {
-      for (cusparseDnVecDescr_t v : {vp, vq, vr, vs})
-        if (v) cusparseDestroyDnVec(v);
-      if (A) cusparseDestroySpMat(A);
-      if (h) cusparseDestroy(h);
-    }
-  } sp;
-  check_sparse(cusparseCreate(&sp.h), "create");
-  check_sparse(cusparseSetStream(sp.h, lane.stream), "set stream");
-  check_sparse(cusparseCreateCsr(&sp.A, n, m, nnz, rows.p, columns.p, values.p, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
-                                 CUSPARSE_INDEX_BASE_ZERO, type),
-               "CSR descriptor");
-  check_sparse(cusparseCreateDnVec(&sp.vp, m, p, type), "vector");
-  check_sparse(cusparseCreateDnVec(&sp.vq, n, q, type), "vector");
-  check_sparse(cusparseCreateDnVec(&sp.vr, n, r, type), "vector");
-  check_sparse(cusparseCreateDnVec(&sp.vs, m, s, type), "vector");
-  const T one = 1, zero = 0;
-  std::size_t bytes_n = 0, bytes_t = 0;
-  check_sparse(cusparseSpMV_bufferSize(sp.h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp.A, sp.vp, &zero, sp.vq, type,
-                                       CUSPARSE_SPMV_ALG_DEFAULT, &bytes_n),
-               "SpMV workspace query");
-  check_sparse(cusparseSpMV_bufferSize(sp.h, CUSPARSE_OPERATION_TRANSPOSE, &one, sp.A, sp.vr, &zero, sp.vs, type,
-                                       CUSPARSE_SPMV_ALG_DEFAULT, &bytes_t),
-               "SpMV workspace query");
-  DeviceBuffer work(std::max(bytes_n, bytes_t), device);
-  auto times = [&] {  // q = J p
-    check_sparse(cusparseSpMV(sp.h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp.A, sp.vp, &zero, sp.vq, type,
-                              CUSPARSE_SPMV_ALG_DEFAULT, work.p),
-                 "SpMV");
-  };
-  auto transpose_times = [&] {  // s = J^T r
-    check_sparse(cusparseSpMV(sp.h, CUSPARSE_OPERATION_TRANSPOSE, &one, sp.A, sp.vr, &zero, sp.vs, type,
-                              CUSPARSE_SPMV_ALG_DEFAULT, work.p),
-                 "SpMV");
-  };
-  const cublasHandle_t b = lane.blas;
-  CglsResult out{0, 0.0, true};
-  for (std::int64_t c = 0; c < d.cols(); ++c) {
-    check(cudaMemsetAsync(x, 0, m * sizeof(T), lane.stream), "cudaMemset");
-    check(cudaMemcpyAsync(r, d.data() + c * ld_of(d.ld()), n * sizeof(T), cudaMemcpyDeviceToDevice, lane.stream),
-          "cudaMemcpy");
-    transpose_times();
-    check(cudaMemcpyAsync(p, s, m * sizeof(T), cudaMemcpyDeviceToDevice, lane.stream), "cudaMemcpy");
-    const double s0 = std::sqrt(static_cast<double>(dot(b, m, s, s)));
-    double gamma = s0 * s0;
-    int k = 0;
-    for (; k < max_iterations && std::sqrt(gamma) > tolerance * s0; ++k) {
-      times();
-      const T alpha = static_cast<T>(gamma / static_cast<double>(dot(b, n, q, q)));
-      axpy(b, m, alpha, p, x);
-      axpy(b, n, -alpha, q, r);
-      transpose_times();
-      const double next = static_cast<double>(dot(b, m, s, s));
-      scal(b, m, static_cast<T>(next / gamma), p);
-      axpy(b, m, T(1), s, p);
-      gamma = next;
-    }
-    const double relative = s0 > 0 ? std::sqrt(gamma) / s0 : 0.0;
-    out.iterations = std::max(out.iterations, k);
-    out.residual = std::max(out.residual, relative);
-    out.converged = out.converged && relative <= tolerance;
-    check(cudaMemcpyAsync(X.data() + c * ld_of(X.ld()), x, m * sizeof(T), cudaMemcpyDeviceToDevice, lane.stream),
-          "cudaMemcpy");
-  }
-  ctx.synchronize();
-  return out;
+const kernels::Slam<T>& slam() {
+  static const Slam<T> family;
+  return family;
 }
-
-#define LINV_INSTANTIATE(T)                                                                                \
-  template CglsResult cgls<T>(const CsrView<T>&, ConstMatrixView<T>, double, int, MatrixView<T>);        \
-  template SlamOutcome slam_step<T>(const BorderedView<T>&, ConstMatrixView<T>, double, MatrixView<T>); \
-  template SlamOutcome slam_pinv<T>(const BorderedView<T>&, double, MatrixView<T>);
-LINV_INSTANTIATE(float)
-LINV_INSTANTIATE(double)
-#undef LINV_INSTANTIATE
+template const kernels::Slam<float>& slam<float>();
+template const kernels::Slam<double>& slam<double>();
 
 }  // namespace linv::cuda

@@ -1,5 +1,4 @@
-// Weighted least squares on the GPU (the decomposition-level pieces linv's core drives, see
-// src/core/wls.cpp): C = (A D)(A D)^T formed on one triangle, its Cholesky factorization and solves, in
+// The weighted-least-squares family on the GPU (src/kernels/wls.hpp; the algorithm is src/core/wls.cpp's): C = (A D)(A D)^T formed on one triangle, its Cholesky factorization and solves, in
 // full storage or in LAPACK's rectangular full packed format (TRANSR = 'N', UPLO = 'L'), each RFP step
 // being the cuBLAS / cuSOLVER call LAPACK's dsfrk, dpftrf and dpftrs make on the format's three blocks.
 #include <cuda_runtime.h>
@@ -8,16 +7,14 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
-#include "cuda/dense.hpp"
 #include "cuda/kernels.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
 namespace {
-
-using blas::Side;
 
 // Where RFP keeps a symmetric n x n matrix's lower triangle: T1, the leading n1 x n1 block's lower
 // triangle; S, the n2 x n1 block below it; T2, the trailing n2 x n2 block's lower triangle transposed
@@ -88,17 +85,27 @@ int potrf(Context& ctx, Uplo uplo, std::int64_t n, T* a, std::int64_t ld) {
   return read_back(ctx.info(), lane.stream);
 }
 
-}  // namespace
+template <Real T>
+class Wls final : public kernels::Wls<T> {
+ public:
+  double form(ConstMatrixView<T> A, ConstMatrixView<double> w, MatrixView<T> scaled, MatrixView<T> C,
+              Storage storage) const override;
+  index cholesky(MatrixView<T> C, index m, Storage storage) const override;
+  void solve(ConstMatrixView<T> C, index m, Storage storage, MatrixView<T> B) const override;
+};
 
 template <Real T>
-double wls_form(ConstMatrixView<T> A, const double* w, MatrixView<T> scaled, MatrixView<T> C, bool packed) {
+double Wls<T>::form(ConstMatrixView<T> A, ConstMatrixView<double> w_view, MatrixView<T> scaled, MatrixView<T> C,
+                    Storage storage) const {
+  const bool packed = storage == Storage::Packed;
+  const double* w = w_view.data();
   const std::int64_t m = A.rows(), n = A.cols(), ls = ld_of(scaled.ld());
   if (m == 0) return 0;
   Context& ctx = context_of(A.device());
   const Lane& lane = ctx.main();
   PhaseProfile profile("wls form");
   profile.begin("scale", lane.stream);
-  kernels::scale_columns(A.data(), m, n, ld_of(A.ld()), w, scaled.data(), ls, lane.stream);
+  launch::scale_columns(A.data(), m, n, ld_of(A.ld()), w, scaled.data(), ls, lane.stream);
   profile.end("scale", lane.stream);
   const T* s = scaled.data();
   T* c = C.data();
@@ -116,7 +123,7 @@ double wls_form(ConstMatrixView<T> A, const double* w, MatrixView<T> scaled, Mat
     profile.begin("T2", lane.stream);
     T* work = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(r.n2 * r.n2));
     syrk_blocked<T>(lane.blas, Uplo::Lower, r.n2, n, T(1), s + r.n1, ls, T(0), work, r.n2);
-    kernels::transpose_triangle(work, r.n2, c + r.t2, r.ld, r.n2, /*src_upper=*/false, lane.stream);
+    launch::transpose_triangle(work, r.n2, c + r.t2, r.ld, r.n2, /*src_upper=*/false, lane.stream);
     profile.end("T2", lane.stream);
     profile.begin("S", lane.stream);
     blas::gemm<T>(lane.blas, Op::None, Op::Transpose, r.n2, r.n1, n, T(1), s + r.n1, ls, s, ls, T(0), c + r.s, r.ld);
@@ -136,7 +143,8 @@ double wls_form(ConstMatrixView<T> A, const double* w, MatrixView<T> scaled, Mat
 }
 
 template <Real T>
-index wls_cholesky(MatrixView<T> C, index m, bool packed) {
+index Wls<T>::cholesky(MatrixView<T> C, index m, Storage storage) const {
+  const bool packed = storage == Storage::Packed;
   if (m == 0) return 0;
   Context& ctx = context_of(C.device());
   const Lane& lane = ctx.main();
@@ -164,9 +172,9 @@ index wls_cholesky(MatrixView<T> C, index m, bool packed) {
   // H200 against 1.9 ms for the lower one on a transposed copy, transposes included.
   profile.begin("potrf T2", lane.stream);
   T* work = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(r.n2 * r.n2));
-  kernels::transpose_triangle(c + r.t2, r.ld, work, r.n2, r.n2, /*src_upper=*/true, lane.stream);
+  launch::transpose_triangle(c + r.t2, r.ld, work, r.n2, r.n2, /*src_upper=*/true, lane.stream);
   const int info = potrf<T>(ctx, Uplo::Lower, r.n2, work, r.n2);
-  kernels::transpose_triangle(work, r.n2, c + r.t2, r.ld, r.n2, /*src_upper=*/false, lane.stream);
+  launch::transpose_triangle(work, r.n2, c + r.t2, r.ld, r.n2, /*src_upper=*/false, lane.stream);
   profile.end("potrf T2", lane.stream);
   ctx.synchronize();
   profile.report();
@@ -174,7 +182,8 @@ index wls_cholesky(MatrixView<T> C, index m, bool packed) {
 }
 
 template <Real T>
-void wls_cholesky_solve(ConstMatrixView<T> C, index m, bool packed, MatrixView<T> B) {
+void Wls<T>::solve(ConstMatrixView<T> C, index m, Storage storage, MatrixView<T> B) const {
+  const bool packed = storage == Storage::Packed;
   if (m == 0 || B.cols() == 0) return;
   Context& ctx = context_of(C.device());
   const Lane& lane = ctx.main();
@@ -202,47 +211,14 @@ void wls_cholesky_solve(ConstMatrixView<T> C, index m, bool packed, MatrixView<T
   ctx.synchronize();
 }
 
+}  // namespace
+
 template <Real T>
-void scale_rows(const double* d, MatrixView<T> X) {
-  if (X.empty()) return;
-  Context& ctx = context_of(X.device());
-  kernels::scale_rows(X.data(), X.rows(), X.cols(), ld_of(X.ld()), d, ctx.main().stream);
-  ctx.synchronize();
+const kernels::Wls<T>& wls() {
+  static const Wls<T> family;
+  return family;
 }
-
-void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst) {
-  if (src.empty()) return;
-  Context& ctx = context_of(src.device());
-  kernels::to_float(src.data(), src.rows(), src.cols(), ld_of(src.ld()), dst.data(), ld_of(dst.ld()),
-                    ctx.main().stream);
-  ctx.synchronize();
-}
-
-void add_to(ConstMatrixView<float> d, MatrixView<double> x) {
-  if (d.empty()) return;
-  Context& ctx = context_of(d.device());
-  // add_correction reads d contiguously (leading dimension = rows)
-  if (d.cols() > 1 && d.ld() != d.rows()) throw InvalidArgument("add_to: d must be contiguous");
-  kernels::add_correction(d.data(), d.rows(), d.cols(), x.data(), ld_of(x.ld()), ctx.main().stream);
-  ctx.synchronize();
-}
-
-double norm2(ConstMatrixView<double> x) {
-  if (x.empty()) return 0;
-  if (x.cols() > 1) throw InvalidArgument("norm2: a vector was expected");
-  Context& ctx = context_of(x.device());
-  double v = 0;
-  check(cublasDnrm2_64(ctx.main().blas, x.rows(), x.data(), 1, &v), "nrm2");
-  return v;
-}
-
-#define LINV_INSTANTIATE(T)                                                                          \
-  template double wls_form<T>(ConstMatrixView<T>, const double*, MatrixView<T>, MatrixView<T>, bool); \
-  template index wls_cholesky<T>(MatrixView<T>, index, bool);                                       \
-  template void wls_cholesky_solve<T>(ConstMatrixView<T>, index, bool, MatrixView<T>);              \
-  template void scale_rows<T>(const double*, MatrixView<T>);
-LINV_INSTANTIATE(float)
-LINV_INSTANTIATE(double)
-#undef LINV_INSTANTIATE
+template const kernels::Wls<float>& wls<float>();
+template const kernels::Wls<double>& wls<double>();
 
 }  // namespace linv::cuda

@@ -1,84 +1,104 @@
-// The dense kernel family: BLAS/LAPACK-level building blocks the core algorithms are written against.
-// Declared once here; src/cpu/ implements them on OpenBLAS/LAPACK (the oracle), src/cuda/ on
-// cuBLAS/cuSOLVER. Return values are LAPACK `info` codes (0 = success, > 0 = 1-based failing index).
+// The dense kernel family, declared once and implemented by each backend (src/cpu/dense.cpp on LAPACK and
+// the source documents' algorithms, src/cuda/dense.cpp on cuBLAS/cuSOLVER and linv's kernels). It works at
+// the level the GPU needs, whole factorizations, solves and inverses (as MAGMA and cuSOLVER do), so that a
+// backend may queue work on several streams and synchronise once per call. Every method takes views that
+// live on the backend's device and returns once the result is complete; the policy around them (method
+// choice, input checks, conditioning, reports) is src/core's.
 #pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "linv/dense.hpp"
 #include "linv/matrix.hpp"
 
-namespace linv::kernels::cpu {
+namespace linv::kernels {
 
-// LAPACK and BLAS take 32-bit dimensions; this throws InvalidArgument for anything larger.
-int blas_dim(index n, const char* what);
+// How a backend inverts fastest, for Method::Auto.
+struct DensePreferences {
+  // General inverses of this order and above by blocked Gauss-Jordan instead of LU.
+  index gauss_jordan_from = std::numeric_limits<index>::max();
+  // Triangular inverses (and the SPD inverse's L^-1): LAPACK's trtri, or elimination on the triangle.
+  TriangularInverse triangles = TriangularInverse::Lapack;
+};
 
-template <Real T>
-void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C);
-template <Real T>
-void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C);
-// B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right), A triangular.
-enum class Side { Left, Right };
-template <Real T>
-void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B);
-// B := alpha op(A) B (left) or alpha B op(A) (right), A triangular.
-template <Real T>
-void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B);
-// A := A + alpha x y^T on a view (x: column of length rows, y: row of length cols with stride incy).
-template <Real T>
-void ger(T alpha, const T* x, const T* y, index incy, MatrixView<T> A);
+// Gauss-Seidel's end (src/cpu/gauss_seidel.cpp).
+struct IterationOutcome {
+  int iterations = 0;
+  double backward_error = 0;
+  std::string stop_reason;
+};
 
 template <Real T>
-int getrf(MatrixView<T> A, int* ipiv);
-template <Real T>
-int getri(MatrixView<T> A, const int* ipiv);
-template <Real T>
-int getrs(Op op, ConstMatrixView<T> LU, const int* ipiv, MatrixView<T> B);
-// Reciprocal condition number (1-norm) from LU factors and the 1-norm of the original matrix.
-template <Real T>
-double gecon(ConstMatrixView<T> LU, double anorm);
+class Dense {
+ public:
+  virtual ~Dense() = default;
+  virtual DensePreferences preferences() const = 0;
 
-template <Real T>
-int potrf(Uplo uplo, MatrixView<T> A);
-template <Real T>
-int potrs(Uplo uplo, ConstMatrixView<T> L, MatrixView<T> B);
-template <Real T>
-int potri(Uplo uplo, MatrixView<T> A);
-template <Real T>
-double pocon(Uplo uplo, ConstMatrixView<T> L, double anorm);
-// A := op(L) products of a triangle with its transpose: L^T L (Lower) or U U^T (Upper), in place.
-template <Real T>
-int lauum(Uplo uplo, MatrixView<T> A);
+  // ---- inspection ----
+  virtual double norm1(ConstMatrixView<T> A) const = 0;  // in float64
+  // Throws NonFiniteInput naming the first NaN or Inf (column by column) and the matrix (`name`).
+  virtual void require_finite(ConstMatrixView<T> A, const char* name) const = 0;
+  virtual Structure detect_structure(ConstMatrixView<T> A) const = 0;  // exact tests
+  // The first (row, column) below the diagonal with |a(i,j) - a(j,i)| > n eps max|a|, if any.
+  virtual std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const = 0;
+  virtual std::vector<T> diagonal(ConstMatrixView<T> A) const = 0;  // in host memory
 
-template <Real T>
-int trtri(Uplo uplo, Diag diag, MatrixView<T> A);
-template <Real T>
-int trtrs(Uplo uplo, Op op, Diag diag, ConstMatrixView<T> A, MatrixView<T> B);
-template <Real T>
-double trcon(Uplo uplo, Diag diag, ConstMatrixView<T> A);
+  // ---- element-wise ----
+  virtual void zero_triangle(MatrixView<T> A, Uplo which) const = 0;  // the strict triangle
+  virtual void set_diagonal(MatrixView<T> A, T value) const = 0;
+  virtual void mirror_lower(MatrixView<T> A) const = 0;  // A(i, j) := A(j, i) for i < j
 
-// Minimum-norm least squares by complete orthogonal factorization; A and B overwritten. B must have
-// max(m, n) rows. Returns the numerical rank.
-template <Real T>
-index gelsy(MatrixView<T> A, MatrixView<T> B, double rcond);
-// Replaces A (m x n, m >= n) by the orthonormal factor Q of its QR factorization (geqrf + orgqr).
-template <Real T>
-int orthonormalize(MatrixView<T> A);
-// Thin SVD A = U diag(s) VT (divide and conquer); A destroyed. Returns info (> 0: no convergence).
-template <Real T>
-int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT);
-// The largest eigenvalue of the symmetric A (lower triangle read; A destroyed) and its unit eigenvector
-// (LAPACK syevr, only that one computed). Returns info.
-template <Real T>
-int largest_eigenpair(MatrixView<T> A, T& value, T* vector);
+  // ---- products ----
+  virtual void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta,
+                    MatrixView<T> C) const = 0;
+  virtual void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C) const = 0;
+  // B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right), A triangular.
+  virtual void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const = 0;
 
+  // ---- LU with partial pivoting (pivots 1-based, as LAPACK's ipiv) ----
+  virtual index lu_factor(MatrixView<T> A, std::vector<int>& pivots) const = 0;  // LAPACK's info
+  virtual void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const = 0;
+  virtual void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const = 0;  // in place
+  // Reciprocal condition estimate in the 1-norm (LAPACK's estimator), given ||A||_1.
+  virtual double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>& pivots, double anorm) const = 0;
 
-// Rectangular full packed (RFP) storage of a symmetric n x n matrix's lower triangle in n (n + 1) / 2
-// entries (LAPACK's TRANSR = 'N', UPLO = 'L'). sfrk: C := alpha A A^T + beta C for A n x k; pftrf:
-// Cholesky in place (LAPACK info); pftrs: B := C^-1 B with that factor.
-template <Real T>
-void sfrk(T alpha, ConstMatrixView<T> A, T beta, T* C);
-template <Real T>
-int pftrf(index n, T* C);
-template <Real T>
-int pftrs(index n, const T* C, MatrixView<T> B);
+  // ---- Cholesky, lower factor ----
+  virtual index cholesky_factor(MatrixView<T> A) const = 0;  // LAPACK's info: the failing minor
+  virtual void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const = 0;
+  // In place: the full symmetric inverse L^-T L^-1, with L^-1 as `how` says.
+  virtual void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const = 0;
+  virtual double cholesky_rcond(ConstMatrixView<T> L, double anorm) const = 0;
 
-}  // namespace linv::kernels::cpu
+  // ---- triangles (the caller has checked the diagonal) ----
+  // In place on the `uplo` triangle; the other triangle is left as it is.
+  virtual void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const = 0;
+  virtual double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag) const = 0;
+
+  // ---- the source documents' algorithms ----
+  // In-place inverse by blocked Gauss-Jordan with partial pivoting. Throws SingularMatrix naming the
+  // first exactly zero pivot; returns the 1-based index of the smallest pivot (0 when not tracked).
+  virtual index gauss_jordan_inverse(MatrixView<T> A) const = 0;
+  // Gauss-Seidel for A X = B from the guess in X, to a normwise backward error of `tolerance`; throws
+  // NoConvergence at the iteration limit or when the iteration diverges.
+  virtual IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+                                        double tolerance, int max_iterations) const = 0;
+
+  // ---- least squares and spectral decompositions ----
+  // Minimum-norm least squares by complete orthogonal factorization (gelsy); A and B (max(m, n) rows)
+  // overwritten, X in B's first n rows. Returns the numerical rank.
+  virtual index least_squares(MatrixView<T> A, MatrixView<T> B, double rcond) const = 0;
+  // Thin SVD A = U diag(s) VT (A destroyed); LAPACK's info (> 0: no convergence).
+  virtual int svd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) const = 0;
+  // The largest eigenvalue of the symmetric A (lower triangle read, A destroyed) and its unit eigenvector
+  // (host memory); LAPACK's info.
+  virtual int largest_eigenpair(MatrixView<T> A, T& value, T* vector) const = 0;
+  // A (m x n, m >= n) := the orthonormal factor of its QR factorization; LAPACK's info.
+  virtual int orthonormalize(MatrixView<T> A) const = 0;
+};
+
+}  // namespace linv::kernels

@@ -1,15 +1,42 @@
-// The fMRI kernel family: the passes over the data that ADL's and PARAFAC2's iterations are made of,
-// declared once here and provided by each backend (CPU: src/cpu/adl.cpp, parafac2.cpp; GPU:
-// src/cuda/adl.cpp, parafac2.cpp), so that one loop in src/core/ (step constants, objective, factor
-// updates, stopping) drives both and they take the same steps.
+// The fMRI kernel family: Batch-OMP, and the passes over the data that k-SVD's, ADL's and PARAFAC2's
+// iterations are made of, declared once here and provided by each backend (src/cpu/fmri.cpp, adl.cpp,
+// parafac2.cpp; src/cuda/fmri.cpp, adl.cpp, parafac2.cpp), so that one loop in src/core/ (atom order,
+// step constants, objective, factor updates, stopping) drives every backend and they take the same steps.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "linv/fmri.hpp"
 #include "linv/matrix.hpp"
 
 namespace linv::kernels {
+
+// k-SVD's passes (include/linv/fmri.hpp): X, the dictionary D and the codes where X lives, and the
+// signals' current squared representation errors ||x_s - D gamma_s||^2.
+template <Real T>
+class KsvdSteps {
+ public:
+  virtual ~KsvdSteps() = default;
+  // Batch-OMP of X against the current dictionary; with keep_previous, a signal whose codes from the last
+  // updates represent it better keeps them. The errors become those of the new codes. Returns the RMSE,
+  // sqrt(sum of the errors / (T N)).
+  virtual double code(bool keep_previous) = 0;
+  // Per atom, the signals whose coefficient for it exceeds `threshold` in magnitude.
+  virtual std::vector<index> users(T threshold) = 0;
+  // Atom j and its users' coefficients replaced by the best rank-1 approximation of their error without
+  // the atom: its leading singular pair (exact) or one power step from the current coefficients.
+  // `iteration` (from 0) names the iteration in errors.
+  virtual void update_atom(index j, bool exact, int iteration) = 0;
+  // d_j := the worst-represented signal not used this way yet, normalised (its error then counts as 0);
+  // false when no signal is left.
+  virtual bool replace_with_worst(index j) = 0;
+  // The errors recomputed for the current dictionary and codes.
+  virtual void refresh_errors() = 0;
+  virtual Matrix<T> dictionary() = 0;       // a copy in host memory
+  virtual Matrix<T> take_dictionary() = 0;  // on X's device; the steps are spent afterwards
+  virtual fmri::SparseCodes<T> take_codes() = 0;  // in host memory
+};
 
 // The objective's terms a coefficient step reads and writes (include/linv/adl.hpp): for the S it reads,
 // <D^T X, S>, <S, D^T D S> and ||S||_1; for the S it writes, ||S||_1. All accumulated in float64.
@@ -70,21 +97,24 @@ class Parafac2Steps {
   virtual std::vector<Matrix<T>> polar_factors(const Matrix<double>& A, const Matrix<double>& B, double& nuclear) = 0;
 };
 
-namespace cpu {
-// X, task (T x M) in host memory; D0 the projected initial dictionary (T x K, host).
-template <Real T>
-std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                       AdlConstraints constraints);
-// Each column of D onto its constraint set (in place): the first task.cols() around the task's columns.
-template <Real T>
-void adl_project(MatrixView<T> D, ConstMatrixView<T> task, AdlConstraints constraints);
 
-// Slabs in host memory, all of I rows.
 template <Real T>
-std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs);
-// W := S^(-1/2) for the symmetric positive semidefinite S (F x F) by its SVD, singular values below F eps
-// s_1 left out (a pseudo-inverse root, as parafac2.m's psqrt); false when the SVD does not converge.
-bool inverse_root(const Matrix<double>& S, MatrixView<double> W);
-}  // namespace cpu
+class Fmri {
+ public:
+  virtual ~Fmri() = default;
+  // Batch-OMP from G = D^T D (K x K) and DtX = D^T X (K x N) on the backend's device, with the signals'
+  // squared norms (N x 1, float64, same device) when options.tolerance > 0 (an empty view otherwise).
+  // The codes come back in host memory.
+  virtual fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, ConstMatrixView<double> norms,
+                                         const fmri::OmpOptions& options) const = 0;
+  // X on the backend's device; D0 the unit-norm initial dictionary (T x K, host).
+  virtual std::unique_ptr<KsvdSteps<T>> ksvd_steps(ConstMatrixView<T> X, Matrix<T> D0,
+                                                   const fmri::KsvdOptions& options) const = 0;
+  // X on the backend's device; D0 the projected initial dictionary (T x K) and the task (T x M) in host memory.
+  virtual std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
+                                                 AdlConstraints constraints) const = 0;
+  // Every slab on the backend's device, all of I rows.
+  virtual std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs) const = 0;
+};
 
 }  // namespace linv::kernels

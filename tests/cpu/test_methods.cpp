@@ -316,7 +316,7 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
     auto rhs = random_uniform<double>(150, 2, seed + 3);
     auto r = solve<double>(ill.view(), rhs.view(), {.method = Method::LU, .precision = Precision::Mixed,
                                                     .compute_residual = true});
-    EXPECT_EQ(r.report.stop_reason, "refinement converged (GMRES-IR)") << "cond " << cond;
+    EXPECT_EQ(r.report.stop_reason, "refinement converged") << "cond " << cond;  // GMRES-IR: the note says
     EXPECT_LE(r.report.scaled_residual, kResidualThreshold) << "cond " << cond;
     EXPECT_LE(r.report.backward_error, std::sqrt(150.0) * eps<double>()) << "cond " << cond;
     ASSERT_FALSE(r.report.notes.empty());

@@ -9,7 +9,6 @@
 #include <string>
 #include <variant>
 
-#include "cuda/dense.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -134,18 +133,27 @@ TYPED_TEST(CudaDense, InverseEveryKindEveryMethod) {
   inverse_sweep({130, 300, 1000}, 100, TypeParam{});
 }
 
+// The panel width as LINV_GJ_BLOCK sets it, for one scope.
+class PanelWidth {
+ public:
+  explicit PanelWidth(index block) { setenv("LINV_GJ_BLOCK", std::to_string(block).c_str(), 1); }
+  ~PanelWidth() { unsetenv("LINV_GJ_BLOCK"); }
+  PanelWidth(const PanelWidth&) = delete;
+  PanelWidth& operator=(const PanelWidth&) = delete;
+};
+
 TYPED_TEST(CudaDense, GaussJordanManyPanelsAndLookAhead) {
   REQUIRE_GPU();
   using T = TypeParam;
+  const SolveOptions gauss_jordan{.method = Method::GaussJordan, .allow_ill_conditioned = true};
   for (index n : {64, 100, 517}) {
     for (index block : {16, 32, 100}) {
       const auto seed = testing::case_seed(200 + n + block);
       LINV_TRACE_SEED(seed);
       SCOPED_TRACE("n=" + std::to_string(n) + " block=" + std::to_string(block));
       const Matrix<T> A = generate<T>(MatrixKind::Random, n, {.seed = seed});
-      Matrix<T> X = A.to(Device::cuda(0));
-      ASSERT_EQ(cuda::gauss_jordan_inverse<T>(X.view(), block), 0);
-      const Matrix<T> x = X.to(Device::cpu());
+      const PanelWidth width(block);
+      const Matrix<T> x = inv<T>(A.to(Device::cuda(0)).view(), gauss_jordan).x.to(Device::cpu());
       ASSERT_TRUE(testing::all_finite<T>(x.view()));
       const Matrix<T> ref = LU<T>(A.view()).inverse();
       const double cond = norm1<T>(A.view()) * norm1<T>(ref.view());
@@ -159,8 +167,13 @@ TYPED_TEST(CudaDense, GaussJordanManyPanelsAndLookAhead) {
   // a zero column: the first exactly zero pivot, from whichever panel holds it
   Matrix<T> Z = generate<T>(MatrixKind::Random, 90, {.seed = testing::case_seed(299)});
   for (index i = 0; i < 90; ++i) Z(i, 70) = T(0);
-  Matrix<T> Zg = Z.to(Device::cuda(0));
-  EXPECT_EQ(cuda::gauss_jordan_inverse<T>(Zg.view(), 32), 71);
+  const PanelWidth width(32);
+  try {
+    (void)inv<T>(Z.to(Device::cuda(0)).view(), gauss_jordan);
+    FAIL() << "a matrix with a zero column should be refused";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.pivot(), 71);
+  }
 }
 
 TYPED_TEST(CudaDense, SmallSolveAgreesWithCpu) {

@@ -26,26 +26,27 @@ TEST(ImagingGpu, NormalMatrixAndDenseDeblurAgreeWithCpu) {
   const imaging::Psf blur = imaging::parse_psf("gaussian:size=5,sigma=1");
   const Matrix<double> g = imaging::add_noise(imaging::convolve(f.view(), blur.kernel.view()).view(), "gaussian:var=0.001", 3);
   const imaging::DeblurResult cpu = imaging::deblur(g.view(), blur, {.path = imaging::DeblurPath::Dense});
-  const imaging::DeblurResult on_gpu =
-      imaging::deblur(g.view(), blur, {.path = imaging::DeblurPath::Dense, .device = gpu});
+  const Matrix<double> g_gpu = g.to(gpu);
+  imaging::DeblurResult on_gpu = imaging::deblur(g_gpu.view(), blur, {.path = imaging::DeblurPath::Dense});
   EXPECT_EQ(on_gpu.device, gpu.name());
+  EXPECT_EQ(on_gpu.image.device(), gpu);  // the image comes back where g lives
+  on_gpu.image = on_gpu.image.to(Device::cpu());
   EXPECT_EQ(on_gpu.lambda, cpu.lambda);  // chosen on the host either way
   EXPECT_LE((testing::relative_difference<double, double>(on_gpu.image.view(), cpu.image.view())), 1e-10);
   EXPECT_LT(imaging::mse(on_gpu.image.view(), f.view()), imaging::mse(g.view(), f.view()));
   // the matrix-free path (cuFFT, conjugate gradients) solves the same equations, on a non-square image
   // and an even-sized kernel too
-  const imaging::DeblurOptions cg{.lambda = cpu.lambda, .path = imaging::DeblurPath::MatrixFree, .device = gpu,
-                                  .tolerance = 1e-13};
-  const imaging::DeblurResult mf = imaging::deblur(g.view(), blur, cg);
+  const imaging::DeblurOptions cg{.lambda = cpu.lambda, .path = imaging::DeblurPath::MatrixFree, .tolerance = 1e-13};
+  imaging::DeblurResult mf = imaging::deblur(g_gpu.view(), blur, cg);
+  mf.image = mf.image.to(Device::cpu());
   EXPECT_EQ(mf.path, "matrix-free");
   EXPECT_GT(mf.iterations, 0);
   EXPECT_LE((testing::relative_difference<double, double>(mf.image.view(), cpu.image.view())), 1e-8);
   const Matrix<double> wide = random_uniform<double>(19, 27, testing::case_seed(7), 0.0, 1.0);
   const imaging::Psf box{Matrix<double>::copy_of(even.view()), "even"};
-  imaging::DeblurOptions cpu_cg = cg;
-  cpu_cg.device = Device::cpu();
-  const imaging::DeblurResult a = imaging::deblur(wide.view(), box, cg), b = imaging::deblur(wide.view(), box, cpu_cg);
-  EXPECT_LE((testing::relative_difference<double, double>(a.image.view(), b.image.view())), 1e-8);
+  const Matrix<double> a = imaging::deblur(wide.to(gpu).view(), box, cg).image.to(Device::cpu());
+  const imaging::DeblurResult b = imaging::deblur(wide.view(), box, cg);
+  EXPECT_LE((testing::relative_difference<double, double>(a.view(), b.image.view())), 1e-8);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/dense.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/parafac2.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
@@ -40,10 +40,10 @@ double condition_of_q(const fmri::Parafac2Result<T>& r, const Matrix<double>& X,
   const Matrix<double> H = r.H.template cast<double>();
   for (index c = 0; c < F; ++c)
     for (index i = 0; i < AD.rows(); ++i) AD(i, c) *= static_cast<double>(r.C(k, c));
-  kernels::cpu::gemm<double>(Op::None, Op::Transpose, 1.0, AD.view(), H.view(), 0.0, M.view());
-  kernels::cpu::gemm<double>(Op::Transpose, Op::None, 1.0, X.view(), M.view(), 0.0, Q.view());
+  cpu::lapack::gemm<double>(Op::None, Op::Transpose, 1.0, AD.view(), H.view(), 0.0, M.view());
+  cpu::lapack::gemm<double>(Op::Transpose, Op::None, 1.0, X.view(), M.view(), 0.0, Q.view());
   std::vector<double> s(static_cast<std::size_t>(F));
-  EXPECT_EQ(kernels::cpu::gesdd<double>(Q.view(), s.data(), U.view(), VT.view()), 0);
+  EXPECT_EQ(cpu::lapack::gesdd<double>(Q.view(), s.data(), U.view(), VT.view()), 0);
   return s.front() / s.back();
 }
 

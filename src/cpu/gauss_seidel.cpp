@@ -9,14 +9,14 @@
 #include <limits>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "kernels/dense.hpp"
+#include "cpu/algorithms.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
-namespace linv::algorithms {
+namespace linv::cpu {
 namespace {
 
-namespace k = kernels::cpu;
+namespace k = lapack;
 
 template <Real T>
 double norm_inf(ConstMatrixView<T> A) {
@@ -31,10 +31,10 @@ double norm_inf(ConstMatrixView<T> A) {
 }  // namespace
 
 template <Real T>
-IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
+kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
                               int max_iterations) {
   const index n = A.rows(), nrhs = B.cols();
-  IterationOutcome out;
+  kernels::IterationOutcome out;
   if (n == 0 || nrhs == 0) {
     out.stop_reason = "empty system";
     return out;
@@ -55,7 +55,7 @@ IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, Matrix
   auto multiply_upper = [&](MatrixView<T> out_view) {
     for (index j = 0; j < nrhs; ++j)
       for (index i = 0; i < n; ++i) out_view(i, j) = X(i, j);
-    k::trmm<T>(k::Side::Left, Uplo::Upper, Op::None, Diag::NonUnit, T(1), upper.view(), out_view);
+    k::trmm<T>(Side::Left, Uplo::Upper, Op::None, Diag::NonUnit, T(1), upper.view(), out_view);
   };
   multiply_upper(product.view());
 
@@ -64,7 +64,7 @@ IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, Matrix
     // X := (D + L)^-1 (B - U X)
     for (index j = 0; j < nrhs; ++j)
       for (index i = 0; i < n; ++i) X(i, j) = B(i, j) - product(i, j);
-    k::trsm<T>(k::Side::Left, Uplo::Lower, Op::None, Diag::NonUnit, T(1), A, X);
+    k::trsm<T>(Side::Left, Uplo::Lower, Op::None, Diag::NonUnit, T(1), A, X);
     multiply_upper(next.view());
     // residual B - A X_new = U X_old - U X_new
     double r_norm = 0;
@@ -100,9 +100,9 @@ IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, Matrix
   throw NoConvergence("gauss-seidel", max_iterations, out.backward_error, tolerance, "iteration limit reached");
 }
 
-template IterationOutcome gauss_seidel<float>(ConstMatrixView<float>, ConstMatrixView<float>, MatrixView<float>, double,
+template kernels::IterationOutcome gauss_seidel<float>(ConstMatrixView<float>, ConstMatrixView<float>, MatrixView<float>, double,
                                               int);
-template IterationOutcome gauss_seidel<double>(ConstMatrixView<double>, ConstMatrixView<double>, MatrixView<double>,
+template kernels::IterationOutcome gauss_seidel<double>(ConstMatrixView<double>, ConstMatrixView<double>, MatrixView<double>,
                                                double, int);
 
-}  // namespace linv::algorithms
+}  // namespace linv::cpu

@@ -10,14 +10,14 @@
 #include <cmath>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "kernels/dense.hpp"
+#include "cpu/algorithms.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
-namespace linv::algorithms {
+namespace linv::cpu {
 namespace {
 
-namespace k = kernels::cpu;
+namespace k = lapack;
 
 constexpr index kLeafColumns = 16;   // eliminated one column at a time (rank-1 updates)
 constexpr index kPanelColumns = 192; // top-level panel width: large enough for an efficient product
@@ -142,4 +142,4 @@ index gauss_jordan_inverse(MatrixView<T> A) {
 template index gauss_jordan_inverse<float>(MatrixView<float>);
 template index gauss_jordan_inverse<double>(MatrixView<double>);
 
-}  // namespace linv::algorithms
+}  // namespace linv::cpu

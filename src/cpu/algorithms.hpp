@@ -1,14 +1,14 @@
-// Backend-independent algorithms of the source documents, written against the dense kernel family.
-// Internal to linv: the public entry points are linv::inv / linv::solve / linv::tri_inv with a Method.
+// The CPU backend's own algorithms on LAPACK (src/cpu/lapack.hpp): the source documents' blocked
+// Gauss-Jordan, GETS triangular inverse and Gauss-Seidel, and mixed-precision refinement. src/cpu/dense.cpp
+// hands them out as the dense and mixed families' methods.
 #pragma once
 
-#include <limits>
-#include <string>
-
+#include "kernels/dense.hpp"
+#include "kernels/vectors.hpp"
 #include "linv/dense.hpp"
 #include "linv/matrix.hpp"
 
-namespace linv::algorithms {
+namespace linv::cpu {
 
 // In-place inverse by blocked Gauss-Jordan elimination with partial (row) pivoting: 2n^3 flops, the
 // bulk in matrix products. Throws SingularMatrix naming the first exactly zero pivot. Returns the
@@ -22,41 +22,27 @@ index gauss_jordan_inverse(MatrixView<T> A);
 template <Real T>
 void gets_lower_inverse(MatrixView<T> L, Diag diag);
 
-struct IterationOutcome {
-  int iterations = 0;
-  double backward_error = 0;
-  std::string stop_reason;
-};
-
 // Gauss-Seidel for A X = B, every right-hand side at once: each sweep solves (D + L) X_new = B - U X
 // with one triangular solve and one triangular product. X holds the starting guess and the result.
 // Stops when ||B - A X||_inf / (||A||_inf ||X||_inf + ||B||_inf) <= tolerance; throws NoConvergence when
 // the iteration diverges (iterates growing past ||B|| / (eps ||A||)) or reaches max_iterations, and
 // NumericalError on a zero diagonal entry.
 template <Real T>
-IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
+kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
                               int max_iterations);
-
-struct RefinementOutcome {
-  bool converged = false;
-  int corrections = 0;        // plain corrections (all right-hand sides together)
-  int gmres_corrections = 0;  // GMRES-IR corrections, summed over right-hand sides
-  int gmres_iterations = 0;   // GMRES iterations in them
-  double backward_error = std::numeric_limits<double>::quiet_NaN();  // refine_mixed: max_j ||r_j|| / (||A|| ||x_j||)
-  std::string stop_reason;
-};
 
 // X := A^-1 B to float64 accuracy from a float32 LU (or Cholesky) factorization: plain corrections
 // against the float64 residual while each at least halves it, then GMRES-IR for the right-hand sides
-// that stalled (src/core/refinement.cpp). Converged means every column passes LAPACK's test
-// ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n); otherwise the caller factors in float64.
-RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+// that stalled. Converged (no failure) means every column passes LAPACK's test
+// ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n); otherwise the caller factors in float64. The
+// iterations are the plain corrections and the GMRES-IR ones; the note says when GMRES-IR took over.
+kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
                                bool cholesky);
 
 // X := the least-squares solution of A X ~ B (m >= n) from the normal equations: A^T A formed in float64,
 // factored by a float32 Cholesky, corrections d = (A^T A)^-1 A^T (B - A X) with the residual in float64.
-// Refused (not converged, stop_reason says why) when A^T A is too ill conditioned for float32, where
-// QR is the accurate method.
-RefinementOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X);
+// Refused (the failure says why) when A^T A is too ill conditioned for float32, where QR is the accurate
+// method.
+kernels::MixedOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X);
 
-}  // namespace linv::algorithms
+}  // namespace linv::cpu

@@ -7,14 +7,14 @@
 #include <cmath>
 #include <string>
 
-#include "core/algorithms.hpp"
-#include "kernels/dense.hpp"
+#include "cpu/algorithms.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
-namespace linv::algorithms {
+namespace linv::cpu {
 namespace {
 
-namespace k = kernels::cpu;
+namespace k = lapack;
 
 constexpr index kBlock = 128;
 
@@ -51,10 +51,10 @@ void gets_lower_inverse(MatrixView<T> L, Diag diag) {
     auto L21 = L.block(k0 + b, k0, below, b);
     eliminate_triangle(L11, diag, k0);  // L11 := L11^-1
     // L21 := -L21 L11^-1 (L11 now holds its inverse), then the trailing rows and the block row.
-    k::trmm<T>(k::Side::Right, Uplo::Lower, Op::None, diag, T(-1), L11, L21);
+    k::trmm<T>(Side::Right, Uplo::Lower, Op::None, diag, T(-1), L11, L21);
     if (k0 > 0) {
       k::gemm<T>(Op::None, Op::None, T(1), L21, L10, T(1), L20);
-      k::trmm<T>(k::Side::Left, Uplo::Lower, Op::None, diag, T(1), L11, L10);
+      k::trmm<T>(Side::Left, Uplo::Lower, Op::None, diag, T(1), L11, L10);
     }
   }
 }
@@ -62,4 +62,4 @@ void gets_lower_inverse(MatrixView<T> L, Diag diag) {
 template void gets_lower_inverse<float>(MatrixView<float>, Diag);
 template void gets_lower_inverse<double>(MatrixView<double>, Diag);
 
-}  // namespace linv::algorithms
+}  // namespace linv::cpu

@@ -1,4 +1,4 @@
-// Mixed-precision refinement on the CPU: a float32 factorization, corrections against the float64
+// Mixed-precision refinement on the CPU (the mixed family, src/kernels/vectors.hpp): a float32 factorization, corrections against the float64
 // residual, and GMRES-based refinement when the plain corrections stall.
 //
 // Plain refinement (LAPACK's dsgesv) converges when cond(A) * eps32 is well below 1 (cond up to about
@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "kernels/dense.hpp"
+#include "cpu/algorithms.hpp"
+#include "cpu/lapack.hpp"
 
-namespace linv::algorithms {
+namespace linv::cpu {
 namespace {
 
-namespace k = kernels::cpu;
+namespace k = lapack;
 
 constexpr int kMaxCorrections = 30;       // plain corrections, as LAPACK's ITERMAX
 constexpr int kMaxGmresCorrections = 10;  // GMRES-IR corrections per right-hand side
@@ -167,13 +167,13 @@ int gmres_correction(ConstMatrixView<double> A, LowFactor& M, const double* r, d
 
 }  // namespace
 
-RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
-                               bool cholesky) {
+kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                                   bool cholesky) {
   const index n = A.rows(), nrhs = B.cols();
-  RefinementOutcome out;
+  kernels::MixedOutcome out;
   LowFactor M(A, cholesky);
   if (!M.failure().empty()) {
-    out.stop_reason = M.failure();
+    out.failure = M.failure();
     return out;
   }
   std::vector<double> row_sums(static_cast<std::size_t>(n), 0.0);  // for ||A||_inf, read column by column
@@ -218,14 +218,12 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
       any_live = any_live || !stalled[static_cast<std::size_t>(j)];
     }
     if (all) {
-      out.converged = true;
-      out.corrections = step;
+      out.iterations = step;
       out.backward_error = backward_error();
-      out.stop_reason = "refinement converged";
       return out;
     }
     if (!any_live || step == kMaxCorrections) {
-      out.corrections = step;
+      out.iterations = step;
       break;
     }
     for (index j = 0; j < nrhs; ++j)
@@ -237,13 +235,15 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
   }
 
   // GMRES-IR for each column that has not converged.
+  const int plain = out.iterations;
+  int gmres_corrections = 0, gmres_iterations = 0;
   std::vector<double> d(static_cast<std::size_t>(n));
   bool all = true;
   for (index j = 0; j < nrhs; ++j) {
     bool done = passes(j);
     for (int step = 0; !done && step < kMaxGmresCorrections; ++step) {
-      out.gmres_iterations += gmres_correction(A, M, &R(0, j), d.data());
-      ++out.gmres_corrections;
+      gmres_iterations += gmres_correction(A, M, &R(0, j), d.data());
+      ++gmres_corrections;
       for (index i = 0; i < n; ++i) X(i, j) += d[static_cast<std::size_t>(i)];
       for (index i = 0; i < n; ++i) R(i, j) = B(i, j);
       k::gemm<double>(Op::None, Op::None, -1.0, A, ConstMatrixView<double>(X).block(0, j, n, 1), 1.0,
@@ -252,22 +252,25 @@ RefinementOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double
     }
     all = all && done;
   }
-  out.converged = all;
+  out.iterations = plain + gmres_corrections;
   out.backward_error = backward_error();
-  out.stop_reason = all ? "refinement converged (GMRES-IR)" : "refinement did not converge";
+  out.note = fmt::format("plain refinement stalled after {} corrections; GMRES-IR took {} more corrections ({} GMRES "
+                         "iterations)",
+                         plain, gmres_corrections, gmres_iterations);
+  if (!all) out.failure = "refinement did not converge";
   return out;
 }
 
-RefinementOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X) {
+kernels::MixedOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X) {
   const index m = A.rows(), n = A.cols(), nrhs = B.cols();
-  RefinementOutcome out;
+  kernels::MixedOutcome out;
   Matrix<double> G(n, n);  // A^T A, lower triangle, formed in float64
   k::syrk<double>(Uplo::Lower, Op::Transpose, 1.0, A, 0.0, G.view());
   for (index j = 0; j < n; ++j)
     for (index i = 0; i < j; ++i) G(i, j) = G(j, i);
   LowFactor M(G.view(), /*cholesky=*/true);
   if (!M.failure().empty()) {
-    out.stop_reason = "A^T A is not positive definite in float32 (A is rank deficient or ill conditioned)";
+    out.failure = "A^T A is not positive definite in float32 (A is rank deficient or ill conditioned)";
     return out;
   }
   // Plain refinement converges when cond(A)^2 eps32 is well below 1; beyond cond(A) ~ 300 the
@@ -280,7 +283,7 @@ RefinementOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixVie
   }
   const double rcond = M.rcond(gnorm);
   if (rcond < 1e-5) {
-    out.stop_reason = fmt::format("A^T A is too ill conditioned for float32 (rcond {:.2g})", rcond);
+    out.failure = fmt::format("A^T A is too ill conditioned for float32 (rcond {:.2g})", rcond);
     return out;
   }
   double anorm = 0;  // ||A||_1
@@ -311,18 +314,16 @@ RefinementOutcome refine_least_squares(ConstMatrixView<double> A, ConstMatrixVie
   M.apply(X);
   for (int step = 0; step <= kMaxCorrections; ++step) {
     if (converged()) {
-      out.converged = true;
-      out.corrections = step;
-      out.stop_reason = "refinement converged";
+      out.iterations = step;
       return out;
     }
     M.apply(S.view());
     for (index j = 0; j < nrhs; ++j)
       for (index i = 0; i < n; ++i) X(i, j) += S(i, j);
   }
-  out.corrections = kMaxCorrections;
-  out.stop_reason = "refinement did not converge";
+  out.iterations = kMaxCorrections;
+  out.failure = "refinement did not converge";
   return out;
 }
 
-}  // namespace linv::algorithms
+}  // namespace linv::cpu

@@ -1,18 +1,19 @@
-// The dense kernel family on OpenBLAS (BLAS) and LAPACK through LAPACKE, column-major throughout.
+// BLAS and LAPACK on host matrices: OpenBLAS and LAPACK through LAPACKE, column-major throughout.
 #include <cblas.h>
 #include <lapacke.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
-#include "kernels/dense.hpp"
+#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
-namespace linv::kernels::cpu {
+namespace linv::cpu::lapack {
 namespace {
 
 template <Real T>
@@ -339,6 +340,22 @@ int pftrs(index n, const T* C, MatrixView<T> B) {
     return checked(LAPACKE_dpftrs(LAPACK_COL_MAJOR, 'N', 'L', m, nrhs, C, B.data(), ld(B.ld())), "pftrs");
 }
 
+bool inverse_root(const Matrix<double>& S, MatrixView<double> W) {
+  const index F = S.rows();
+  Matrix<double> a = S.clone(), U(F, F), VT(F, F);
+  std::vector<double> s(static_cast<std::size_t>(F));
+  if (gesdd<double>(a.view(), s.data(), U.view(), VT.view()) != 0) return false;
+  const double floor = static_cast<double>(F) * std::numeric_limits<double>::epsilon() * s[0];
+  for (index c = 0; c < F; ++c)
+    for (index r = 0; r < F; ++r) {
+      double t = 0;
+      for (index j = 0; j < F; ++j)
+        if (s[static_cast<std::size_t>(j)] > floor) t += VT(j, r) * U(c, j) / std::sqrt(s[static_cast<std::size_t>(j)]);
+      W(r, c) = t;
+    }
+  return true;
+}
+
 #define LINV_INSTANTIATE(T)                                                                                   \
   template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>);                 \
   template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                                   \
@@ -368,4 +385,4 @@ LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE
 
-}  // namespace linv::kernels::cpu
+}  // namespace linv::cpu::lapack

@@ -1,0 +1,28 @@
+// Krylov iterations, written once for every backend over its linear operators and vector family
+// (src/kernels/vectors.hpp): conjugate gradients for symmetric positive definite systems (deblurring's
+// regularised normal equations) and CGLS for least squares without forming J^T J (sparse SLAM steps).
+#pragma once
+
+#include "kernels/vectors.hpp"
+#include "linv/matrix.hpp"
+
+namespace linv::krylov {
+
+struct Outcome {
+  int iterations = 0;   // the most any column took
+  double residual = 0;  // the largest final relative residual
+  bool converged = true;
+};
+
+// x := A^-1 b by conjugate gradients from x = 0 (x zero on entry, b's shape, contiguous, on b's device),
+// until ||b - A x||_2 <= tolerance ||b||_2 or max_iterations.
+template <Real T>
+Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x, double tolerance, int max_iterations);
+
+// X(:, c) := argmin ||J x - d(:, c)||_2 by CGLS from x = 0 for each column of d (n x k; X: m x k, on d's
+// device), until ||J^T (d - J x)|| <= tolerance ||J^T d|| or max_iterations.
+template <Real T>
+Outcome cgls(kernels::LinearOperator<T>& J, ConstMatrixView<T> d, MatrixView<T> X, double tolerance,
+             int max_iterations);
+
+}  // namespace linv::krylov

@@ -1,0 +1,203 @@
+// The CPU backend's dense and mixed families (src/kernels/dense.hpp, vectors.hpp): LAPACK through
+// src/cpu/lapack.hpp, and the source documents' algorithms and mixed-precision refinement
+// (src/cpu/algorithms.hpp). The oracle every other backend is tested against.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu/algorithms.hpp"
+#include "cpu/backend.hpp"
+#include "cpu/lapack.hpp"
+#include "linv/errors.hpp"
+
+namespace linv::cpu {
+namespace {
+
+template <Real T>
+class Dense final : public kernels::Dense<T> {
+ public:
+  kernels::DensePreferences preferences() const override { return {}; }  // LU, and LAPACK's trtri
+
+  double norm1(ConstMatrixView<T> A) const override {
+    double best = 0;
+    for (index j = 0; j < A.cols(); ++j) {
+      double s = 0;
+      for (index i = 0; i < A.rows(); ++i) s += std::abs(static_cast<double>(A(i, j)));
+      best = std::max(best, s);
+    }
+    return best;
+  }
+
+  void require_finite(ConstMatrixView<T> A, const char* name) const override {
+    for (index j = 0; j < A.cols(); ++j)
+      for (index i = 0; i < A.rows(); ++i)
+        if (!std::isfinite(A(i, j))) throw NonFiniteInput(name, i, j, static_cast<double>(A(i, j)));
+  }
+
+  Structure detect_structure(ConstMatrixView<T> A) const override {
+    const index n = A.rows();
+    bool lower = true, upper = true, symmetric = true;
+    for (index j = 0; j < n && (lower || upper || symmetric); ++j)
+      for (index i = 0; i < j; ++i) {  // (i, j) above the diagonal, (j, i) its mirror below
+        const T above = A(i, j), below = A(j, i);
+        if (above != T(0)) lower = false;
+        if (below != T(0)) upper = false;
+        if (above != below) symmetric = false;
+      }
+    if (lower && upper) return Structure::Diagonal;
+    if (lower) return Structure::Lower;
+    if (upper) return Structure::Upper;
+    return symmetric ? Structure::Symmetric : Structure::General;
+  }
+
+  std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override {
+    const index n = A.rows();
+    double max_abs = 0;
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) max_abs = std::max(max_abs, std::abs(static_cast<double>(A(i, j))));
+    const double tol = static_cast<double>(n) * std::numeric_limits<T>::epsilon() * max_abs;
+    for (index j = 0; j < n; ++j)
+      for (index i = j + 1; i < n; ++i)
+        if (std::abs(static_cast<double>(A(i, j)) - A(j, i)) > tol) return std::pair{i, j};
+    return std::nullopt;
+  }
+
+  std::vector<T> diagonal(ConstMatrixView<T> A) const override {
+    std::vector<T> d(static_cast<std::size_t>(std::min(A.rows(), A.cols())));
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] = A(static_cast<index>(i), static_cast<index>(i));
+    return d;
+  }
+
+  void zero_triangle(MatrixView<T> A, Uplo which) const override {
+    for (index j = 0; j < A.cols(); ++j)
+      for (index i = 0; i < A.rows(); ++i)
+        if ((which == Uplo::Upper && i < j) || (which == Uplo::Lower && i > j)) A(i, j) = T(0);
+  }
+
+  void set_diagonal(MatrixView<T> A, T value) const override {
+    for (index i = 0; i < std::min(A.rows(), A.cols()); ++i) A(i, i) = value;
+  }
+
+  void mirror_lower(MatrixView<T> A) const override {
+    for (index j = 1; j < A.cols(); ++j)
+      for (index i = 0; i < j; ++i) A(i, j) = A(j, i);
+  }
+
+  void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta,
+            MatrixView<T> C) const override {
+    lapack::gemm<T>(op_a, op_b, alpha, A, B, beta, C);
+  }
+  void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C) const override {
+    lapack::syrk<T>(uplo, op, alpha, A, beta, C);
+  }
+  void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const override {
+    lapack::trsm<T>(side, uplo, op, diag, alpha, A, B);
+  }
+
+  index lu_factor(MatrixView<T> A, std::vector<int>& pivots) const override {
+    pivots.assign(static_cast<std::size_t>(A.rows()), 0);
+    return lapack::getrf<T>(A, pivots.data());
+  }
+  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override {
+    lapack::getrs<T>(Op::None, LU, pivots.data(), B);
+  }
+  void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const override {
+    lapack::getri<T>(LU, pivots.data());
+  }
+  double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>&, double anorm) const override {
+    return lapack::gecon<T>(LU, anorm);
+  }
+
+  index cholesky_factor(MatrixView<T> A) const override { return lapack::potrf<T>(Uplo::Lower, A); }
+  void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const override { lapack::potrs<T>(Uplo::Lower, L, B); }
+  void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const override {
+    if (how == TriangularInverse::Lapack) {
+      lapack::potri<T>(Uplo::Lower, L);
+    } else {
+      gets_lower_inverse<T>(L, Diag::NonUnit);  // X = L^-1
+      lapack::lauum<T>(Uplo::Lower, L);         // X^T X = L^-T L^-1 = A^-1
+    }
+    mirror_lower(L);
+  }
+  double cholesky_rcond(ConstMatrixView<T> L, double anorm) const override {
+    return lapack::pocon<T>(Uplo::Lower, L, anorm);
+  }
+
+  void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const override {
+    if (how == TriangularInverse::Lapack) {
+      lapack::trtri<T>(uplo, diag, A);  // cannot fail: the caller checked the diagonal
+    } else if (uplo == Uplo::Lower) {
+      gets_lower_inverse<T>(A, diag);
+    } else {  // inv(U) = inv(U^T)^T: eliminate on the transposed (lower) triangle
+      const index n = A.rows();
+      Matrix<T> t = Matrix<T>::uninitialized(n, n);
+      for (index j = 0; j < n; ++j)
+        for (index i = 0; i < n; ++i) t(i, j) = A(j, i);
+      gets_lower_inverse<T>(t.view(), diag);
+      for (index j = 0; j < n; ++j)
+        for (index i = 0; i <= j; ++i) A(i, j) = t(j, i);
+    }
+  }
+  double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag) const override {
+    return lapack::trcon<T>(uplo, diag, A);
+  }
+
+  index gauss_jordan_inverse(MatrixView<T> A) const override { return cpu::gauss_jordan_inverse<T>(A); }
+  kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+                                         double tolerance, int max_iterations) const override {
+    return cpu::gauss_seidel<T>(A, B, X, tolerance, max_iterations);
+  }
+
+  index least_squares(MatrixView<T> A, MatrixView<T> B, double rcond) const override {
+    return lapack::gelsy<T>(A, B, rcond);
+  }
+  int svd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) const override {
+    return lapack::gesdd<T>(A, s, U, VT);
+  }
+  int largest_eigenpair(MatrixView<T> A, T& value, T* vector) const override {
+    return lapack::largest_eigenpair<T>(A, value, vector);
+  }
+  int orthonormalize(MatrixView<T> A) const override { return lapack::orthonormalize<T>(A); }
+};
+
+class Mixed final : public kernels::Mixed {
+ public:
+  kernels::MixedOutcome solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                              bool cholesky, FactorPrecision low) const override {
+    if (low != FactorPrecision::Float32)
+      throw InvalidArgument(fmt::format("a {} factorization needs a CUDA GPU (tensor cores); on the CPU use float32",
+                                        to_string(low)));
+    return refine_mixed(A, B, X, cholesky);
+  }
+  kernels::MixedOutcome least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B,
+                                      MatrixView<double> X) const override {
+    return refine_least_squares(A, B, X);
+  }
+  void round_to_float(ConstMatrixView<double> src, MatrixView<float> dst) const override {
+    for (index j = 0; j < src.cols(); ++j)
+      for (index i = 0; i < src.rows(); ++i) dst(i, j) = static_cast<float>(src(i, j));
+  }
+  void add_correction(ConstMatrixView<float> d, MatrixView<double> x) const override {
+    for (index j = 0; j < x.cols(); ++j)
+      for (index i = 0; i < x.rows(); ++i) x(i, j) += d(i, j);
+  }
+};
+
+}  // namespace
+
+template <Real T>
+const kernels::Dense<T>& dense() {
+  static const Dense<T> family;
+  return family;
+}
+template const kernels::Dense<float>& dense<float>();
+template const kernels::Dense<double>& dense<double>();
+
+const kernels::Mixed& mixed() {
+  static const Mixed family;
+  return family;
+}
+
+}  // namespace linv::cpu

@@ -1,0 +1,70 @@
+// The CPU backend's vector family (src/kernels/vectors.hpp): loops over contiguous host memory, sums in
+// float64.
+#include <cmath>
+
+#include "cpu/backend.hpp"
+
+namespace linv::cpu {
+namespace {
+
+// The counter-based generator of fill_uniform, the same formula as the CUDA kernel's: SplitMix64's
+// finaliser of (seed * golden ratio + position), 53 bits into [0, 1).
+double counter_uniform(std::uint64_t seed, std::uint64_t position) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + position;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+template <Real T>
+class Vectors final : public kernels::Vectors<T> {
+ public:
+  void widen(ConstMatrixView<T> src, MatrixView<double> dst) const override {
+    for (index j = 0; j < src.cols(); ++j)
+      for (index i = 0; i < src.rows(); ++i) dst(i, j) = static_cast<double>(src(i, j));
+  }
+  void scale_rows(ConstMatrixView<double> d, MatrixView<T> X) const override {
+    for (index j = 0; j < X.cols(); ++j)
+      for (index i = 0; i < X.rows(); ++i) X(i, j) = static_cast<T>(d(i, 0) * static_cast<double>(X(i, j)));
+  }
+  double dot(ConstMatrixView<T> x, ConstMatrixView<T> y) const override {
+    double s = 0;
+    for (index k = 0; k < x.rows() * x.cols(); ++k) s += static_cast<double>(x.data()[k]) * y.data()[k];
+    return s;
+  }
+  double norm2(ConstMatrixView<T> x) const override { return std::sqrt(dot(x, x)); }
+  void copy(ConstMatrixView<T> x, MatrixView<T> y) const override { linv::copy<T>(x, y); }
+  void axpy(T alpha, ConstMatrixView<T> x, MatrixView<T> y) const override {
+    for (index k = 0; k < x.rows() * x.cols(); ++k) y.data()[k] += alpha * x.data()[k];
+  }
+  void scal(T alpha, MatrixView<T> x) const override {
+    for (index k = 0; k < x.rows() * x.cols(); ++k) x.data()[k] *= alpha;
+  }
+  void synchronize(Device) const override {}  // every step above is complete on return
+  void column_norms_squared(ConstMatrixView<T> X, MatrixView<double> out) const override {
+    for (index j = 0; j < X.cols(); ++j) {
+      double s = 0;
+      for (index i = 0; i < X.rows(); ++i) s += static_cast<double>(X(i, j)) * X(i, j);
+      out.data()[j] = s;
+    }
+  }
+  void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) const override {
+    for (index j = 0; j < A.cols(); ++j)
+      for (index i = 0; i < A.rows(); ++i)
+        A(i, j) = static_cast<T>(lo + (static_cast<double>(hi) - lo) *
+                                          counter_uniform(seed, static_cast<std::uint64_t>(j * A.rows() + i)));
+  }
+};
+
+}  // namespace
+
+template <Real T>
+const kernels::Vectors<T>& vectors() {
+  static const Vectors<T> family;
+  return family;
+}
+template const kernels::Vectors<float>& vectors<float>();
+template const kernels::Vectors<double>& vectors<double>();
+
+}  // namespace linv::cpu
