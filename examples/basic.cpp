@@ -2,6 +2,7 @@
 #include <linv/linv.hpp>
 
 #include <cstdio>
+#include <string>
 
 int main() {
   auto A = linv::generate<double>(linv::MatrixKind::SPD, 500, {.seed = 42});
@@ -13,12 +14,13 @@ int main() {
 
   auto [Ai, report] = linv::inv<double>(A, {.method = linv::Method::Auto, .compute_residual = true});
   std::printf("log det %.3f, x[0] %.6f, method %s (%s), scaled residual %.2f, rcond %.2e\n", logdet, x(0, 0),
-              report.method.c_str(), report.method_reason.c_str(), report.scaled_residual, report.rcond);
+              std::string(linv::to_string(report.method)).c_str(), report.method_reason.c_str(), report.scaled_residual,
+              report.rcond);
 
   try {
     linv::Cholesky<double> chol(linv::Matrix<double>::from_rows({{1, 2}, {2, 1}}));
   } catch (const linv::NotPositiveDefinite& e) {
     std::printf("not positive definite at minor %lld: %s\n", static_cast<long long>(e.minor()), e.what());
   }
-  return report.method == "cholesky" ? 0 : 1;
+  return report.method == linv::Method::Cholesky ? 0 : 1;
 }

@@ -58,7 +58,7 @@ int main() {
     const auto start = std::chrono::steady_clock::now();
     const linv::slam::BorderedJacobian<double> J(std::move(dense), starts, lengths, values);
     // model Jacobian J and residual r = y - model: the Gauss-Newton step is J^+ r
-    const linv::Matrix<double> delta = linv::slam::pinv_apply<double>(J, r.view());
+    const linv::Matrix<double> delta = linv::slam::pinv_apply<double>(J, r.view()).x;
     total_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     theta += delta(0, 0);                                             // additive
     for (index s = 0; s < patches; ++s) rho[s] *= std::exp(delta(1 + s, 0));  // multiplicative

@@ -1,17 +1,13 @@
 // linv adl and linv bench adl: atom-assisted dictionary learning for fMRI (include/linv/adl.hpp).
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
-#include <type_traits>
 
 #include "common.hpp"
-#include "linv/adl.hpp"
 
 namespace linv::cli {
 namespace {
@@ -27,75 +23,53 @@ struct AdlArgs {
 };
 
 template <Real T>
-std::optional<Matrix<T>> read_optional(const std::string& path) {
+std::optional<Matrix<T>> read_optional(const std::string& path, Compute c) {
   if (path.empty()) return std::nullopt;
-  return io::convert<T>(io::read_matrix(path), /*allow_narrowing=*/std::is_same_v<T, float>);
+  return as<T>(io::read_matrix(path), c);
 }
 
 template <Real T>
-void adl_typed(const AdlArgs& a, const Matrix<T>& host_X) {
-  const std::optional<Matrix<T>> task = read_optional<T>(a.task), initial = read_optional<T>(a.initial);
-  const Device device = fmri_device(a.common, host_X.cols());
-  const auto start = std::chrono::steady_clock::now();
-  Matrix<T> X_copy;  // on a GPU only (timed: part of the run)
+void adl_typed(const AdlArgs& a, const Matrix<T>& host_X, Compute c) {
+  const std::optional<Matrix<T>> task = read_optional<T>(a.task, c), initial = read_optional<T>(a.initial, c);
+  const Device device = device_for(a.common, Operation::Adl, host_X.cols());
+  Matrix<T> X_copy;  // on a GPU only
   const ConstMatrixView<T> X = placed(host_X, device, X_copy);
-  // progress on stderr, one line per outer iteration, when not quiet and the run is long enough to want it
-  std::function<void(int, double)> progress;
-  if (!a.common.quiet)
-    progress = [&](int iteration, double f) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (elapsed > 2) std::fprintf(stderr, "adl: iteration %d/%d, objective %.6g, %.1f s\n", iteration, a.iterations, f, elapsed);
-    };
   const fmri::AdlResult<T> r = fmri::adl<T>(X,
                                             {.atoms = a.atoms,
                                              .lambda = a.lambda,
-                                             .iterations = a.iterations,
+                                             .max_iterations = a.iterations,
                                              .coefficient_steps = a.coefficient_steps,
                                              .dictionary_steps = a.dictionary_steps,
                                              .c = a.c,
                                              .c_d = a.c_d,
                                              .tolerance = a.tolerance,
                                              .seed = a.seed,
-                                             .progress = progress},
+                                             .progress = progress_line(a.common, "adl", "objective", a.iterations)},
                                             task ? task->view() : ConstMatrixView<T>{}, initial ? &*initial : nullptr);
   const Matrix<T> dictionary = r.dictionary.to(Device::cpu()), codes = r.codes.to(Device::cpu());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_matrix<T>(a.dictionary, dictionary.view());
   io::write_matrix<T>(a.codes, codes.view());
   const index M = task ? task->cols() : 0;
   index nonzeros = 0;
   for (index e = 0; e < codes.size(); ++e) nonzeros += codes.data()[e] != T(0) ? 1 : 0;
-  nlohmann::json inputs = {{"X", a.x}};
-  if (task) inputs["task"] = a.task;
-  if (initial) inputs["initial"] = a.initial;
-  write_report(a.common, {{"command", "adl"},
-                          {"inputs", inputs},
-                          {"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}}},
-                          {"device", device.name()},
-                          {"precision", type_name<T>()},
-                          {"shape", {X.rows(), X.cols()}},
-                          {"atoms", a.atoms},
-                          {"assisted_atoms", M},
-                          {"lambda", r.lambda},
-                          {"lambda_default", std::isnan(a.lambda)},
-                          {"c", M > 0 ? nlohmann::json(a.c) : nlohmann::json(nullptr)},
-                          {"c_d", a.c_d},
-                          {"coefficient_steps", a.coefficient_steps},
-                          {"dictionary_steps", a.dictionary_steps},
-                          {"seed", a.seed},
-                          {"iterations", r.iterations},
-                          {"stop_reason", r.stop_reason},
-                          {"objective", r.objective},
-                          {"codes_nonzero_fraction", static_cast<double>(nonzeros) / static_cast<double>(codes.size())},
-                          {"seconds", seconds},
-                          {"linv_version", build_info().version}});
+  std::vector<std::pair<std::string, std::string>> inputs = {{"X", a.x}};
+  if (task) inputs.emplace_back("task", a.task);
+  if (initial) inputs.emplace_back("initial", a.initial);
+  nlohmann::json j = report_json("adl", r.report, inputs, a.dictionary, X.rows(), X.cols());
+  j.update({{"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}}}, {"atoms", a.atoms}, {"assisted_atoms", M},
+            {"lambda", r.lambda}, {"lambda_default", std::isnan(a.lambda)},
+            {"c", M > 0 ? nlohmann::json(a.c) : nlohmann::json(nullptr)}, {"c_d", a.c_d},
+            {"coefficient_steps", a.coefficient_steps}, {"dictionary_steps", a.dictionary_steps}, {"seed", a.seed},
+            {"objective", r.objective},
+            {"codes_nonzero_fraction", static_cast<double>(nonzeros) / static_cast<double>(codes.size())}});
+  write_report(a.common, j);
   if (!a.common.quiet)
-    std::printf("adl: %lld voxels of %lld time points, %s on %s | %lld atoms (%lld assisted), lambda %.4g | objective %.6g -> "
-                "%.6g in %d iterations (%s), %.1f %% of the codes nonzero | %.3f s -> %s, %s\n",
+    std::printf("adl: %lld voxels of %lld time points, %s on %s | %lld atoms (%lld assisted), lambda %.4g | objective "
+                "%.6g -> %.6g in %d iterations (%s), %.1f %% of the codes nonzero | %.3f s -> %s, %s\n",
                 static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), type_name<T>(), device.name().c_str(),
                 static_cast<long long>(a.atoms), static_cast<long long>(M), r.lambda, r.objective.front(),
-                r.objective.back(), r.iterations, r.stop_reason.c_str(),
-                100.0 * static_cast<double>(nonzeros) / static_cast<double>(codes.size()), seconds,
+                r.objective.back(), r.report.iterations, std::string(to_string(r.report.stop)).c_str(),
+                100.0 * static_cast<double>(nonzeros) / static_cast<double>(codes.size()), r.report.seconds,
                 a.dictionary.c_str(), a.codes.c_str());
 }
 
@@ -105,19 +79,16 @@ void run_adl(const AdlArgs& a) {
   if (a.task.empty() && !std::isnan(a.c)) throw InvalidArgument("--c applies to assisted atoms: give their --task too");
   io::AnyMatrix X = io::read_matrix(a.x);
   const Compute c = compute_type(a.common.precision, {dtype_of(X)});
-  if (c == Compute::mixed) throw InvalidArgument("adl has no mixed-precision variant: use --precision single or double");
-  if (c == Compute::f32)
-    adl_typed<float>(a, as<float>(std::move(X), c));
-  else
-    adl_typed<double>(a, as<double>(std::move(X), c));
+  refuse_mixed(c, "adl");
+  with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(X), c), c); });
 }
 
 struct AdlBenchArgs {
+  BenchOptions bench{"cpu", 3, ""};
   std::string sizes = "274x20000,274x200000";  // time points x voxels
   index atoms = 10;
-  int iterations = 10, coefficient_steps = 20, dictionary_steps = 20, repeats = 3;
-  std::string device = "cpu", precision = "double";
-  std::string json;
+  int iterations = 10, coefficient_steps = 20, dictionary_steps = 20;
+  std::string precision = "double";
 };
 
 // Times linv::fmri::adl on random data (X uniform in [-1, 1], generated where it is used with the size as
@@ -131,9 +102,9 @@ void bench_adl_typed(const AdlBenchArgs& a, Device device) {
     const index rows = dims[0], N = dims[1];
     const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
     fmri::AdlResult<T> r;
-    const Timing t = time_repeats(a.repeats, r, [&] {
+    const Timing t = time_repeats(a.bench.repeats, r, [&] {
       return fmri::adl<T>(X.view(), {.atoms = a.atoms,
-                                     .iterations = a.iterations,
+                                     .max_iterations = a.iterations,
                                      .coefficient_steps = a.coefficient_steps,
                                      .dictionary_steps = a.dictionary_steps,
                                      .seed = 1});
@@ -148,79 +119,78 @@ void bench_adl_typed(const AdlBenchArgs& a, Device device) {
                 device.name().c_str(), static_cast<long long>(rows), static_cast<long long>(N),
                 static_cast<long long>(a.atoms), type_name<T>(),
                 a.iterations, a.coefficient_steps, a.dictionary_steps, t.median, per_iteration);
-    std::fflush(stdout);
   }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
 }
 
-void run_bench_adl(const AdlBenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  const Device device = Device::parse(a.device);
-  if (a.precision == "single")
-    bench_adl_typed<float>(a, device);
-  else
-    bench_adl_typed<double>(a, device);
-}
+const Command kCommands[] = {
+    {"bench", "adl", "Time ADL dictionary learning on random data (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto b = std::make_shared<AdlBenchArgs>();
+       add_bench_options(cmd, b->bench);
+       cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x voxels)")->capture_default_str();
+       cmd.add_option("-k,--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--iters", b->iterations, "Outer iterations per run")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--inner-s", b->coefficient_steps, "Coefficient steps per iteration (Ts)")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--inner-d", b->dictionary_steps, "Dictionary steps per iteration (Td)")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--precision", b->precision, "single or double")
+           ->capture_default_str()
+           ->check(CLI::IsMember({"single", "double"}));
+       cmd.callback([b] {
+         const Device device = Device::parse(b->bench.device);
+         with_type_named(b->precision, [&]<Real T>() { bench_adl_typed<T>(*b, device); });
+       });
+     }},
+    {"", "adl",
+     "Atom-assisted dictionary learning: X ~ D S minimising ||X - D S||_F^2 + lambda ||S||_1, with the first M atoms "
+     "within sqrt(c) of given time courses and the others of norm at most sqrt(c_d)",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<AdlArgs>();
+       cmd.add_option("X", a->x, "Data, one voxel per column (T x N: time points x voxels)")->required();
+       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--lambda", a->lambda,
+                      "Sparsity weight (default: 0.5 * ||X||_F / sqrt(T N), half the root mean square of X)")
+           ->check(CLI::NonNegativeNumber);
+       cmd.add_option("--task", a->task,
+                      "T x M time courses (e.g. designs convolved with the HRF) that the first M atoms stay near");
+       cmd.add_option("--c", a->c, "Squared distance each assisted atom may keep from its time course (with --task)")
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--cd", a->c_d, "Squared norm of the free atoms at most")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--iters", a->iterations, "Outer iterations (coefficient steps, then dictionary steps)")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       cmd.add_option("--inner-s", a->coefficient_steps, "Coefficient steps per iteration (Ts)")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--inner-d", a->dictionary_steps, "Dictionary steps per iteration (Td)")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--tol", a->tolerance,
+                      "Stop once an iteration lowers the objective by at most this fraction of it (0: run all iterations)")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       cmd.add_option("--seed", a->seed, "Seed of the random normal initial dictionary")->capture_default_str();
+       cmd.add_option("--initial", a->initial, "A T x K dictionary to start from instead (projected onto the constraints)");
+       cmd.add_option("--dictionary", a->dictionary, "Where to write D (T x K, the assisted atoms first)")->required();
+       cmd.add_option("--codes", a->codes, "Where to write S (K x N): dense .npy, or sparse Matrix Market (.mtx)")
+           ->required();
+       add_common_options(cmd, a->common);
+       cmd.footer("The codes start at zero; the initial dictionary (random normal, or --initial) is first projected onto "
+                  "the constraints. The report (--report) holds the objective at the start and after each iteration.");
+       cmd.callback([a] { run_adl(*a); });
+     }},
+};
 
 }  // namespace
 
-void register_adl_commands(CLI::App& app, CLI::App& bench) {
-  {
-    auto b = std::make_shared<AdlBenchArgs>();
-    CLI::App* cmd = bench.add_subcommand("adl", "Time ADL dictionary learning on random data (median of repeats after "
-                                                "a warm-up)");
-    cmd->add_option("--sizes", b->sizes, "Comma-separated TxN (time points x voxels)")->capture_default_str();
-    cmd->add_option("-k,--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--iters", b->iterations, "Outer iterations per run")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--inner-s", b->coefficient_steps, "Coefficient steps per iteration (Ts)")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--inner-d", b->dictionary_steps, "Dictionary steps per iteration (Td)")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--precision", b->precision, "single or double")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"single", "double"}));
-    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
-    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
-    cmd->add_option("--json", b->json, "Write the rows as JSON here");
-    cmd->callback([b] { run_bench_adl(*b); });
-  }
-  auto a = std::make_shared<AdlArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "adl", "Atom-assisted dictionary learning: X ~ D S minimising ||X - D S||_F^2 + lambda ||S||_1, with the first M "
-             "atoms within sqrt(c) of given time courses and the others of norm at most sqrt(c_d)");
-  cmd->add_option("X", a->x, "Data, one voxel per column (T x N: time points x voxels)")->required();
-  cmd->add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--lambda", a->lambda,
-                  "Sparsity weight (default: 0.5 * ||X||_F / sqrt(T N), half the root mean square of X)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--task", a->task, "T x M time courses (e.g. designs convolved with the HRF) that the first M atoms "
-                                     "stay near");
-  cmd->add_option("--c", a->c, "Squared distance each assisted atom may keep from its time course (with --task)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--cd", a->c_d, "Squared norm of the free atoms at most")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--iters", a->iterations, "Outer iterations (coefficient steps, then dictionary steps)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--inner-s", a->coefficient_steps, "Coefficient steps per iteration (Ts)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--inner-d", a->dictionary_steps, "Dictionary steps per iteration (Td)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--tol", a->tolerance,
-                  "Stop once an iteration lowers the objective by at most this fraction of it (0: run all iterations)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", a->seed, "Seed of the random normal initial dictionary")->capture_default_str();
-  cmd->add_option("--initial", a->initial, "A T x K dictionary to start from instead (projected onto the constraints)");
-  cmd->add_option("--dictionary", a->dictionary, "Where to write D (T x K, the assisted atoms first)")->required();
-  cmd->add_option("--codes", a->codes, "Where to write S (K x N): dense .npy, or sparse Matrix Market (.mtx)")->required();
-  add_common_options(*cmd, a->common);
-  cmd->footer("The codes start at zero; the initial dictionary (random normal, or --initial) is first projected onto "
-              "the constraints. The report (--report) holds the objective at the start and after each iteration.");
-  cmd->callback([a] { run_adl(*a); });
-}
+std::span<const Command> adl_commands() { return kCommands; }
 
 }  // namespace linv::cli

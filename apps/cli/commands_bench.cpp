@@ -1,16 +1,15 @@
-// linv bench inverse | solve | batched: times linv::inv, linv::solve and linv::batched::inv_into on
-// matrices generated where they are used, for the benchmark drivers in bench/ (which run the peers beside
-// them and write bench/results/). The timed calls are synchronous (they return when the result is complete), so a host
-// clock around them times the GPU work, launch and read-back included.
+// linv bench inverse | solve | slam | batched: times linv::inv, linv::solve, the bordered SLAM step and
+// linv::batched::inv_into on inputs generated where they are used, for the benchmark drivers in bench/
+// (which run the peers beside them and write bench/results/). The timed calls are synchronous (they
+// return when the result is complete), so a host clock around them times the GPU work, launch and
+// read-back included.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <sstream>
 
 #include "common.hpp"
 
@@ -18,13 +17,11 @@ namespace linv::cli {
 namespace {
 
 struct BenchArgs {
-  std::string device = "cuda";
+  BenchOptions bench{"cuda", 5, ""};
   std::string sizes = "1024,4096,8192,16384";
   std::string dtypes = "f64,f32";
   std::string kinds = "general,spd";
   std::string methods = "auto,lu,gauss-jordan,cholesky,cholesky-gets";
-  int repeats = 5;
-  std::string json;
 };
 
 // The benchmark's matrices (the peers build the same): general = uniform in [-1, 1];
@@ -46,6 +43,8 @@ bool applies(const std::string& kind, const std::string& method) {
   return method == "cholesky" || method == "cholesky-gets";
 }
 
+const char* dtype_name(const char* type) { return std::string_view(type) == "float32" ? "f32" : "f64"; }
+
 template <Real T>
 void bench_case(const BenchArgs& a, const std::string& kind, index n, Device device, nlohmann::json& rows) {
   const Matrix<T> A = bench_matrix<T>(kind, n, device);
@@ -55,58 +54,44 @@ void bench_case(const BenchArgs& a, const std::string& kind, index n, Device dev
     // n = 8192); their inverses are still backward stable, and the peers return them too.
     const SolveOptions options{.method = parse_method(method), .allow_ill_conditioned = true};
     Solution<T> s;
-    const Timing t = time_repeats(a.repeats, s, [&] { return inv<T>(A.view(), options); });
-    const double median = t.median;
-    const std::vector<double>& seconds = t.all;
+    const Timing t = time_repeats(a.bench.repeats, s, [&] { return inv<T>(A.view(), options); });
     const double residual = scaled_residual_inverse<T>(A.view(), s.x.view(), std::numeric_limits<T>::epsilon());
+    const std::string used(to_string(s.report.method));
     rows.push_back({{"kind", kind},
-                    {"dtype", std::is_same_v<T, float> ? "f32" : "f64"},
+                    {"dtype", dtype_name(type_name<T>())},
                     {"n", n},
                     {"method", method},
-                    {"method_used", s.report.method},
-                    {"seconds", median},
-                    {"seconds_all", seconds},
+                    {"method_used", used},
+                    {"seconds", t.median},
+                    {"seconds_all", t.all},
                     {"scaled_residual", residual},
                     {"rcond", s.report.rcond}});
-    std::printf("%-8s %-4s %6lld %-14s %-14s %10.4f s  residual %.3g\n", kind.c_str(),
-                std::is_same_v<T, float> ? "f32" : "f64",
-                static_cast<long long>(n), method.c_str(), s.report.method.c_str(), median, residual);
-    std::fflush(stdout);
+    std::printf("%-8s %-4s %6lld %-14s %-14s %10.4f s  residual %.3g\n", kind.c_str(), dtype_name(type_name<T>()),
+                static_cast<long long>(n), method.c_str(), used.c_str(), t.median, residual);
   }
 }
 
 void run_bench(const BenchArgs& a) {
-  const Device device = Device::parse(a.device);
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.bench.device);
   for (const std::string& m : split(a.methods)) (void)parse_method(m);
   nlohmann::json out = bench_output(device);
   for (const std::string& kind : split(a.kinds))
     for (const std::string& dtype : split(a.dtypes))
-      for (const std::string& size : split(a.sizes)) {
-        const index n = std::stoll(size);
-        if (dtype == "f32")
-          bench_case<float>(a, kind, n, device, out["rows"]);
-        else if (dtype == "f64")
-          bench_case<double>(a, kind, n, device, out["rows"]);
-        else
-          throw InvalidArgument(fmt::format("unknown dtype '{}': expected f32 or f64", dtype));
-      }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+      for (const std::string& size : split(a.sizes))
+        with_type_named(dtype, [&]<Real T>() { bench_case<T>(a, kind, std::stoll(size), device, out["rows"]); });
+  write_bench(a.bench, out);
 }
 
 struct SolveBenchArgs {
-  std::string device = "cuda";
+  BenchOptions bench{"cuda", 5, ""};
   std::string sizes = "4096,16384";
   std::string precisions = "double,mixed";
-  int repeats = 5;
-  std::string json;
 };
 
 // Times linv::solve with one right-hand side on a general matrix (uniform in [-1, 1]), float64 data, in
 // each precision: the float64 factorization, or float32 with float64 refinement.
 void run_bench_solve(const SolveBenchArgs& a) {
-  const Device device = Device::parse(a.device);
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.bench.device);
   nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
     const index n = std::stoll(size);
@@ -125,53 +110,46 @@ void run_bench_solve(const SolveBenchArgs& a) {
                                                                 : FactorPrecision::Float32,
           .allow_ill_conditioned = true};
       Solution<double> s;
-      const Timing t = time_repeats(a.repeats, s, [&] { return solve<double>(A.view(), b.view(), options); });
-      const double median = t.median;
-      const std::vector<double>& seconds = t.all;
+      const Timing t = time_repeats(a.bench.repeats, s, [&] { return solve<double>(A.view(), b.view(), options); });
       const double residual = scaled_residual_solve<double>(A.view(), s.x.view(), b.view(), 0x1p-52);
+      const std::string stop(to_string(s.report.stop));
       out["rows"].push_back({{"n", n},
                              {"precision", precision},
-                             {"seconds", median},
-                             {"seconds_all", seconds},
+                             {"seconds", t.median},
+                             {"seconds_all", t.all},
                              {"iterations", s.report.iterations},
-                             {"stop_reason", s.report.stop_reason},
+                             {"stop_reason", stop},
                              {"notes", s.report.notes},
                              {"scaled_residual", residual}});
       std::printf("solve f64 n=%-6lld %-7s %10.4f s  iterations %d  %s  scaled residual %.3g\n",
-                  static_cast<long long>(n), precision.c_str(), median, s.report.iterations,
-                  s.report.stop_reason.c_str(), residual);
-      std::fflush(stdout);
+                  static_cast<long long>(n), precision.c_str(), t.median, s.report.iterations, stop.c_str(), residual);
     }
   }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
 }
 
 struct SlamBenchArgs {
+  BenchOptions bench{"cpu", 5, ""};
   std::string cases = "20000:100,60000:500,120000:1000";  // rows:cols
-  std::string device = "cpu";
-  int repeats = 5;
-  std::string json;
 };
 
-// Times the bordered Jacobian's step J^+ d and its materialised J^+, on the CPU or (J's arrays copied to
-// the GPU beforehand, as a Gauss-Newton loop keeps them there) on a GPU.
+// Times the bordered Jacobian's step J^+ d and its materialised J^+, on the CPU or (J copied to the GPU
+// beforehand, as a Gauss-Newton loop keeps it there) on a GPU.
 void run_bench_slam(const SlamBenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  const Device device = Device::parse(a.device);
+  const Device device = Device::parse(a.bench.device);
   nlohmann::json out = bench_output(device);
   for (const std::string& c : split(a.cases)) {
     const auto colon = c.find(':');
     if (colon == std::string::npos) throw InvalidArgument(fmt::format("bad case '{}': expected rows:cols", c));
     const index n = std::stoll(c.substr(0, colon)), m = std::stoll(c.substr(colon + 1));
-    const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(n, m, /*seed=*/1);
+    const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(n, m, /*seed=*/1).to(device);
     const Matrix<double> d = random_uniform<double>(n, 1, /*seed=*/2, -1.0, 1.0, device);
-    const slam::BorderedJacobian<double> Jd = J.to(device);  // as a Gauss-Newton loop keeps it there
-    Matrix<double> step, P;
-    const Timing ts = time_repeats(a.repeats, step, [&] { return slam::pinv_apply(Jd, d.view()); });
-    const Timing tp = time_repeats(a.repeats, P, [&] { return slam::pinv(Jd); });
+    Solution<double> step, P;
+    const Timing ts = time_repeats(a.bench.repeats, step, [&] { return slam::pinv_apply(J, d.view()); });
+    const Timing tp = time_repeats(a.bench.repeats, P, [&] { return slam::pinv(J); });
     // check: J^+ d agrees with the materialised J^+ times d
-    const Matrix<double> pd = matmul<double>(P.view(), d.view()).to(Device::cpu());
-    const Matrix<double> sh = step.to(Device::cpu());
+    const Matrix<double> pd = matmul<double>(P.x.view(), d.view()).to(Device::cpu());
+    const Matrix<double> sh = step.x.to(Device::cpu());
     double diff = 0, scale = 0;
     for (index i = 0; i < m; ++i) diff = std::max(diff, std::abs(pd(i, 0) - sh(i, 0))), scale = std::max(scale, std::abs(pd(i, 0)));
     out["rows"].push_back({{"n", n},
@@ -184,17 +162,14 @@ void run_bench_slam(const SlamBenchArgs& a) {
                            {"step_vs_pinv_relative_difference", diff / scale}});
     std::printf("slam n=%-7lld m=%-5lld J^+ d %10.6f s   J^+ %9.4f s   |J^+ d - (J^+) d| / |J^+ d| %.2g\n",
                 static_cast<long long>(n), static_cast<long long>(m), ts.median, tp.median, diff / scale);
-    std::fflush(stdout);
   }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
 }
 
 struct BatchedBenchArgs {
-  std::string device = "cuda";
+  BenchOptions bench{"cuda", 20, ""};
   std::string cases = "4:1048576,8:1048576,16:262144,32:65536,64:16384";  // order:count
   std::string dtypes = "f32,f64";
-  int repeats = 20;
-  std::string json;
 };
 
 // The largest scaled residual ||A X - I||_1 / (n eps ||A||_1 ||X||_1) over the first matrices of a batch.
@@ -215,28 +190,25 @@ void bench_batched_case(const BatchedBenchArgs& a, index n, index count, Device 
   const Matrix<T> A = random_uniform<T>(n, n * count, /*seed=*/3, T(-1), T(1), device);
   Matrix<T> X = Matrix<T>::uninitialized(n, n * count, device);
   batched::Status s;
-  const Timing t = time_repeats(a.repeats, s, [&] { return batched::inv_into<T>(A.view(), X.view()); });
-  const double median = t.median;
-  const std::vector<double>& seconds = t.all;
+  const Timing t = time_repeats(a.bench.repeats, s, [&] { return batched::inv_into<T>(A.view(), X.view()); });
   const double residual = batch_residual<T>(A, X, n, count);
-  const char* dtype = std::is_same_v<T, float> ? "f32" : "f64";
-  rows.push_back({{"dtype", dtype},
+  const std::string used = fmt::format("{}{}", to_string(s.report.method),
+                                       s.report.notes.empty() ? "" : " (" + s.report.notes.front() + ")");
+  rows.push_back({{"dtype", dtype_name(type_name<T>())},
                   {"n", n},
                   {"batch", count},
-                  {"method_used", s.method},
-                  {"seconds", median},
-                  {"seconds_all", seconds},
+                  {"method_used", used},
+                  {"seconds", t.median},
+                  {"seconds_all", t.all},
                   {"singular", s.singular},
                   {"max_scaled_residual", residual}});
-  std::printf("batched %-4s n=%-3lld batch=%-8lld %-45s %10.6f s  max residual %.3g  singular %lld\n", dtype,
-              static_cast<long long>(n), static_cast<long long>(count), s.method.c_str(), median, residual,
-              static_cast<long long>(s.singular));
-  std::fflush(stdout);
+  std::printf("batched %-4s n=%-3lld batch=%-8lld %-45s %10.6f s  max residual %.3g  singular %lld\n",
+              dtype_name(type_name<T>()), static_cast<long long>(n), static_cast<long long>(count), used.c_str(),
+              t.median, residual, static_cast<long long>(s.singular));
 }
 
 void run_bench_batched(const BatchedBenchArgs& a) {
-  const Device device = Device::parse(a.device);
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.bench.device);
   nlohmann::json out = bench_output(device);
   for (const std::string& dtype : split(a.dtypes))
     for (const std::string& c : split(a.cases)) {
@@ -244,60 +216,56 @@ void run_bench_batched(const BatchedBenchArgs& a) {
       if (colon == std::string::npos)
         throw InvalidArgument(fmt::format("bad case '{}': expected order:count, e.g. 8:1048576", c));
       const index n = std::stoll(c.substr(0, colon)), count = std::stoll(c.substr(colon + 1));
-      if (dtype == "f32")
-        bench_batched_case<float>(a, n, count, device, out["rows"]);
-      else if (dtype == "f64")
-        bench_batched_case<double>(a, n, count, device, out["rows"]);
-      else
-        throw InvalidArgument(fmt::format("unknown dtype '{}': expected f32 or f64", dtype));
+      with_type_named(dtype, [&]<Real T>() { bench_batched_case<T>(a, n, count, device, out["rows"]); });
     }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
 }
+
+const Command kCommands[] = {
+    {"", "bench", "Benchmarks (the drivers in bench/ compare them with peers)",
+     [](CLI::App& cmd) { cmd.require_subcommand(1); }},
+    {"bench", "inverse", "Time linv::inv on generated matrices (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<BenchArgs>();
+       add_bench_options(cmd, a->bench);
+       cmd.add_option("--sizes", a->sizes, "Comma-separated matrix sizes")->capture_default_str();
+       cmd.add_option("--dtypes", a->dtypes, "f64, f32 or both")->capture_default_str();
+       cmd.add_option("--kinds", a->kinds, "general (uniform in [-1, 1]) and/or spd (G G^T / n + I)")
+           ->capture_default_str();
+       cmd.add_option("--methods", a->methods, "Methods to time (each where it applies)")->capture_default_str();
+       cmd.callback([a] { run_bench(*a); });
+     }},
+    {"bench", "solve",
+     "Time linv::solve (one right-hand side) in float64 and mixed precision (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<SolveBenchArgs>();
+       add_bench_options(cmd, a->bench);
+       cmd.add_option("--sizes", a->sizes, "Comma-separated matrix sizes")->capture_default_str();
+       cmd.add_option("--precisions", a->precisions,
+                      "Comma-separated: double, mixed (float32 factorization) or mixed:tf32|bf16|fp16")
+           ->capture_default_str();
+       cmd.callback([a] { run_bench_solve(*a); });
+     }},
+    {"bench", "slam", "Time the bordered-Jacobian step J^+ d and J^+",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<SlamBenchArgs>();
+       add_bench_options(cmd, a->bench);
+       cmd.add_option("--cases", a->cases, "Comma-separated rows:cols pairs")->capture_default_str();
+       cmd.callback([a] { run_bench_slam(*a); });
+     }},
+    {"bench", "batched",
+     "Time linv::batched::inv_into on generated batches (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<BatchedBenchArgs>();
+       add_bench_options(cmd, a->bench);
+       cmd.add_option("--cases", a->cases, "Comma-separated order:count pairs")->capture_default_str();
+       cmd.add_option("--dtypes", a->dtypes, "f32, f64 or both")->capture_default_str();
+       cmd.callback([a] { run_bench_batched(*a); });
+     }},
+};
 
 }  // namespace
 
-void register_bench_commands(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks (the drivers in bench/ compare them with peers)");
-  bench->require_subcommand(1);
-  auto a = std::make_shared<BenchArgs>();
-  CLI::App* cmd = bench->add_subcommand("inverse", "Time linv::inv on generated matrices (median of repeats after a warm-up)");
-  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--sizes", a->sizes, "Comma-separated matrix sizes")->capture_default_str();
-  cmd->add_option("--dtypes", a->dtypes, "f64, f32 or both")->capture_default_str();
-  cmd->add_option("--kinds", a->kinds, "general (uniform in [-1, 1]) and/or spd (G G^T / n + I)")->capture_default_str();
-  cmd->add_option("--methods", a->methods, "Methods to time (each where it applies)")->capture_default_str();
-  cmd->add_option("--repeats", a->repeats, "Timed runs per case")->capture_default_str();
-  cmd->add_option("--json", a->json, "Write the rows as JSON here");
-  cmd->callback([a] { run_bench(*a); });
-
-  auto v = std::make_shared<SolveBenchArgs>();
-  CLI::App* solve_cmd = bench->add_subcommand(
-      "solve", "Time linv::solve (one right-hand side) in float64 and mixed precision (median of repeats after a warm-up)");
-  solve_cmd->add_option("--device", v->device, "cpu, cuda or cuda:N")->capture_default_str();
-  solve_cmd->add_option("--sizes", v->sizes, "Comma-separated matrix sizes")->capture_default_str();
-  solve_cmd->add_option("--precisions", v->precisions,
-                        "Comma-separated: double, mixed (float32 factorization) or mixed:tf32|bf16|fp16")->capture_default_str();
-  solve_cmd->add_option("--repeats", v->repeats, "Timed runs per case")->capture_default_str();
-  solve_cmd->add_option("--json", v->json, "Write the rows as JSON here");
-  solve_cmd->callback([v] { run_bench_solve(*v); });
-
-  auto sl = std::make_shared<SlamBenchArgs>();
-  CLI::App* slam_cmd = bench->add_subcommand("slam", "Time the bordered-Jacobian step J^+ d and J^+");
-  slam_cmd->add_option("--cases", sl->cases, "Comma-separated rows:cols pairs")->capture_default_str();
-  slam_cmd->add_option("--device", sl->device, "cpu, cuda or cuda:N")->capture_default_str();
-  slam_cmd->add_option("--repeats", sl->repeats, "Timed runs per case")->capture_default_str();
-  slam_cmd->add_option("--json", sl->json, "Write the rows as JSON here");
-  slam_cmd->callback([sl] { run_bench_slam(*sl); });
-
-  auto b = std::make_shared<BatchedBenchArgs>();
-  CLI::App* batched_cmd =
-      bench->add_subcommand("batched", "Time linv::batched::inv_into on generated batches (median of repeats after a warm-up)");
-  batched_cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
-  batched_cmd->add_option("--cases", b->cases, "Comma-separated order:count pairs")->capture_default_str();
-  batched_cmd->add_option("--dtypes", b->dtypes, "f32, f64 or both")->capture_default_str();
-  batched_cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
-  batched_cmd->add_option("--json", b->json, "Write the rows as JSON here");
-  batched_cmd->callback([b] { run_bench_batched(*b); });
-}
+std::span<const Command> bench_commands() { return kCommands; }
 
 }  // namespace linv::cli

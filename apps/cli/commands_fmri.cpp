@@ -3,10 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <type_traits>
 
 #include "common.hpp"
 
@@ -37,10 +35,9 @@ Signals read_signals(const std::string& path, const std::string& mask) {
   return s;
 }
 
-
 template <Real T>
 void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
-  const Device device = fmri_device(a.common, X.cols());
+  const Device device = device_for(a.common, Operation::SparseCoding, X.cols());
   const auto start = std::chrono::steady_clock::now();
   Matrix<T> X_copy, D_copy;  // on a GPU only (timed: part of the run)
   const fmri::SparseCodes<T> codes = fmri::batch_omp<T>(placed(D, device, D_copy), placed(X, device, X_copy),
@@ -69,11 +66,8 @@ void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
 void run_omp(const OmpArgs& a) {
   io::AnyMatrix X = read_signals(a.x, a.mask).X, D = io::read_matrix(a.d);
   const Compute c = compute_type(a.common.precision, {dtype_of(X), dtype_of(D)});
-  if (c == Compute::mixed) throw InvalidArgument("omp has no mixed-precision variant: use --precision single or double");
-  if (c == Compute::f32)
-    omp_typed<float>(a, as<float>(std::move(X), c), as<float>(std::move(D), c));
-  else
-    omp_typed<double>(a, as<double>(std::move(X), c), as<double>(std::move(D), c));
+  refuse_mixed(c, "omp");
+  with_type(c, [&]<Real T>() { omp_typed<T>(a, as<T>(std::move(X), c), as<T>(std::move(D), c)); });
 }
 
 struct KsvdArgs {
@@ -86,20 +80,12 @@ struct KsvdArgs {
 };
 
 template <Real T>
-void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image) {
-  const Device device = fmri_device(a.common, host_X.cols());
+void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image, Compute c) {
+  const Device device = device_for(a.common, Operation::Ksvd, host_X.cols());
   Matrix<T> X_copy;  // on a GPU only; the dictionary comes back on X's device
   const ConstMatrixView<T> X = placed(host_X, device, X_copy);
   std::optional<Matrix<T>> initial;
-  if (!a.initial.empty()) initial = io::convert<T>(io::read_matrix(a.initial), /*allow_narrowing=*/std::is_same_v<T, float>);
-  const auto start = std::chrono::steady_clock::now();
-  // progress on stderr, one line per iteration, when not quiet and the run is long enough to want it
-  std::function<void(int, double)> progress;
-  if (!a.common.quiet)
-    progress = [&](int iteration, double rmse) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (elapsed > 2) std::fprintf(stderr, "ksvd: iteration %d/%d, RMSE %.4g, %.1f s\n", iteration, a.iterations, rmse, elapsed);
-    };
+  if (!a.initial.empty()) initial = as<T>(io::read_matrix(a.initial), c);
   const fmri::KsvdResult<T> r = fmri::ksvd<T>(X,
                                               {.atoms = a.atoms,
                                                .sparsity = a.sparsity,
@@ -107,34 +93,24 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
                                                .exact = !a.approximate,
                                                .seed = a.seed,
                                                .clear = !a.no_clear,
-                                               .progress = progress},
+                                               .progress = progress_line(a.common, "ksvd", "RMSE", a.iterations)},
                                               initial ? &*initial : nullptr);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_matrix<T>(a.dictionary, r.dictionary.to(Device::cpu()).view());
   const Matrix<T> codes = r.codes.to_dense();
   io::write_matrix<T>(a.codes, codes.view());
   if (!a.maps.empty()) io::write_volumes<T>(a.maps, image->space, image->voxels, codes.view());  // one map per atom
-  write_report(a.common, {{"command", "ksvd"},
-                          {"inputs", {{"X", a.x}, {"mask", a.mask}}},
-                          {"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}, {"maps", a.maps}}},
-                          {"device", device.name()},
-                          {"precision", type_name<T>()},
-                          {"atoms", a.atoms},
-                          {"sparsity", a.sparsity},
-                          {"iterations", a.iterations},
-                          {"variant", a.approximate ? "approximate" : "exact"},
-                          {"seed", a.seed},
-                          {"rmse", r.rmse},
-                          {"replaced_atoms", r.replaced},
-                          {"seconds", seconds},
-                          {"linv_version", build_info().version}});
+  nlohmann::json j = report_json("ksvd", r.report, {{"X", a.x}, {"mask", a.mask}}, a.dictionary, X.rows(), a.atoms);
+  j.update({{"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}, {"maps", a.maps}}},
+            {"atoms", a.atoms}, {"sparsity", a.sparsity}, {"variant", a.approximate ? "approximate" : "exact"},
+            {"seed", a.seed}, {"rmse", r.rmse}, {"replaced_atoms", r.replaced}});
+  write_report(a.common, j);
   if (!a.common.quiet)
     std::printf("ksvd: %lld signals of %lld time points, %lld atoms, sparsity %lld, %s on %s | RMSE %.4g -> %.4g in "
                 "%d iterations, %lld atoms replaced | %.3f s -> %s, %s\n",
                 static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), static_cast<long long>(a.atoms),
-                static_cast<long long>(a.sparsity), type_name<T>(), device.name().c_str(),
-                r.rmse.front(), r.rmse.back(), a.iterations,
-                static_cast<long long>(r.replaced), seconds, a.dictionary.c_str(), a.codes.c_str());
+                static_cast<long long>(a.sparsity), type_name<T>(), device.name().c_str(), r.rmse.front(),
+                r.rmse.back(), a.iterations, static_cast<long long>(r.replaced), r.report.seconds,
+                a.dictionary.c_str(), a.codes.c_str());
 }
 
 void run_ksvd(const KsvdArgs& a) {
@@ -145,18 +121,15 @@ void run_ksvd(const KsvdArgs& a) {
   }
   Signals s = read_signals(a.x, a.mask);
   const Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
-  if (c == Compute::mixed) throw InvalidArgument("ksvd has no mixed-precision variant: use --precision single or double");
-  if (c == Compute::f32)
-    ksvd_typed<float>(a, as<float>(std::move(s.X), c), s.image);
-  else
-    ksvd_typed<double>(a, as<double>(std::move(s.X), c), s.image);
+  refuse_mixed(c, "ksvd");
+  with_type(c, [&]<Real T>() { ksvd_typed<T>(a, as<T>(std::move(s.X), c), s.image, c); });
 }
 
 struct OmpBenchArgs {
+  BenchOptions bench{"cpu", 3, ""};
   std::string sizes = "300x3600,600x7200,1500x18000,900x125000";  // time points x signals
   index atoms = 9, sparsity = 6;  // the thesis's
-  int repeats = 3;
-  std::string device = "cpu", precision = "double", kernel = "auto", json;
+  std::string precision = "double", kernel = "auto";
 };
 
 // A T x K dictionary of unit-norm atoms, uniform in [-1, 1] before normalising, on the host.
@@ -191,7 +164,7 @@ void bench_omp_typed(const OmpBenchArgs& a, Device device) {
     const Matrix<T> D = random_atoms<T>(rows, a.atoms, static_cast<std::uint64_t>(rows)).to(device);
     const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
     fmri::SparseCodes<T> codes;
-    const Timing t = time_repeats(a.repeats, codes, [&] {
+    const Timing t = time_repeats(a.bench.repeats, codes, [&] {
       return fmri::batch_omp<T>(D.view(), X.view(), {.sparsity = a.sparsity, .gpu_kernel = kernel});
     });
     out["rows"].push_back({{"time_points", rows}, {"signals", N}, {"atoms", a.atoms}, {"sparsity", a.sparsity},
@@ -200,27 +173,16 @@ void bench_omp_typed(const OmpBenchArgs& a, Device device) {
     std::printf("omp %s T=%-5lld N=%-8lld K=%lld T0=%lld %s %9.5f s\n", type_name<T>(), static_cast<long long>(rows),
                 static_cast<long long>(N), static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity),
                 device.is_cpu() ? "cpu" : a.kernel.c_str(), t.median);
-    std::fflush(stdout);
   }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
-}
-
-void run_bench_omp(const OmpBenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  const Device device = Device::parse(a.device);
-  if (a.precision == "single")
-    bench_omp_typed<float>(a, device);
-  else if (a.precision == "double")
-    bench_omp_typed<double>(a, device);
-  else
-    throw InvalidArgument(fmt::format("--precision {}: expected single or double", a.precision));
+  write_bench(a.bench, out);
 }
 
 struct KsvdBenchArgs {
+  BenchOptions bench{"cuda", 3, ""};
   std::string sizes = "300x3600,450x5400,600x7200,1500x18000,900x125000,274x902629";  // the thesis's
   index atoms = 9, sparsity = 6;
-  int iterations = 30, repeats = 3;
-  std::string device = "cuda", precision = "single", variant = "approximate", json;
+  int iterations = 30;
+  std::string precision = "single", variant = "approximate";
 };
 
 // Times k-SVD end to end (initial dictionary, every iteration's coding and update, the final coding) on
@@ -236,7 +198,7 @@ void bench_ksvd_typed(const KsvdBenchArgs& a, Device device) {
       if (variant != "approximate" && variant != "exact")
         throw InvalidArgument(fmt::format("--variant {}: expected approximate, exact or both", variant));
       fmri::KsvdResult<T> r;
-      const Timing t = time_repeats(a.repeats, r, [&] {
+      const Timing t = time_repeats(a.bench.repeats, r, [&] {
         return fmri::ksvd<T>(X.view(), {.atoms = a.atoms, .sparsity = a.sparsity, .iterations = a.iterations,
                                         .exact = variant == "exact", .seed = 1});
       });
@@ -248,21 +210,9 @@ void bench_ksvd_typed(const KsvdBenchArgs& a, Device device) {
                   type_name<T>(), variant.c_str(), static_cast<long long>(rows), static_cast<long long>(N),
                   static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity), a.iterations, t.median,
                   r.rmse.front(), r.rmse.back());
-      std::fflush(stdout);
     }
   }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
-}
-
-void run_bench_ksvd(const KsvdBenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  const Device device = Device::parse(a.device);
-  if (a.precision == "single")
-    bench_ksvd_typed<float>(a, device);
-  else if (a.precision == "double")
-    bench_ksvd_typed<double>(a, device);
-  else
-    throw InvalidArgument(fmt::format("--precision {}: expected single or double", a.precision));
+  write_bench(a.bench, out);
 }
 
 struct GenFmriArgs {
@@ -335,99 +285,108 @@ void run_gen_fmri(const GenFmriArgs& a) {
               a.truth_maps.empty() ? "" : (", maps -> " + a.truth_maps).c_str());
 }
 
+const Command kCommands[] = {
+    {"gen", "fmri",
+     "Synthetic fMRI with ground truth: block and event designs through a canonical haemodynamic response, sparse "
+     "smooth maps, Gaussian noise",
+     [](CLI::App& cmd) {
+       auto g = std::make_shared<GenFmriArgs>();
+       cmd.add_option("--time", g->time_points, "Time points T")->required()->check(CLI::Range(2, 1 << 30));
+       cmd.add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(CLI::PositiveNumber);
+       cmd.add_option("--shape", g->shape, "The volume X,Y,Z (voxels in column-major order)");
+       cmd.add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")->capture_default_str();
+       cmd.add_option("--tr", g->tr, "Repetition time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--seed", g->seed, "Random seed (the same seed gives the same data)")->capture_default_str();
+       cmd.add_option("-o,--output", g->output,
+                      "Where to write X (T x N: .npy, .mtx, .mat; or .nii/.nii.gz, a 4-D image of T volumes on a 2 mm "
+                      "grid with --shape)")
+           ->required();
+       cmd.add_option("--truth", g->truth,
+                      "Where to write the truth: a .npz with 'timecourses' (T x K) and 'maps' (K x N)");
+       cmd.add_option("--truth-maps", g->truth_maps,
+                      "Also write the K true maps as a NIfTI image (.nii/.nii.gz, one volume per source; needs --shape)");
+       cmd.callback([g] { run_gen_fmri(*g); });
+     }},
+    {"bench", "omp", "Time Batch-OMP on random data (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto b = std::make_shared<OmpBenchArgs>();
+       add_bench_options(cmd, b->bench);
+       cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
+       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
+       cmd.add_option("--kernel", b->kernel, "GPU kernel: auto, thread (a thread per signal) or warp (a warp per signal)")
+           ->capture_default_str();
+       cmd.callback([b] {
+         const Device device = Device::parse(b->bench.device);
+         with_type_named(b->precision, [&]<Real T>() { bench_omp_typed<T>(*b, device); });
+       });
+     }},
+    {"bench", "ksvd", "Time k-SVD end to end on random data (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto b = std::make_shared<KsvdBenchArgs>();
+       add_bench_options(cmd, b->bench);
+       cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
+       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(CLI::NonNegativeNumber);
+       cmd.add_option("--variant", b->variant, "approximate, exact or both")->capture_default_str();
+       cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
+       cmd.callback([b] {
+         const Device device = Device::parse(b->bench.device);
+         with_type_named(b->precision, [&]<Real T>() { bench_ksvd_typed<T>(*b, device); });
+       });
+     }},
+    {"", "ksvd",
+     "k-SVD dictionary learning: X ~ D G with D T x K (unit-norm atoms) and at most T0 nonzeros per column of G",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<KsvdArgs>();
+       cmd.add_option("X", a->x,
+                      "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI image "
+                      "(.nii, .nii.gz)")
+           ->required();
+       cmd.add_option("--mask", a->mask,
+                      "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
+       cmd.add_option("--maps", a->maps, "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)");
+       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       cmd.add_option("--dictionary", a->dictionary, "Where to write D (T x K)")->required();
+       cmd.add_option("--codes", a->codes, "Where to write G (K x N): dense .npy, or sparse Matrix Market (.mtx)")
+           ->required();
+       cmd.add_option("--initial", a->initial, "A T x K dictionary to start from (default: K random signals)");
+       cmd.add_flag("--approximate", a->approximate, "One power step per atom instead of its exact rank-1 SVD");
+       cmd.add_flag("--no-clear", a->no_clear, "Do not replace coherent or rarely used atoms between iterations");
+       cmd.add_option("--seed", a->seed, "Seed of the initial dictionary and of the atom orders")->capture_default_str();
+       add_common_options(cmd, a->common);
+       cmd.callback([a] { run_ksvd(*a); });
+     }},
+    {"", "omp", "Batch-OMP: sparse codes G (K x N, at most T0 nonzeros per column) with X ~ D G",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<OmpArgs>();
+       cmd.add_option("X", a->x,
+                      "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI image "
+                      "(.nii, .nii.gz)")
+           ->required();
+       cmd.add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
+       cmd.add_option("--mask", a->mask,
+                      "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
+       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       cmd.add_option("--codes", a->codes, "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx")
+           ->required();
+       add_common_options(cmd, a->common);
+       cmd.callback([a] { run_omp(*a); });
+     }},
+};
+
 }  // namespace
 
-void register_fmri_commands(CLI::App& app, CLI::App& bench) {
-  {
-    auto g = std::make_shared<GenFmriArgs>();
-    CLI::App* cmd = app.get_subcommand("gen")->add_subcommand(
-        "fmri", "Synthetic fMRI with ground truth: block and event designs through a canonical haemodynamic "
-                "response, sparse smooth maps, Gaussian noise");
-    cmd->add_option("--time", g->time_points, "Time points T")->required()->check(CLI::Range(2, 1 << 30));
-    cmd->add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(CLI::PositiveNumber);
-    cmd->add_option("--shape", g->shape, "The volume X,Y,Z (voxels in column-major order)");
-    cmd->add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")->capture_default_str();
-    cmd->add_option("--tr", g->tr, "Repetition time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--seed", g->seed, "Random seed (the same seed gives the same data)")->capture_default_str();
-    cmd->add_option("-o,--output", g->output,
-                    "Where to write X (T x N: .npy, .mtx, .mat; or .nii/.nii.gz, a 4-D image of T volumes on a 2 mm "
-                    "grid with --shape)")
-        ->required();
-    cmd->add_option("--truth", g->truth, "Where to write the truth: a .npz with 'timecourses' (T x K) and 'maps' (K x N)");
-    cmd->add_option("--truth-maps", g->truth_maps,
-                    "Also write the K true maps as a NIfTI image (.nii/.nii.gz, one volume per source; needs --shape)");
-    cmd->callback([g] { run_gen_fmri(*g); });
-  }
-  {
-    auto b = std::make_shared<OmpBenchArgs>();
-    CLI::App* cmd = bench.add_subcommand("omp", "Time Batch-OMP on random data (median of repeats after a warm-up)");
-    cmd->add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
-    cmd->add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
-    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
-    cmd->add_option("--precision", b->precision, "single or double")->capture_default_str();
-    cmd->add_option("--kernel", b->kernel, "GPU kernel: auto, thread (a thread per signal) or warp (a warp per signal)")
-        ->capture_default_str();
-    cmd->add_option("--json", b->json, "Write the rows as JSON here");
-    cmd->callback([b] { run_bench_omp(*b); });
-  }
-  {
-    auto b = std::make_shared<KsvdBenchArgs>();
-    CLI::App* cmd = bench.add_subcommand("ksvd", "Time k-SVD end to end on random data (median of repeats after a warm-up)");
-    cmd->add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
-    cmd->add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(CLI::NonNegativeNumber);
-    cmd->add_option("--variant", b->variant, "approximate, exact or both")->capture_default_str();
-    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
-    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
-    cmd->add_option("--precision", b->precision, "single or double")->capture_default_str();
-    cmd->add_option("--json", b->json, "Write the rows as JSON here");
-    cmd->callback([b] { run_bench_ksvd(*b); });
-  }
-  {
-    auto a = std::make_shared<KsvdArgs>();
-    CLI::App* cmd = app.add_subcommand("ksvd", "k-SVD dictionary learning: X ~ D G with D T x K (unit-norm atoms) and "
-                                               "at most T0 nonzeros per column of G");
-    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
-                               "image (.nii, .nii.gz)")->required();
-    cmd->add_option("--mask", a->mask, "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; "
-                                       "default every voxel)");
-    cmd->add_option("--maps", a->maps, "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)");
-    cmd->add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--dictionary", a->dictionary, "Where to write D (T x K)")->required();
-    cmd->add_option("--codes", a->codes, "Where to write G (K x N): dense .npy, or sparse Matrix Market (.mtx)")
-        ->required();
-    cmd->add_option("--initial", a->initial, "A T x K dictionary to start from (default: K random signals)");
-    cmd->add_flag("--approximate", a->approximate, "One power step per atom instead of its exact rank-1 SVD");
-    cmd->add_flag("--no-clear", a->no_clear, "Do not replace coherent or rarely used atoms between iterations");
-    cmd->add_option("--seed", a->seed, "Seed of the initial dictionary and of the atom orders")->capture_default_str();
-    add_common_options(*cmd, a->common);
-    cmd->callback([a] { run_ksvd(*a); });
-  }
-  {
-    auto a = std::make_shared<OmpArgs>();
-    CLI::App* cmd = app.add_subcommand("omp", "Batch-OMP: sparse codes G (K x N, at most T0 nonzeros per column) with X ~ D G");
-    cmd->add_option("X", a->x, "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
-                               "image (.nii, .nii.gz)")->required();
-    cmd->add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
-    cmd->add_option("--mask", a->mask, "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; "
-                                       "default every voxel)");
-    cmd->add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--codes", a->codes, "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx")
-        ->required();
-    add_common_options(*cmd, a->common);
-    cmd->callback([a] { run_omp(*a); });
-  }
-}
+std::span<const Command> fmri_commands() { return kCommands; }
 
 }  // namespace linv::cli

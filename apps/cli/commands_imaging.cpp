@@ -71,22 +71,13 @@ void run_deblur(const DeblurArgs& a) {
   else if (a.path != "auto")
     throw InvalidArgument(fmt::format("--path {}: expected auto, dense or matrix-free", a.path));
   const Matrix<double> g = io::read_image(a.input);
-  const Device device = resolve_device(a.common, g.rows() * g.cols(), /*runs_on_gpu=*/true);
+  const Device device = device_for(a.common, Operation::Deblur, g.rows() * g.cols());
   const Matrix<double> truth = a.truth.empty() ? Matrix<double>() : load_image(a.truth);
   imaging::DeblurResult r = imaging::deblur(g.to(device).view(), psf, options);
   r.image = r.image.to(Device::cpu());
   io::write_image(a.output, r.image.view(), a.bits);
-  nlohmann::json j = {{"command", "deblur"},
-                      {"inputs", {{"image", a.input}}},
-                      {"output", a.output},
-                      {"psf", a.psf},
-                      {"path", r.path},
-                      {"device", r.device},
-                      {"lambda", r.lambda},
-                      {"lambda_from", r.lambda_from},
-                      {"iterations", r.iterations},
-                      {"seconds", r.seconds},
-                      {"linv_version", build_info().version}};
+  nlohmann::json j = report_json("deblur", r.report, {{"image", a.input}}, a.output, g.rows(), g.cols());
+  j.update({{"psf", a.psf}, {"lambda", r.lambda}, {"lambda_from", r.lambda_from}});
   std::string quality;
   if (!a.truth.empty()) {
     const double before = imaging::mse(g.view(), truth.view()), after = imaging::mse(r.image.view(), truth.view());
@@ -96,32 +87,34 @@ void run_deblur(const DeblurArgs& a) {
     quality = fmt::format(" | MSE {:.3g} -> {:.3g}, PSNR {:.2f} dB", before, after, j["psnr_recovered"].get<double>());
   }
   write_report(a.common, j);
-  if (!a.common.quiet)
+  if (!a.common.quiet) {
+    const Report& rr = r.report;
     std::printf("deblur: %s image | %s on %s, lambda %.3g (%s)%s | %.3f s%s -> %s\n",
-                shape_string(g.rows(), g.cols()).c_str(), r.path.c_str(), r.device.c_str(), r.lambda, r.lambda_from.c_str(),
-                r.iterations > 0 ? fmt::format(", {} CG iterations", r.iterations).c_str() : "", r.seconds,
-                quality.c_str(), a.output.c_str());
+                shape_string(g.rows(), g.cols()).c_str(), std::string(to_string(rr.method)).c_str(),
+                rr.device.name().c_str(), r.lambda, r.lambda_from.c_str(),
+                rr.iterations > 0
+                    ? fmt::format(", {} CG iterations ({})", rr.iterations, to_string(rr.stop)).c_str()
+                    : "",
+                rr.seconds, quality.c_str(), a.output.c_str());
+  }
 }
 
 struct QualityArgs {
+  BenchOptions bench{"cuda", 5, ""};  // --device and --repeats: the timing mode
   index size = 32;
   std::uint64_t seed = 5;
-  std::string json, markdown;
-  // timing mode
+  std::string markdown;
   bool time = false;
-  std::string device = "cuda";
   std::string dense_sizes = "64,128";
   std::string matrix_free_sizes = "2048";
   double lambda = 1e-2;  // about what GCV picks for the Gaussian noise below
-  int repeats = 5;
 };
 
 // Times imaging::deblur end to end (g in host memory to the image back there, lambda given) on the phantom
 // blurred by the thesis's Gaussian PSF: the dense path at each dense size, the matrix-free path at each
 // matrix-free size.
 void run_timing(const QualityArgs& a) {
-  const Device device = Device::parse(a.device);
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(a.bench.device);
   const imaging::Psf psf = imaging::parse_psf("gaussian:size=5,sigma=1");
   nlohmann::json out = bench_output(device);
   for (const auto& [sizes, path] : {std::pair{a.dense_sizes, imaging::DeblurPath::Dense},
@@ -132,20 +125,20 @@ void run_timing(const QualityArgs& a) {
       const Matrix<double> g = imaging::add_noise(imaging::convolve(f.view(), psf.kernel.view()).view(),
                                                   "gaussian:var=0.001", a.seed);
       imaging::DeblurResult r;
-      const Timing t = time_repeats(a.repeats, r, [&] {
+      const Timing t = time_repeats(a.bench.repeats, r, [&] {
         imaging::DeblurResult on = imaging::deblur(g.to(device).view(), psf, {.lambda = a.lambda, .path = path});
         on.image = on.image.to(Device::cpu());
         return on;
       });
       const double before = imaging::mse(g.view(), f.view()), after = imaging::mse(r.image.view(), f.view());
-      out["rows"].push_back({{"size", n}, {"unknowns", n * n}, {"path", r.path}, {"lambda", a.lambda},
-                             {"seconds", t.median}, {"seconds_all", t.all}, {"iterations", r.iterations},
+      const char* path_name = path == imaging::DeblurPath::Dense ? "dense" : "matrix-free";
+      out["rows"].push_back({{"size", n}, {"unknowns", n * n}, {"path", path_name}, {"lambda", a.lambda},
+                             {"seconds", t.median}, {"seconds_all", t.all}, {"iterations", r.report.iterations},
                              {"mse_degraded", before}, {"mse_recovered", after}});
       std::printf("deblur %4lldx%-4lld %-11s %9.4f s  iterations %d  MSE %.3g -> %.3g\n", static_cast<long long>(n),
-                  static_cast<long long>(n), r.path.c_str(), t.median, r.iterations, before, after);
-      std::fflush(stdout);
+                  static_cast<long long>(n), path_name, t.median, r.report.iterations, before, after);
     }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
 }
 
 // The thesis's experiment on the phantom: each PSF, without noise and with each noise, recovered with
@@ -180,7 +173,6 @@ void run_quality(const QualityArgs& a) {
                           outcome.empty() && after < before ? "yes" : "no");
         std::printf("%-26s %-24s lambda %-18s MSE %.3g -> %s\n", spec, *noise ? noise : "none", lambda_text.c_str(),
                     before, outcome.empty() ? fmt::format("{:.3g}", after).c_str() : "singular");
-        std::fflush(stdout);
       }
     }
   }
@@ -191,65 +183,81 @@ void run_quality(const QualityArgs& a) {
                                     {"path", "dense: H^T H + lambda I, Cholesky"},
                                     {"noise_seed", a.seed}}},
                         {"rows", rows}};
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
   if (!a.markdown.empty()) io::write_text(a.markdown, md);
 }
 
+const Command kCommands[] = {
+    {"", "degrade", "Blur (and optionally add noise to) an image: g = H f + n, zero boundaries",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<DegradeArgs>();
+       cmd.add_option("IN", a->input,
+                      "Image (.png or .pgm, grey, 8 or 16 bits), or phantom:N for the N x N Shepp-Logan phantom")
+           ->required();
+       cmd.add_option("-o,--output", a->output, "Where to write the degraded image (.png or .pgm)")->required();
+       cmd.add_option("--psf", a->psf,
+                      "gaussian:size=S,sigma=X | box:size=S | motion:len=L,angle=DEG | sharpen:alpha=A (MATLAB's "
+                      "fspecial conventions)")
+           ->capture_default_str();
+       cmd.add_option("--noise", a->noise,
+                      "gaussian:var=V[,mean=M] | saltpepper:density=D (MATLAB's imnoise conventions)");
+       cmd.add_option("--seed", a->seed, "Seed of the noise")->capture_default_str();
+       cmd.add_option("--truth", a->truth, "Also write the undegraded image here (useful with phantom:N)");
+       cmd.add_option("--bits", a->bits, "Bits per pixel of the outputs (8 or 16)")
+           ->capture_default_str()
+           ->check(CLI::IsMember({8, 16}));
+       cmd.add_flag("-q,--quiet", a->quiet, "Print nothing on success");
+       cmd.callback([a] { run_degrade(*a); });
+     }},
+    {"", "deblur", "Recover an image: f = (H^T H + lambda I)^-1 H^T g for the PSF's system matrix H",
+     [](CLI::App& cmd) {
+       auto d = std::make_shared<DeblurArgs>();
+       cmd.add_option("IN", d->input, "The degraded image (.png or .pgm)")->required();
+       cmd.add_option("-o,--output", d->output, "Where to write the recovered image")->required();
+       cmd.add_option("--psf", d->psf, "The PSF that degraded it (as for degrade)")->capture_default_str();
+       cmd.add_option("--lambda", d->lambda,
+                      "Regularisation weight, or auto (generalised cross-validation; dense path). Noise-free images "
+                      "want a small value: GCV assumes noise")
+           ->capture_default_str();
+       cmd.add_option("--path", d->path,
+                      "auto (dense up to 64x64 pixels), dense (form H^T H + lambda I, Cholesky) or matrix-free "
+                      "(conjugate gradients)")
+           ->capture_default_str();
+       cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print MSE and PSNR before and after");
+       cmd.add_option("--max-iter", d->max_iterations, "matrix-free: conjugate-gradient iterations at most")
+           ->capture_default_str();
+       cmd.add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")->capture_default_str();
+       cmd.add_option("--bits", d->bits, "Bits per pixel of the output (8 or 16)")
+           ->capture_default_str()
+           ->check(CLI::IsMember({8, 16}));
+       add_common_options(cmd, d->common);
+       cmd.callback([d] { run_deblur(*d); });
+     }},
+    {"bench", "deblur",
+     "Recovery quality on the phantom for each PSF and noise (the thesis's experiment); with --time, the speed of "
+     "each path instead",
+     [](CLI::App& cmd) {
+       auto q = std::make_shared<QualityArgs>();
+       add_bench_options(cmd, q->bench);
+       cmd.add_option("--size", q->size, "Quality: phantom size (dense path: up to 64)")
+           ->capture_default_str()
+           ->check(CLI::Range(4, 64));
+       cmd.add_option("--seed", q->seed, "Noise seed")->capture_default_str();
+       cmd.add_option("--markdown", q->markdown, "Quality: write a markdown table here");
+       cmd.add_flag("--time", q->time, "Time deblurring end to end (Gaussian blur and noise, lambda given) instead");
+       cmd.add_option("--dense-sizes", q->dense_sizes, "--time: image sizes for the dense path")->capture_default_str();
+       cmd.add_option("--matrix-free-sizes", q->matrix_free_sizes, "--time: image sizes for the matrix-free path")
+           ->capture_default_str();
+       cmd.add_option("--lambda", q->lambda, "--time: the regularisation weight")->capture_default_str();
+       cmd.callback([q] {
+         if (q->time) return run_timing(*q);
+         run_quality(*q);
+       });
+     }},
+};
+
 }  // namespace
 
-void register_imaging_commands(CLI::App& app, CLI::App& bench) {
-  auto a = std::make_shared<DegradeArgs>();
-  CLI::App* cmd = app.add_subcommand("degrade", "Blur (and optionally add noise to) an image: g = H f + n, zero boundaries");
-  cmd->add_option("IN", a->input, "Image (.png or .pgm, grey, 8 or 16 bits), or phantom:N for the N x N Shepp-Logan phantom")
-      ->required();
-  cmd->add_option("-o,--output", a->output, "Where to write the degraded image (.png or .pgm)")->required();
-  cmd->add_option("--psf", a->psf,
-                  "gaussian:size=S,sigma=X | box:size=S | motion:len=L,angle=DEG | sharpen:alpha=A (MATLAB's "
-                  "fspecial conventions)")
-      ->capture_default_str();
-  cmd->add_option("--noise", a->noise, "gaussian:var=V[,mean=M] | saltpepper:density=D (MATLAB's imnoise conventions)");
-  cmd->add_option("--seed", a->seed, "Seed of the noise")->capture_default_str();
-  cmd->add_option("--truth", a->truth, "Also write the undegraded image here (useful with phantom:N)");
-  cmd->add_option("--bits", a->bits, "Bits per pixel of the outputs (8 or 16)")->capture_default_str()->check(CLI::IsMember({8, 16}));
-  cmd->add_flag("-q,--quiet", a->quiet, "Print nothing on success");
-  cmd->callback([a] { run_degrade(*a); });
-
-  auto d = std::make_shared<DeblurArgs>();
-  CLI::App* dc = app.add_subcommand("deblur", "Recover an image: f = (H^T H + lambda I)^-1 H^T g for the PSF's system matrix H");
-  dc->add_option("IN", d->input, "The degraded image (.png or .pgm)")->required();
-  dc->add_option("-o,--output", d->output, "Where to write the recovered image")->required();
-  dc->add_option("--psf", d->psf, "The PSF that degraded it (as for degrade)")->capture_default_str();
-  dc->add_option("--lambda", d->lambda,
-                 "Regularisation weight, or auto (generalised cross-validation; dense path). Noise-free images want "
-                 "a small value: GCV assumes noise")
-      ->capture_default_str();
-  dc->add_option("--path", d->path, "auto (dense up to 64x64 pixels), dense (form H^T H + lambda I, Cholesky) or matrix-free (conjugate gradients)")
-      ->capture_default_str();
-  dc->add_option("--truth", d->truth, "The true image (a file or phantom:N): print MSE and PSNR before and after");
-  dc->add_option("--max-iter", d->max_iterations, "matrix-free: conjugate-gradient iterations at most")->capture_default_str();
-  dc->add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")->capture_default_str();
-  dc->add_option("--bits", d->bits, "Bits per pixel of the output (8 or 16)")->capture_default_str()->check(CLI::IsMember({8, 16}));
-  add_common_options(*dc, d->common);
-  dc->callback([d] { run_deblur(*d); });
-
-  auto q = std::make_shared<QualityArgs>();
-  CLI::App* qc = bench.add_subcommand("deblur", "Recovery quality on the phantom for each PSF and noise (the thesis's "
-                                                "experiment); with --time, the speed of each path instead");
-  qc->add_option("--size", q->size, "Quality: phantom size (dense path: up to 64)")->capture_default_str()->check(CLI::Range(4, 64));
-  qc->add_option("--seed", q->seed, "Noise seed")->capture_default_str();
-  qc->add_option("--json", q->json, "Write the rows as JSON here");
-  qc->add_option("--markdown", q->markdown, "Quality: write a markdown table here");
-  qc->add_flag("--time", q->time, "Time deblurring end to end (Gaussian blur and noise, lambda given) instead");
-  qc->add_option("--device", q->device, "--time: cpu, cuda or cuda:N")->capture_default_str();
-  qc->add_option("--dense-sizes", q->dense_sizes, "--time: image sizes for the dense path")->capture_default_str();
-  qc->add_option("--matrix-free-sizes", q->matrix_free_sizes, "--time: image sizes for the matrix-free path")
-      ->capture_default_str();
-  qc->add_option("--lambda", q->lambda, "--time: the regularisation weight")->capture_default_str();
-  qc->add_option("--repeats", q->repeats, "--time: timed runs per case")->capture_default_str();
-  qc->callback([q] {
-    if (q->time) return run_timing(*q);
-    run_quality(*q);
-  });
-}
+std::span<const Command> imaging_commands() { return kCommands; }
 
 }  // namespace linv::cli

@@ -23,10 +23,7 @@ void run_gen(const GenArgs& a) {
     throw InvalidArgument("gen needs -n SIZE and -o FILE (or a generator: linv gen jacobian --help)");
   const MatrixKind kind = parse_matrix_kind(a.kind);
   const GenerateOptions options{.cond = a.cond, .seed = a.seed};
-  if (a.dtype == "f32")
-    io::write_matrix<float>(a.output, generate<float>(kind, a.n, options).view());
-  else
-    io::write_matrix<double>(a.output, generate<double>(kind, a.n, options).view());
+  with_type_named(a.dtype, [&]<Real T>() { io::write_matrix<T>(a.output, generate<T>(kind, a.n, options).view()); });
 }
 
 struct JacobianArgs {
@@ -87,7 +84,8 @@ void run_demo(const DemoArgs& a) {
   const std::string ext = io::have_png_support() ? ".png" : ".pgm";
   const Matrix<double> f = imaging::shepp_logan(a.size);
   io::write_image((std::filesystem::path(a.out) / ("truth" + ext)).string(), f.view());
-  const Device device = a.device == "auto" ? Device::best() : Device::parse(a.device);
+  const Device device =
+      a.device == "auto" ? auto_device(Operation::Deblur, a.size * a.size) : Device::parse(a.device);
   std::printf("linv demo: deblurring the %lldx%lld Shepp-Logan phantom (a %lldx%lld system) on %s, six ways\n\n",
               static_cast<long long>(a.size), static_cast<long long>(a.size), static_cast<long long>(a.size * a.size),
               static_cast<long long>(a.size * a.size), device.is_cpu() ? "the CPU" : device.name().c_str());
@@ -110,9 +108,8 @@ void run_demo(const DemoArgs& a) {
                                               {.lambda = *c.noise ? -1.0 : 0.0, .path = imaging::DeblurPath::Dense});
     r.image = r.image.to(Device::cpu());
     const double before = imaging::mse(g.view(), f.view()), after = imaging::mse(r.image.view(), f.view());
-    std::printf("%-20s %12.3g %13.3g %10.3g %8.3f %-6s %s\n", c.name, before, after, r.lambda, r.seconds,
-                r.device.c_str(), c.thesis);
-    std::fflush(stdout);
+    std::printf("%-20s %12.3g %13.3g %10.3g %8.3f %-6s %s\n", c.name, before, after, r.lambda, r.report.seconds,
+                r.report.device.name().c_str(), c.thesis);
     io::write_image((std::filesystem::path(a.out) / (std::string(c.name) + "-degraded" + ext)).string(), g.view());
     io::write_image((std::filesystem::path(a.out) / (std::string(c.name) + "-recovered" + ext)).string(), r.image.view());
     place(f, row, 0);
@@ -128,51 +125,52 @@ void run_demo(const DemoArgs& a) {
               a.out.c_str(), montage_path.c_str());
 }
 
+const Command kCommands[] = {
+    {"", "gen", "Generate a test matrix of a given kind",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<GenArgs>();
+       cmd.add_option("--kind", a->kind, "random, spd, band, hollow, sparse, identity, illcond or singular")
+           ->capture_default_str();
+       cmd.add_option("-n", a->n, "Size (n x n)")->check(CLI::NonNegativeNumber);
+       cmd.add_option("--cond", a->cond, "Condition number for spd (default 1e3) and illcond (default 1e12)");
+       cmd.add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
+       cmd.add_option("--dtype", a->dtype, "f32 or f64")->capture_default_str()->check(CLI::IsMember({"f32", "f64"}));
+       cmd.add_option("-o,--output", a->output, "Where to write the matrix (.npy, .mtx, .mat[:variable])");
+       cmd.require_subcommand(0, 1);
+       cmd.callback([a, &cmd] {
+         if (cmd.get_subcommands().empty()) run_gen(*a);
+       });
+     }},
+    {"gen", "jacobian",
+     "A bordered SLAM Jacobian: one dense column, then segment columns each nonzero on one contiguous run of rows",
+     [](CLI::App& cmd) {
+       auto j = std::make_shared<JacobianArgs>();
+       cmd.add_option("--rows", j->rows, "Residual rows n")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("--cols", j->cols, "Parameters m (1 dense + m - 1 segments), m <= rows + 1")
+           ->required()
+           ->check(CLI::Range(2, 1 << 30));
+       cmd.add_option("--seed", j->seed, "Random seed")->capture_default_str();
+       cmd.add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)")->required();
+       cmd.callback([j] { run_gen_jacobian(*j); });
+     }},
+    {"", "info", "Show the build (BLAS, CUDA, formats) and the GPUs linv can use",
+     [](CLI::App& cmd) { cmd.callback([] { run_info(); }); }},
+    {"", "demo", "linv's main job on a built-in image: deblur the Shepp-Logan phantom six ways, with MSE and images",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<DemoArgs>();
+       cmd.add_option("--size", a->size, "Phantom size (n x n pixels, an n^2 x n^2 system)")
+           ->capture_default_str()
+           ->check(CLI::Range(4, 96));
+       cmd.add_option("--out", a->out, "Folder for the images and the montage")->capture_default_str();
+       cmd.add_option("--seed", a->seed, "Noise seed")->capture_default_str();
+       cmd.add_option("--device", a->device, "auto (a GPU when one is usable, else the CPU), cpu, cuda or cuda:N")
+           ->capture_default_str();
+       cmd.callback([a] { run_demo(*a); });
+     }},
+};
+
 }  // namespace
 
-void register_misc_commands(CLI::App& app) {
-  {
-    auto a = std::make_shared<GenArgs>();
-    CLI::App* cmd = app.add_subcommand("gen", "Generate a test matrix of a given kind");
-    cmd->add_option("--kind", a->kind,
-                    "random, spd, band, hollow, sparse, identity, illcond or singular")
-        ->capture_default_str();
-    cmd->add_option("-n", a->n, "Size (n x n)")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--cond", a->cond, "Condition number for spd (default 1e3) and illcond (default 1e12)");
-    cmd->add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
-    cmd->add_option("--dtype", a->dtype, "f32 or f64")->capture_default_str()->check(CLI::IsMember({"f32", "f64"}));
-    cmd->add_option("-o,--output", a->output, "Where to write the matrix (.npy, .mtx, .mat[:variable])");
-    cmd->require_subcommand(0, 1);
-    cmd->callback([a, cmd] {
-      if (cmd->get_subcommands().empty()) run_gen(*a);
-    });
-
-    auto j = std::make_shared<JacobianArgs>();
-    CLI::App* jc = cmd->add_subcommand("jacobian", "A bordered SLAM Jacobian: one dense column, then segment columns "
-                                                   "each nonzero on one contiguous run of rows");
-    jc->add_option("--rows", j->rows, "Residual rows n")->required()->check(CLI::PositiveNumber);
-    jc->add_option("--cols", j->cols, "Parameters m (1 dense + m - 1 segments), m <= rows + 1")->required()->check(CLI::Range(2, 1 << 30));
-    jc->add_option("--seed", j->seed, "Random seed")->capture_default_str();
-    jc->add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)")->required();
-    jc->callback([j] { run_gen_jacobian(*j); });
-  }
-  {
-    CLI::App* cmd = app.add_subcommand("info", "Show the build (BLAS, CUDA, formats) and the GPUs linv can use");
-    cmd->callback([] { run_info(); });
-  }
-  {
-    auto a = std::make_shared<DemoArgs>();
-    CLI::App* cmd = app.add_subcommand(
-        "demo", "linv's main job on a built-in image: deblur the Shepp-Logan phantom six ways, with MSE and images");
-    cmd->add_option("--size", a->size, "Phantom size (n x n pixels, an n^2 x n^2 system)")
-        ->capture_default_str()
-        ->check(CLI::Range(4, 96));
-    cmd->add_option("--out", a->out, "Folder for the images and the montage")->capture_default_str();
-    cmd->add_option("--seed", a->seed, "Noise seed")->capture_default_str();
-    cmd->add_option("--device", a->device, "auto (a GPU when one is usable, else the CPU), cpu, cuda or cuda:N")
-        ->capture_default_str();
-    cmd->callback([a] { run_demo(*a); });
-  }
-}
+std::span<const Command> misc_commands() { return kCommands; }
 
 }  // namespace linv::cli

@@ -1,16 +1,13 @@
 // linv parafac2 and linv bench parafac2: PARAFAC2 of fMRI slabs (time points x voxels, one slab per slice).
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <variant>
 
 #include "common.hpp"
-#include "linv/parafac2.hpp"
 
 namespace linv::cli {
 namespace {
@@ -34,16 +31,6 @@ struct Slabs {
 };
 
 template <Real T>
-io::MatrixStack<T> stack_as(io::AnyStack&& s) {
-  if (auto* same = std::get_if<io::MatrixStack<T>>(&s)) return std::move(*same);
-  return std::visit(
-      [](auto& other) {
-        return io::MatrixStack<T>{other.count, other.rows, other.cols, std::vector<T>(other.data.begin(), other.data.end())};
-      },
-      s);
-}
-
-template <Real T>
 void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
   std::vector<ConstMatrixView<T>> host;
   if (x.matrices.empty())
@@ -53,41 +40,27 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
   const index K = static_cast<index>(host.size()), I = host[0].rows();
   index voxels = 0;
   for (const ConstMatrixView<T>& v : host) voxels += v.cols();
-  const Device device = fmri_device(a.common, voxels);
+  const Device device = device_for(a.common, Operation::Parafac2, voxels);
 
   std::optional<Matrix<T>> A0, H0, C0;
   fmri::Parafac2Init<T> init;
   if (!a.initial.empty()) {
     auto load = [&](const char* name) {
-      return io::convert<T>(io::read_matrix((std::filesystem::path(a.initial) / name).string()), c == Compute::f32);
+      return as<T>(io::read_matrix((std::filesystem::path(a.initial) / name).string()), c);
     };
     A0 = load("A.npy"), H0 = load("H.npy"), C0 = load("C.npy");
     init = {A0->view(), H0->view(), C0->view()};
   }
 
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<Matrix<T>> on_device;  // the slabs' copies on a GPU (timed: part of the run)
+  std::vector<Matrix<T>> on_device;  // the slabs' copies on a GPU
   if (device.is_cpu()) {
     x.views = host;
   } else {
     for (const ConstMatrixView<T>& v : host) {
-      on_device.push_back(Matrix<T>::uninitialized(v.rows(), v.cols(), device));
-      detail::copy_2d(on_device.back().data(), static_cast<std::size_t>(v.rows()) * sizeof(T), device, v.data(),
-                      static_cast<std::size_t>(v.ld()) * sizeof(T), Device::cpu(),
-                      static_cast<std::size_t>(v.rows()) * sizeof(T), static_cast<std::size_t>(v.cols()));
+      on_device.push_back(Matrix<T>::copy_of(v).to(device));
       x.views.push_back(on_device.back().view());
     }
   }
-  // progress on stderr once the run has taken 2 s, at most one line a second
-  double shown = 2;
-  std::function<void(int, double)> progress;
-  if (!a.common.quiet)
-    progress = [&](int iteration, double loss) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (elapsed < shown) return;
-      shown = elapsed + 1;
-      std::fprintf(stderr, "parafac2: iteration %d/%d, loss %.6g, %.1f s\n", iteration, a.iterations, loss, elapsed);
-    };
   const fmri::Parafac2Result<T> r = fmri::parafac2<T>(x.views,
                                                       {.rank = a.rank,
                                                        .max_iterations = a.iterations,
@@ -95,9 +68,9 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
                                                        .start = a.start == "random" ? fmri::Parafac2Start::Random
                                                                                     : fmri::Parafac2Start::Svd,
                                                        .seed = a.seed,
-                                                       .progress = progress},
+                                                       .progress = progress_line(a.common, "parafac2", "loss",
+                                                                                 a.iterations)},
                                                       a.initial.empty() ? nullptr : &init);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::filesystem::path dir(a.out);
   std::filesystem::create_directories(dir);
@@ -110,27 +83,12 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
     io::write_matrix<T>(file(fmt::format("P_{}.npy", k)), r.P[static_cast<std::size_t>(k)].to(Device::cpu()).view());
     columns.push_back(x.views[static_cast<std::size_t>(k)].cols());
   }
-  const nlohmann::json report = {{"command", "parafac2"},
-                                 {"inputs", a.inputs},
-                                 {"output", a.out},
-                                 {"device", device.name()},
-                                 {"precision", type_name<T>()},
-                                 {"rows", I},
-                                 {"slabs", K},
-                                 {"columns", columns},
-                                 {"rank", a.rank},
-                                 {"init", a.initial.empty() ? a.start : "given: " + a.initial},
-                                 {"seed", a.seed},
-                                 {"tolerance", a.tolerance},
-                                 {"max_iterations", a.iterations},
-                                 {"iterations", r.iterations},
-                                 {"stop", fmri::to_string(r.stop)},
-                                 {"loss", r.loss},
-                                 {"loss_history", r.loss_history},
-                                 {"norm_squared", r.norm_squared},
-                                 {"variance_explained", r.variance_explained},
-                                 {"seconds", seconds},
-                                 {"linv_version", build_info().version}};
+  nlohmann::json report = report_json("parafac2", r.report, {}, a.out, I, voxels);
+  report.update({{"inputs", a.inputs}, {"rows", I}, {"slabs", K}, {"columns", columns}, {"rank", a.rank},
+                 {"init", a.initial.empty() ? a.start : "given: " + a.initial}, {"seed", a.seed},
+                 {"tolerance", a.tolerance}, {"max_iterations", a.iterations}, {"loss", r.loss},
+                 {"loss_history", r.loss_history}, {"norm_squared", r.norm_squared},
+                 {"variance_explained", r.variance_explained}});
   io::write_text(file("report.json"), report.dump(2) + "\n");
   write_report(a.common, report);
   if (!a.common.quiet)
@@ -138,14 +96,15 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
                 "%.6g, %d iterations (%s) | %.3f s -> %s\n",
                 static_cast<long long>(K), static_cast<long long>(I), static_cast<long long>(a.rank), type_name<T>(),
                 device.name().c_str(),
-                100 * r.variance_explained, r.loss, r.iterations, fmri::to_string(r.stop), seconds, a.out.c_str());
+                100 * r.variance_explained, r.loss, r.report.iterations, std::string(to_string(r.report.stop)).c_str(),
+                r.report.seconds, a.out.c_str());
 }
 
 template <Real T>
 void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io::AnyMatrix>>&& data, Compute c) {
   Slabs<T> x;
   if (auto* stack = std::get_if<io::AnyStack>(&data)) {
-    x.stack = stack_as<T>(std::move(*stack));
+    x.stack = as<T>(std::move(*stack), c);
   } else {
     for (io::AnyMatrix& m : std::get<std::vector<io::AnyMatrix>>(data)) x.matrices.push_back(as<T>(std::move(m), c));
   }
@@ -157,7 +116,7 @@ void run_parafac2(const Parafac2Args& a) {
   std::vector<io::DType> types;
   if (a.inputs.size() == 1) {
     io::AnyStack s = io::read_stack(a.inputs[0]);
-    types.push_back(std::holds_alternative<io::MatrixStack<float>>(s) ? io::DType::Float32 : io::DType::Float64);
+    types.push_back(dtype_of(s));
     data = std::move(s);
   } else {
     std::vector<io::AnyMatrix> matrices;
@@ -168,19 +127,16 @@ void run_parafac2(const Parafac2Args& a) {
     data = std::move(matrices);
   }
   const Compute c = compute_type(a.common.precision, types);
-  if (c == Compute::mixed) throw InvalidArgument("parafac2 has no mixed-precision variant: use --precision single or double");
-  if (c == Compute::f32)
-    run_typed<float>(a, std::move(data), c);
-  else
-    run_typed<double>(a, std::move(data), c);
+  refuse_mixed(c, "parafac2");
+  with_type(c, [&]<Real T>() { run_typed<T>(a, std::move(data), c); });
 }
 
 struct Parafac2BenchArgs {
+  BenchOptions bench{"cpu", 3, ""};
   std::string sizes = "200x7200x3";  // I x J x K: time points x voxels per slab x slabs
   index rank = 8;
   int iterations = 100;
-  int repeats = 3;
-  std::string device = "cpu", precision = "double", json;
+  std::string precision = "double";
 };
 
 // Times linv::fmri::parafac2 (the Gram matrices, the SVD start and the final P_k included) for exactly
@@ -196,85 +152,80 @@ void bench_parafac2_typed(const Parafac2BenchArgs& a, Device device) {
     std::vector<ConstMatrixView<T>> slabs;
     for (index k = 0; k < K; ++k) slabs.push_back(X.block(0, k * J, I, J));
     fmri::Parafac2Result<T> r;
-    const Timing t = time_repeats(a.repeats, r, [&] {
+    const Timing t = time_repeats(a.bench.repeats, r, [&] {
       return fmri::parafac2<T>(slabs, {.rank = a.rank, .max_iterations = a.iterations, .tolerance = 0});
     });
     out["rows"].push_back({{"rows", I}, {"columns", J}, {"slabs", K}, {"rank", a.rank}, {"precision", type_name<T>()},
-                           {"iterations", r.iterations}, {"loss", r.loss}, {"norm_squared", r.norm_squared},
+                           {"iterations", r.report.iterations}, {"loss", r.loss}, {"norm_squared", r.norm_squared},
                            {"seconds", t.median}, {"seconds_all", t.all}});
     std::printf("parafac2 %s %s %lldx%lldx%lld F=%lld %d iterations %9.4f s (%.4f %% of the variance explained)\n",
                 device.name().c_str(), type_name<T>(), static_cast<long long>(I), static_cast<long long>(J),
-                static_cast<long long>(K), static_cast<long long>(a.rank), r.iterations, t.median,
+                static_cast<long long>(K), static_cast<long long>(a.rank), r.report.iterations, t.median,
                 100 * r.variance_explained);
-    std::fflush(stdout);
   }
-  if (!a.json.empty()) io::write_text(a.json, out.dump(2) + "\n");
+  write_bench(a.bench, out);
 }
 
-void run_bench_parafac2(const Parafac2BenchArgs& a) {
-  if (a.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-  const Device device = Device::parse(a.device);
-  if (a.precision == "single")
-    bench_parafac2_typed<float>(a, device);
-  else
-    bench_parafac2_typed<double>(a, device);
-}
+const Command kCommands[] = {
+    {"", "parafac2",
+     "PARAFAC2 by alternating least squares: slabs X_k (I x J_k) ~ A diag(c_k) (P_k H)^T with P_k orthonormal "
+     "(Kiers, ten Berge and Bro 1999). Writes OUT/A.npy (I x F), H.npy (F x F), C.npy (K x F, row k = c_k), "
+     "P_<k>.npy (J_k x F, k from 0 in input order) and report.json (loss history, variance explained). A and C have "
+     "unit-norm columns with more positive than negative entries, the scale and signs in H; components are ordered "
+     "largest first",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<Parafac2Args>();
+       cmd.add_option("X", a->inputs,
+                      "One 3-D array of all slabs: a .npy of shape K x I x J (slab k is X[k]; for a time x voxel x "
+                      "slice array T, save np.moveaxis(T, 2, 0)) or a .mat of I x J x K (X(:,:,k)); or one I x J_k "
+                      "matrix per slab, in order (J_k may differ)")
+           ->required();
+       cmd.add_option("-F,--rank", a->rank, "F, the number of components (at most I and every J_k)")
+           ->required()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("-o,--out", a->out, "Directory for the results (created if missing)")->required();
+       cmd.add_option("--iters", a->iterations, "Iterations at most")->capture_default_str()->check(CLI::NonNegativeNumber);
+       cmd.add_option("--tol", a->tolerance,
+                      "Stop once the loss ||X - model||^2 changes by at most this fraction of itself (0: run all "
+                      "--iters)")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       CLI::Option* start = cmd.add_option("--init", a->start,
+                                           "Starting factors: svd (A from the leading left singular vectors of "
+                                           "[X_1 ... X_K], C = 1 + N(0, 0.01) noise, H = I) or random (A and C uniform "
+                                           "in [0, 1), H = I)")
+                                ->capture_default_str()
+                                ->check(CLI::IsMember({"svd", "random"}));
+       cmd.add_option("--initial", a->initial, "A directory with A.npy, H.npy and C.npy to start from instead")
+           ->excludes(start);
+       cmd.add_option("--seed", a->seed, "Seed of the random start, or of the noise on C of the SVD start")
+           ->capture_default_str();
+       add_common_options(cmd, a->common);
+       cmd.callback([a] { run_parafac2(*a); });
+     }},
+    {"bench", "parafac2",
+     "Time PARAFAC2 on random data for a fixed number of iterations (median of repeats after a warm-up)",
+     [](CLI::App& cmd) {
+       auto b = std::make_shared<Parafac2BenchArgs>();
+       add_bench_options(cmd, b->bench);
+       cmd.add_option("--sizes", b->sizes, "Comma-separated IxJxK (rows x columns per slab x slabs)")
+           ->capture_default_str();
+       cmd.add_option("--rank", b->rank, "F")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--iters", b->iterations, "Iterations (all of them are run)")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       cmd.add_option("--precision", b->precision, "single or double")
+           ->capture_default_str()
+           ->check(CLI::IsMember({"single", "double"}));
+       cmd.callback([b] {
+         const Device device = Device::parse(b->bench.device);
+         with_type_named(b->precision, [&]<Real T>() { bench_parafac2_typed<T>(*b, device); });
+       });
+     }},
+};
 
 }  // namespace
 
-void register_parafac2_commands(CLI::App& app, CLI::App& bench) {
-  {
-    auto a = std::make_shared<Parafac2Args>();
-    CLI::App* cmd = app.add_subcommand(
-        "parafac2",
-        "PARAFAC2 by alternating least squares: slabs X_k (I x J_k) ~ A diag(c_k) (P_k H)^T with P_k orthonormal "
-        "(Kiers, ten Berge and Bro 1999). Writes OUT/A.npy (I x F), H.npy (F x F), C.npy (K x F, row k = c_k), "
-        "P_<k>.npy (J_k x F, k from 0 in input order) and report.json (loss history, variance explained). A and C "
-        "have unit-norm columns with more positive than negative entries, the scale and signs in H; components "
-        "are ordered largest first");
-    cmd->add_option("X", a->inputs,
-                    "One 3-D array of all slabs: a .npy of shape K x I x J (slab k is X[k]; for a time x voxel x "
-                    "slice array T, save np.moveaxis(T, 2, 0)) or a .mat of I x J x K (X(:,:,k)); or one I x J_k "
-                    "matrix per slab, in order (J_k may differ)")
-        ->required();
-    cmd->add_option("-F,--rank", a->rank, "F, the number of components (at most I and every J_k)")
-        ->required()
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("-o,--out", a->out, "Directory for the results (created if missing)")->required();
-    cmd->add_option("--iters", a->iterations, "Iterations at most")->capture_default_str()->check(CLI::NonNegativeNumber);
-    cmd->add_option("--tol", a->tolerance,
-                    "Stop once the loss ||X - model||^2 changes by at most this fraction of itself (0: run all --iters)")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    CLI::Option* start = cmd->add_option("--init", a->start,
-                    "Starting factors: svd (A from the leading left singular vectors of [X_1 ... X_K], C = 1 + "
-                    "N(0, 0.01) noise, H = I) or random (A and C uniform in [0, 1), H = I)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"svd", "random"}));
-    cmd->add_option("--initial", a->initial, "A directory with A.npy, H.npy and C.npy to start from instead")
-        ->excludes(start);
-    cmd->add_option("--seed", a->seed, "Seed of the random start, or of the noise on C of the SVD start")
-        ->capture_default_str();
-    add_common_options(*cmd, a->common);
-    cmd->callback([a] { run_parafac2(*a); });
-  }
-  {
-    auto b = std::make_shared<Parafac2BenchArgs>();
-    CLI::App* cmd = bench.add_subcommand(
-        "parafac2", "Time PARAFAC2 on random data for a fixed number of iterations (median of repeats after a warm-up)");
-    cmd->add_option("--sizes", b->sizes, "Comma-separated IxJxK (rows x columns per slab x slabs)")->capture_default_str();
-    cmd->add_option("--rank", b->rank, "F")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--iters", b->iterations, "Iterations (all of them are run)")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--device", b->device, "cpu, cuda or cuda:N")->capture_default_str();
-    cmd->add_option("--precision", b->precision, "single or double")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"single", "double"}));
-    cmd->add_option("--repeats", b->repeats, "Timed runs per case")->capture_default_str();
-    cmd->add_option("--json", b->json, "Write the rows as JSON here");
-    cmd->callback([b] { run_bench_parafac2(*b); });
-  }
-}
+std::span<const Command> parafac2_commands() { return kCommands; }
 
 }  // namespace linv::cli

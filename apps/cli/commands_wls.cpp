@@ -31,25 +31,17 @@ WlsOptions wls_options(const WlsArgs& a, Compute c) {
           .compute_residual = !a.common.no_check};
 }
 
-template <Real T>
-void wls_typed(const WlsArgs& a, const Matrix<T>& A, const Matrix<T>& d, const Matrix<T>& b, Compute c) {
-  const Device device = resolve_device(a.common, A.rows(), /*runs_on_gpu=*/true);
-  const Solution<T> s = run_on(device, A, [&](ConstMatrixView<T> a_on) {
-    return wls<T>(a_on, d.to(device).view(), b.to(device).view(), wls_options(a, c));
-  });
-  io::write_matrix<T>(a.output, s.x.view());
-  write_report(a.common, report_json("wls", s.report, {{"A", a.a}, {"d", a.d}, {"b", a.b}}, a.output, s.x.rows(),
-                                     s.x.cols()));
-  print_summary(a.common, "wls", s.report, s.x.rows(), s.x.cols(), a.output);
-}
-
 void run_wls(const WlsArgs& a) {
   io::AnyMatrix A = io::read_matrix(a.a), d = io::read_matrix(a.d), b = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(d), dtype_of(b)});
-  if (c == Compute::f32)
-    wls_typed<float>(a, as<float>(std::move(A), c), as<float>(std::move(d), c), as<float>(std::move(b), c), c);
-  else
-    wls_typed<double>(a, as<double>(std::move(A), c), as<double>(std::move(d), c), as<double>(std::move(b), c), c);
+  with_type(c, [&]<Real T>() {
+    const Matrix<T> m = as<T>(std::move(A), c), weights = as<T>(std::move(d), c), rhs = as<T>(std::move(b), c);
+    const Device device = device_for(a.common, Operation::WeightedLeastSquares, m.rows());
+    const Solution<T> s = run_on(device, m, [&](ConstMatrixView<T> a_on) {
+      return wls<T>(a_on, weights.to(device).view(), rhs.to(device).view(), wls_options(a, c));
+    });
+    finish(a.common, "wls", s, {{"A", a.a}, {"d", a.d}, {"b", a.b}}, a.output);
+  });
 }
 
 // ---- the paper's tables ------------------------------------------------------------------------
@@ -64,15 +56,13 @@ double relative_error(ConstMatrixView<double> x, ConstMatrixView<double> ref) {
 }
 
 struct PaperArgs {
+  BenchOptions bench{"cuda", 5, ""};  // --device and --repeats: the speed mode (without --paper)
   bool paper = false;
   double tolerance = 1e-8;  // the paper's
-  std::string json, markdown;
+  std::string markdown;
   std::string sizes = "512,1024,1536,2048";
-  // the speed mode (without --paper)
-  std::string device = "cuda";
   std::string precisions = "double,mixed";
   std::string storages = "full,packed";
-  int repeats = 5;
 };
 
 // ||A D^2 (b - A^T x)||_2 / (||A D||_F^2 ||x||_2): the normal equations' relative residual, in float64 on
@@ -102,8 +92,7 @@ double normal_residual(const Matrix<double>& A, const Matrix<double>& d2, const 
 // Times linv::wls (one-shot: copy of A, formation, factorization, solve) for each m (n = 2m), precision
 // and storage, on the paper's data (A, d, b uniform in [0, 1]) generated on the device.
 void run_speed(const PaperArgs& p) {
-  const Device device = Device::parse(p.device);
-  if (p.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+  const Device device = Device::parse(p.bench.device);
   nlohmann::json out = bench_output(device);
   for (const std::string& size : split(p.sizes)) {
     const index m = std::stoll(size), n = 2 * m;
@@ -120,7 +109,8 @@ void run_speed(const PaperArgs& p) {
         const WlsOptions options{.precision = precision == "mixed" ? Precision::Mixed : Precision::Native,
                                  .storage = storage == "packed" ? Storage::Packed : Storage::Full};
         Solution<double> s;
-        const Timing t = time_repeats(p.repeats, s, [&] { return wls<double>(A.view(), d.view(), b.view(), options); });
+        const Timing t =
+            time_repeats(p.bench.repeats, s, [&] { return wls<double>(A.view(), d.view(), b.view(), options); });
         const double residual = normal_residual(Ah, dh, bh, s.x.to(Device::cpu()));
         const double c_bytes = static_cast<double>(storage == "packed" ? m * (m + 1) / 2 : m * m) *
                                (precision == "mixed" ? sizeof(double) + sizeof(float) : sizeof(double));
@@ -131,16 +121,15 @@ void run_speed(const PaperArgs& p) {
                                {"seconds", t.median},
                                {"seconds_all", t.all},
                                {"iterations", s.report.iterations},
-                               {"stop_reason", s.report.stop_reason},
+                               {"stop_reason", to_string(s.report.stop)},
                                {"c_bytes", c_bytes},
                                {"normal_residual", residual}});
         std::printf("wls m=%-6lld n=%-6lld %-6s %-6s %9.4f s  C %.3g GB  iterations %d  normal residual %.3g\n",
                     static_cast<long long>(m), static_cast<long long>(n), precision.c_str(), storage.c_str(), t.median,
                     c_bytes / 1e9, s.report.iterations, residual);
-        std::fflush(stdout);
       }
   }
-  if (!p.json.empty()) io::write_text(p.json, out.dump(2) + "\n");
+  write_bench(p.bench, out);
 }
 
 void run_paper(const PaperArgs& p) {
@@ -169,16 +158,15 @@ void run_paper(const PaperArgs& p) {
                       {"single_relative_error", single_error},
                       {"refined_relative_error", refined_error},
                       {"iterations", refined.report.iterations},
-                      {"stop_reason", refined.report.stop_reason},
+                      {"stop_reason", to_string(refined.report.stop)},
                       {"notes", refined.report.notes}});
-      const bool fell_back = refined.report.stop_reason == "fell back to float64";
+      const bool fell_back = refined.report.stop == StopReason::FellBack;
       md << fmt::format("| {} | {} | {} | {:.2g} | {} | {} |\n", table, m, n, single_error,
                         fell_back ? std::string("did not converge (float64 used)") : fmt::format("{:.2g}", refined_error),
                         refined.report.iterations);
       std::printf("table %d  m=%-5lld n=%-5lld single %.2e  refined %.2e  iterations %d  %s\n", table,
                   static_cast<long long>(m), static_cast<long long>(n), single_error, refined_error,
-                  refined.report.iterations, refined.report.stop_reason.c_str());
-      std::fflush(stdout);
+                  refined.report.iterations, std::string(to_string(refined.report.stop)).c_str());
     }
   }
   nlohmann::json out = {{"benchmark", "wls-paper"},
@@ -194,52 +182,57 @@ void run_paper(const PaperArgs& p) {
                                                             p.tolerance)},
                                     {"error", "||x - x_ref||_2 / ||x_ref||_2"}}},
                         {"rows", rows}};
-  if (!p.json.empty()) io::write_text(p.json, out.dump(2) + "\n");
+  write_bench(p.bench, out);
   if (!p.markdown.empty()) io::write_text(p.markdown, md.str());
 }
 
+const Command kCommands[] = {
+    {"", "wls",
+     "Weighted least squares: x minimising ||D (b - A^T x)|| for A m x n (m <= n), through A D^2 A^T x = A D^2 b",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<WlsArgs>();
+       cmd.add_option("A", a->a, "The m x n matrix (m <= n)")->required();
+       cmd.add_option("d", a->d, "The weights: the diagonal of D^2 (default) or of D (--weights d), n entries")
+           ->required();
+       cmd.add_option("b", a->b, "Right-hand sides, n x k")->required();
+       cmd.add_option("-o,--output", a->output, "Where to write x (m x k)")->required();
+       cmd.add_option("--weights", a->weights, "d2: d holds the diagonal of D^2; d: of D")->capture_default_str();
+       cmd.add_option("--storage", a->storage, "full, or packed (rectangular full packed: half the memory)")
+           ->capture_default_str();
+       cmd.add_option("--tol", a->tolerance,
+                      "mixed: stop at ||r|| / ||x|| <= tol (default: float64's level, the rounding error of computing r)");
+       cmd.add_option("--max-iter", a->max_iterations, "mixed: iteration limit, then a float64 factorization")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
+       add_common_options(cmd, a->common);
+       cmd.callback([a] { run_wls(*a); });
+     }},
+    {"bench", "wls",
+     "Weighted least squares: time linv::wls per size, precision and storage (median of repeats after a warm-up); "
+     "--paper regenerates Jung and O'Leary's Tables 1 and 2 (accuracy of the single-precision and refined solutions) "
+     "instead",
+     [](CLI::App& cmd) {
+       auto p = std::make_shared<PaperArgs>();
+       add_bench_options(cmd, p->bench);
+       cmd.add_flag("--paper", p->paper, "Run the paper's tables (on the CPU, sizes default to the paper's)");
+       cmd.add_option("--sizes", p->sizes, "Comma-separated m (n = 2m); default: the paper's, or 2048,8192 for timing");
+       cmd.add_option("--tol", p->tolerance,
+                      "--paper: refinement tolerance on ||r|| / ||x|| (the paper's 1e-8; 0: float64's level)")
+           ->capture_default_str();
+       cmd.add_option("--precisions", p->precisions, "Timing: double, mixed or both")->capture_default_str();
+       cmd.add_option("--storages", p->storages, "Timing: full, packed or both")->capture_default_str();
+       cmd.add_option("--markdown", p->markdown, "--paper: write a markdown table here");
+       cmd.callback([p, &cmd] {
+         if (p->paper) return run_paper(*p);
+         PaperArgs speed = *p;
+         if (cmd.count("--sizes") == 0) speed.sizes = "2048,8192";
+         run_speed(speed);
+       });
+     }},
+};
+
 }  // namespace
 
-void register_wls_commands(CLI::App& app, CLI::App& bench) {
-  auto a = std::make_shared<WlsArgs>();
-  CLI::App* cmd = app.add_subcommand("wls", "Weighted least squares: x minimising ||D (b - A^T x)|| for A m x n (m <= n), "
-                                            "through A D^2 A^T x = A D^2 b");
-  cmd->add_option("A", a->a, "The m x n matrix (m <= n)")->required();
-  cmd->add_option("d", a->d, "The weights: the diagonal of D^2 (default) or of D (--weights d), n entries")->required();
-  cmd->add_option("b", a->b, "Right-hand sides, n x k")->required();
-  cmd->add_option("-o,--output", a->output, "Where to write x (m x k)")->required();
-  cmd->add_option("--weights", a->weights, "d2: d holds the diagonal of D^2; d: of D")->capture_default_str();
-  cmd->add_option("--storage", a->storage, "full, or packed (rectangular full packed: half the memory)")
-      ->capture_default_str();
-  cmd->add_option("--tol", a->tolerance,
-                  "mixed: stop at ||r|| / ||x|| <= tol (default: float64's level, the rounding error of computing r)");
-  cmd->add_option("--max-iter", a->max_iterations, "mixed: iteration limit, then a float64 factorization")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  add_common_options(*cmd, a->common);
-  cmd->callback([a] { run_wls(*a); });
-
-  auto p = std::make_shared<PaperArgs>();
-  CLI::App* pc = bench.add_subcommand(
-      "wls", "Weighted least squares: time linv::wls per size, precision and storage (median of repeats after a "
-             "warm-up); --paper regenerates Jung and O'Leary's Tables 1 and 2 (accuracy of the single-precision and "
-             "refined solutions) instead");
-  pc->add_flag("--paper", p->paper, "Run the paper's tables (on the CPU, sizes default to the paper's)");
-  pc->add_option("--sizes", p->sizes, "Comma-separated m (n = 2m); default: the paper's, or 2048,8192 for timing");
-  pc->add_option("--tol", p->tolerance, "--paper: refinement tolerance on ||r|| / ||x|| (the paper's 1e-8; 0: float64's level)")
-      ->capture_default_str();
-  pc->add_option("--device", p->device, "Timing: cpu, cuda or cuda:N")->capture_default_str();
-  pc->add_option("--precisions", p->precisions, "Timing: double, mixed or both")->capture_default_str();
-  pc->add_option("--storages", p->storages, "Timing: full, packed or both")->capture_default_str();
-  pc->add_option("--repeats", p->repeats, "Timing: timed runs per case")->capture_default_str();
-  pc->add_option("--json", p->json, "Write the rows as JSON here");
-  pc->add_option("--markdown", p->markdown, "--paper: write a markdown table here");
-  pc->callback([p, pc] {
-    if (p->paper) return run_paper(*p);
-    PaperArgs speed = *p;
-    if (pc->count("--sizes") == 0) speed.sizes = "2048,8192";
-    run_speed(speed);
-  });
-}
+std::span<const Command> wls_commands() { return kCommands; }
 
 }  // namespace linv::cli

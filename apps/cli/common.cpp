@@ -10,7 +10,8 @@ namespace linv::cli {
 
 void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--device", o.device,
-                 "Where to compute: cpu, cuda, cuda:N, or auto (a GPU when one is usable and n >= 512)")
+                 "Where to compute: cpu, cuda, cuda:N, or auto (a GPU when one is usable, the command runs there and "
+                 "the problem is large enough to gain from it)")
       ->capture_default_str();
   cmd.add_option("--precision", o.precision,
                  "single, double or mixed (float32 factorization refined to float64 accuracy); "
@@ -24,6 +25,9 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
 io::DType dtype_of(const io::AnyMatrix& m) {
   return std::holds_alternative<Matrix<float>>(m) ? io::DType::Float32 : io::DType::Float64;
 }
+io::DType dtype_of(const io::AnyStack& s) {
+  return std::holds_alternative<io::MatrixStack<float>>(s) ? io::DType::Float32 : io::DType::Float64;
+}
 
 Compute compute_type(const std::string& precision, const std::vector<io::DType>& inputs) {
   if (precision == "single") return Compute::f32;
@@ -34,14 +38,17 @@ Compute compute_type(const std::string& precision, const std::vector<io::DType>&
   return Compute::f32;
 }
 
-Device resolve_device(const CommonOptions& o, index n, bool runs_on_gpu) {
-  if (o.device != "auto") return Device::parse(o.device);  // a missing GPU or CUDA build is reported here
-  // Below this size a one-shot command spends longer starting the GPU than computing.
-  constexpr index kGpuWorthwhile = 512;
-  return runs_on_gpu && n >= kGpuWorthwhile ? Device::best() : Device::cpu();
+void refuse_mixed(Compute c, const char* command) {
+  if (c == Compute::mixed)
+    throw InvalidArgument(fmt::format("{} has no mixed-precision variant: use --precision single or double", command));
 }
 
-nlohmann::json report_json(const std::string& command, const SolveReport& r,
+Device device_for(const CommonOptions& o, Operation op, index size, Method method) {
+  // a missing GPU or CUDA build is reported by parse
+  return o.device == "auto" ? auto_device(op, size, method) : Device::parse(o.device);
+}
+
+nlohmann::json report_json(const std::string& command, const Report& r,
                            const std::vector<std::pair<std::string, std::string>>& inputs,
                            const std::string& output, index rows, index cols) {
   nlohmann::json j = nlohmann::json::parse(r.to_json());
@@ -52,6 +59,57 @@ nlohmann::json report_json(const std::string& command, const SolveReport& r,
   j["shape"] = {rows, cols};
   j["linv_version"] = build_info().version;
   return j;
+}
+
+void write_report(const CommonOptions& o, const nlohmann::json& j) {
+  if (!o.report.empty()) io::write_text(o.report, j.dump(2) + "\n");
+}
+
+void print_summary(const CommonOptions& o, const std::string& command, const Report& r, index rows, index cols,
+                   const std::string& output) {
+  if (o.quiet) return;
+  std::string line = fmt::format("{}: {} {} on {} | {}", command, shape_string(rows, cols), r.precision,
+                                 r.device.name(), to_string(r.method));
+  if (!r.method_reason.empty()) line += fmt::format(" ({})", r.method_reason);
+  line += fmt::format(" | {:.4f} s", r.seconds);
+  if (r.iterations > 0) line += fmt::format(" | {} iterations", r.iterations);
+  if (r.stop != StopReason::None) line += fmt::format(" ({})", to_string(r.stop));
+  if (std::isfinite(r.scaled_residual)) line += fmt::format(" | scaled residual {:.3g}", r.scaled_residual);
+  if (std::isfinite(r.rcond)) line += fmt::format(" | rcond {:.3g}", r.rcond);
+  if (std::isfinite(r.backward_error)) line += fmt::format(" | backward error {:.3g}", r.backward_error);
+  if (r.rank >= 0) line += fmt::format(" | rank {}", r.rank);
+  line += " -> " + output;
+  std::printf("%s\n", line.c_str());
+  for (const std::string& note : r.notes) std::printf("  note: %s\n", note.c_str());
+}
+
+std::function<void(int, double)> progress_line(const CommonOptions& o, const char* command, const char* quantity,
+                                               int iterations) {
+  if (o.quiet) return {};
+  const auto start = std::chrono::steady_clock::now();
+  return [=, shown = 2.0](int iteration, double value) mutable {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed < shown) return;
+    shown = elapsed + 1;
+    std::fprintf(stderr, "%s: iteration %d/%d, %s %.6g, %.1f s\n", command, iteration, iterations, quantity, value,
+                 elapsed);
+  };
+}
+
+void add_bench_options(CLI::App& cmd, BenchOptions& o) {
+  cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd.add_option("--repeats", o.repeats, "Timed runs per case")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--json", o.json, "Write the rows as JSON here");
+}
+
+nlohmann::json bench_output(Device device) {
+  std::string name = device.name();
+  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
+  return {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
+}
+
+void write_bench(const BenchOptions& o, const nlohmann::json& out) {
+  if (!o.json.empty()) io::write_text(o.json, out.dump(2) + "\n");
 }
 
 std::vector<std::string> split(const std::string& list) {
@@ -85,32 +143,6 @@ std::vector<index> parse_dims(const std::string& size, const std::string& form) 
   if (dims.size() != parts(form).size() || dims.size() != fields.size())
     throw InvalidArgument(fmt::format("bad size '{}': expected {} (positive integers)", size, form));
   return dims;
-}
-
-nlohmann::json bench_output(Device device) {
-  std::string name = device.name();
-  if (device.is_cuda()) name = cuda_devices().gpus.at(static_cast<std::size_t>(device.index())).name;
-  return {{"device", name}, {"linv_version", build_info().version}, {"rows", nlohmann::json::array()}};
-}
-
-void write_report(const CommonOptions& o, const nlohmann::json& j) {
-  if (!o.report.empty()) io::write_text(o.report, j.dump(2) + "\n");
-}
-
-void print_summary(const CommonOptions& o, const std::string& command, const SolveReport& r, index rows, index cols,
-                   const std::string& output) {
-  if (o.quiet) return;
-  std::string line = fmt::format("{}: {} {} | {}", command, shape_string(rows, cols), r.precision, r.method);
-  if (!r.method_reason.empty()) line += fmt::format(" ({})", r.method_reason);
-  line += fmt::format(" | {:.4f} s", r.seconds);
-  if (r.iterations > 0) line += fmt::format(" | {} iterations", r.iterations);
-  if (std::isfinite(r.scaled_residual)) line += fmt::format(" | scaled residual {:.3g}", r.scaled_residual);
-  if (std::isfinite(r.rcond)) line += fmt::format(" | rcond {:.3g}", r.rcond);
-  if (std::isfinite(r.backward_error)) line += fmt::format(" | backward error {:.3g}", r.backward_error);
-  if (r.rank >= 0) line += fmt::format(" | rank {}", r.rank);
-  line += " -> " + output;
-  std::printf("%s\n", line.c_str());
-  for (const std::string& note : r.notes) std::printf("  note: %s\n", note.c_str());
 }
 
 }  // namespace linv::cli

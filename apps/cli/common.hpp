@@ -1,5 +1,5 @@
-// Plumbing shared by the linv commands: common flags, loading inputs in the requested precision,
-// writing outputs and reports, and the one-line summary.
+// Plumbing shared by the linv commands: the command tables, common flags, loading inputs in the requested
+// precision, where to run, writing outputs and reports, the one-line summary, and the bench options.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,13 +7,32 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <chrono>
-#include <optional>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "linv/linv.hpp"
 
 namespace linv::cli {
+
+// One command: where it hangs ("" for the top level, or "bench" or "gen"), its name and help, and the
+// function that adds its options and callback. main.cpp adds every table's top-level commands first, then
+// the subcommands, so no table depends on another's order.
+struct Command {
+  const char* parent;
+  const char* name;
+  const char* description;
+  void (*define)(CLI::App& cmd);
+};
+std::span<const Command> dense_commands();     // inv, solve, lstsq, pinv, chol
+std::span<const Command> misc_commands();      // gen, gen jacobian, info, demo
+std::span<const Command> bench_commands();     // bench, bench inverse | solve | slam | batched
+std::span<const Command> wls_commands();       // wls, bench wls
+std::span<const Command> imaging_commands();   // degrade, deblur, bench deblur
+std::span<const Command> fmri_commands();      // omp, ksvd, gen fmri, bench omp | ksvd
+std::span<const Command> adl_commands();       // adl, bench adl
+std::span<const Command> parafac2_commands();  // parafac2, bench parafac2
 
 // Flags every numerical command takes.
 struct CommonOptions {
@@ -31,21 +50,38 @@ void add_common_options(CLI::App& cmd, CommonOptions& o);
 enum class Compute { f32, f64, mixed };
 Compute compute_type(const std::string& precision, const std::vector<io::DType>& inputs);
 io::DType dtype_of(const io::AnyMatrix& m);
+io::DType dtype_of(const io::AnyStack& s);
+// InvalidArgument for --precision mixed, for the commands without a mixed-precision variant.
+void refuse_mixed(Compute c, const char* command);
+
+// Calls f.template operator()<T>() with T the type the command computes in: float for f32, double for f64
+// and mixed (float64 data). The one place commands choose their element type.
+template <class F>
+void with_type(Compute c, F&& f) {
+  if (c == Compute::f32)
+    f.template operator()<float>();
+  else
+    f.template operator()<double>();
+}
 
 template <Real T>
 Matrix<T> as(io::AnyMatrix&& m, Compute c) {
   return io::convert<T>(std::move(m), /*allow_narrowing=*/c == Compute::f32);
 }
-
-// The device a command runs on: --device as given, where "auto" is the first GPU when one is usable,
-// the command runs there and the problem is large enough to gain from it, and the CPU otherwise.
-Device resolve_device(const CommonOptions& o, index n, bool runs_on_gpu);
-
-// The device an fMRI command runs on: --device, or with auto the GPU once there are enough signals
-// (voxels) to repay starting it (about 16000: resolve_device's threshold counts matrix orders).
-inline Device fmri_device(const CommonOptions& o, index signals) {
-  return resolve_device(o, signals / 32, /*runs_on_gpu=*/true);
+// A stack in that type (compute_type never makes it narrower than the file's unless asked).
+template <Real T>
+io::MatrixStack<T> as(io::AnyStack&& s, Compute) {
+  if (auto* same = std::get_if<io::MatrixStack<T>>(&s)) return std::move(*same);
+  return std::visit(
+      [](const auto& other) {
+        return io::MatrixStack<T>{other.count, other.rows, other.cols, std::vector<T>(other.data.begin(), other.data.end())};
+      },
+      s);
 }
+
+// The device a command runs on: --device as given, or with auto the library's choice for the operation
+// and its size (linv::auto_device).
+Device device_for(const CommonOptions& o, Operation op, index size, Method method = Method::Auto);
 
 // M's view on `device`: M itself on the CPU, otherwise a copy made there and kept in `copy`.
 template <Real T>
@@ -65,17 +101,52 @@ Solution<T> run_on(Device device, const Matrix<T>& A, F&& f) {
   return s;
 }
 
-// The JSON report of a command: what ran, on what, and how well.
-nlohmann::json report_json(const std::string& command, const SolveReport& r,
+// The JSON report of a command: the library's report, and what the command read and wrote.
+nlohmann::json report_json(const std::string& command, const Report& r,
                            const std::vector<std::pair<std::string, std::string>>& inputs,
                            const std::string& output, index rows, index cols);
 void write_report(const CommonOptions& o, const nlohmann::json& j);
 
 // "inv: 1024x1024 float64 | lu (general matrix) | 0.052 s | scaled residual 1.9 | rcond 3.1e-04 -> X.npy"
-void print_summary(const CommonOptions& o, const std::string& command, const SolveReport& r, index rows, index cols,
+void print_summary(const CommonOptions& o, const std::string& command, const Report& r, index rows, index cols,
                    const std::string& output);
 
+// Writes x to `output` with its report, and prints the summary.
+template <Real T>
+void finish(const CommonOptions& o, const char* command, const Solution<T>& s,
+            const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& output) {
+  io::write_matrix<T>(output, s.x.view());
+  write_report(o, report_json(command, s.report, inputs, output, s.x.rows(), s.x.cols()));
+  print_summary(o, command, s.report, s.x.rows(), s.x.cols(), output);
+}
+
+// Progress of long runs on stderr, when not quiet, once a run has taken 2 s and at most once a second:
+// "ksvd: iteration 7/30, RMSE 0.41, 3.2 s".
+std::function<void(int, double)> progress_line(const CommonOptions& o, const char* command, const char* quantity,
+                                               int iterations);
+
 // ---- bench commands ----
+// The options every bench command takes: --device, --repeats and --json.
+struct BenchOptions {
+  std::string device;
+  int repeats;
+  std::string json;
+};
+void add_bench_options(CLI::App& cmd, BenchOptions& o);
+// The JSON a bench command writes: the device by name, linv's version, and its rows; written by write_bench.
+nlohmann::json bench_output(Device device);
+void write_bench(const BenchOptions& o, const nlohmann::json& out);
+// Calls f.template operator()<T>() for a type named "single" or "f32" (float), "double" or "f64" (double).
+template <class F>
+void with_type_named(const std::string& name, F&& f) {
+  if (name == "single" || name == "f32")
+    f.template operator()<float>();
+  else if (name == "double" || name == "f64")
+    f.template operator()<double>();
+  else
+    throw InvalidArgument("unknown precision '" + name + "': expected single (f32) or double (f64)");
+}
+
 // "a,b,,c" -> {"a", "b", "c"}
 std::vector<std::string> split(const std::string& list);
 // A benchmark size such as "274x902629" against its form ("TxN"): as many positive integers as the form
@@ -105,17 +176,5 @@ Timing time_repeats(int repeats, R& result, Call&& call) {
   t.median = sorted[sorted.size() / 2];
   return t;
 }
-
-// The JSON a bench command writes: the device by name, linv's version, and its rows.
-nlohmann::json bench_output(Device device);
-
-void register_dense_commands(CLI::App& app);  // inv, solve, lstsq, pinv, chol
-void register_misc_commands(CLI::App& app);   // gen, info, demo
-void register_bench_commands(CLI::App& app);  // bench
-void register_wls_commands(CLI::App& app, CLI::App& bench);  // wls, bench wls
-void register_imaging_commands(CLI::App& app, CLI::App& bench);  // degrade, deblur, bench deblur
-void register_fmri_commands(CLI::App& app, CLI::App& bench);     // omp, ksvd, gen fmri, bench omp
-void register_adl_commands(CLI::App& app, CLI::App& bench);      // adl
-void register_parafac2_commands(CLI::App& app, CLI::App& bench); // parafac2
 
 }  // namespace linv::cli

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "linv/matrix.hpp"
+#include "linv/report.hpp"
 
 namespace linv::fmri {
 
@@ -39,7 +40,7 @@ struct AdlOptions {
   // lambda; NaN: the default, 0.5 * ||X||_F / sqrt(T N) (half the root mean square of X's entries,
   // so that scaling X scales lambda and S with it and leaves D unchanged)
   double lambda = std::numeric_limits<double>::quiet_NaN();
-  int iterations = 200;      // outer iterations
+  int max_iterations = 200;  // outer iterations
   int coefficient_steps = 20;  // Ts
   int dictionary_steps = 20;   // Td
   double c = std::numeric_limits<double>::quiet_NaN();  // squared radius around delta_i (needed with a task)
@@ -62,8 +63,7 @@ struct AdlResult {
   // the dictionary steps.
   std::vector<double> inner_objective;
   double lambda = 0;     // the lambda used
-  int iterations = 0;    // outer iterations run
-  std::string stop_reason;
+  Report report;         // outer iterations run, stop (converged: the tolerance met), device, seconds
 };
 
 // task: T x M time courses delta_1..delta_M for the first M atoms (M <= K; empty: none). initial: a T x K

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "linv/matrix.hpp"
+#include "linv/report.hpp"
 
 namespace linv::batched {
 
@@ -27,8 +28,7 @@ struct Status {
   index singular = 0;        // how many matrices have an exactly zero pivot (their blocks of X are NaN)
   std::vector<index> pivot;  // when singular > 0: per matrix, 0 or the 1-based column of its first zero
                              // pivot; empty when every matrix was regular (saves a read-back per call)
-  std::string method;        // what ran, e.g. "gauss-jordan in registers (8 lanes per matrix)"
-  double seconds = 0;
+  Report report;             // the method (batched Gauss-Jordan or LU) and how it ran, device, seconds
 };
 
 template <Real T>

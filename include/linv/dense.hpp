@@ -5,8 +5,8 @@
 //   auto [Ai, report] = linv::inv<double>(A, {.method = linv::Method::Auto});
 //
 // Operations run where their operands live (see Matrix::to); results come back on the same device.
-// On a CUDA device: inv, solve, LU, Cholesky, tri_inv, gemm, syrk; lstsq, pinv, Gauss-Seidel and mixed
-// precision run on the CPU only in this version and say so.
+// On a CUDA device everything here runs but lstsq, pinv and Gauss-Seidel, which refuse GPU operands in
+// this version, saying so.
 #pragma once
 
 #include <string>
@@ -17,20 +17,6 @@
 #include "linv/report.hpp"
 
 namespace linv {
-
-enum class Method {
-  Auto,          // triangular -> triangular inverse; symmetric positive definite -> Cholesky; else LU
-  LU,            // LU with partial pivoting (LAPACK getrf, then getri / getrs)
-  Cholesky,      // Cholesky (potrf, then potri / potrs); fails on matrices that are not positive definite
-  GaussJordan,   // blocked in-place Gauss-Jordan with partial pivoting
-  CholeskyGETS,  // Cholesky, triangular inverse by Gaussian elimination on the triangle, L^-T L^-1
-  GaussSeidel,   // Gauss-Seidel iteration (diagonally dominant or SPD matrices)
-  Triangular,    // the matrix is triangular: triangular inverse / substitution
-};
-std::string_view to_string(Method m);
-// Accepts the CLI spellings ("auto", "lu", "cholesky", "gauss-jordan", "cholesky-gets", "gauss-seidel",
-// "triangular"); throws InvalidArgument listing them otherwise.
-Method parse_method(std::string_view name);
 
 enum class Precision {
   Native,  // compute in the matrix's own element type
@@ -70,7 +56,7 @@ struct SolveOptions {
 template <Real T>
 struct Solution {
   Matrix<T> x;
-  SolveReport report;
+  Report report;
 };
 
 // A^-1. Throws SingularMatrix (exactly singular, or rcond < eps unless allowed), NotPositiveDefinite
@@ -81,6 +67,13 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options = {});
 // X with A X = B.
 template <Real T>
 Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options = {});
+
+// The Cholesky factor L (lower, zeros above) of a symmetric positive definite A = L L^T, with rcond in the
+// report and, with options.compute_residual, ||A - L L^T|| / (n eps ||A||). Throws NotPositiveDefinite
+// naming the failing leading minor, NumericalError when A is not symmetric (beyond n eps max|a|). Of the
+// options only compute_residual and check_finite apply.
+template <Real T>
+Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options = {});
 
 struct LstsqOptions {
   // Singular values below rcond * sigma_max count as zero; < 0 means max(m, n) * eps.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linv/matrix.hpp"
+#include "linv/report.hpp"
 
 namespace linv::fmri {
 
@@ -87,6 +88,7 @@ struct KsvdResult {
   // (iterations + 1 entries)
   std::vector<double> rmse;
   index replaced = 0;         // atoms replaced (unused or cleared), over all iterations
+  Report report;              // iterations, device, seconds
 };
 
 // Runs where X lives; the dictionary is returned on that device, the codes in host memory. On a GPU the

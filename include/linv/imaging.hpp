@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "linv/matrix.hpp"
+#include "linv/report.hpp"
 
 namespace linv::imaging {
 
@@ -88,13 +89,10 @@ struct DeblurOptions {
   double tolerance = 1e-10;   // matrix-free: relative residual of the normal equations
 };
 struct DeblurResult {
-  Matrix<double> image;
+  Matrix<double> image;     // on g's device
   double lambda = 0;
   std::string lambda_from;  // "given" or "generalised cross-validation"
-  std::string path;         // "dense" or "matrix-free"
-  std::string device;       // where it ran
-  int iterations = 0;       // conjugate-gradient iterations (matrix-free)
-  double seconds = 0;
+  Report report;            // method (cholesky: the dense path; cg: matrix-free), device, iterations, stop, seconds
 };
 // Runs where g lives (CPU or GPU); the image comes back there. lambda "auto" minimises generalised
 // cross-validation for the periodic approximation of H (which the 2-D DFT diagonalises); GCV assumes

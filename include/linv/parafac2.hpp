@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "linv/matrix.hpp"
+#include "linv/report.hpp"
 
 namespace linv::fmri {
 
@@ -45,9 +46,6 @@ struct Parafac2Init {
   ConstMatrixView<T> A, H, C;
 };
 
-enum class Parafac2Stop { Converged, IterationLimit };
-const char* to_string(Parafac2Stop stop);  // "converged", "iteration limit"
-
 // The fitted model, in the convention of Bro's parafac2.m: A and C have unit-norm columns (their scale
 // is carried by H's columns), each column of A and of C has at least as many positive as negative
 // entries (signs moved into H), and components are ordered by size ||h_f|| = ||B_k(:, f)||, largest
@@ -64,8 +62,8 @@ struct Parafac2Result {
   double loss = 0;                   // ||X - model||^2 of the returned model
   double norm_squared = 0;           // ||X||^2 = sum_k ||X_k||_F^2
   double variance_explained = 0;     // 1 - loss / ||X||^2
-  int iterations = 0;
-  Parafac2Stop stop = Parafac2Stop::IterationLimit;
+  // iterations run, stop (converged or iteration limit), device, seconds
+  Report report;
 };
 
 // Fits a rank-F PARAFAC2 model to the slabs (all of I rows, host memory). Throws ShapeMismatch when the

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "linv/dense.hpp"
 #include "linv/matrix.hpp"
 
 namespace linv::slam {
@@ -91,7 +92,7 @@ Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping = 0);
 // unobservable parameter) throws SingularMatrix naming the parameter; a Schur complement that is not
 // positive definite names the dense parameter where it fails.
 template <Real T>
-Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
+Solution<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
 
 // (J^T J + damping diag)^-1 materialised (m x m) in O(m^2 k) from the Schur complement:
 // [S^-1, -S^-1 E^T; -E S^-1, D^-1 + E S^-1 E^T] with E = D^-1 B^T. Same errors as pinv_apply. CPU only in
@@ -101,7 +102,7 @@ Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping = 0);
 
 // J^+ = (J^T J + damping diag)^-1 J^T, materialised (m x n), on J's device.
 template <Real T>
-Matrix<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
+Solution<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
 
 // The general fallback for Jacobians without that structure: a sparse J (compressed rows) and the
 // least-squares step x = argmin ||J x - d||_2 by CGLS (conjugate gradients on the normal equations
@@ -115,15 +116,15 @@ struct SparseJacobian {
   static SparseJacobian from_dense(ConstMatrixView<T> J);  // the nonzeros of J
 };
 
-struct CglsOutcome {
-  int iterations = 0;       // the most any column took
-  double residual = 0;      // the largest final ||J^T (d - J x)|| / ||J^T d||
-  bool converged = false;
+struct CglsOptions {
+  double tolerance = 1e-10;  // on ||J^T (d - J x)|| / ||J^T d||, per column
+  int max_iterations = 1000;
 };
 
-// Runs where d lives (J's arrays uploaded there), in float64 whatever T is; the result on d's device.
+// Runs where d lives (J's arrays uploaded there), in float64 whatever T is; the result on d's device. The
+// report's iterations are the most any column took, and a note gives the largest final relative residual.
+// Throws NoConvergence when a column reaches max_iterations first.
 template <Real T>
-Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
-                     CglsOutcome& outcome);
+Solution<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, const CglsOptions& options = {});
 
 }  // namespace linv::slam

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/fmri_rules.hpp"
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -39,6 +40,7 @@ void require_positive(double v, const char* name) {
 
 template <Real T>
 AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> task, const Matrix<T>* initial) {
+  const Stopwatch clock;
   const index n = X.rows(), N = X.cols(), K = o.atoms, M = task.empty() ? 0 : task.cols();
   if (X.empty()) throw InvalidArgument(fmt::format("ADL: X must have time points and voxels; got {}", shape_string(n, N)));
   if (K < 1) throw InvalidArgument(fmt::format("ADL: give at least one atom; got K = {}", K));
@@ -54,7 +56,7 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
   if (M < K) require_positive(o.c_d, "c_d (the free atoms' squared radius)");
   if (o.lambda < 0 || std::isinf(o.lambda))
     throw InvalidArgument(fmt::format("ADL: lambda must be non-negative and finite (NaN for the default); got {}", o.lambda));
-  if (o.iterations < 0) throw InvalidArgument("ADL: the iteration count cannot be negative");
+  if (o.max_iterations < 0) throw InvalidArgument("ADL: the iteration count cannot be negative");
   if (o.coefficient_steps < 1 || o.dictionary_steps < 1)
     throw InvalidArgument(fmt::format("ADL: give at least one coefficient and one dictionary step per iteration; got {} and {}",
                                       o.coefficient_steps, o.dictionary_steps));
@@ -89,13 +91,18 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
   out.lambda = std::isnan(o.lambda) ? 0.5 * std::sqrt(xx / (static_cast<double>(n) * static_cast<double>(N))) : o.lambda;
   const double lambda = out.lambda;
   out.objective.push_back(xx);  // S = 0
-  out.stop_reason = "iteration limit";
+  Report& report = out.report;
+  report.operation = Operation::Adl;
+  report.method = Method::ADL;
+  report.device = X.device();
+  report.precision = type_name<T>();
+  report.stop = StopReason::IterationLimit;
   const auto f_of = [&](double cross, double quadratic, double l1) { return xx - 2 * cross + quadratic + lambda * l1; };
 
   Matrix<T> G(K, K), H(K, K);
   std::vector<kernels::AdlCoefficientSums> coefficient;
   std::vector<kernels::AdlDictionarySums> dictionary;
-  for (int it = 1; it <= o.iterations; ++it) {
+  for (int it = 1; it <= o.max_iterations; ++it) {
     // coefficients: c_S = ||D^T D||_2. D = 0 (c_S = 0) leaves X unexplained whatever S is, so the
     // minimiser is S = 0: an infinite threshold gives exactly that.
     steps->gram(G);
@@ -115,15 +122,17 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
     const double f = out.inner_objective.back();
     const double previous = out.objective.back();
     out.objective.push_back(f);
-    out.iterations = it;
+    report.iterations = it;
     if (o.progress) o.progress(it, f);
     if (o.tolerance > 0 && previous - f <= o.tolerance * previous) {
-      out.stop_reason = fmt::format("f decreased by at most {:g} of itself in an iteration", o.tolerance);
+      report.stop = StopReason::Converged;
+      report.notes.push_back(fmt::format("f decreased by at most {:g} of itself in an iteration", o.tolerance));
       break;
     }
   }
   out.dictionary = steps->take_dictionary();
   out.codes = steps->take_codes();
+  report.seconds = clock.seconds();
   return out;
 }
 

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
@@ -35,18 +35,30 @@ bool overlaps(ConstMatrixView<T> a, ConstMatrixView<T> b) {
   return !a.empty() && !b.empty() && a.data() < b.data() + b.rows() * b.cols() && b.data() < a.data() + a.rows() * a.cols();
 }
 
-// The status's count of singular matrices (the per-matrix pivots kept only when there are any) and time.
-void finish(Status& s, std::chrono::steady_clock::time_point start) {
+// The status of a batch: what ran, its count of singular matrices (the per-matrix pivots kept only when
+// there are any) and time.
+template <Real T>
+Status finish(Operation operation, const kernels::BatchedMethod& ran, std::vector<index>&& pivot, Device device,
+              const Stopwatch& clock) {
+  Status s{0, std::move(pivot), {}};
   s.singular = std::count_if(s.pivot.begin(), s.pivot.end(), [](index p) { return p != 0; });
   if (s.singular == 0) s.pivot.clear();
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Report& r = s.report;
+  r.operation = operation;
+  r.method = ran.method;
+  r.device = device;
+  r.precision = type_name<T>();
+  if (!ran.detail.empty()) r.notes.push_back(ran.detail);
+  if (s.singular > 0) r.notes.push_back(fmt::format("{} singular matrices (their blocks of the result are NaN)", s.singular));
+  r.seconds = clock.seconds();
+  return s;
 }
 
 }  // namespace
 
 template <Real T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   require_batch(A, "batched inverse");
   require_batch(ConstMatrixView<T>(X), "batched inverse (output)");
   if (X.rows() != A.rows() || X.cols() != A.cols())
@@ -54,10 +66,9 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X) {
   if (X.device() != A.device())
     throw InvalidArgument(fmt::format("batched inverse: A is on {} but X is on {}", A.device().name(), X.device().name()));
   if (overlaps<T>(A, X)) throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
-  Status s;
-  s.method = kernels::batched<T>(A.device()).invert(A, X, s.pivot);
-  finish(s, start);
-  return s;
+  std::vector<index> pivot;
+  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).invert(A, X, pivot);
+  return finish<T>(Operation::BatchedInverse, ran, std::move(pivot), A.device(), clock);
 }
 
 template <Real T>
@@ -70,7 +81,7 @@ Result<T> inv(ConstMatrixView<T> A) {
 
 template <Real T>
 Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   require_batch(A, "batched solve");
   const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
   if (B.rows() != n || (count == 0 ? B.cols() != 0 : B.cols() % count != 0))
@@ -87,10 +98,9 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X) {
   if (overlaps<T>(A, X) || overlaps<T>(B, X))
     throw InvalidArgument("batched solve: X overlaps A or B; give the result its own memory");
   if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
-  Status s;
-  s.method = kernels::batched<T>(A.device()).solve(A, B, X, s.pivot);
-  finish(s, start);
-  return s;
+  std::vector<index> pivot;
+  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).solve(A, B, X, pivot);
+  return finish<T>(Operation::BatchedSolve, ran, std::move(pivot), A.device(), clock);
 }
 
 template <Real T>

@@ -5,11 +5,12 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -27,14 +28,6 @@ template <Real T>
 const kernels::Dense<T>& dense_of(ConstMatrixView<T> A) {
   return kernels::dense<T>(A.device());
 }
-
-class Stopwatch {
- public:
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 template <Real T>
 void require_square(ConstMatrixView<T> A, const char* what) {
@@ -54,7 +47,7 @@ void require_same_device(ConstMatrixView<T> A, ConstMatrixView<T> B, const char*
 // so it is refused, naming its smallest pivot, unless the caller allows ill-conditioned results: those
 // come back with a note in the report. A NaN rcond (an inverse that overflowed) is always refused.
 // The decomposition objects apply no policy beyond exactly zero pivots: their callers read rcond().
-void apply_conditioning_policy(double rcond, double epsilon, index smallest_pivot, bool allow, SolveReport* report,
+void apply_conditioning_policy(double rcond, double epsilon, index smallest_pivot, bool allow, Report* report,
                                const char* detail) {
   if (std::isnan(rcond) || (rcond < epsilon && !allow))
     throw SingularMatrix(smallest_pivot, rcond > 0 ? rcond : 1e-300, detail);
@@ -107,7 +100,13 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
       throw InvalidArgument("method triangular needs a triangular matrix; this one has nonzeros on both sides of the diagonal");
     return {Method::Triangular, "", uplo};
   }
-  if (requested != Method::Auto) return {requested, "", uplo};
+  if (requested != Method::Auto) {
+    if (std::find(std::begin(kSolveMethods), std::end(kSolveMethods), requested) == std::end(kSolveMethods))
+      throw InvalidArgument(fmt::format("inv and solve take the methods auto, lu, cholesky, gauss-jordan, cholesky-gets, "
+                                        "gauss-seidel and triangular, not {}",
+                                        to_string(requested)));
+    return {requested, "", uplo};
+  }
   if (triangular)
     return {Method::Triangular, s == Structure::Diagonal ? "matrix is diagonal" :
                                 s == Structure::Lower ? "matrix is lower triangular" : "matrix is upper triangular",
@@ -125,11 +124,11 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
 }
 
 template <Real T>
-void fill_report(SolveReport& r, const char* operation, const Choice& c, const SolveOptions& o, Device d) {
+void fill_report(Report& r, Operation operation, const Choice& c, const SolveOptions& o, Device d) {
   r.operation = operation;
-  r.method = std::string(to_string(c.method));
+  r.method = c.method;
   r.method_reason = c.reason;
-  r.device = d.name();
+  r.device = d;
   r.precision = precision_name(type_name<T>(), o.precision, o.factor_precision);
 }
 
@@ -153,7 +152,7 @@ double default_tolerance(index n, double epsilon) { return static_cast<double>(s
 // cannot reach float64's backward error, A is factored in float64 instead, the report says so, and that
 // factorization is checked for singularity to working precision like any other.
 Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, FactorPrecision low,
-                           SolveReport& report) {
+                           Report& report) {
   const index n = A.rows();
   const bool cholesky = m == Method::Cholesky;
   if (low != FactorPrecision::Float32 && cholesky)
@@ -165,14 +164,14 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   report.backward_error = r.backward_error;
   if (!r.note.empty()) report.notes.push_back(r.note);
   if (r.failure.empty()) {
-    report.stop_reason = "refinement converged";
+    report.stop = StopReason::Converged;
     return x;
   }
 
   // float64 instead, on either device, judged for singularity to working precision like any other.
   report.notes.push_back(
       fmt::format("{} refinement failed ({}): solved with a float64 factorization instead", to_string(low), r.failure));
-  report.stop_reason = "fell back to float64";
+  report.stop = StopReason::FellBack;
   report.iterations = 0;
   report.backward_error = std::numeric_limits<double>::quiet_NaN();
   if (cholesky) {
@@ -195,7 +194,7 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
 // Factors A for the Cholesky methods. Under Method::Auto an indefinite matrix is no error: it returns
 // nullopt after switching the choice to LU and saying why in the report.
 template <Real T>
-std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c, Method requested, SolveReport& report) {
+std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c, Method requested, Report& report) {
   if (requested != Method::Auto) require_symmetric(A, std::string(to_string(c.method)).c_str());
   try {
     Cholesky<T> chol(A);
@@ -204,7 +203,7 @@ std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c,
   } catch (const NotPositiveDefinite& e) {
     if (requested != Method::Auto) throw;
     c = {Method::LU, fmt::format("symmetric but not positive definite (leading minor {}): LU", e.minor())};
-    report.method = std::string(to_string(c.method));
+    report.method = c.method;
     report.method_reason = c.reason;
     return std::nullopt;
   }
@@ -212,10 +211,10 @@ std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c,
 
 // Mixed precision with Method::Auto's Cholesky-then-LU fallback for symmetric indefinite matrices.
 Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<double> B, Choice& c,
-                                    Method requested, FactorPrecision low, SolveReport& report) {
+                                    Method requested, FactorPrecision low, Report& report) {
   if (c.method == Method::Cholesky && requested == Method::Auto && low != FactorPrecision::Float32) {
     c = {Method::LU, fmt::format("symmetric, but a {} factorization is LU only", to_string(low))};
-    report.method = "lu";
+    report.method = Method::LU;
     report.method_reason = c.reason;
   }
   if (c.method == Method::Cholesky) {
@@ -225,7 +224,7 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
     } catch (const NotPositiveDefinite& e) {
       if (requested != Method::Auto) throw;
       c = {Method::LU, fmt::format("symmetric but not positive definite (leading minor {}): LU", e.minor())};
-      report.method = "lu";
+      report.method = Method::LU;
       report.method_reason = c.reason;
     }
   }
@@ -268,19 +267,6 @@ double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X, index& small
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
-std::string_view to_string(Method m) {
-  switch (m) {
-    case Method::Auto: return "auto";
-    case Method::LU: return "lu";
-    case Method::Cholesky: return "cholesky";
-    case Method::GaussJordan: return "gauss-jordan";
-    case Method::CholeskyGETS: return "cholesky-gets";
-    case Method::GaussSeidel: return "gauss-seidel";
-    case Method::Triangular: return "triangular";
-  }
-  return "?";
-}
-
 std::string_view to_string(FactorPrecision p) {
   switch (p) {
     case FactorPrecision::Float32: return "float32";
@@ -295,14 +281,6 @@ FactorPrecision parse_factor_precision(std::string_view name) {
   for (auto p : {FactorPrecision::Float32, FactorPrecision::TF32, FactorPrecision::BFloat16, FactorPrecision::Float16})
     if (to_string(p) == name) return p;
   throw InvalidArgument(fmt::format("unknown factor precision '{}': expected float32, tf32, bf16 or fp16", name));
-}
-
-Method parse_method(std::string_view name) {
-  for (auto m : {Method::Auto, Method::LU, Method::Cholesky, Method::GaussJordan, Method::CholeskyGETS,
-                 Method::GaussSeidel, Method::Triangular})
-    if (to_string(m) == name) return m;
-  throw InvalidArgument(fmt::format(
-      "unknown method '{}': expected auto, lu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
 }
 
 double Determinant::value() const { return sign == 0 ? 0.0 : sign * std::exp(log_abs); }
@@ -449,8 +427,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   Choice c = choose(A, options.method, /*inverse=*/true);
   require_supported<T>(options, c.method);
   Solution<T> out;
-  SolveReport& r = out.report;
-  fill_report<T>(r, "inv", c, options, A.device());
+  Report& r = out.report;
+  fill_report<T>(r, Operation::Inverse, c, options, A.device());
   const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
   index smallest = 0;  // the smallest pivot, named when the matrix is refused
   Stopwatch clock;
@@ -496,13 +474,12 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         const kernels::IterationOutcome it =
             dense_of(A).gauss_seidel(A, identity.view(), out.x.view(), tol, options.max_iterations);
         r.iterations = it.iterations;
-        r.stop_reason = it.stop_reason;
+        r.stop = StopReason::Converged;
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
         r.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
         break;
       }
-      case Method::LU:
-      case Method::Auto: {
+      default: {  // LU: choose() admits only the methods above and LU
         LU<T> lu(A);
         out.x = lu.inverse();
         r.rcond = lu.rcond();
@@ -531,8 +508,8 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
   Choice c = choose(A, options.method, /*inverse=*/false);
   require_supported<T>(options, c.method);
   Solution<T> out;
-  SolveReport& r = out.report;
-  fill_report<T>(r, "solve", c, options, A.device());
+  Report& r = out.report;
+  fill_report<T>(r, Operation::Solve, c, options, A.device());
   const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
   // Judges the matrix from its rcond before the solution is computed.
   auto judge = [&](double rcond, index smallest) {
@@ -591,12 +568,11 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         out.x = Matrix<T>(n, B.cols(), A.device());
         const kernels::IterationOutcome it = dense_of(A).gauss_seidel(A, B, out.x.view(), tol, options.max_iterations);
         r.iterations = it.iterations;
-        r.stop_reason = it.stop_reason;
+        r.stop = StopReason::Converged;
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
         break;
       }
-      case Method::LU:
-      case Method::Auto: {
+      default: {  // LU: choose() admits only the methods above and LU
         LU<T> lu(A);
         judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
         out.x = lu.solve(B);
@@ -610,6 +586,26 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
 }
 
 template <Real T>
+Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options) {
+  require_square(A, "cholesky");
+  if (options.check_finite) require_finite(A, "A");
+  require_symmetric(A, "cholesky");
+  Solution<T> out;
+  Report& r = out.report;
+  r.operation = Operation::Cholesky;
+  r.method = Method::Cholesky;
+  r.device = A.device();
+  r.precision = type_name<T>();
+  Stopwatch clock;
+  const Cholesky<T> chol(A);
+  out.x = chol.L();
+  r.seconds = clock.seconds();
+  r.rcond = chol.rcond();
+  if (options.compute_residual) r.scaled_residual = scaled_residual_cholesky<T>(A, out.x.view(), eps<T>());
+  return out;
+}
+
+template <Real T>
 Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
   require_same_device(A, B, "lstsq");
   if (B.rows() != A.rows()) throw ShapeMismatch("lstsq: A and B", A.rows(), A.cols(), B.rows(), B.cols());
@@ -619,9 +615,9 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
   }
   const index m = A.rows(), n = A.cols(), nrhs = B.cols();
   Solution<T> out;
-  out.report.operation = "lstsq";
-  out.report.method = "qr (column pivoting, gelsy)";
-  out.report.device = A.device().name();
+  out.report.operation = Operation::LeastSquares;
+  out.report.method = Method::QR;
+  out.report.device = A.device();
   out.report.precision = type_name<T>();
   const double rcond = options.rcond >= 0 ? options.rcond : static_cast<double>(std::max(m, n)) * eps<T>();
   Stopwatch clock;
@@ -636,9 +632,9 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
         out.x = Matrix<double>::uninitialized(n, nrhs, A.device());
         const kernels::MixedOutcome r = kernels::mixed(A.device()).least_squares(A, B, out.x.view());
         if (r.failure.empty()) {
-          out.report.method = "normal equations (float32 Cholesky, float64 refinement)";
+          out.report.method = Method::NormalEquations;
           out.report.iterations = r.iterations;
-          out.report.stop_reason = "refinement converged";
+          out.report.stop = StopReason::Converged;
           out.report.rank = n;
           out.report.seconds = clock.seconds();
           if (options.compute_residual) out.report.scaled_residual = scaled_residual_lstsq<T>(A, out.x.view(), B, eps<T>());
@@ -667,9 +663,9 @@ Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
   const index m = A.rows(), n = A.cols(), r = std::min(m, n);
   const Device device = A.device();
   Solution<T> out;
-  out.report.operation = "pinv";
-  out.report.method = "svd (gesdd)";
-  out.report.device = device.name();
+  out.report.operation = Operation::Pseudoinverse;
+  out.report.method = Method::SVD;
+  out.report.device = device;
   out.report.precision = type_name<T>();
   Stopwatch clock;
   Matrix<T> a = Matrix<T>::copy_of(A);
@@ -738,6 +734,7 @@ Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B) {
   template Matrix<T> tri_inv<T>(ConstMatrixView<T>, Uplo, TriangularInverse, Diag);                          \
   template Solution<T> inv<T>(ConstMatrixView<T>, const SolveOptions&);                                      \
   template Solution<T> solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, const SolveOptions&);                \
+  template Solution<T> cholesky<T>(ConstMatrixView<T>, const SolveOptions&);                                 \
   template Solution<T> lstsq<T>(ConstMatrixView<T>, ConstMatrixView<T>, const LstsqOptions&);                \
   template Solution<T> pinv<T>(ConstMatrixView<T>, const LstsqOptions&);                                     \
   template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>);                \

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/fmri_rules.hpp"
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -78,6 +79,7 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
 
 template <Real T>
 KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* initial) {
+  const Stopwatch clock;
   const index n = X.rows(), N = X.cols(), K = o.atoms;
   require_finite(X, "X");
   if (K < 1) throw InvalidArgument("k-SVD: give at least one atom");
@@ -141,6 +143,14 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
   out.rmse.push_back(steps->code(o.keep_better_codes && o.iterations > 0));
   out.dictionary = steps->take_dictionary();
   out.codes = steps->take_codes();
+  Report& r = out.report;
+  r.operation = Operation::Ksvd;
+  r.method = Method::KSVD;
+  r.device = X.device();
+  r.precision = type_name<T>();
+  r.iterations = o.iterations;
+  r.notes.push_back(fmt::format("{} atom updates; {} atoms replaced", o.exact ? "exact" : "approximate", out.replaced));
+  r.seconds = clock.seconds();
   return out;
 }
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <complex>
 #include <cstring>
 #include <cmath>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "core/krylov.hpp"
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #ifdef LINV_HAVE_FFTW
@@ -488,16 +488,19 @@ double gcv_lambda(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
 }  // namespace
 
 DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const index m = g.rows(), n = g.cols(), size = m * n;
   const Device device = g.device();
   DeblurResult r;
   const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseAutoLimit);
-  r.path = dense ? "dense" : "matrix-free";
+  Report& report = r.report;
+  report.operation = Operation::Deblur;
+  report.method = dense ? Method::Cholesky : Method::ConjugateGradients;
+  report.device = device;
+  report.precision = "float64";
   const ConstMatrixView<double> h = psf.kernel.view();
   r.lambda = options.lambda >= 0 ? options.lambda : gcv_lambda(Matrix<double>::copy_of(g).to(Device::cpu()).view(), h);
   r.lambda_from = options.lambda >= 0 ? "given" : "generalised cross-validation";
-  r.device = device.name();
   const kernels::Imaging& kernels = kernels::imaging(device);
   const std::unique_ptr<kernels::Convolution> H = kernels.convolution(m, n, h, device);
   Matrix<double> hg = Matrix<double>::uninitialized(m, n, device);  // H^T g
@@ -532,9 +535,14 @@ DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptio
       double lambda_;
     } normal(*H, r.lambda);
     r.image = Matrix<double>(m, n, device);
-    r.iterations = krylov::cg<double>(normal, hg.view(), r.image.view(), options.tolerance, options.max_iterations).iterations;
+    const krylov::Outcome cg = krylov::cg<double>(normal, hg.view(), r.image.view(), options.tolerance,
+                                                  options.max_iterations);
+    report.iterations = cg.iterations;
+    report.stop = cg.converged ? StopReason::Converged : StopReason::IterationLimit;
+    report.notes.push_back(fmt::format("relative residual of the normal equations {:.3g} (tolerance {:.3g})",
+                                       cg.residual, options.tolerance));
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = clock.seconds();
   return r;
 }
 

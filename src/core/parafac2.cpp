@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -205,13 +206,10 @@ void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Option
 
 }  // namespace
 
-const char* to_string(Parafac2Stop stop) {
-  return stop == Parafac2Stop::Converged ? "converged" : "iteration limit";
-}
-
 template <Real T>
 Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Options& o,
                            const Parafac2Init<T>* init) {
+  const Stopwatch clock;
   validate(slabs, o, init);
   const index K = static_cast<index>(slabs.size()), I = slabs[0].rows(), F = o.rank;
 
@@ -243,6 +241,12 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   }
 
   Parafac2Result<T> out;
+  Report& report = out.report;
+  report.operation = Operation::Parafac2;
+  report.method = Method::PARAFAC2;
+  report.device = slabs[0].device();
+  report.precision = fmt::format("{} data, float64 factors", type_name<T>());
+  report.stop = StopReason::IterationLimit;
   out.norm_squared = norm_squared;
   const double rounding = static_cast<double>(F) * kEps * norm_squared;
   double previous = 0;
@@ -250,10 +254,10 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
     const double loss = als_sweep<T>(*steps, f, norm_squared, it);
     normalise(f);
     out.loss_history.push_back(loss);
-    out.iterations = it;
+    report.iterations = it;
     if (o.progress) o.progress(it, loss);
     if (o.tolerance > 0 && it > 1 && std::abs(previous - loss) <= std::max(o.tolerance * previous, rounding)) {
-      out.stop = Parafac2Stop::Converged;
+      report.stop = StopReason::Converged;
       break;
     }
     previous = loss;
@@ -276,6 +280,7 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   out.A = f.A.cast<T>();
   out.H = f.H.cast<T>();
   out.C = f.C.cast<T>();
+  report.seconds = clock.seconds();
   return out;
 }
 

@@ -5,17 +5,17 @@
 
 namespace linv {
 
-std::string SolveReport::to_json() const {
+std::string Report::to_json() const {
   auto number = [](double v) -> nlohmann::json { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j;
-  j["operation"] = operation;
-  j["method"] = method;
+  j["operation"] = to_string(operation);
+  j["method"] = to_string(method);
   if (!method_reason.empty()) j["method_reason"] = method_reason;
-  j["device"] = device;
+  j["device"] = device.name();
   j["precision"] = precision;
   j["seconds"] = seconds;
   j["iterations"] = iterations;
-  if (!stop_reason.empty()) j["stop_reason"] = stop_reason;
+  if (stop != StopReason::None) j["stop_reason"] = to_string(stop);
   j["scaled_residual"] = number(scaled_residual);
   j["rcond"] = number(rcond);
   j["backward_error"] = number(backward_error);

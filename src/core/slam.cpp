@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/krylov.hpp"
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
@@ -42,6 +43,20 @@ void raise(const BorderedJacobian<T>& J, const kernels::SlamOutcome& o) {
                          fmt::format("the Schur complement of the normal equations is singular at dense parameter "
                                      "{}: it is not determined by the data",
                                      o.failing_dense));
+}
+
+// The report of a bordered step or pseudoinverse, before it runs.
+template <Real T>
+Report report_of(const BorderedJacobian<T>& J, Operation operation, double damping, const char* what) {
+  Report r;
+  r.operation = operation;
+  r.method = Method::BorderedSchur;
+  r.device = J.device();
+  r.precision = type_name<T>();
+  r.notes.push_back(fmt::format("arrowhead J^T J through its Schur complement ({} dense, {} segment columns), {}",
+                                J.dense_cols(), J.segments(), what));
+  if (damping != 0) r.notes.push_back(fmt::format("Levenberg-Marquardt damping {:g}", damping));
+  return r;
 }
 
 }  // namespace
@@ -235,14 +250,17 @@ Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping) {
 }
 
 template <Real T>
-Matrix<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping) {
+Solution<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping) {
   if (d.rows() != J.rows()) throw ShapeMismatch("pinv_apply: J and d", J.rows(), J.cols(), d.rows(), d.cols());
   if (d.device() != J.device())
     throw InvalidArgument(fmt::format("pinv_apply: J is on {} but d is on {}; move one with .to()", J.device().name(),
                                       d.device().name()));
-  Matrix<T> x = Matrix<T>::uninitialized(J.cols(), d.cols(), J.device());
-  raise(J, kernels::slam<T>(J.device()).step(J, d, damping, x.view()));
-  return x;
+  const Stopwatch clock;
+  Solution<T> out{Matrix<T>::uninitialized(J.cols(), d.cols(), J.device()),
+                  report_of(J, Operation::SlamStep, damping, "applied to d without forming J^+")};
+  raise(J, kernels::slam<T>(J.device()).step(J, d, damping, out.x.view()));
+  out.report.seconds = clock.seconds();
+  return out;
 }
 
 template <Real T>
@@ -253,10 +271,13 @@ Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping) {
 }
 
 template <Real T>
-Matrix<T> pinv(const BorderedJacobian<T>& J, double damping) {
-  Matrix<T> P = Matrix<T>::uninitialized(J.cols(), J.rows(), J.device());
-  raise(J, kernels::slam<T>(J.device()).pinv(J, damping, P.view()));
-  return P;
+Solution<T> pinv(const BorderedJacobian<T>& J, double damping) {
+  const Stopwatch clock;
+  Solution<T> out{Matrix<T>::uninitialized(J.cols(), J.rows(), J.device()),
+                  report_of(J, Operation::SlamPseudoinverse, damping, "J^+ materialised")};
+  raise(J, kernels::slam<T>(J.device()).pinv(J, damping, out.x.view()));
+  out.report.seconds = clock.seconds();
+  return out;
 }
 
 template <Real T>
@@ -278,31 +299,43 @@ SparseJacobian<T> SparseJacobian<T>::from_dense(ConstMatrixView<T> J) {
 }
 
 template <Real T>
-Matrix<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, double tolerance, int max_iterations,
-                     CglsOutcome& outcome) {
+Solution<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, const CglsOptions& options) {
   if (d.rows() != J.rows) throw ShapeMismatch("cgls: J and d", J.rows, J.cols, d.rows(), d.cols());
+  const Stopwatch clock;
   const Device device = d.device();
   const std::unique_ptr<kernels::LinearOperator<double>> op = kernels::slam<T>(device).sparse(J, device);
   Matrix<double> dd = Matrix<double>::uninitialized(d.rows(), d.cols(), device);
   kernels::vectors<T>(device).widen(d, dd.view());
   Matrix<double> x(J.cols, d.cols(), device);
-  const krylov::Outcome o = krylov::cgls<double>(*op, dd.view(), x.view(), tolerance, max_iterations);
-  outcome = CglsOutcome{o.iterations, o.residual, o.converged};
+  const krylov::Outcome o = krylov::cgls<double>(*op, dd.view(), x.view(), options.tolerance, options.max_iterations);
+  if (!o.converged)
+    throw NoConvergence("CGLS", o.iterations, o.residual, options.tolerance, "the iteration limit was reached");
+  Solution<T> out;
   if constexpr (std::is_same_v<T, double>) {
-    return x;
+    out.x = std::move(x);
   } else {
-    Matrix<float> narrow = Matrix<float>::uninitialized(x.rows(), x.cols(), device);
-    kernels::mixed(device).round_to_float(x.view(), narrow.view());
-    return narrow;
+    out.x = Matrix<float>::uninitialized(x.rows(), x.cols(), device);
+    kernels::mixed(device).round_to_float(x.view(), out.x.view());
   }
+  Report& r = out.report;
+  r.operation = Operation::SlamStep;
+  r.method = Method::CGLS;
+  r.device = device;
+  r.precision = type_name<T>();
+  r.iterations = o.iterations;
+  r.stop = StopReason::Converged;
+  r.notes.push_back(fmt::format("{} nonzeros; CGLS iterates in float64", J.value.size()));
+  r.notes.push_back(fmt::format("largest relative normal-equation residual {:.3g} (tolerance {:.3g})", o.residual,
+                                options.tolerance));
+  r.seconds = clock.seconds();
+  return out;
 }
 
 template struct SparseJacobian<float>;
 template struct SparseJacobian<double>;
-template Matrix<float> cgls_apply<float>(const SparseJacobian<float>&, ConstMatrixView<float>, double, int,
-                                         CglsOutcome&);
-template Matrix<double> cgls_apply<double>(const SparseJacobian<double>&, ConstMatrixView<double>, double, int,
-                                           CglsOutcome&);
+template Solution<float> cgls_apply<float>(const SparseJacobian<float>&, ConstMatrixView<float>, const CglsOptions&);
+template Solution<double> cgls_apply<double>(const SparseJacobian<double>&, ConstMatrixView<double>,
+                                             const CglsOptions&);
 
 template <Real T>
 BorderedJacobian<T> random_bordered_jacobian(index rows, index cols, std::uint64_t seed) {
@@ -337,10 +370,10 @@ template class BorderedJacobian<float>;
 template class BorderedJacobian<double>;
 template Arrowhead<float> normal_matrix<float>(const BorderedJacobian<float>&, double);
 template Arrowhead<double> normal_matrix<double>(const BorderedJacobian<double>&, double);
-template Matrix<float> pinv_apply<float>(const BorderedJacobian<float>&, ConstMatrixView<float>, double);
-template Matrix<double> pinv_apply<double>(const BorderedJacobian<double>&, ConstMatrixView<double>, double);
-template Matrix<float> pinv<float>(const BorderedJacobian<float>&, double);
-template Matrix<double> pinv<double>(const BorderedJacobian<double>&, double);
+template Solution<float> pinv_apply<float>(const BorderedJacobian<float>&, ConstMatrixView<float>, double);
+template Solution<double> pinv_apply<double>(const BorderedJacobian<double>&, ConstMatrixView<double>, double);
+template Solution<float> pinv<float>(const BorderedJacobian<float>&, double);
+template Solution<double> pinv<double>(const BorderedJacobian<double>&, double);
 template Matrix<float> normal_inverse<float>(const BorderedJacobian<float>&, double);
 template Matrix<double> normal_inverse<double>(const BorderedJacobian<double>&, double);
 

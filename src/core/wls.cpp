@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -150,15 +150,16 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   if (b.device() != s.A.device())
     throw InvalidArgument(fmt::format("wls: A is on {} but b is on {}", s.A.device().name(), b.device().name()));
   if (s.options.check_finite) require_finite(b, "b");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const index m = s.m, n = s.n, k = b.cols();
   const Device device = s.A.device();
   Solution<T> out;
-  SolveReport& r = out.report;
-  r.operation = "wls";
-  r.method = fmt::format("normal equations A D^2 A^T, Cholesky ({} storage)",
-                         s.options.storage == Storage::Full ? "full" : "rectangular full packed");
-  r.device = device.name();
+  Report& r = out.report;
+  r.operation = Operation::WeightedLeastSquares;
+  r.method = Method::NormalEquations;
+  r.notes.push_back(fmt::format("A D^2 A^T by Cholesky in {} storage",
+                                s.options.storage == Storage::Full ? "full" : "rectangular full packed"));
+  r.device = device;
   r.precision = s.options.precision == Precision::Mixed ? "mixed (float32 factorization, float64 refinement)"
                                                         : std::string(type_name<T>());
   // c = A D^2 b
@@ -217,10 +218,10 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
     r.iterations = worst_iterations;
     r.notes.push_back(fmt::format("final ||r|| / ||x|| {:.3g} (tolerance {:.3g})", worst_error, worst_tolerance));
     if (all_converged) {
-      r.stop_reason = "refinement converged";
+      r.stop = StopReason::Converged;
     } else {
       // float64 instead, said in the report
-      r.stop_reason = "fell back to float64";
+      r.stop = StopReason::FellBack;
       r.notes.push_back(fmt::format("float32 refinement did not reach the tolerance in {} iterations: solved with a "
                                     "float64 factorization instead",
                                     s.options.max_iterations));
@@ -233,7 +234,7 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
       s.high->solve(out.x.view());
     }
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.seconds = clock.seconds();
   if (s.options.compute_residual) {
     // the least-squares test on the scaled problem min || D (b - A^T x) ||: A_w = (A D)^T, b_w = D b,
     // computed on the host

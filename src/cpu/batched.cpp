@@ -22,7 +22,7 @@ template <Real T>
 class Batched final : public kernels::Batched<T> {
  public:
   // getrf + getri per matrix.
-  std::string invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
+  kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
     const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
     pivot.assign(static_cast<std::size_t>(count), 0);
     detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
@@ -39,11 +39,11 @@ class Batched final : public kernels::Batched<T> {
           fill_nan(x);
       }
     });
-    return "lapack getrf+getri per matrix";
+    return {Method::BatchedLU, "LAPACK getrf and getri per matrix"};
   }
 
   // getrf + getrs per matrix.
-  std::string solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
                     std::vector<index>& pivot) const override {
     const index n = A.rows(), count = A.cols() / std::max<index>(n, 1), nrhs = B.cols() / std::max<index>(count, 1);
     pivot.assign(static_cast<std::size_t>(count), 0);
@@ -65,7 +65,7 @@ class Batched final : public kernels::Batched<T> {
         lapack::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
       }
     });
-    return "lapack getrf+getrs per matrix";
+    return {Method::BatchedLU, "LAPACK getrf and getrs per matrix"};
   }
 };
 

@@ -35,10 +35,7 @@ kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> 
                               int max_iterations) {
   const index n = A.rows(), nrhs = B.cols();
   kernels::IterationOutcome out;
-  if (n == 0 || nrhs == 0) {
-    out.stop_reason = "empty system";
-    return out;
-  }
+  if (n == 0 || nrhs == 0) return out;
   for (index i = 0; i < n; ++i)
     if (A(i, i) == T(0))
       throw NumericalError(fmt::format("gauss-seidel needs a nonzero diagonal, but a({},{}) = 0; use --method lu",
@@ -87,10 +84,7 @@ kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> 
     if (a_norm * x_norm > b_norm / std::numeric_limits<T>::epsilon())
       throw NoConvergence("gauss-seidel", it, eta, tolerance,
                           "the iterates grow without bound (the matrix is singular, or neither diagonally dominant nor SPD)");
-    if (eta <= tolerance) {
-      out.stop_reason = "backward error below tolerance";
-      return out;
-    }
+    if (eta <= tolerance) return out;
     best = std::min(best, eta);
     if (it > 20 && eta > 1e6 * best)
       throw NoConvergence("gauss-seidel", it, eta, tolerance,

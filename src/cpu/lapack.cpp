@@ -19,6 +19,15 @@ namespace {
 template <Real T>
 constexpr bool is_f32 = std::is_same_v<T, float>;
 
+// The single- or double-precision routine of a BLAS/LAPACK pair, for T.
+template <Real T, class F, class D>
+constexpr auto pick(F single, D twin) {
+  if constexpr (is_f32<T>)
+    return single;
+  else
+    return twin;
+}
+
 CBLAS_TRANSPOSE blas_op(Op op) { return op == Op::None ? CblasNoTrans : CblasTrans; }
 CBLAS_UPLO blas_uplo(Uplo u) { return u == Uplo::Lower ? CblasLower : CblasUpper; }
 CBLAS_DIAG blas_diag(Diag d) { return d == Diag::Unit ? CblasUnit : CblasNonUnit; }
@@ -32,8 +41,7 @@ int ld(index v) { return static_cast<int>(std::max<index>(v, 1)); }
 // LAPACKE returns a negative info for argument errors (a bug in linv, never the user's input) and
 // LAPACK_WORK_MEMORY_ERROR when its workspace allocation fails.
 int checked(lapack_int info, const char* routine) {
-  if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
-    throw std::bad_alloc();
+  if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR) throw std::bad_alloc();
   if (info < 0) throw std::logic_error(fmt::format("internal error: LAPACK {} rejected argument {}", routine, -info));
   return info;
 }
@@ -52,12 +60,8 @@ void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B,
   const index k = op_a == Op::None ? A.cols() : A.rows();
   if (m == 0 || n == 0) return;
   auto f = [](index v) { return blas_dim(v, "gemm"); };
-  if constexpr (is_f32<T>)
-    cblas_sgemm(CblasColMajor, blas_op(op_a), blas_op(op_b), f(m), f(n), f(k), alpha, A.data(), ld(A.ld()), B.data(),
-                ld(B.ld()), beta, C.data(), ld(C.ld()));
-  else
-    cblas_dgemm(CblasColMajor, blas_op(op_a), blas_op(op_b), f(m), f(n), f(k), alpha, A.data(), ld(A.ld()), B.data(),
-                ld(B.ld()), beta, C.data(), ld(C.ld()));
+  pick<T>(cblas_sgemm, cblas_dgemm)(CblasColMajor, blas_op(op_a), blas_op(op_b), f(m), f(n), f(k), alpha, A.data(),
+                                    ld(A.ld()), B.data(), ld(B.ld()), beta, C.data(), ld(C.ld()));
 }
 
 template <Real T>
@@ -65,80 +69,54 @@ void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T>
   const index n = C.rows();
   const index k = op == Op::None ? A.cols() : A.rows();
   if (n == 0) return;
-  if constexpr (is_f32<T>)
-    cblas_ssyrk(CblasColMajor, blas_uplo(uplo), blas_op(op), blas_dim(n, "syrk"), blas_dim(k, "syrk"), alpha,
-                A.data(), ld(A.ld()), beta, C.data(), ld(C.ld()));
-  else
-    cblas_dsyrk(CblasColMajor, blas_uplo(uplo), blas_op(op), blas_dim(n, "syrk"), blas_dim(k, "syrk"), alpha,
-                A.data(), ld(A.ld()), beta, C.data(), ld(C.ld()));
+  pick<T>(cblas_ssyrk, cblas_dsyrk)(CblasColMajor, blas_uplo(uplo), blas_op(op), blas_dim(n, "syrk"),
+                                    blas_dim(k, "syrk"), alpha, A.data(), ld(A.ld()), beta, C.data(), ld(C.ld()));
 }
 
 template <Real T>
 void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) {
   if (B.empty()) return;
   const int m = blas_dim(B.rows(), "trsm"), n = blas_dim(B.cols(), "trsm");
-  if constexpr (is_f32<T>)
-    cblas_strsm(CblasColMajor, blas_side(side), blas_uplo(uplo), blas_op(op), blas_diag(diag), m, n, alpha, A.data(),
-                ld(A.ld()), B.data(), ld(B.ld()));
-  else
-    cblas_dtrsm(CblasColMajor, blas_side(side), blas_uplo(uplo), blas_op(op), blas_diag(diag), m, n, alpha, A.data(),
-                ld(A.ld()), B.data(), ld(B.ld()));
+  pick<T>(cblas_strsm, cblas_dtrsm)(CblasColMajor, blas_side(side), blas_uplo(uplo), blas_op(op), blas_diag(diag), m, n,
+                                    alpha, A.data(), ld(A.ld()), B.data(), ld(B.ld()));
 }
 
 template <Real T>
 void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) {
   if (B.empty()) return;
   const int m = blas_dim(B.rows(), "trmm"), n = blas_dim(B.cols(), "trmm");
-  if constexpr (is_f32<T>)
-    cblas_strmm(CblasColMajor, blas_side(side), blas_uplo(uplo), blas_op(op), blas_diag(diag), m, n, alpha, A.data(),
-                ld(A.ld()), B.data(), ld(B.ld()));
-  else
-    cblas_dtrmm(CblasColMajor, blas_side(side), blas_uplo(uplo), blas_op(op), blas_diag(diag), m, n, alpha, A.data(),
-                ld(A.ld()), B.data(), ld(B.ld()));
+  pick<T>(cblas_strmm, cblas_dtrmm)(CblasColMajor, blas_side(side), blas_uplo(uplo), blas_op(op), blas_diag(diag), m, n,
+                                    alpha, A.data(), ld(A.ld()), B.data(), ld(B.ld()));
 }
 
 template <Real T>
 void ger(T alpha, const T* x, const T* y, index incy, MatrixView<T> A) {
   if (A.empty()) return;
   const int m = blas_dim(A.rows(), "ger"), n = blas_dim(A.cols(), "ger");
-  if constexpr (is_f32<T>)
-    cblas_sger(CblasColMajor, m, n, alpha, x, 1, y, static_cast<int>(incy), A.data(), ld(A.ld()));
-  else
-    cblas_dger(CblasColMajor, m, n, alpha, x, 1, y, static_cast<int>(incy), A.data(), ld(A.ld()));
+  pick<T>(cblas_sger, cblas_dger)(CblasColMajor, m, n, alpha, x, 1, y, static_cast<int>(incy), A.data(), ld(A.ld()));
 }
 
 template <Real T>
 int getrf(MatrixView<T> A, int* ipiv) {
   if (A.empty()) return 0;
   const int m = blas_dim(A.rows(), "getrf"), n = blas_dim(A.cols(), "getrf");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_sgetrf(LAPACK_COL_MAJOR, m, n, A.data(), ld(A.ld()), ipiv), "getrf");
-  else
-    return checked(LAPACKE_dgetrf(LAPACK_COL_MAJOR, m, n, A.data(), ld(A.ld()), ipiv), "getrf");
+  return checked(pick<T>(LAPACKE_sgetrf, LAPACKE_dgetrf)(LAPACK_COL_MAJOR, m, n, A.data(), ld(A.ld()), ipiv), "getrf");
 }
 
 template <Real T>
 int getri(MatrixView<T> A, const int* ipiv) {
   if (A.empty()) return 0;
   const int n = blas_dim(A.rows(), "getri");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_sgetri(LAPACK_COL_MAJOR, n, A.data(), ld(A.ld()), ipiv), "getri");
-  else
-    return checked(LAPACKE_dgetri(LAPACK_COL_MAJOR, n, A.data(), ld(A.ld()), ipiv), "getri");
+  return checked(pick<T>(LAPACKE_sgetri, LAPACKE_dgetri)(LAPACK_COL_MAJOR, n, A.data(), ld(A.ld()), ipiv), "getri");
 }
 
 template <Real T>
 int getrs(Op op, ConstMatrixView<T> LU, const int* ipiv, MatrixView<T> B) {
   if (B.empty()) return 0;
   const int n = blas_dim(LU.rows(), "getrs"), nrhs = blas_dim(B.cols(), "getrs");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_sgetrs(LAPACK_COL_MAJOR, lapack_op(op), n, nrhs, LU.data(), ld(LU.ld()), ipiv, B.data(),
-                                  ld(B.ld())),
-                   "getrs");
-  else
-    return checked(LAPACKE_dgetrs(LAPACK_COL_MAJOR, lapack_op(op), n, nrhs, LU.data(), ld(LU.ld()), ipiv, B.data(),
-                                  ld(B.ld())),
-                   "getrs");
+  return checked(pick<T>(LAPACKE_sgetrs, LAPACKE_dgetrs)(LAPACK_COL_MAJOR, lapack_op(op), n, nrhs, LU.data(),
+                                                         ld(LU.ld()), ipiv, B.data(), ld(B.ld())),
+                 "getrs");
 }
 
 template <Real T>
@@ -146,10 +124,9 @@ double gecon(ConstMatrixView<T> LU, double anorm) {
   if (LU.empty()) return 1.0;
   const int n = blas_dim(LU.rows(), "gecon");
   T rcond = 0;
-  if constexpr (is_f32<T>)
-    checked(LAPACKE_sgecon(LAPACK_COL_MAJOR, '1', n, LU.data(), ld(LU.ld()), static_cast<float>(anorm), &rcond), "gecon");
-  else
-    checked(LAPACKE_dgecon(LAPACK_COL_MAJOR, '1', n, LU.data(), ld(LU.ld()), anorm, &rcond), "gecon");
+  checked(pick<T>(LAPACKE_sgecon, LAPACKE_dgecon)(LAPACK_COL_MAJOR, '1', n, LU.data(), ld(LU.ld()),
+                                                  static_cast<T>(anorm), &rcond),
+          "gecon");
   return rcond;
 }
 
@@ -157,32 +134,25 @@ template <Real T>
 int potrf(Uplo uplo, MatrixView<T> A) {
   if (A.empty()) return 0;
   const int n = blas_dim(A.rows(), "potrf");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_spotrf(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())), "potrf");
-  else
-    return checked(LAPACKE_dpotrf(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())), "potrf");
+  return checked(pick<T>(LAPACKE_spotrf, LAPACKE_dpotrf)(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())),
+                 "potrf");
 }
 
 template <Real T>
 int potrs(Uplo uplo, ConstMatrixView<T> L, MatrixView<T> B) {
   if (B.empty()) return 0;
   const int n = blas_dim(L.rows(), "potrs"), nrhs = blas_dim(B.cols(), "potrs");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_spotrs(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, nrhs, L.data(), ld(L.ld()), B.data(), ld(B.ld())),
-                   "potrs");
-  else
-    return checked(LAPACKE_dpotrs(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, nrhs, L.data(), ld(L.ld()), B.data(), ld(B.ld())),
-                   "potrs");
+  return checked(pick<T>(LAPACKE_spotrs, LAPACKE_dpotrs)(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, nrhs, L.data(),
+                                                         ld(L.ld()), B.data(), ld(B.ld())),
+                 "potrs");
 }
 
 template <Real T>
 int potri(Uplo uplo, MatrixView<T> A) {
   if (A.empty()) return 0;
   const int n = blas_dim(A.rows(), "potri");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_spotri(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())), "potri");
-  else
-    return checked(LAPACKE_dpotri(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())), "potri");
+  return checked(pick<T>(LAPACKE_spotri, LAPACKE_dpotri)(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())),
+                 "potri");
 }
 
 template <Real T>
@@ -190,11 +160,9 @@ double pocon(Uplo uplo, ConstMatrixView<T> L, double anorm) {
   if (L.empty()) return 1.0;
   const int n = blas_dim(L.rows(), "pocon");
   T rcond = 0;
-  if constexpr (is_f32<T>)
-    checked(LAPACKE_spocon(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, L.data(), ld(L.ld()), static_cast<float>(anorm), &rcond),
-            "pocon");
-  else
-    checked(LAPACKE_dpocon(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, L.data(), ld(L.ld()), anorm, &rcond), "pocon");
+  checked(pick<T>(LAPACKE_spocon, LAPACKE_dpocon)(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, L.data(), ld(L.ld()),
+                                                  static_cast<T>(anorm), &rcond),
+          "pocon");
   return rcond;
 }
 
@@ -202,36 +170,17 @@ template <Real T>
 int lauum(Uplo uplo, MatrixView<T> A) {
   if (A.empty()) return 0;
   const int n = blas_dim(A.rows(), "lauum");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_slauum(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())), "lauum");
-  else
-    return checked(LAPACKE_dlauum(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())), "lauum");
+  return checked(pick<T>(LAPACKE_slauum, LAPACKE_dlauum)(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, A.data(), ld(A.ld())),
+                 "lauum");
 }
 
 template <Real T>
 int trtri(Uplo uplo, Diag diag, MatrixView<T> A) {
   if (A.empty()) return 0;
   const int n = blas_dim(A.rows(), "trtri");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_strtri(LAPACK_COL_MAJOR, lapack_uplo(uplo), lapack_diag(diag), n, A.data(), ld(A.ld())),
-                   "trtri");
-  else
-    return checked(LAPACKE_dtrtri(LAPACK_COL_MAJOR, lapack_uplo(uplo), lapack_diag(diag), n, A.data(), ld(A.ld())),
-                   "trtri");
-}
-
-template <Real T>
-int trtrs(Uplo uplo, Op op, Diag diag, ConstMatrixView<T> A, MatrixView<T> B) {
-  if (B.empty()) return 0;
-  const int n = blas_dim(A.rows(), "trtrs"), nrhs = blas_dim(B.cols(), "trtrs");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_strtrs(LAPACK_COL_MAJOR, lapack_uplo(uplo), lapack_op(op), lapack_diag(diag), n, nrhs,
-                                  A.data(), ld(A.ld()), B.data(), ld(B.ld())),
-                   "trtrs");
-  else
-    return checked(LAPACKE_dtrtrs(LAPACK_COL_MAJOR, lapack_uplo(uplo), lapack_op(op), lapack_diag(diag), n, nrhs,
-                                  A.data(), ld(A.ld()), B.data(), ld(B.ld())),
-                   "trtrs");
+  return checked(pick<T>(LAPACKE_strtri, LAPACKE_dtrtri)(LAPACK_COL_MAJOR, lapack_uplo(uplo), lapack_diag(diag), n,
+                                                         A.data(), ld(A.ld())),
+                 "trtri");
 }
 
 template <Real T>
@@ -239,12 +188,9 @@ double trcon(Uplo uplo, Diag diag, ConstMatrixView<T> A) {
   if (A.empty()) return 1.0;
   const int n = blas_dim(A.rows(), "trcon");
   T rcond = 0;
-  if constexpr (is_f32<T>)
-    checked(LAPACKE_strcon(LAPACK_COL_MAJOR, '1', lapack_uplo(uplo), lapack_diag(diag), n, A.data(), ld(A.ld()), &rcond),
-            "trcon");
-  else
-    checked(LAPACKE_dtrcon(LAPACK_COL_MAJOR, '1', lapack_uplo(uplo), lapack_diag(diag), n, A.data(), ld(A.ld()), &rcond),
-            "trcon");
+  checked(pick<T>(LAPACKE_strcon, LAPACKE_dtrcon)(LAPACK_COL_MAJOR, '1', lapack_uplo(uplo), lapack_diag(diag), n,
+                                                  A.data(), ld(A.ld()), &rcond),
+          "trcon");
   return rcond;
 }
 
@@ -255,14 +201,9 @@ index gelsy(MatrixView<T> A, MatrixView<T> B, double rcond) {
   if (m == 0 || n == 0 || nrhs == 0) return 0;
   std::vector<lapack_int> jpvt(static_cast<std::size_t>(n), 0);  // 0: every column is free to move
   lapack_int rank = 0;
-  if constexpr (is_f32<T>)
-    checked(LAPACKE_sgelsy(LAPACK_COL_MAJOR, m, n, nrhs, A.data(), ld(A.ld()), B.data(), ld(B.ld()), jpvt.data(),
-                           static_cast<float>(rcond), &rank),
-            "gelsy");
-  else
-    checked(LAPACKE_dgelsy(LAPACK_COL_MAJOR, m, n, nrhs, A.data(), ld(A.ld()), B.data(), ld(B.ld()), jpvt.data(), rcond,
-                           &rank),
-            "gelsy");
+  checked(pick<T>(LAPACKE_sgelsy, LAPACKE_dgelsy)(LAPACK_COL_MAJOR, m, n, nrhs, A.data(), ld(A.ld()), B.data(),
+                                                  ld(B.ld()), jpvt.data(), static_cast<T>(rcond), &rank),
+          "gelsy");
   return rank;
 }
 
@@ -284,14 +225,9 @@ template <Real T>
 int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) {
   const int m = blas_dim(A.rows(), "gesdd"), n = blas_dim(A.cols(), "gesdd");
   if (m == 0 || n == 0) return 0;
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_sgesdd(LAPACK_COL_MAJOR, 'S', m, n, A.data(), ld(A.ld()), s, U.data(), ld(U.ld()), VT.data(),
-                                  ld(VT.ld())),
-                   "gesdd");
-  else
-    return checked(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', m, n, A.data(), ld(A.ld()), s, U.data(), ld(U.ld()), VT.data(),
-                                  ld(VT.ld())),
-                   "gesdd");
+  return checked(pick<T>(LAPACKE_sgesdd, LAPACKE_dgesdd)(LAPACK_COL_MAJOR, 'S', m, n, A.data(), ld(A.ld()), s, U.data(),
+                                                         ld(U.ld()), VT.data(), ld(VT.ld())),
+                 "gesdd");
 }
 
 template <Real T>
@@ -300,44 +236,33 @@ int largest_eigenpair(MatrixView<T> A, T& value, T* vector) {
   if (n == 0) return 0;
   lapack_int found = 0;
   std::vector<lapack_int> support(2);
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_ssyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', n, A.data(), ld(A.ld()), 0, 0, n, n, 0, &found,
-                                  &value, vector, n, support.data()),
-                   "syevr");
-  else
-    return checked(LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', n, A.data(), ld(A.ld()), 0, 0, n, n, 0, &found,
-                                  &value, vector, n, support.data()),
-                   "syevr");
+  return checked(pick<T>(LAPACKE_ssyevr, LAPACKE_dsyevr)(LAPACK_COL_MAJOR, 'V', 'I', 'L', n, A.data(), ld(A.ld()), 0, 0,
+                                                         n, n, 0, &found, &value, vector, n, support.data()),
+                 "syevr");
 }
 
 template <Real T>
 void sfrk(T alpha, ConstMatrixView<T> A, T beta, T* C) {
   const int n = blas_dim(A.rows(), "sfrk"), k = blas_dim(A.cols(), "sfrk");
   if (n == 0) return;
-  if constexpr (is_f32<T>)
-    checked(LAPACKE_ssfrk(LAPACK_COL_MAJOR, 'N', 'L', 'N', n, k, alpha, A.data(), ld(A.ld()), beta, C), "sfrk");
-  else
-    checked(LAPACKE_dsfrk(LAPACK_COL_MAJOR, 'N', 'L', 'N', n, k, alpha, A.data(), ld(A.ld()), beta, C), "sfrk");
+  checked(pick<T>(LAPACKE_ssfrk, LAPACKE_dsfrk)(LAPACK_COL_MAJOR, 'N', 'L', 'N', n, k, alpha, A.data(), ld(A.ld()),
+                                                beta, C),
+          "sfrk");
 }
 
 template <Real T>
 int pftrf(index n, T* C) {
   const int m = blas_dim(n, "pftrf");
   if (m == 0) return 0;
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_spftrf(LAPACK_COL_MAJOR, 'N', 'L', m, C), "pftrf");
-  else
-    return checked(LAPACKE_dpftrf(LAPACK_COL_MAJOR, 'N', 'L', m, C), "pftrf");
+  return checked(pick<T>(LAPACKE_spftrf, LAPACKE_dpftrf)(LAPACK_COL_MAJOR, 'N', 'L', m, C), "pftrf");
 }
 
 template <Real T>
 int pftrs(index n, const T* C, MatrixView<T> B) {
   if (B.empty()) return 0;
   const int m = blas_dim(n, "pftrs"), nrhs = blas_dim(B.cols(), "pftrs");
-  if constexpr (is_f32<T>)
-    return checked(LAPACKE_spftrs(LAPACK_COL_MAJOR, 'N', 'L', m, nrhs, C, B.data(), ld(B.ld())), "pftrs");
-  else
-    return checked(LAPACKE_dpftrs(LAPACK_COL_MAJOR, 'N', 'L', m, nrhs, C, B.data(), ld(B.ld())), "pftrs");
+  return checked(pick<T>(LAPACKE_spftrs, LAPACKE_dpftrs)(LAPACK_COL_MAJOR, 'N', 'L', m, nrhs, C, B.data(), ld(B.ld())),
+                 "pftrs");
 }
 
 bool inverse_root(const Matrix<double>& S, MatrixView<double> W) {
@@ -356,30 +281,29 @@ bool inverse_root(const Matrix<double>& S, MatrixView<double> W) {
   return true;
 }
 
-#define LINV_INSTANTIATE(T)                                                                                   \
-  template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>);                 \
-  template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                                   \
-  template void trsm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);                          \
-  template void trmm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);                          \
-  template void ger<T>(T, const T*, const T*, index, MatrixView<T>);                                          \
-  template int getrf<T>(MatrixView<T>, int*);                                                                 \
-  template int getri<T>(MatrixView<T>, const int*);                                                          \
-  template int getrs<T>(Op, ConstMatrixView<T>, const int*, MatrixView<T>);                                   \
-  template double gecon<T>(ConstMatrixView<T>, double);                                                       \
-  template int potrf<T>(Uplo, MatrixView<T>);                                                                 \
-  template int potrs<T>(Uplo, ConstMatrixView<T>, MatrixView<T>);                                             \
-  template void sfrk<T>(T, ConstMatrixView<T>, T, T*);                                                        \
-  template int pftrf<T>(index, T*);                                                                           \
-  template int pftrs<T>(index, const T*, MatrixView<T>);                                                      \
-  template int potri<T>(Uplo, MatrixView<T>);                                                                 \
-  template double pocon<T>(Uplo, ConstMatrixView<T>, double);                                                 \
-  template int lauum<T>(Uplo, MatrixView<T>);                                                                 \
-  template int trtri<T>(Uplo, Diag, MatrixView<T>);                                                           \
-  template int trtrs<T>(Uplo, Op, Diag, ConstMatrixView<T>, MatrixView<T>);                                   \
-  template double trcon<T>(Uplo, Diag, ConstMatrixView<T>);                                                   \
-  template index gelsy<T>(MatrixView<T>, MatrixView<T>, double);                                             \
-  template int orthonormalize<T>(MatrixView<T>);                                                             \
-  template int gesdd<T>(MatrixView<T>, T*, MatrixView<T>, MatrixView<T>);                                        \
+#define LINV_INSTANTIATE(T)                                                                   \
+  template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>); \
+  template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                   \
+  template void trsm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);          \
+  template void trmm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);          \
+  template void ger<T>(T, const T*, const T*, index, MatrixView<T>);                          \
+  template int getrf<T>(MatrixView<T>, int*);                                                 \
+  template int getri<T>(MatrixView<T>, const int*);                                           \
+  template int getrs<T>(Op, ConstMatrixView<T>, const int*, MatrixView<T>);                   \
+  template double gecon<T>(ConstMatrixView<T>, double);                                       \
+  template int potrf<T>(Uplo, MatrixView<T>);                                                 \
+  template int potrs<T>(Uplo, ConstMatrixView<T>, MatrixView<T>);                             \
+  template void sfrk<T>(T, ConstMatrixView<T>, T, T*);                                        \
+  template int pftrf<T>(index, T*);                                                           \
+  template int pftrs<T>(index, const T*, MatrixView<T>);                                      \
+  template int potri<T>(Uplo, MatrixView<T>);                                                 \
+  template double pocon<T>(Uplo, ConstMatrixView<T>, double);                                 \
+  template int lauum<T>(Uplo, MatrixView<T>);                                                 \
+  template int trtri<T>(Uplo, Diag, MatrixView<T>);                                           \
+  template double trcon<T>(Uplo, Diag, ConstMatrixView<T>);                                   \
+  template index gelsy<T>(MatrixView<T>, MatrixView<T>, double);                              \
+  template int orthonormalize<T>(MatrixView<T>);                                              \
+  template int gesdd<T>(MatrixView<T>, T*, MatrixView<T>, MatrixView<T>);                     \
   template int largest_eigenpair<T>(MatrixView<T>, T&, T*);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)

@@ -50,8 +50,6 @@ int lauum(Uplo uplo, MatrixView<T> A);
 template <Real T>
 int trtri(Uplo uplo, Diag diag, MatrixView<T> A);
 template <Real T>
-int trtrs(Uplo uplo, Op op, Diag diag, ConstMatrixView<T> A, MatrixView<T> B);
-template <Real T>
 double trcon(Uplo uplo, Diag diag, ConstMatrixView<T> A);
 
 // Minimum-norm least squares by complete orthogonal factorization; A and B overwritten. B must have

@@ -283,10 +283,10 @@ int launch_groups(const Batch<T>& batch, cudaStream_t stream) {
 }
 
 template <Real T>
-std::string batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n, int device,
+kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n, int device,
                                  std::vector<index>& pivot) {
   pivot.clear();
-  if (count == 0 || n == 0) return "gauss-jordan in registers";
+  if (count == 0 || n == 0) return {Method::BatchedGaussJordan, ""};
   Context& ctx = Context::get(device);
   ctx.activate();
   const cudaStream_t stream = ctx.main().stream;
@@ -334,19 +334,20 @@ std::string batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::in
     ctx.synchronize();
     pivot.assign(host.begin(), host.end());
   }
-  return "gauss-jordan in registers (" + std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " per matrix)";
+  return {Method::BatchedGaussJordan,
+          "in registers, " + std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " per matrix"};
 }
 
 template <Real T>
 class Batched final : public kernels::Batched<T> {
  public:
-  std::string invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
+  kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
     const index n = A.rows();
     return batched_gauss_jordan<T>(A.data(), nullptr, 0, X.data(), n == 0 ? 0 : A.cols() / n, static_cast<int>(n),
                                    A.device().index(), pivot);
   }
-  std::string solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
-                    std::vector<index>& pivot) const override {
+  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+                               std::vector<index>& pivot) const override {
     const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
     return batched_gauss_jordan<T>(A.data(), B.data(), static_cast<int>(count == 0 ? 0 : B.cols() / count), X.data(),
                                    count, static_cast<int>(n), A.device().index(), pivot);

@@ -13,6 +13,15 @@
 
 namespace linv::cuda::blas {
 
+// The single- or double-precision routine of a cuBLAS/cuSOLVER pair, for T.
+template <class T, class F, class D>
+constexpr auto pick(F single, D twin) {
+  if constexpr (std::is_same_v<T, float>)
+    return single;
+  else
+    return twin;
+}
+
 template <class T>
 constexpr cudaDataType data_type() {
   return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
@@ -27,10 +36,8 @@ template <class T>
 void gemm(cublasHandle_t h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
           std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSgemm_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc), "gemm");
-  else
-    check(cublasDgemm_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc), "gemm");
+  check(pick<T>(cublasSgemm_64, cublasDgemm_64)(h, op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc),
+        "gemm");
 }
 
 // C_i := alpha op(A_i) op(B_i) + beta C_i for i < count, X_i = X + i * stride_x (a stride of 0 shares one
@@ -38,16 +45,12 @@ void gemm(cublasHandle_t h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::i
 template <class T>
 void gemm_strided_batched(cublasHandle_t h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                           const T* A, std::int64_t lda, std::int64_t stride_a, const T* B, std::int64_t ldb,
-                          std::int64_t stride_b, T beta, T* C, std::int64_t ldc, std::int64_t stride_c, std::int64_t count) {
+                          std::int64_t stride_b, T beta, T* C, std::int64_t ldc, std::int64_t stride_c,
+                          std::int64_t count) {
   if (m == 0 || n == 0 || count == 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSgemmStridedBatched_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C,
-                                       ldc, stride_c, count),
-          "batched gemm");
-  else
-    check(cublasDgemmStridedBatched_64(h, op(ta), op(tb), m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C,
-                                       ldc, stride_c, count),
-          "batched gemm");
+  check(pick<T>(cublasSgemmStridedBatched_64, cublasDgemmStridedBatched_64)(
+            h, op(ta), op(tb), m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C, ldc, stride_c, count),
+        "batched gemm");
 }
 
 // B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right); B is m x n.
@@ -55,10 +58,8 @@ template <class T>
 void trsm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha, const T* A,
           std::int64_t lda, T* B, std::int64_t ldb) {
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasStrsm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb), "trsm");
-  else
-    check(cublasDtrsm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb), "trsm");
+  check(pick<T>(cublasStrsm_64, cublasDtrsm_64)(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb),
+        "trsm");
 }
 
 // B := alpha op(A) B (left) or alpha B op(A) (right), in place (cuBLAS allows C == B).
@@ -66,10 +67,9 @@ template <class T>
 void trmm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha, const T* A,
           std::int64_t lda, T* B, std::int64_t ldb) {
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasStrmm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb, B, ldb), "trmm");
-  else
-    check(cublasDtrmm_64(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb, B, ldb), "trmm");
+  check(pick<T>(cublasStrmm_64, cublasDtrmm_64)(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A, lda, B, ldb, B,
+                                                ldb),
+        "trmm");
 }
 
 // C := alpha op(A) op(A)^T + beta C on the `u` triangle (n x n, inner dimension k).
@@ -77,10 +77,7 @@ template <class T>
 void syrk(cublasHandle_t h, Uplo u, Op o, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
           T* C, std::int64_t ldc) {
   if (n == 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSsyrk_64(h, fill(u), op(o), n, k, &alpha, A, lda, &beta, C, ldc), "syrk");
-  else
-    check(cublasDsyrk_64(h, fill(u), op(o), n, k, &alpha, A, lda, &beta, C, ldc), "syrk");
+  check(pick<T>(cublasSsyrk_64, cublasDsyrk_64)(h, fill(u), op(o), n, k, &alpha, A, lda, &beta, C, ldc), "syrk");
 }
 
 // y := alpha op(A) x + beta y (A m x n; x with stride incx).
@@ -88,10 +85,7 @@ template <class T>
 void gemv(cublasHandle_t h, Op o, std::int64_t m, std::int64_t n, T alpha, const T* A, std::int64_t lda, const T* x,
           std::int64_t incx, T beta, T* y, std::int64_t incy) {
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSgemv_64(h, op(o), m, n, &alpha, A, lda, x, incx, &beta, y, incy), "gemv");
-  else
-    check(cublasDgemv_64(h, op(o), m, n, &alpha, A, lda, x, incx, &beta, y, incy), "gemv");
+  check(pick<T>(cublasSgemv_64, cublasDgemv_64)(h, op(o), m, n, &alpha, A, lda, x, incx, &beta, y, incy), "gemv");
 }
 
 }  // namespace linv::cuda::blas

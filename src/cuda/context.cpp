@@ -7,7 +7,6 @@
 #include <mutex>
 #include <new>
 
-#include "cuda/runtime.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
@@ -147,7 +146,7 @@ Context::Context(int device) : device_(device) {
     check(cusolverDnSetStream(lane->solver, lane->stream), "cusolverDnSetStream");
   }
   check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
-  infos_ = static_cast<int*>(allocate(64 * sizeof(int), device_));
+  infos_ = static_cast<int*>(runtime().allocate(64 * sizeof(int), device_));
 }
 
 cusparseHandle_t Context::sparse() {
@@ -165,11 +164,11 @@ void* Context::scratch(Slot slot, std::size_t bytes) {
   if (bytes <= sizes_[s] && buffers_[s] != nullptr) return buffers_[s];
   // The old buffer may still be read by queued work: wait before freeing it.
   synchronize();
-  free(buffers_[s], device_);
+  runtime().free(buffers_[s], device_);
   buffers_[s] = nullptr;
   sizes_[s] = 0;
   const std::size_t rounded = (bytes + (std::size_t{1} << 20) - 1) & ~((std::size_t{1} << 20) - 1);
-  buffers_[s] = allocate(rounded > 0 ? rounded : 256, device_);
+  buffers_[s] = runtime().allocate(rounded > 0 ? rounded : 256, device_);
   sizes_[s] = rounded;
   return buffers_[s];
 }

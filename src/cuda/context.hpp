@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/runtime.hpp"
+#include "cuda/backend.hpp"
 #include "linv/device.hpp"
 
 namespace linv::cuda {
@@ -113,8 +113,8 @@ class Context {
 
 // Device memory for the duration of a call (from the stream-ordered pool: no cudaMalloc in a loop).
 struct DeviceBuffer {
-  DeviceBuffer(std::size_t bytes, int gpu) : p(allocate(bytes > 0 ? bytes : 1, gpu)), device(gpu) {}
-  ~DeviceBuffer() { free(p, device); }
+  DeviceBuffer(std::size_t bytes, int gpu) : p(runtime().allocate(bytes > 0 ? bytes : 1, gpu)), device(gpu) {}
+  ~DeviceBuffer() { runtime().free(p, device); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   template <class V>

@@ -21,7 +21,6 @@
 namespace linv::cuda {
 namespace {
 
-
 template <Real T>
 T* ptr(ConstMatrixView<T> A) {
   return const_cast<T*>(A.data());  // cuSOLVER's const-incorrect signatures
@@ -50,10 +49,8 @@ double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_
   T* d_x = ctx.scratch_as<T>(Slot::small, n);
   const cudaStream_t s = ctx.main().stream;
   for (;;) {
-    if constexpr (std::is_same_v<T, float>)
-      LAPACKE_slacn2(static_cast<lapack_int>(n), v.data(), x.data(), isgn.data(), &est, &kase, isave);
-    else
-      LAPACKE_dlacn2(static_cast<lapack_int>(n), v.data(), x.data(), isgn.data(), &est, &kase, isave);
+    blas::pick<T>(LAPACKE_slacn2, LAPACKE_dlacn2)(static_cast<lapack_int>(n), v.data(), x.data(), isgn.data(), &est,
+                                                  &kase, isave);
     if (kase == 0) break;
     check(cudaMemcpyAsync(d_x, x.data(), n * sizeof(T), cudaMemcpyHostToDevice, s), "cudaMemcpy");
     solve_in_place(d_x, kase == 1 ? Op::None : Op::Transpose);
@@ -78,17 +75,13 @@ void lauum_lower(Context& ctx, T* A, std::int64_t n, std::int64_t ld) {
     blas::trmm<T>(lane.blas, Side::Left, Uplo::Lower, Op::Transpose, Diag::NonUnit, ib, i, T(1), aii, ld, ai0, ld);
     const int ni = static_cast<int>(ib), ldi = static_cast<int>(ld);
     int lwork = 0;
-    if constexpr (std::is_same_v<T, float>) {
-      check(cusolverDnSlauum_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi, &lwork), "lauum query");
-      check(cusolverDnSlauum(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi,
-                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
-            "lauum");
-    } else {
-      check(cusolverDnDlauum_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi, &lwork), "lauum query");
-      check(cusolverDnDlauum(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi,
-                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
-            "lauum");
-    }
+    check(blas::pick<T>(cusolverDnSlauum_bufferSize, cusolverDnDlauum_bufferSize)(lane.solver, CUBLAS_FILL_MODE_LOWER,
+                                                                                  ni, aii, ldi, &lwork),
+          "lauum query");
+    check(blas::pick<T>(cusolverDnSlauum, cusolverDnDlauum)(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, aii, ldi,
+                                                            ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork,
+                                                            ctx.info()),
+          "lauum");
     if (rest > 0) {
       T* below = aii + ib;  // L(i+ib:, i:i+ib)
       blas::gemm<T>(lane.blas, Op::Transpose, Op::None, ib, i, rest, T(1), below, ld, A + i + ib, ld, T(1), ai0, ld);
@@ -110,28 +103,310 @@ class Dense final : public kernels::Dense<T> {
   // about 2 ms at 4096 on an H200), and the GETS pipeline cuSOLVER's potri for SPD inverses (0.142 s
   // against 0.278 s at 16384, equal at 1024).
   kernels::DensePreferences preferences() const override { return {8192, TriangularInverse::GETS}; }
-  double norm1(ConstMatrixView<T> A) const override;
-  void require_finite(ConstMatrixView<T> A, const char* name) const override;
-  Structure detect_structure(ConstMatrixView<T> A) const override;
-  std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override;
-  std::vector<T> diagonal(ConstMatrixView<T> A) const override;
-  void zero_triangle(MatrixView<T> A, Uplo which) const override;
-  void set_diagonal(MatrixView<T> A, T value) const override;
-  void mirror_lower(MatrixView<T> A) const override;
+  double norm1(ConstMatrixView<T> A) const override {
+    if (A.empty()) return 0.0;
+    Context& ctx = context_of(A.device());
+    auto* d = ctx.scratch_as<double>(Slot::small, 1);
+    const cudaStream_t s = ctx.main().stream;
+    check(cudaMemsetAsync(d, 0, sizeof(double), s), "cudaMemset");
+    launch::norm1(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
+    return read_back(d, s);
+  }
+  void require_finite(ConstMatrixView<T> A, const char* name) const override {
+    if (A.empty()) return;
+    Context& ctx = context_of(A.device());
+    auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 1);
+    const cudaStream_t s = ctx.main().stream;
+    check(cudaMemsetAsync(d, 0xFF, sizeof(unsigned long long), s), "cudaMemset");
+    launch::first_non_finite(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
+    const unsigned long long first = read_back(d, s);
+    if (first == ~0ull) return;
+    const index i = static_cast<index>(first % static_cast<unsigned long long>(A.rows()));
+    const index j = static_cast<index>(first / static_cast<unsigned long long>(A.rows()));
+    const T value = read_back(A.data() + i + j * A.ld(), s);
+    throw NonFiniteInput(name, i, j, static_cast<double>(value));
+  }
+  Structure detect_structure(ConstMatrixView<T> A) const override {
+    const index n = A.rows();
+    int flags[3] = {1, 1, 1};
+    if (n >= 2) {
+      Context& ctx = context_of(A.device());
+      auto* d = ctx.scratch_as<int>(Slot::small, 3);
+      const cudaStream_t s = ctx.main().stream;
+      check(cudaMemcpyAsync(d, flags, sizeof(flags), cudaMemcpyHostToDevice, s), "cudaMemcpy");
+      launch::structure_flags(A.data(), n, ld_of(A.ld()), d, s);
+      check(cudaMemcpyAsync(flags, d, sizeof(flags), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
+      check(cudaStreamSynchronize(s), "stream synchronization");
+    }
+    const bool lower = flags[0] != 0, upper = flags[1] != 0;
+    if (lower && upper) return Structure::Diagonal;
+    if (lower) return Structure::Lower;
+    if (upper) return Structure::Upper;
+    return flags[2] != 0 ? Structure::Symmetric : Structure::General;
+  }
+  std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override {
+    // Exactly symmetric passes on the GPU; anything else is judged (with its tolerance) on the host.
+    const Structure s = detect_structure(A);
+    if (s == Structure::Symmetric || s == Structure::Diagonal) return std::nullopt;
+    const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
+    return linv::kernels::dense<T>(Device::cpu()).first_asymmetric(host.view());
+  }
+  std::vector<T> diagonal(ConstMatrixView<T> A) const override {
+    const index n = std::min(A.rows(), A.cols());
+    std::vector<T> d(static_cast<std::size_t>(n));
+    if (n == 0) return d;
+    context_of(A.device());
+    check(cudaMemcpy2D(d.data(), sizeof(T), A.data(), (A.ld() + 1) * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToHost),
+          "cudaMemcpy2D");
+    return d;
+  }
+  void zero_triangle(MatrixView<T> A, Uplo which) const override {
+    Context& ctx = context_of(A.device());
+    launch::zero_triangle(A.data(), A.rows(), ld_of(A.ld()), which == Uplo::Upper, ctx.main().stream);
+    ctx.synchronize();
+  }
+  void set_diagonal(MatrixView<T> A, T value) const override {
+    Context& ctx = context_of(A.device());
+    launch::set_diagonal(A.data(), std::min(A.rows(), A.cols()), ld_of(A.ld()), value, ctx.main().stream);
+    ctx.synchronize();
+  }
+  void mirror_lower(MatrixView<T> A) const override {
+    Context& ctx = context_of(A.device());
+    launch::mirror_lower(A.data(), A.rows(), ld_of(A.ld()), ctx.main().stream);
+    ctx.synchronize();
+  }
   void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta,
-            MatrixView<T> C) const override;
-  void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C) const override;
-  void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const override;
-  index lu_factor(MatrixView<T> A, std::vector<int>& pivots) const override;
-  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override;
-  void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const override;
-  double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>& pivots, double anorm) const override;
-  index cholesky_factor(MatrixView<T> A) const override;
-  void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const override;
-  void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const override;
-  double cholesky_rcond(ConstMatrixView<T> L, double anorm) const override;
-  void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const override;
-  double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag) const override;
+            MatrixView<T> C) const override {
+    Context& ctx = context_of(C.device());
+    const index k = op_a == Op::None ? A.cols() : A.rows();
+    blas::gemm<T>(ctx.main().blas, op_a, op_b, C.rows(), C.cols(), k, alpha, A.data(), ld_of(A.ld()), B.data(),
+                  ld_of(B.ld()), beta, C.data(), ld_of(C.ld()));
+    ctx.synchronize();
+  }
+  void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C) const override {
+    Context& ctx = context_of(C.device());
+    const index k = op == Op::None ? A.cols() : A.rows();
+    blas::syrk<T>(ctx.main().blas, uplo, op, C.rows(), k, alpha, A.data(), ld_of(A.ld()), beta, C.data(),
+                  ld_of(C.ld()));
+    ctx.synchronize();
+  }
+  void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const override {
+    if (B.empty()) return;
+    Context& ctx = context_of(A.device());
+    blas::trsm<T>(ctx.main().blas, side, uplo, op, diag, B.rows(), B.cols(), alpha, A.data(), ld_of(A.ld()), B.data(),
+                  ld_of(B.ld()));
+    ctx.synchronize();
+  }
+  index lu_factor(MatrixView<T> A, std::vector<int>& pivots) const override {
+    const std::int64_t n = A.rows();
+    pivots.assign(static_cast<std::size_t>(n), 0);
+    if (n == 0) return 0;
+    Context& ctx = context_of(A.device());
+    const Lane& lane = ctx.main();
+    auto* d_piv = ctx.scratch_as<std::int64_t>(Slot::pivots, n);
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    check(cusolverDnXgetrf_bufferSize(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld_of(A.ld()),
+                                      blas::data_type<T>(), &dev_bytes, &host_bytes),
+          "getrf workspace query");
+    void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
+    void* host_work = ctx.host_scratch(host_bytes);
+    check(cusolverDnXgetrf(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld_of(A.ld()), d_piv,
+                           blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
+          "getrf");
+    std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+    check(cudaMemcpyAsync(p.data(), d_piv, n * sizeof(std::int64_t), cudaMemcpyDeviceToHost, lane.stream),
+          "cudaMemcpy");
+    const int info = read_back(ctx.info(), lane.stream);
+    for (std::size_t i = 0; i < p.size(); ++i) pivots[i] = static_cast<int>(p[i]);
+    return info;
+  }
+  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override {
+    if (B.empty()) return;
+    Context& ctx = context_of(LU.device());
+    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
+    check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), CUBLAS_OP_N, LU.rows(), B.cols(), blas::data_type<T>(),
+                           LU.data(), ld_of(LU.ld()), d_piv, blas::data_type<T>(), B.data(), ld_of(B.ld()), ctx.info()),
+          "getrs");
+    ctx.synchronize();
+  }
+  void lu_inverse(MatrixView<T> A, const std::vector<int>& pivots) const override {
+    const std::int64_t n = A.rows(), ld = ld_of(A.ld());
+    if (n == 0) return;
+    Context& ctx = context_of(A.device());
+    const Lane& lane = ctx.main();
+    PhaseProfile profile("lu inverse");
+    profile.begin("U^-1", lane.stream);
+    triangular_inverse(A, Uplo::Upper, TriangularInverse::GETS, Diag::NonUnit);  // L below stays
+    profile.end("U^-1", lane.stream);
+    profile.begin("X L = U^-1 (getri)", lane.stream);
+    // LAPACK getri, right to left: X(:, J) = (U^-1(:, J) - X(:, J+) L(J+, J)) L(J, J)^-1 for block columns J.
+    const std::int64_t nb = std::min<std::int64_t>(kGetriBlock, n);
+    T* work = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(n * nb));
+    const std::int64_t last = ((n - 1) / nb) * nb;
+    for (std::int64_t j = last; j >= 0; j -= nb) {
+      const std::int64_t jb = std::min(nb, n - j);
+      launch::take_lower_block(A.data(), n, ld, j, jb, work, n, lane.stream);
+      if (j + jb < n)
+        blas::gemm<T>(lane.blas, Op::None, Op::None, n, jb, n - j - jb, T(-1), A.data() + (j + jb) * ld, ld,
+                      work + (j + jb), n, T(1), A.data() + j * ld, ld);
+      blas::trsm<T>(lane.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, n, jb, T(1), work + j, n,
+                    A.data() + j * ld, ld);
+    }
+    profile.end("X L = U^-1 (getri)", lane.stream);
+    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/true);
+    launch::unpermute_columns(A.data(), n, n, ld, d_piv, lane.stream);
+    ctx.synchronize();
+    profile.report();
+  }
+  double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>& pivots, double anorm) const override {
+    const std::int64_t n = LU.rows();
+    if (n == 0) return 1.0;
+    Context& ctx = context_of(LU.device());
+    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
+      check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), blas::op(op), n, 1, blas::data_type<T>(), LU.data(),
+                             ld_of(LU.ld()), d_piv, blas::data_type<T>(), x, n, ctx.info()),
+            "getrs");
+    });
+  }
+  index cholesky_factor(MatrixView<T> A) const override {
+    const std::int64_t n = A.rows();
+    if (n == 0) return 0;
+    Context& ctx = context_of(A.device());
+    const Lane& lane = ctx.main();
+    PhaseProfile profile("cholesky factor");
+    profile.begin("potrf", lane.stream);
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    check(cusolverDnXpotrf_bufferSize(lane.solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, blas::data_type<T>(),
+                                      A.data(), ld_of(A.ld()), blas::data_type<T>(), &dev_bytes, &host_bytes),
+          "potrf workspace query");
+    void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
+    void* host_work = ctx.host_scratch(host_bytes);
+    check(cusolverDnXpotrf(lane.solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, blas::data_type<T>(), A.data(),
+                           ld_of(A.ld()), blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
+          "potrf");
+    profile.end("potrf", lane.stream);
+    const int info = read_back(ctx.info(), lane.stream);
+    profile.report();
+    return info;
+  }
+  void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const override {
+    if (B.empty()) return;
+    Context& ctx = context_of(L.device());
+    check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, L.rows(), B.cols(),
+                           blas::data_type<T>(), L.data(), ld_of(L.ld()), blas::data_type<T>(), B.data(), ld_of(B.ld()),
+                           ctx.info()),
+          "potrs");
+    ctx.synchronize();
+  }
+  void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const override {
+    const std::int64_t n = L.rows();
+    if (n == 0) return;
+    Context& ctx = context_of(L.device());
+    const Lane& lane = ctx.main();
+    const int ni = static_cast<int>(n), ld = static_cast<int>(ld_of(L.ld()));
+    int lwork = 0;
+    if (how == TriangularInverse::Lapack) {  // cuSOLVER potri: trtri + lauum
+      check(blas::pick<T>(cusolverDnSpotri_bufferSize, cusolverDnDpotri_bufferSize)(lane.solver, CUBLAS_FILL_MODE_LOWER,
+                                                                                    ni, L.data(), ld, &lwork),
+            "potri query");
+      check(blas::pick<T>(cusolverDnSpotri, cusolverDnDpotri)(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld,
+                                                              ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)),
+                                                              lwork, ctx.info()),
+            "potri");
+    } else {  // the documents' pipeline: L^-1 by elimination on the triangle, then L^-T L^-1
+      PhaseProfile profile("cholesky inverse (GETS)");
+      profile.begin("triangular inverse", lane.stream);
+      triangular_inverse(L, Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
+      profile.end("triangular inverse", lane.stream);
+      profile.begin("lauum", lane.stream);
+      lauum_lower<T>(ctx, L.data(), n, ld_of(L.ld()));
+      profile.end("lauum", lane.stream);
+      ctx.synchronize();
+      profile.report();
+    }
+    launch::mirror_lower(L.data(), n, ld_of(L.ld()), lane.stream);
+    ctx.synchronize();
+  }
+  double cholesky_rcond(ConstMatrixView<T> L, double anorm) const override {
+    const std::int64_t n = L.rows();
+    if (n == 0) return 1.0;
+    Context& ctx = context_of(L.device());
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op) {  // A is symmetric: A^-T = A^-1
+      check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, 1, blas::data_type<T>(),
+                             L.data(), ld_of(L.ld()), blas::data_type<T>(), x, n, ctx.info()),
+            "potrs");
+    });
+  }
+  void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const override {
+    const std::int64_t n = A.rows(), ld = ld_of(A.ld());
+    if (n == 0) return;
+    Context& ctx = context_of(A.device());
+    const Lane& lane = ctx.main();
+    if (how == TriangularInverse::Lapack) {
+      std::size_t dev_bytes = 0, host_bytes = 0;
+      check(cusolverDnXtrtri_bufferSize(lane.solver, blas::fill(uplo), blas::diag(diag), n, blas::data_type<T>(),
+                                        A.data(), ld, &dev_bytes, &host_bytes),
+            "trtri workspace query");
+      void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
+      void* host_work = ctx.host_scratch(host_bytes);
+      check(cusolverDnXtrtri(lane.solver, blas::fill(uplo), blas::diag(diag), n, blas::data_type<T>(), A.data(), ld,
+                             dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
+            "trtri");
+    } else {
+      // Gauss-Jordan on the triangle, block by block (see src/core/triangular.cpp for the derivation);
+      // the upper case is its transpose: U12 := -U11^-1 U12, U02 += U01 U12, U01 := U01 U11^-1.
+      // Each diagonal block is inverted by a triangular solve against the identity: three times trtri's
+      // flops, but cuBLAS's trsm runs tens of times faster than cuSOLVER's trtri on a block (1.0 ms for
+      // trtri at 1024 on an H200), so the diagonal blocks stop dominating the small sizes.
+      T* identity = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(kTriangleBlock * kTriangleBlock));
+      auto invert_block = [&](T* block, std::int64_t b) {
+        launch::fill_identity(identity, b, b, lane.stream);
+        blas::trsm<T>(lane.blas, Side::Left, uplo, Op::None, diag, b, b, T(1), block, ld, identity, b);
+        launch::copy_triangle(identity, b, block, ld, b, uplo == Uplo::Upper, diag == Diag::NonUnit, lane.stream);
+      };
+      for (std::int64_t k0 = 0; k0 < n; k0 += kTriangleBlock) {
+        const std::int64_t b = std::min(kTriangleBlock, n - k0), rest = n - k0 - b;
+        T* a11 = A.data() + k0 + k0 * ld;
+        invert_block(a11, b);
+        if (uplo == Uplo::Lower) {
+          T* a21 = a11 + b;
+          T* a10 = A.data() + k0;
+          blas::trmm<T>(lane.blas, Side::Right, Uplo::Lower, Op::None, diag, rest, b, T(-1), a11, ld, a21, ld);
+          if (k0 > 0) {
+            blas::gemm<T>(lane.blas, Op::None, Op::None, rest, k0, b, T(1), a21, ld, a10, ld, T(1), A.data() + k0 + b,
+                          ld);
+            blas::trmm<T>(lane.blas, Side::Left, Uplo::Lower, Op::None, diag, b, k0, T(1), a11, ld, a10, ld);
+          }
+        } else {
+          T* a12 = a11 + b * ld;
+          T* a01 = A.data() + k0 * ld;
+          blas::trmm<T>(lane.blas, Side::Left, Uplo::Upper, Op::None, diag, b, rest, T(-1), a11, ld, a12, ld);
+          if (k0 > 0) {
+            blas::gemm<T>(lane.blas, Op::None, Op::None, k0, rest, b, T(1), a01, ld, a12, ld, T(1),
+                          A.data() + (k0 + b) * ld, ld);
+            blas::trmm<T>(lane.blas, Side::Right, Uplo::Upper, Op::None, diag, k0, b, T(1), a11, ld, a01, ld);
+          }
+        }
+      }
+    }
+    ctx.synchronize();
+  }
+  double triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag) const override {
+    const std::int64_t n = A.rows();
+    if (n == 0) return 1.0;
+    Context& ctx = context_of(A.device());
+    // ||A||_1 of the triangle alone: the other triangle may hold anything.
+    auto* d = ctx.scratch_as<double>(Slot::small, 1);
+    const cudaStream_t s = ctx.main().stream;
+    check(cudaMemsetAsync(d, 0, sizeof(double), s), "cudaMemset");
+    const launch::Part part{uplo == Uplo::Lower ? launch::Part::Lower : launch::Part::Upper, diag == Diag::Unit};
+    launch::norm1(A.data(), n, n, ld_of(A.ld()), d, s, part);
+    const double anorm = read_back(d, s);
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
+      blas::trsm<T>(ctx.main().blas, Side::Left, uplo, op, diag, n, 1, T(1), A.data(), ld_of(A.ld()), x, n);
+    });
+  }
   index gauss_jordan_inverse(MatrixView<T> A) const override {
     const index zero = cuda::gauss_jordan_inverse<T>(A);
     if (zero > 0) throw SingularMatrix(zero, 0.0, "Gauss-Jordan elimination");
@@ -146,377 +421,18 @@ class Dense final : public kernels::Dense<T> {
   index least_squares(MatrixView<T> A, MatrixView<T>, double) const override {
     cpu_only("least squares (lstsq)", A.device());
   }
-  int svd(MatrixView<T> A, T*, MatrixView<T>, MatrixView<T>) const override {
-    cpu_only("the SVD (pinv)", A.device());
-  }
+  int svd(MatrixView<T> A, T*, MatrixView<T>, MatrixView<T>) const override { cpu_only("the SVD (pinv)", A.device()); }
   int largest_eigenpair(MatrixView<T> A, T&, T*) const override { cpu_only("the symmetric eigensolver", A.device()); }
   int orthonormalize(MatrixView<T> A) const override { cpu_only("QR orthonormalisation", A.device()); }
 
  private:
   [[noreturn]] static void cpu_only(const char* what, Device device) {
-    throw InvalidArgument(fmt::format("{} runs on the CPU only in this version of linv; the matrix is on {}: move it "
-                                      "with .to(Device::cpu())",
-                                      what, device.name()));
+    throw InvalidArgument(
+        fmt::format("{} runs on the CPU only in this version of linv; the matrix is on {}: move it "
+                    "with .to(Device::cpu())",
+                    what, device.name()));
   }
 };
-
-// ---- inspection ----------------------------------------------------------------------------------
-
-template <Real T>
-double Dense<T>::norm1(ConstMatrixView<T> A) const {
-  if (A.empty()) return 0.0;
-  Context& ctx = context_of(A.device());
-  auto* d = ctx.scratch_as<double>(Slot::small, 1);
-  const cudaStream_t s = ctx.main().stream;
-  check(cudaMemsetAsync(d, 0, sizeof(double), s), "cudaMemset");
-  launch::norm1(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
-  return read_back(d, s);
-}
-
-template <Real T>
-void Dense<T>::require_finite(ConstMatrixView<T> A, const char* name) const {
-  if (A.empty()) return;
-  Context& ctx = context_of(A.device());
-  auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 1);
-  const cudaStream_t s = ctx.main().stream;
-  check(cudaMemsetAsync(d, 0xFF, sizeof(unsigned long long), s), "cudaMemset");
-  launch::first_non_finite(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
-  const unsigned long long first = read_back(d, s);
-  if (first == ~0ull) return;
-  const index i = static_cast<index>(first % static_cast<unsigned long long>(A.rows()));
-  const index j = static_cast<index>(first / static_cast<unsigned long long>(A.rows()));
-  const T value = read_back(A.data() + i + j * A.ld(), s);
-  throw NonFiniteInput(name, i, j, static_cast<double>(value));
-}
-
-template <Real T>
-Structure Dense<T>::detect_structure(ConstMatrixView<T> A) const {
-  const index n = A.rows();
-  int flags[3] = {1, 1, 1};
-  if (n >= 2) {
-    Context& ctx = context_of(A.device());
-    auto* d = ctx.scratch_as<int>(Slot::small, 3);
-    const cudaStream_t s = ctx.main().stream;
-    check(cudaMemcpyAsync(d, flags, sizeof(flags), cudaMemcpyHostToDevice, s), "cudaMemcpy");
-    launch::structure_flags(A.data(), n, ld_of(A.ld()), d, s);
-    check(cudaMemcpyAsync(flags, d, sizeof(flags), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
-    check(cudaStreamSynchronize(s), "stream synchronization");
-  }
-  const bool lower = flags[0] != 0, upper = flags[1] != 0;
-  if (lower && upper) return Structure::Diagonal;
-  if (lower) return Structure::Lower;
-  if (upper) return Structure::Upper;
-  return flags[2] != 0 ? Structure::Symmetric : Structure::General;
-}
-
-template <Real T>
-std::vector<T> Dense<T>::diagonal(ConstMatrixView<T> A) const {
-  const index n = std::min(A.rows(), A.cols());
-  std::vector<T> d(static_cast<std::size_t>(n));
-  if (n == 0) return d;
-  context_of(A.device());
-  check(cudaMemcpy2D(d.data(), sizeof(T), A.data(), (A.ld() + 1) * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToHost),
-        "cudaMemcpy2D");
-  return d;
-}
-
-// ---- element-wise --------------------------------------------------------------------------------
-
-template <Real T>
-void Dense<T>::zero_triangle(MatrixView<T> A, Uplo which) const {
-  Context& ctx = context_of(A.device());
-  launch::zero_triangle(A.data(), A.rows(), ld_of(A.ld()), which == Uplo::Upper, ctx.main().stream);
-  ctx.synchronize();
-}
-
-template <Real T>
-void Dense<T>::set_diagonal(MatrixView<T> A, T value) const {
-  Context& ctx = context_of(A.device());
-  launch::set_diagonal(A.data(), std::min(A.rows(), A.cols()), ld_of(A.ld()), value, ctx.main().stream);
-  ctx.synchronize();
-}
-
-template <Real T>
-void Dense<T>::mirror_lower(MatrixView<T> A) const {
-  Context& ctx = context_of(A.device());
-  launch::mirror_lower(A.data(), A.rows(), ld_of(A.ld()), ctx.main().stream);
-  ctx.synchronize();
-}
-
-// ---- products ------------------------------------------------------------------------------------
-
-template <Real T>
-void Dense<T>::gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C) const {
-  Context& ctx = context_of(C.device());
-  const index k = op_a == Op::None ? A.cols() : A.rows();
-  blas::gemm<T>(ctx.main().blas, op_a, op_b, C.rows(), C.cols(), k, alpha, A.data(), ld_of(A.ld()), B.data(),
-                ld_of(B.ld()), beta, C.data(), ld_of(C.ld()));
-  ctx.synchronize();
-}
-
-template <Real T>
-void Dense<T>::syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C) const {
-  Context& ctx = context_of(C.device());
-  const index k = op == Op::None ? A.cols() : A.rows();
-  blas::syrk<T>(ctx.main().blas, uplo, op, C.rows(), k, alpha, A.data(), ld_of(A.ld()), beta, C.data(), ld_of(C.ld()));
-  ctx.synchronize();
-}
-
-// ---- LU ------------------------------------------------------------------------------------------
-
-template <Real T>
-index Dense<T>::lu_factor(MatrixView<T> A, std::vector<int>& pivots) const {
-  const std::int64_t n = A.rows();
-  pivots.assign(static_cast<std::size_t>(n), 0);
-  if (n == 0) return 0;
-  Context& ctx = context_of(A.device());
-  const Lane& lane = ctx.main();
-  auto* d_piv = ctx.scratch_as<std::int64_t>(Slot::pivots, n);
-  std::size_t dev_bytes = 0, host_bytes = 0;
-  check(cusolverDnXgetrf_bufferSize(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld_of(A.ld()),
-                                    blas::data_type<T>(), &dev_bytes, &host_bytes),
-        "getrf workspace query");
-  void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
-  void* host_work = ctx.host_scratch(host_bytes);
-  check(cusolverDnXgetrf(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld_of(A.ld()), d_piv,
-                         blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
-        "getrf");
-  std::vector<std::int64_t> p(static_cast<std::size_t>(n));
-  check(cudaMemcpyAsync(p.data(), d_piv, n * sizeof(std::int64_t), cudaMemcpyDeviceToHost, lane.stream), "cudaMemcpy");
-  const int info = read_back(ctx.info(), lane.stream);
-  for (std::size_t i = 0; i < p.size(); ++i) pivots[i] = static_cast<int>(p[i]);
-  return info;
-}
-
-template <Real T>
-void Dense<T>::lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const {
-  if (B.empty()) return;
-  Context& ctx = context_of(LU.device());
-  const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-  check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), CUBLAS_OP_N, LU.rows(), B.cols(), blas::data_type<T>(),
-                         LU.data(), ld_of(LU.ld()), d_piv, blas::data_type<T>(), B.data(), ld_of(B.ld()), ctx.info()),
-        "getrs");
-  ctx.synchronize();
-}
-
-template <Real T>
-void Dense<T>::lu_inverse(MatrixView<T> A, const std::vector<int>& pivots) const {
-  const std::int64_t n = A.rows(), ld = ld_of(A.ld());
-  if (n == 0) return;
-  Context& ctx = context_of(A.device());
-  const Lane& lane = ctx.main();
-  PhaseProfile profile("lu inverse");
-  profile.begin("U^-1", lane.stream);
-  triangular_inverse(A, Uplo::Upper, TriangularInverse::GETS, Diag::NonUnit);  // L below stays
-  profile.end("U^-1", lane.stream);
-  profile.begin("X L = U^-1 (getri)", lane.stream);
-  // LAPACK getri, right to left: X(:, J) = (U^-1(:, J) - X(:, J+) L(J+, J)) L(J, J)^-1 for block columns J.
-  const std::int64_t nb = std::min<std::int64_t>(kGetriBlock, n);
-  T* work = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(n * nb));
-  const std::int64_t last = ((n - 1) / nb) * nb;
-  for (std::int64_t j = last; j >= 0; j -= nb) {
-    const std::int64_t jb = std::min(nb, n - j);
-    launch::take_lower_block(A.data(), n, ld, j, jb, work, n, lane.stream);
-    if (j + jb < n)
-      blas::gemm<T>(lane.blas, Op::None, Op::None, n, jb, n - j - jb, T(-1), A.data() + (j + jb) * ld, ld,
-                    work + (j + jb), n, T(1), A.data() + j * ld, ld);
-    blas::trsm<T>(lane.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, n, jb, T(1), work + j, n,
-                  A.data() + j * ld, ld);
-  }
-  profile.end("X L = U^-1 (getri)", lane.stream);
-  const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/true);
-  launch::unpermute_columns(A.data(), n, n, ld, d_piv, lane.stream);
-  ctx.synchronize();
-  profile.report();
-}
-
-template <Real T>
-double Dense<T>::lu_rcond(ConstMatrixView<T> LU, const std::vector<int>& pivots, double anorm) const {
-  const std::int64_t n = LU.rows();
-  if (n == 0) return 1.0;
-  Context& ctx = context_of(LU.device());
-  const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-  return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
-    check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), blas::op(op), n, 1, blas::data_type<T>(), LU.data(),
-                           ld_of(LU.ld()), d_piv, blas::data_type<T>(), x, n, ctx.info()),
-          "getrs");
-  });
-}
-
-// ---- Cholesky ------------------------------------------------------------------------------------
-
-template <Real T>
-index Dense<T>::cholesky_factor(MatrixView<T> A) const {
-  const std::int64_t n = A.rows();
-  if (n == 0) return 0;
-  Context& ctx = context_of(A.device());
-  const Lane& lane = ctx.main();
-  PhaseProfile profile("cholesky factor");
-  profile.begin("potrf", lane.stream);
-  std::size_t dev_bytes = 0, host_bytes = 0;
-  check(cusolverDnXpotrf_bufferSize(lane.solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, blas::data_type<T>(),
-                                    A.data(), ld_of(A.ld()), blas::data_type<T>(), &dev_bytes, &host_bytes),
-        "potrf workspace query");
-  void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
-  void* host_work = ctx.host_scratch(host_bytes);
-  check(cusolverDnXpotrf(lane.solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, blas::data_type<T>(), A.data(),
-                         ld_of(A.ld()), blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
-        "potrf");
-  profile.end("potrf", lane.stream);
-  const int info = read_back(ctx.info(), lane.stream);
-  profile.report();
-  return info;
-}
-
-template <Real T>
-void Dense<T>::cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const {
-  if (B.empty()) return;
-  Context& ctx = context_of(L.device());
-  check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, L.rows(), B.cols(),
-                         blas::data_type<T>(), L.data(), ld_of(L.ld()), blas::data_type<T>(), B.data(), ld_of(B.ld()),
-                         ctx.info()),
-        "potrs");
-  ctx.synchronize();
-}
-
-template <Real T>
-void Dense<T>::cholesky_inverse(MatrixView<T> L, TriangularInverse how) const {
-  const std::int64_t n = L.rows();
-  if (n == 0) return;
-  Context& ctx = context_of(L.device());
-  const Lane& lane = ctx.main();
-  const int ni = static_cast<int>(n), ld = static_cast<int>(ld_of(L.ld()));
-  int lwork = 0;
-  if (how == TriangularInverse::Lapack) {  // cuSOLVER potri: trtri + lauum
-    if constexpr (std::is_same_v<T, float>) {
-      check(cusolverDnSpotri_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld, &lwork), "potri query");
-      check(cusolverDnSpotri(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld,
-                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
-            "potri");
-    } else {
-      check(cusolverDnDpotri_bufferSize(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld, &lwork), "potri query");
-      check(cusolverDnDpotri(lane.solver, CUBLAS_FILL_MODE_LOWER, ni, L.data(), ld,
-                             ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork, ctx.info()),
-            "potri");
-    }
-  } else {  // the documents' pipeline: L^-1 by elimination on the triangle, then L^-T L^-1
-    PhaseProfile profile("cholesky inverse (GETS)");
-    profile.begin("triangular inverse", lane.stream);
-    triangular_inverse(L, Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
-    profile.end("triangular inverse", lane.stream);
-    profile.begin("lauum", lane.stream);
-    lauum_lower<T>(ctx, L.data(), n, ld_of(L.ld()));
-    profile.end("lauum", lane.stream);
-    ctx.synchronize();
-    profile.report();
-  }
-  launch::mirror_lower(L.data(), n, ld_of(L.ld()), lane.stream);
-  ctx.synchronize();
-}
-
-template <Real T>
-double Dense<T>::cholesky_rcond(ConstMatrixView<T> L, double anorm) const {
-  const std::int64_t n = L.rows();
-  if (n == 0) return 1.0;
-  Context& ctx = context_of(L.device());
-  return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op) {  // A is symmetric: A^-T = A^-1
-    check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, 1, blas::data_type<T>(),
-                           L.data(), ld_of(L.ld()), blas::data_type<T>(), x, n, ctx.info()),
-          "potrs");
-  });
-}
-
-// ---- triangles -----------------------------------------------------------------------------------
-
-template <Real T>
-void Dense<T>::triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const {
-  const std::int64_t n = A.rows(), ld = ld_of(A.ld());
-  if (n == 0) return;
-  Context& ctx = context_of(A.device());
-  const Lane& lane = ctx.main();
-  if (how == TriangularInverse::Lapack) {
-    std::size_t dev_bytes = 0, host_bytes = 0;
-    check(cusolverDnXtrtri_bufferSize(lane.solver, blas::fill(uplo), blas::diag(diag), n, blas::data_type<T>(),
-                                      A.data(), ld, &dev_bytes, &host_bytes),
-          "trtri workspace query");
-    void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
-    void* host_work = ctx.host_scratch(host_bytes);
-    check(cusolverDnXtrtri(lane.solver, blas::fill(uplo), blas::diag(diag), n, blas::data_type<T>(), A.data(), ld,
-                           dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
-          "trtri");
-  } else {
-    // Gauss-Jordan on the triangle, block by block (see src/core/triangular.cpp for the derivation);
-    // the upper case is its transpose: U12 := -U11^-1 U12, U02 += U01 U12, U01 := U01 U11^-1.
-    // Each diagonal block is inverted by a triangular solve against the identity: three times trtri's
-    // flops, but cuBLAS's trsm runs tens of times faster than cuSOLVER's trtri on a block (1.0 ms for
-    // trtri at 1024 on an H200), so the diagonal blocks stop dominating the small sizes.
-    T* identity = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(kTriangleBlock * kTriangleBlock));
-    auto invert_block = [&](T* block, std::int64_t b) {
-      launch::fill_identity(identity, b, b, lane.stream);
-      blas::trsm<T>(lane.blas, Side::Left, uplo, Op::None, diag, b, b, T(1), block, ld, identity, b);
-      launch::copy_triangle(identity, b, block, ld, b, uplo == Uplo::Upper, diag == Diag::NonUnit, lane.stream);
-    };
-    for (std::int64_t k0 = 0; k0 < n; k0 += kTriangleBlock) {
-      const std::int64_t b = std::min(kTriangleBlock, n - k0), rest = n - k0 - b;
-      T* a11 = A.data() + k0 + k0 * ld;
-      invert_block(a11, b);
-      if (uplo == Uplo::Lower) {
-        T* a21 = a11 + b;
-        T* a10 = A.data() + k0;
-        blas::trmm<T>(lane.blas, Side::Right, Uplo::Lower, Op::None, diag, rest, b, T(-1), a11, ld, a21, ld);
-        if (k0 > 0) {
-          blas::gemm<T>(lane.blas, Op::None, Op::None, rest, k0, b, T(1), a21, ld, a10, ld, T(1), A.data() + k0 + b, ld);
-          blas::trmm<T>(lane.blas, Side::Left, Uplo::Lower, Op::None, diag, b, k0, T(1), a11, ld, a10, ld);
-        }
-      } else {
-        T* a12 = a11 + b * ld;
-        T* a01 = A.data() + k0 * ld;
-        blas::trmm<T>(lane.blas, Side::Left, Uplo::Upper, Op::None, diag, b, rest, T(-1), a11, ld, a12, ld);
-        if (k0 > 0) {
-          blas::gemm<T>(lane.blas, Op::None, Op::None, k0, rest, b, T(1), a01, ld, a12, ld, T(1),
-                        A.data() + (k0 + b) * ld, ld);
-          blas::trmm<T>(lane.blas, Side::Right, Uplo::Upper, Op::None, diag, k0, b, T(1), a11, ld, a01, ld);
-        }
-      }
-    }
-  }
-  ctx.synchronize();
-}
-
-template <Real T>
-double Dense<T>::triangular_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag) const {
-  const std::int64_t n = A.rows();
-  if (n == 0) return 1.0;
-  Context& ctx = context_of(A.device());
-  // ||A||_1 of the triangle alone: the other triangle may hold anything.
-  auto* d = ctx.scratch_as<double>(Slot::small, 1);
-  const cudaStream_t s = ctx.main().stream;
-  check(cudaMemsetAsync(d, 0, sizeof(double), s), "cudaMemset");
-  const launch::Part part{uplo == Uplo::Lower ? launch::Part::Lower : launch::Part::Upper, diag == Diag::Unit};
-  launch::norm1(A.data(), n, n, ld_of(A.ld()), d, s, part);
-  const double anorm = read_back(d, s);
-  return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
-    blas::trsm<T>(ctx.main().blas, Side::Left, uplo, op, diag, n, 1, T(1), A.data(), ld_of(A.ld()), x, n);
-  });
-}
-
-template <Real T>
-std::optional<std::pair<index, index>> Dense<T>::first_asymmetric(ConstMatrixView<T> A) const {
-  // Exactly symmetric passes on the GPU; anything else is judged (with its tolerance) on the host.
-  const Structure s = detect_structure(A);
-  if (s == Structure::Symmetric || s == Structure::Diagonal) return std::nullopt;
-  const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
-  return linv::kernels::dense<T>(Device::cpu()).first_asymmetric(host.view());
-}
-
-template <Real T>
-void Dense<T>::trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const {
-  if (B.empty()) return;
-  Context& ctx = context_of(A.device());
-  blas::trsm<T>(ctx.main().blas, side, uplo, op, diag, B.rows(), B.cols(), alpha, A.data(), ld_of(A.ld()), B.data(),
-                ld_of(B.ld()));
-  ctx.synchronize();
-}
 
 template <Real T>
 const kernels::Dense<T>& dense() {

@@ -79,8 +79,8 @@ fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, Con
   profile.begin("Batch-OMP", stream);
   OmpOutputs out(kernel, K, T0, N, sizeof(T), ctx.device());
   fk::batch_omp<T>(kernel, g, K, dtx, norms.empty() ? nullptr : norms.data(), o.tolerance, T0, N,
-                   out.count.as<std::int64_t>(), out.atoms.as<std::int64_t>(), out.values.as<T>(), nullptr, out.scratch.p,
-                   stream);
+                   out.count.as<std::int64_t>(), out.atoms.as<std::int64_t>(), out.values.as<T>(), nullptr,
+                   out.scratch.p, stream);
   profile.end("Batch-OMP", stream);
   fmri::SparseCodes<T> c = codes_to_host<T>(out, K, T0, N, stream);
   profile.report();

@@ -247,15 +247,13 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
   void orgqr(T* Q, std::int64_t J, std::int64_t F, const T* tau, Context& ctx) {
     const int m = static_cast<int>(J), n = static_cast<int>(F);
     int lwork = 0;
-    if constexpr (std::is_same_v<T, float>) {
-      check(cusolverDnSorgqr_bufferSize(lane_.solver, m, n, n, Q, m, tau, &lwork), "orgqr query");
-      DeviceBuffer work(static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T), device());
-      check(cusolverDnSorgqr(lane_.solver, m, n, n, Q, m, tau, work.as<float>(), lwork, ctx.info()), "orgqr");
-    } else {
-      check(cusolverDnDorgqr_bufferSize(lane_.solver, m, n, n, Q, m, tau, &lwork), "orgqr query");
-      DeviceBuffer work(static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T), device());
-      check(cusolverDnDorgqr(lane_.solver, m, n, n, Q, m, tau, work.as<double>(), lwork, ctx.info()), "orgqr");
-    }
+    check(blas::pick<T>(cusolverDnSorgqr_bufferSize, cusolverDnDorgqr_bufferSize)(lane_.solver, m, n, n, Q, m, tau,
+                                                                                &lwork),
+          "orgqr query");
+    DeviceBuffer work(static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T), device());
+    check(blas::pick<T>(cusolverDnSorgqr, cusolverDnDorgqr)(lane_.solver, m, n, n, Q, m, tau, work.as<T>(), lwork,
+                                                            ctx.info()),
+          "orgqr");
   }
 
   std::vector<ConstMatrixView<T>> slabs_;

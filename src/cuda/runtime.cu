@@ -1,8 +1,6 @@
-// nvcc cannot evaluate fmt's compile-time format strings, so messages here are built with std::string.
-#include "cuda/runtime.hpp"
-
-#include "cuda/backend.hpp"
-
+// The runtime family on CUDA (src/kernels/runtime.hpp): device discovery and memory, for Matrix and Device
+// in linv_core and for the backend's own buffers. nvcc cannot evaluate fmt's compile-time format strings,
+// so messages here are built with std::string.
 #include <cuda_runtime.h>
 #include <cstdlib>
 #include <cstdint>
@@ -10,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/backend.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
@@ -27,9 +26,22 @@ void select(int device) { check(cudaSetDevice(device), "cudaSetDevice", device);
 // are non-blocking and would not wait for them: each of these finishes before returning.
 void finish_legacy(const char* what, int device) { check(cudaStreamSynchronize(cudaStreamLegacy), what, device); }
 
-}  // namespace
+class Runtime final : public kernels::Runtime {
+ public:
+  int device_count(std::string& why) const override;
+  GpuInfo device_info(int index) const override;
+  std::string version() const override {
+    return std::to_string(CUDART_VERSION / 1000) + "." + std::to_string((CUDART_VERSION % 1000) / 10);
+  }
+  void* allocate(std::size_t bytes, int device) const override;
+  void free(void* p, int device) const noexcept override;
+  void copy(void* dst, const void* src, std::size_t bytes, int device) const override;
+  void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+               std::size_t height, int device) const override;
+  void fill_zero(void* p, std::size_t bytes, int device) const override;
+};
 
-int device_count(std::string& why) {
+int Runtime::device_count(std::string& why) const {
   int n = 0;
   cudaError_t status = cudaGetDeviceCount(&n);
   if (status != cudaSuccess) {
@@ -43,7 +55,7 @@ int device_count(std::string& why) {
   return n;
 }
 
-GpuInfo device_info(int index) {
+GpuInfo Runtime::device_info(int index) const {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties", index);
   GpuInfo info;
@@ -60,19 +72,13 @@ GpuInfo device_info(int index) {
   return info;
 }
 
-std::string runtime_version() {
-  return std::to_string(CUDART_VERSION / 1000) + "." + std::to_string((CUDART_VERSION % 1000) / 10);
-}
-
 // LINV_POISON_DEVICE_MEMORY=1 fills every new device allocation with NaN bytes (0xFF), so a routine that
 // reads memory nothing wrote shows it in its result. The GPU tests run with it on. Reused pool memory
 // is poisoned again.
-namespace {
 bool poison_allocations() {
   static const bool poison = std::getenv("LINV_POISON_DEVICE_MEMORY") != nullptr;
   return poison;
 }
-}  // namespace
 
 // Device memory comes from each GPU's default stream-ordered pool, which keeps freed memory for reuse
 // (as PyTorch's caching allocator does): a one-shot call on large matrices otherwise spends milliseconds
@@ -80,7 +86,6 @@ bool poison_allocations() {
 // returning, so linv's own streams see the memory ready; linv frees a buffer only after the work using it
 // has completed (every call returns complete). When the pool cannot grow, its cached memory is handed
 // back to the driver and the allocation tried once more.
-namespace {
 void keep_freed_memory(int device) {
   static std::mutex mutex;
   static std::vector<bool> done;
@@ -93,9 +98,8 @@ void keep_freed_memory(int device) {
   check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute", device);
   done[static_cast<std::size_t>(device)] = true;
 }
-}  // namespace
 
-void* allocate(std::size_t bytes, int device) {
+void* Runtime::allocate(std::size_t bytes, int device) const {
   select(device);
   keep_freed_memory(device);
   void* p = nullptr;
@@ -121,49 +125,31 @@ void* allocate(std::size_t bytes, int device) {
   return p;
 }
 
-void free(void* p, int device) noexcept {
+void Runtime::free(void* p, int device) const noexcept {
   if (p == nullptr) return;
   (void)cudaSetDevice(device);
   (void)cudaFreeAsync(p, cudaStreamLegacy);
 }
 
-void copy(void* dst, const void* src, std::size_t bytes, int device) {
+void Runtime::copy(void* dst, const void* src, std::size_t bytes, int device) const {
   select(device);
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy", device);
   finish_legacy("cudaMemcpy", device);
 }
 
-void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
-             std::size_t height, int device) {
+void Runtime::copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                      std::size_t height, int device) const {
   select(device);
   check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, cudaMemcpyDefault), "cudaMemcpy2D", device);
   finish_legacy("cudaMemcpy2D", device);
 }
 
-void fill_zero(void* p, std::size_t bytes, int device) {
+void Runtime::fill_zero(void* p, std::size_t bytes, int device) const {
   select(device);
   check(cudaMemset(p, 0, bytes), "cudaMemset", device);
   finish_legacy("cudaMemset", device);
 }
 
-// The runtime family (src/kernels/runtime.hpp) over the functions above.
-namespace {
-class Runtime final : public kernels::Runtime {
- public:
-  int device_count(std::string& why) const override { return cuda::device_count(why); }
-  GpuInfo device_info(int index) const override { return cuda::device_info(index); }
-  std::string version() const override { return runtime_version(); }
-  void* allocate(std::size_t bytes, int device) const override { return cuda::allocate(bytes, device); }
-  void free(void* p, int device) const noexcept override { cuda::free(p, device); }
-  void copy(void* dst, const void* src, std::size_t bytes, int device) const override {
-    cuda::copy(dst, src, bytes, device);
-  }
-  void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
-               std::size_t height, int device) const override {
-    cuda::copy_2d(dst, dst_pitch, src, src_pitch, width, height, device);
-  }
-  void fill_zero(void* p, std::size_t bytes, int device) const override { cuda::fill_zero(p, bytes, device); }
-};
 }  // namespace
 
 const kernels::Runtime& runtime() {

@@ -21,7 +21,6 @@
 #include "cuda/backend.hpp"
 #include "cuda/context.hpp"
 #include "cuda/reduce.cuh"
-#include "cuda/runtime.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "cuda/backend.hpp"
+#include "cuda/blas.hpp"
 #include "cuda/context.hpp"
 #include "cuda/fmri.hpp"
 #include "cuda/kernels.hpp"
@@ -42,10 +43,7 @@ class Vectors final : public kernels::Vectors<T> {
     if (n == 0) return 0;
     const cublasHandle_t h = context_of(x.device()).main().blas;
     T v = 0;
-    if constexpr (std::is_same_v<T, float>)
-      check(cublasSdot_64(h, n, x.data(), 1, y.data(), 1, &v), "dot");
-    else
-      check(cublasDdot_64(h, n, x.data(), 1, y.data(), 1, &v), "dot");
+    check(blas::pick<T>(cublasSdot_64, cublasDdot_64)(h, n, x.data(), 1, y.data(), 1, &v), "dot");
     return static_cast<double>(v);
   }
   double norm2(ConstMatrixView<T> x) const override {
@@ -53,10 +51,7 @@ class Vectors final : public kernels::Vectors<T> {
     if (n == 0) return 0;
     const cublasHandle_t h = context_of(x.device()).main().blas;
     T v = 0;
-    if constexpr (std::is_same_v<T, float>)
-      check(cublasSnrm2_64(h, n, x.data(), 1, &v), "nrm2");
-    else
-      check(cublasDnrm2_64(h, n, x.data(), 1, &v), "nrm2");
+    check(blas::pick<T>(cublasSnrm2_64, cublasDnrm2_64)(h, n, x.data(), 1, &v), "nrm2");
     return static_cast<double>(v);
   }
   void copy(ConstMatrixView<T> x, MatrixView<T> y) const override {
@@ -70,19 +65,13 @@ class Vectors final : public kernels::Vectors<T> {
     const std::int64_t n = entries(x);
     if (n == 0) return;
     const cublasHandle_t h = context_of(x.device()).main().blas;
-    if constexpr (std::is_same_v<T, float>)
-      check(cublasSaxpy_64(h, n, &alpha, x.data(), 1, y.data(), 1), "axpy");
-    else
-      check(cublasDaxpy_64(h, n, &alpha, x.data(), 1, y.data(), 1), "axpy");
+    check(blas::pick<T>(cublasSaxpy_64, cublasDaxpy_64)(h, n, &alpha, x.data(), 1, y.data(), 1), "axpy");
   }
   void scal(T alpha, MatrixView<T> x) const override {
     const std::int64_t n = entries<T>(x);
     if (n == 0) return;
     const cublasHandle_t h = context_of(x.device()).main().blas;
-    if constexpr (std::is_same_v<T, float>)
-      check(cublasSscal_64(h, n, &alpha, x.data(), 1), "scal");
-    else
-      check(cublasDscal_64(h, n, &alpha, x.data(), 1), "scal");
+    check(blas::pick<T>(cublasSscal_64, cublasDscal_64)(h, n, &alpha, x.data(), 1), "scal");
   }
   void synchronize(Device device) const override { context_of(device).synchronize(); }
   void column_norms_squared(ConstMatrixView<T> X, MatrixView<double> out) const override {

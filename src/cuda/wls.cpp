@@ -1,6 +1,7 @@
-// The weighted-least-squares family on the GPU (src/kernels/wls.hpp; the algorithm is src/core/wls.cpp's): C = (A D)(A D)^T formed on one triangle, its Cholesky factorization and solves, in
-// full storage or in LAPACK's rectangular full packed format (TRANSR = 'N', UPLO = 'L'), each RFP step
-// being the cuBLAS / cuSOLVER call LAPACK's dsfrk, dpftrf and dpftrs make on the format's three blocks.
+// The weighted-least-squares family on the GPU (src/kernels/wls.hpp; the algorithm is src/core/wls.cpp's):
+// C = (A D)(A D)^T formed on one triangle, its Cholesky factorization and solves, in full storage or in
+// LAPACK's rectangular full packed format (TRANSR = 'N', UPLO = 'L'), each RFP step being the cuBLAS /
+// cuSOLVER call LAPACK's dsfrk, dpftrf and dpftrs make on the format's three blocks.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -68,23 +69,6 @@ void trsm_right_lower_transpose(cublasHandle_t h, std::int64_t r, std::int64_t n
   }
 }
 
-// Cholesky of the `uplo` triangle of a (n x n, leading dimension ld) in place; LAPACK's info.
-template <Real T>
-int potrf(Context& ctx, Uplo uplo, std::int64_t n, T* a, std::int64_t ld) {
-  if (n == 0) return 0;
-  const Lane& lane = ctx.main();
-  const cudaDataType type = blas::data_type<T>();
-  std::size_t dev_bytes = 0, host_bytes = 0;
-  check(cusolverDnXpotrf_bufferSize(lane.solver, ctx.params(), blas::fill(uplo), n, type, a, ld_of(ld), type,
-                                    &dev_bytes, &host_bytes),
-        "potrf workspace query");
-  check(cusolverDnXpotrf(lane.solver, ctx.params(), blas::fill(uplo), n, type, a, ld_of(ld), type,
-                         ctx.scratch(Slot::solver, dev_bytes), dev_bytes, ctx.host_scratch(host_bytes), host_bytes,
-                         ctx.info()),
-        "potrf");
-  return read_back(ctx.info(), lane.stream);
-}
-
 template <Real T>
 class Wls final : public kernels::Wls<T> {
  public:
@@ -133,10 +117,7 @@ double Wls<T>::form(ConstMatrixView<T> A, ConstMatrixView<double> w_view, Matrix
   profile.end("rank-n update", lane.stream);
   // ||A D||_F^2, the scale of C (scaled is m x n with leading dimension m)
   T norm = 0;
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSnrm2_64(lane.blas, m * n, s, 1, &norm), "nrm2");
-  else
-    check(cublasDnrm2_64(lane.blas, m * n, s, 1, &norm), "nrm2");
+  check(blas::pick<T>(cublasSnrm2_64, cublasDnrm2_64)(lane.blas, m * n, s, 1, &norm), "nrm2");
   ctx.synchronize();
   profile.report();
   return static_cast<double>(norm) * static_cast<double>(norm);
@@ -152,7 +133,7 @@ index Wls<T>::cholesky(MatrixView<T> C, index m, Storage storage) const {
   T* c = C.data();
   if (!packed) {
     profile.begin("potrf", lane.stream);
-    const int info = potrf<T>(ctx, Uplo::Lower, m, c, ld_of(C.ld()));
+    const index info = cuda::dense<T>().cholesky_factor(C);
     profile.end("potrf", lane.stream);
     ctx.synchronize();
     profile.report();
@@ -160,7 +141,10 @@ index Wls<T>::cholesky(MatrixView<T> C, index m, Storage storage) const {
   }
   const Rfp r = rfp_layout(m);
   profile.begin("potrf T1", lane.stream);
-  if (const int info = potrf<T>(ctx, Uplo::Lower, r.n1, c + r.t1, r.ld); info > 0) return info;
+  const auto lower = [&](T* a, std::int64_t n, std::int64_t ld) {  // Cholesky in place: LAPACK's info
+    return cuda::dense<T>().cholesky_factor(MatrixView<T>(a, n, n, ld, C.device()));
+  };
+  if (const index info = lower(c + r.t1, r.n1, r.ld); info > 0) return info;
   profile.end("potrf T1", lane.stream);
   profile.begin("trsm S", lane.stream);
   trsm_right_lower_transpose<T>(lane.blas, r.n2, r.n1, c + r.t1, r.ld, c + r.s, r.ld);
@@ -173,7 +157,7 @@ index Wls<T>::cholesky(MatrixView<T> C, index m, Storage storage) const {
   profile.begin("potrf T2", lane.stream);
   T* work = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(r.n2 * r.n2));
   launch::transpose_triangle(c + r.t2, r.ld, work, r.n2, r.n2, /*src_upper=*/true, lane.stream);
-  const int info = potrf<T>(ctx, Uplo::Lower, r.n2, work, r.n2);
+  const index info = lower(work, r.n2, r.n2);
   launch::transpose_triangle(work, r.n2, c + r.t2, r.ld, r.n2, /*src_upper=*/false, lane.stream);
   profile.end("potrf T2", lane.stream);
   ctx.synchronize();

@@ -26,11 +26,10 @@ struct DensePreferences {
   TriangularInverse triangles = TriangularInverse::Lapack;
 };
 
-// Gauss-Seidel's end (src/cpu/gauss_seidel.cpp).
+// Where Gauss-Seidel stopped, its tolerance met (src/cpu/gauss_seidel.cpp).
 struct IterationOutcome {
   int iterations = 0;
   double backward_error = 0;
-  std::string stop_reason;
 };
 
 template <Real T>

@@ -423,7 +423,7 @@ class CliTest(unittest.TestCase):
         norm = sum(np.linalg.norm(x) ** 2 for x in slabs)
         eps = np.finfo(np.float64).eps
         report = load_json(os.path.join(out, "report.json"))
-        self.assertEqual(report["stop"], "converged")
+        self.assertEqual(report["stop_reason"], "converged")
         self.assertEqual(len(report["loss_history"]), report["iterations"])
         ours = loss(a, h, c, P)
         self.assertLessEqual(abs(report["loss"] - ours), THRESHOLD * max(cols) * eps * norm)

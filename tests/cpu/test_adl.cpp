@@ -192,7 +192,7 @@ TYPED_TEST(AdlTyped, TwoIterationsMatchAPlainFloat64Implementation) {
   const Matrix<T> X = p.X.cast<T>(), task = p.task.cast<T>(), D0 = p.D0.cast<T>();
   const Matrix<double> Xd = X.template cast<double>(), taskd = task.template cast<double>();
   const fmri::AdlResult<T> r = fmri::adl<T>(
-      X.view(), {.atoms = K, .iterations = 2, .coefficient_steps = Ts, .dictionary_steps = Td, .c = p.c, .c_d = p.c_d},
+      X.view(), {.atoms = K, .max_iterations = 2, .coefficient_steps = Ts, .dictionary_steps = Td, .c = p.c, .c_d = p.c_d},
       task.view(), &D0);
   double xx = frobenius2(Xd);
   const double lambda = 0.5 * std::sqrt(xx / static_cast<double>(Tn * N));
@@ -213,8 +213,8 @@ TYPED_TEST(AdlTyped, TwoIterationsMatchAPlainFloat64Implementation) {
   ASSERT_EQ(r.objective.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i)  // f's rounding is about eps ||X||^2 (see adl.hpp)
     EXPECT_NEAR(r.objective[i], f[i], bound * xx) << "objective " << i;
-  EXPECT_EQ(r.iterations, 2);
-  EXPECT_EQ(r.stop_reason, "iteration limit");
+  EXPECT_EQ(r.report.iterations, 2);
+  EXPECT_EQ(r.report.stop, StopReason::IterationLimit);
 }
 
 TYPED_TEST(AdlTyped, ObjectiveNeverIncreasesAndEveryAtomKeepsItsConstraint) {
@@ -226,7 +226,7 @@ TYPED_TEST(AdlTyped, ObjectiveNeverIncreasesAndEveryAtomKeepsItsConstraint) {
   const Problem p = problem(Tn, N, K, seed);
   const Matrix<T> X = p.X.cast<T>(), task = p.task.cast<T>();
   const fmri::AdlResult<T> r = fmri::adl<T>(X.view(),
-                                            {.atoms = K, .iterations = iterations, .coefficient_steps = Ts,
+                                            {.atoms = K, .max_iterations = iterations, .coefficient_steps = Ts,
                                              .dictionary_steps = Td, .c = p.c, .c_d = p.c_d, .seed = seed},
                                             task.view());
   ASSERT_EQ(r.objective.size(), static_cast<std::size_t>(iterations + 1));
@@ -281,7 +281,7 @@ TEST(Adl, ConvergedCodesAndDictionarySatisfyTheirOptimalityConditions) {
   for (index e = 0; e < X.size(); ++e) X.data()[e] += 0.05 * noise.data()[e];
   const double lambda = 0.2;
   const fmri::AdlResult<double> r = fmri::adl<double>(
-      X.view(), {.atoms = K, .lambda = lambda, .iterations = 1500, .seed = seed + 3});
+      X.view(), {.atoms = K, .lambda = lambda, .max_iterations = 1500, .seed = seed + 3});
   const Matrix<double>&D = r.dictionary, &S = r.codes;
   Matrix<double> R = Matrix<double>::copy_of(X.view());
   for (index i = 0; i < Tn; ++i)
@@ -368,7 +368,7 @@ TEST(Adl, AssistedAtomStaysNearItsTimeCourseAndTakesItsMap) {
         {.time_points = 100, .nx = 16, .ny = 16, .sources = 4, .snr_db = 10, .seed = seed + 10 * trial});
     const Matrix<double> task = Matrix<double>::copy_of(s.timecourses.block(0, 0, 100, 1));
     const fmri::AdlResult<double> r = fmri::adl<double>(
-        s.data.view(), {.atoms = 4, .iterations = 100, .c = c, .seed = seed + 10 * trial + 1}, task.view());
+        s.data.view(), {.atoms = 4, .max_iterations = 100, .c = c, .seed = seed + 10 * trial + 1}, task.view());
     double dist = 0;
     for (index i = 0; i < 100; ++i) dist += (r.dictionary(i, 0) - task(i, 0)) * (r.dictionary(i, 0) - task(i, 0));
     EXPECT_LE(dist, c * (1 + 30 * 100 * std::numeric_limits<double>::epsilon())) << "trial " << trial;
@@ -390,10 +390,11 @@ TEST(Adl, StopsWhenTheObjectiveStalls) {
   const auto seed = testing::case_seed(6);
   LINV_TRACE_SEED(seed);
   const Matrix<double> X = random_normal(10, 50, seed);
-  const fmri::AdlResult<double> r = fmri::adl<double>(X.view(), {.atoms = 2, .iterations = 5000, .tolerance = 1e-3});
-  EXPECT_LT(r.iterations, 5000);
-  EXPECT_EQ(r.objective.size(), static_cast<std::size_t>(r.iterations + 1));
-  EXPECT_TRUE(testing::contains(r.stop_reason, "decreased by at most 0.001"));
+  const fmri::AdlResult<double> r = fmri::adl<double>(X.view(), {.atoms = 2, .max_iterations = 5000, .tolerance = 1e-3});
+  EXPECT_LT(r.report.iterations, 5000);
+  EXPECT_EQ(r.objective.size(), static_cast<std::size_t>(r.report.iterations + 1));
+  EXPECT_EQ(r.report.stop, StopReason::Converged);
+  EXPECT_TRUE(testing::contains(r.report.notes.at(0), "decreased by at most 0.001"));
 }
 
 TEST(Adl, RefusesBadInput) {

@@ -273,14 +273,83 @@ TYPED_TEST(Dense, BadInputIsRejectedClearly) {
 }
 
 TEST(DenseNames, MethodsRoundTrip) {
-  for (auto m : {Method::Auto, Method::LU, Method::Cholesky, Method::GaussJordan, Method::CholeskyGETS,
-                 Method::GaussSeidel, Method::Triangular})
-    EXPECT_EQ(parse_method(to_string(m)), m);
+  for (Method m : kSolveMethods) EXPECT_EQ(parse_method(to_string(m)), m);
   try {
-    (void)parse_method("qr");
+    (void)parse_method("qr");  // a method linv runs, but not one inv and solve take
     FAIL() << "no error";
   } catch (const InvalidArgument& e) {
     EXPECT_TRUE(contains(e.what(), "gauss-jordan"));
+  }
+  const Matrix<double> A = generate<double>(MatrixKind::Random, 5, {.seed = 1});
+  try {
+    (void)inv<double>(A.view(), {.method = Method::SVD});
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "not svd"));
+  }
+}
+
+TEST(Reports, EnumsAreValuesAndPrintByName) {
+  const Matrix<double> A = generate<double>(MatrixKind::Random, 20, {.seed = testing::case_seed(31)});
+  const Report r = solve<double>(A.view(), A.view(), {.precision = Precision::Mixed}).report;
+  EXPECT_EQ(r.operation, Operation::Solve);
+  EXPECT_EQ(r.method, Method::LU);
+  EXPECT_EQ(r.device, Device::cpu());
+  EXPECT_EQ(r.stop, StopReason::Converged);
+  const std::string json = r.to_json();
+  EXPECT_TRUE(contains(json, "\"method\": \"lu\""));
+  EXPECT_TRUE(contains(json, "\"operation\": \"solve\""));
+  EXPECT_TRUE(contains(json, "\"stop_reason\": \"converged\""));
+  EXPECT_TRUE(contains(json, "\"device\": \"cpu\""));
+  // a direct method has no stop reason to print
+  EXPECT_FALSE(contains(inv<double>(A.view()).report.to_json(), "stop_reason"));
+}
+
+TEST(AutoDevice, TheLibraryPicksWhereAnOperationIsWorthRunning) {
+  // what the GPU does not run in this version, and single SLAM steps, stay on the CPU at any size
+  for (Operation op : {Operation::LeastSquares, Operation::Pseudoinverse, Operation::SlamStep,
+                       Operation::SlamPseudoinverse})
+    EXPECT_EQ(auto_device(op, index{1} << 30), Device::cpu()) << to_string(op);
+  EXPECT_EQ(auto_device(Operation::Inverse, 8192, Method::GaussSeidel), Device::cpu());
+  // too small to repay a GPU's start, or large enough (the GPU when one is usable)
+  EXPECT_EQ(auto_device(Operation::Inverse, 100), Device::cpu());
+  EXPECT_EQ(auto_device(Operation::Inverse, 4096), Device::best());
+  EXPECT_EQ(auto_device(Operation::BatchedInverse, 1000), Device::cpu());
+  EXPECT_EQ(auto_device(Operation::BatchedInverse, index{1} << 22), Device::best());
+  EXPECT_EQ(auto_device(Operation::Ksvd, 1000), Device::cpu());
+  EXPECT_EQ(auto_device(Operation::Ksvd, 900000), Device::best());
+}
+
+TEST(Cholesky, FunctionReturnsTheFactorWithItsReport) {
+  const auto seed = testing::case_seed(32);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> A = generate<double>(MatrixKind::SPD, 60, {.seed = seed});
+  const Solution<double> s = cholesky<double>(A.view(), {.compute_residual = true});
+  EXPECT_EQ(s.report.operation, Operation::Cholesky);
+  EXPECT_LE(s.report.scaled_residual, testing::kResidualThreshold);
+  EXPECT_GT(s.report.rcond, 0);
+  for (index j = 1; j < 60; ++j) EXPECT_EQ(s.x(0, j), 0.0);  // zeros above the diagonal
+  Matrix<double> indefinite = A.clone();
+  indefinite(7, 7) = -1;
+  EXPECT_THROW((void)cholesky<double>(indefinite.view()), NotPositiveDefinite);
+  Matrix<double> asymmetric = A.clone();
+  asymmetric(0, 5) += 1;
+  EXPECT_THROW((void)cholesky<double>(asymmetric.view()), NumericalError);
+}
+
+TEST(MatrixCopy, CopiesViewsAndNamesBothShapesOnMismatch) {
+  const Matrix<float> a = Matrix<float>::from_rows({{1, 2, 3}, {4, 5, 6}});
+  Matrix<float> b(3, 3);
+  copy<float>(a.view().block(0, 1, 2, 2), b.block(1, 0, 2, 2));
+  EXPECT_EQ(b(1, 0), 2.0f);
+  EXPECT_EQ(b(2, 1), 6.0f);
+  EXPECT_EQ(b(0, 0), 0.0f);
+  try {
+    copy<float>(a.view(), b.view());
+    FAIL() << "no error";
+  } catch (const ShapeMismatch& e) {
+    EXPECT_TRUE(contains(e.what(), "2x3"));
+    EXPECT_TRUE(contains(e.what(), "3x3"));
   }
 }
 

@@ -134,7 +134,7 @@ TYPED_TEST(Parafac2Typed, LossNeverIncreasesAndMatchesTheExplicitModel) {
   for (const fmri::Parafac2Start start : {fmri::Parafac2Start::Svd, fmri::Parafac2Start::Random}) {
     const fmri::Parafac2Result<T> r =
         fmri::parafac2<T>(views(X), {.rank = 4, .max_iterations = 300, .start = start, .seed = seed});
-    ASSERT_EQ(static_cast<int>(r.loss_history.size()), r.iterations);
+    ASSERT_EQ(static_cast<int>(r.loss_history.size()), r.report.iterations);
     // the iterations compute in float64; the loss is a difference of terms of size ||X||^2
     const double step = kThreshold * 4 * std::numeric_limits<double>::epsilon() * r.norm_squared;
     for (std::size_t t = 1; t < r.loss_history.size(); ++t)
@@ -208,17 +208,17 @@ TEST(Parafac2, StartsFromGivenFactorsAndStopsAsAsked) {
                                  }},
                              &truth);
   EXPECT_EQ(calls, 5);
-  EXPECT_EQ(r.iterations, 5);  // tolerance 0 runs every iteration
-  EXPECT_EQ(r.stop, fmri::Parafac2Stop::IterationLimit);
+  EXPECT_EQ(r.report.iterations, 5);  // tolerance 0 runs every iteration
+  EXPECT_EQ(r.report.stop, StopReason::IterationLimit);
   EXPECT_GE(recovery(s, r), 0.99);
   const fmri::Parafac2Result<double> c = fmri::parafac2<double>(X, {.rank = 3, .tolerance = 1e-3, .seed = seed});
-  EXPECT_EQ(c.stop, fmri::Parafac2Stop::Converged);
+  EXPECT_EQ(c.report.stop, StopReason::Converged);
   const std::size_t n = c.loss_history.size();
   ASSERT_GE(n, 2u);
   EXPECT_LE(c.loss_history[n - 2] - c.loss_history[n - 1], 1e-3 * c.loss_history[n - 2]);
   // no iterations: the start itself, with its P-step
   const fmri::Parafac2Result<double> z = fmri::parafac2<double>(X, {.rank = 3, .max_iterations = 0}, &truth);
-  EXPECT_EQ(z.iterations, 0);
+  EXPECT_EQ(z.report.iterations, 0);
   EXPECT_TRUE(z.loss_history.empty());
   EXPECT_NEAR(z.loss, explicit_loss(s.X, z), 1e-10 * z.norm_squared);
 }

@@ -40,7 +40,7 @@ TEST(Slam, StructuredPseudoinverseMatchesTheSvd) {
     LINV_TRACE_SEED(seed);
     const slam::BorderedJacobian<double> J = random_jacobian(300, k, seed);
     const Matrix<double> dense = J.to_dense();
-    const Matrix<double> P = slam::pinv(J);
+    const Matrix<double> P = slam::pinv(J).x;
     const Matrix<double> reference = linv::pinv<double>(dense.view()).x;
     const double c = cond1(dense, reference);
     const double bound = 30 * static_cast<double>(J.cols()) * testing::eps<double>() * c * c;
@@ -53,7 +53,7 @@ TEST(Slam, StructuredPseudoinverseMatchesTheSvd) {
     EXPECT_LE(worst, bound);
     // the Gauss-Newton step without J^+
     const Matrix<double> d = random_uniform<double>(300, 2, seed + 7, -1.0, 1.0);
-    const Matrix<double> step = slam::pinv_apply(J, d.view());
+    const Matrix<double> step = slam::pinv_apply(J, d.view()).x;
     const Matrix<double> via_p = matmul<double>(P.view(), d.view());
     EXPECT_LE((testing::relative_difference<double, double>(step.view(), via_p.view())), bound);
   }
@@ -75,7 +75,7 @@ TEST(Slam, LevenbergMarquardtDampingMatchesDenseNormalEquations) {
   const Matrix<double> inverse = slam::normal_inverse(J, lambda);
   EXPECT_LE((testing::relative_difference<double, double>(inverse.view(), LU<double>(N.view()).inverse().view())),
             1e-12);
-  const Matrix<double> step = slam::pinv_apply(J, d.view(), lambda);
+  const Matrix<double> step = slam::pinv_apply(J, d.view(), lambda).x;
   EXPECT_LE((testing::relative_difference<double, double>(step.view(), reference.view())), 1e-12);
 }
 
@@ -144,18 +144,27 @@ TEST(Slam, SparseFallbackByCglsMatchesDenseLeastSquares) {
     for (index r = 0; r < 400; ++r)
       if (r % 60 != c && (r * 7 + c * 13) % 20 != 0) J(r, c) = 0;
   const Matrix<double> d = random_uniform<double>(400, 2, seed + 1, -1.0, 1.0);
-  slam::CglsOutcome outcome;
-  const Matrix<double> x = slam::cgls_apply(slam::SparseJacobian<double>::from_dense(J.view()), d.view(), 1e-12, 1000,
-                                            outcome);
-  EXPECT_TRUE(outcome.converged);
+  const Solution<double> x = slam::cgls_apply(slam::SparseJacobian<double>::from_dense(J.view()), d.view(),
+                                              {.tolerance = 1e-12, .max_iterations = 1000});
+  EXPECT_EQ(x.report.stop, StopReason::Converged);
+  EXPECT_EQ(x.report.method, Method::CGLS);
   const Matrix<double> ref = lstsq<double>(J.view(), d.view()).x;
-  EXPECT_LE((testing::relative_difference<double, double>(x.view(), ref.view())), 1e-9);
+  EXPECT_LE((testing::relative_difference<double, double>(x.x.view(), ref.view())), 1e-9);
   // the bordered Jacobian through the fallback gives the structured answer
   const slam::BorderedJacobian<double> B = random_jacobian(300, 2, seed + 2);
   const Matrix<double> e = random_uniform<double>(300, 1, seed + 3, -1.0, 1.0);
   const Matrix<double> y = slam::cgls_apply(slam::SparseJacobian<double>::from_dense(B.to_dense().view()), e.view(),
-                                            1e-12, 2000, outcome);
-  EXPECT_LE((testing::relative_difference<double, double>(y.view(), slam::pinv_apply(B, e.view()).view())), 1e-9);
+                                            {.tolerance = 1e-12, .max_iterations = 2000})
+                               .x;
+  EXPECT_LE((testing::relative_difference<double, double>(y.view(), slam::pinv_apply(B, e.view()).x.view())), 1e-9);
+  // the iteration limit is an error, not a silent unconverged step
+  try {
+    (void)slam::cgls_apply(slam::SparseJacobian<double>::from_dense(J.view()), d.view(),
+                           {.tolerance = 1e-14, .max_iterations = 2});
+    FAIL() << "no error";
+  } catch (const NoConvergence& err) {
+    EXPECT_EQ(err.iterations(), 2);
+  }
 }
 
 }  // namespace

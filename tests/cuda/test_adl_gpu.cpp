@@ -52,7 +52,7 @@ TEST(AdlGpu, FollowsTheCpu) {
     const auto seed = testing::case_seed(300 + static_cast<std::uint64_t>(c.K + c.Ts));
     LINV_TRACE_SEED(seed);
     const Problem p = problem(c.T, c.N, c.M, seed);
-    const fmri::AdlOptions o{.atoms = c.K, .iterations = 8, .coefficient_steps = c.Ts, .dictionary_steps = c.Td,
+    const fmri::AdlOptions o{.atoms = c.K, .max_iterations = 8, .coefficient_steps = c.Ts, .dictionary_steps = c.Td,
                              .c = 0.3, .seed = seed + 3};
     const ConstMatrixView<double> task = c.M > 0 ? p.task.view() : ConstMatrixView<double>{};
     const fmri::AdlResult<double> cpu = fmri::adl<double>(p.X.view(), o, task);
@@ -89,7 +89,7 @@ TYPED_TEST(AdlGpuTyped, ObjectiveNeverRisesAndConstraintsHold) {
   const Matrix<T> task = p.task.template cast<T>();
   const Matrix<T> Xg = p.X.template cast<T>().to(gpu);
   const fmri::AdlResult<T> r = fmri::adl<T>(
-      Xg.view(), {.atoms = 8, .iterations = 25, .coefficient_steps = 12, .dictionary_steps = 12, .c = c, .c_d = c_d, .seed = seed},
+      Xg.view(), {.atoms = 8, .max_iterations = 25, .coefficient_steps = 12, .dictionary_steps = 12, .c = c, .c_d = c_d, .seed = seed},
       task.view());
   // f is computed from the products, so its rounding is about eps_T ||X||_F^2
   const double slack = 50 * std::numeric_limits<T>::epsilon() * r.objective.front();

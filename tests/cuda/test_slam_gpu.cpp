@@ -38,13 +38,13 @@ TYPED_TEST(SlamGpu, StepAndPseudoinverseAgreeWithCpu) {
       const Matrix<T> d = random_uniform<T>(700, 2, seed + 2, T(-1), T(1));
       const slam::BorderedJacobian<T> Jd = J.to(gpu);
       const Matrix<T> d_gpu = d.to(gpu);
-      const Matrix<T> step = slam::pinv_apply(Jd, d_gpu.view(), damping).to(Device::cpu());
-      const Matrix<T> step_cpu = slam::pinv_apply(J, d.view(), damping);
+      const Matrix<T> step = slam::pinv_apply(Jd, d_gpu.view(), damping).x.to(Device::cpu());
+      const Matrix<T> step_cpu = slam::pinv_apply(J, d.view(), damping).x;
       // the arrowhead's condition is modest here (values of magnitude 0.5 to 2)
       const double bound = 1e4 * testing::eps<T>();
       EXPECT_LE((testing::relative_difference<T, T>(step.view(), step_cpu.view())), bound);
-      const Matrix<T> P = slam::pinv(Jd, damping).to(Device::cpu());
-      const Matrix<T> P_cpu = slam::pinv(J, damping);
+      const Matrix<T> P = slam::pinv(Jd, damping).x.to(Device::cpu());
+      const Matrix<T> P_cpu = slam::pinv(J, damping).x;
       EXPECT_EQ(P.rows(), J.cols());
       EXPECT_EQ(P.cols(), J.rows());
       EXPECT_LE((testing::relative_difference<T, T>(P.view(), P_cpu.view())), bound);
@@ -64,12 +64,12 @@ TEST(SlamGpu, SparseFallbackByCglsAgreesWithCpu) {
   const slam::SparseJacobian<double> sparse = slam::SparseJacobian<double>::from_dense(J.view());
   const Matrix<double> d = random_uniform<double>(400, 2, seed + 1, -1.0, 1.0);
   const Matrix<double> d_gpu = d.to(gpu);
-  slam::CglsOutcome on_gpu, on_cpu;
-  const Matrix<double> x = slam::cgls_apply(sparse, d_gpu.view(), 1e-12, 1000, on_gpu).to(Device::cpu());
-  const Matrix<double> ref = slam::cgls_apply(sparse, d.view(), 1e-12, 1000, on_cpu);
-  EXPECT_TRUE(on_gpu.converged);
-  EXPECT_LE(on_gpu.residual, 1e-12);
-  EXPECT_LE((testing::relative_difference<double, double>(x.view(), ref.view())), 1e-9);
+  const slam::CglsOptions options{.tolerance = 1e-12, .max_iterations = 1000};
+  const Solution<double> on_gpu = slam::cgls_apply(sparse, d_gpu.view(), options);
+  const Matrix<double> ref = slam::cgls_apply(sparse, d.view(), options).x;
+  EXPECT_EQ(on_gpu.report.stop, StopReason::Converged);
+  EXPECT_EQ(on_gpu.report.device, gpu);
+  EXPECT_LE((testing::relative_difference<double, double>(on_gpu.x.to(Device::cpu()).view(), ref.view())), 1e-9);
 }
 
 TEST(SlamGpuErrors, UnobservableParametersAndTooManyDenseColumns) {

@@ -36,12 +36,12 @@ TEST(WlsGpu, AgreesWithCpuAndQrInEveryPrecisionAndStorage) {
                      (storage == Storage::Full ? " full" : " packed"));
         const WlsOptions options{.precision = precision, .storage = storage, .compute_residual = true};
         const Solution<double> s = wls<double>(A.view(), d.view(), b.view(), options);
-        EXPECT_EQ(s.report.device, gpu().name());
+        EXPECT_EQ(s.report.device, gpu());
         EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
         const Matrix<double> x = s.x.to(Device::cpu());
         EXPECT_LE((testing::relative_difference<double, double>(x.view(), ref.x.view())), bound);
         if (precision == Precision::Mixed) {
-          EXPECT_EQ(s.report.stop_reason, "refinement converged");
+          EXPECT_EQ(s.report.stop, StopReason::Converged);
         }
       }
     // float32 on the GPU, against the float32 CPU result

@@ -1,0 +1,93 @@
+#include "linv/operation.hpp"
+
+#include <fmt/format.h>
+
+#include "linv/errors.hpp"
+
+namespace linv {
+
+std::string_view to_string(Operation op) {
+  switch (op) {
+    case Operation::Inverse: return "inv";
+    case Operation::Solve: return "solve";
+    case Operation::LeastSquares: return "lstsq";
+    case Operation::Pseudoinverse: return "pinv";
+    case Operation::Cholesky: return "chol";
+    case Operation::BatchedInverse: return "batched-inv";
+    case Operation::BatchedSolve: return "batched-solve";
+    case Operation::WeightedLeastSquares: return "wls";
+    case Operation::Deblur: return "deblur";
+    case Operation::SlamStep: return "slam-step";
+    case Operation::SlamPseudoinverse: return "slam-pinv";
+    case Operation::SparseCoding: return "omp";
+    case Operation::Ksvd: return "ksvd";
+    case Operation::Adl: return "adl";
+    case Operation::Parafac2: return "parafac2";
+  }
+  return "?";
+}
+
+std::string_view to_string(Method m) {
+  switch (m) {
+    case Method::Auto: return "auto";
+    case Method::LU: return "lu";
+    case Method::Cholesky: return "cholesky";
+    case Method::GaussJordan: return "gauss-jordan";
+    case Method::CholeskyGETS: return "cholesky-gets";
+    case Method::GaussSeidel: return "gauss-seidel";
+    case Method::Triangular: return "triangular";
+    case Method::QR: return "qr";
+    case Method::NormalEquations: return "normal-equations";
+    case Method::SVD: return "svd";
+    case Method::ConjugateGradients: return "cg";
+    case Method::BorderedSchur: return "bordered-schur";
+    case Method::CGLS: return "cgls";
+    case Method::BatchedGaussJordan: return "batched-gauss-jordan";
+    case Method::BatchedLU: return "batched-lu";
+    case Method::BatchOMP: return "batch-omp";
+    case Method::KSVD: return "ksvd";
+    case Method::ADL: return "adl";
+    case Method::PARAFAC2: return "parafac2";
+  }
+  return "?";
+}
+
+Method parse_method(std::string_view name) {
+  for (Method m : kSolveMethods)
+    if (to_string(m) == name) return m;
+  throw InvalidArgument(fmt::format(
+      "unknown method '{}': expected auto, lu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
+}
+
+std::string_view to_string(StopReason s) {
+  switch (s) {
+    case StopReason::None: return "none";
+    case StopReason::Converged: return "converged";
+    case StopReason::IterationLimit: return "iteration limit";
+    case StopReason::FellBack: return "fell back to float64";
+  }
+  return "?";
+}
+
+Device auto_device(Operation op, index size, Method method) {
+  index worthwhile = 512;  // matrix order: below it a one-shot call spends longer starting the GPU than computing
+  switch (op) {
+    // not on the GPU in this version
+    case Operation::LeastSquares:
+    case Operation::Pseudoinverse: return Device::cpu();
+    // one pass over J, which its transfer to the GPU costs already: the GPU pays in loops that keep J there
+    case Operation::SlamStep:
+    case Operation::SlamPseudoinverse: return Device::cpu();
+    case Operation::BatchedInverse:
+    case Operation::BatchedSolve: worthwhile = index{1} << 20; break;  // elements of the batch
+    case Operation::SparseCoding:
+    case Operation::Ksvd:
+    case Operation::Adl:
+    case Operation::Parafac2: worthwhile = 16384; break;  // signals (voxels)
+    default: break;
+  }
+  if (method == Method::GaussSeidel) return Device::cpu();
+  return size >= worthwhile ? Device::best() : Device::cpu();
+}
+
+}  // namespace linv
