@@ -188,16 +188,10 @@ class Mixed final : public kernels::Mixed {
 }  // namespace
 
 template <Real T>
-const kernels::Dense<T>& dense() {
-  static const Dense<T> family;
-  return family;
-}
+const kernels::Dense<T>& dense() { return kernels::instance<Dense<T>>(); }
 template const kernels::Dense<float>& dense<float>();
 template const kernels::Dense<double>& dense<double>();
 
-const kernels::Mixed& mixed() {
-  static const Mixed family;
-  return family;
-}
+const kernels::Mixed& mixed() { return kernels::instance<Mixed>(); }
 
 }  // namespace linv::cpu

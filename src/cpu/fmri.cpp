@@ -315,10 +315,7 @@ class Fmri final : public kernels::Fmri<T> {
 }  // namespace
 
 template <Real T>
-const kernels::Fmri<T>& fmri() {
-  static const Fmri<T> family;
-  return family;
-}
+const kernels::Fmri<T>& fmri() { return kernels::instance<Fmri<T>>(); }
 template const kernels::Fmri<float>& fmri<float>();
 template const kernels::Fmri<double>& fmri<double>();
 

@@ -64,9 +64,6 @@ class Imaging final : public kernels::Imaging {
 
 }  // namespace
 
-const kernels::Imaging& imaging() {
-  static const Imaging family;
-  return family;
-}
+const kernels::Imaging& imaging() { return kernels::instance<Imaging>(); }
 
 }  // namespace linv::cpu

@@ -163,10 +163,7 @@ class Slam final : public kernels::Slam<T> {
 }  // namespace
 
 template <Real T>
-const kernels::Slam<T>& slam() {
-  static const Slam<T> family;
-  return family;
-}
+const kernels::Slam<T>& slam() { return kernels::instance<Slam<T>>(); }
 template const kernels::Slam<float>& slam<float>();
 template const kernels::Slam<double>& slam<double>();
 

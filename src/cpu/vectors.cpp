@@ -60,10 +60,7 @@ class Vectors final : public kernels::Vectors<T> {
 }  // namespace
 
 template <Real T>
-const kernels::Vectors<T>& vectors() {
-  static const Vectors<T> family;
-  return family;
-}
+const kernels::Vectors<T>& vectors() { return kernels::instance<Vectors<T>>(); }
 template const kernels::Vectors<float>& vectors<float>();
 template const kernels::Vectors<double>& vectors<double>();
 

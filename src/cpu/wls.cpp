@@ -38,10 +38,7 @@ class Wls final : public kernels::Wls<T> {
 }  // namespace
 
 template <Real T>
-const kernels::Wls<T>& wls() {
-  static const Wls<T> family;
-  return family;
-}
+const kernels::Wls<T>& wls() { return kernels::instance<Wls<T>>(); }
 template const kernels::Wls<float>& wls<float>();
 template const kernels::Wls<double>& wls<double>();
 

@@ -357,10 +357,7 @@ class Batched final : public kernels::Batched<T> {
 }  // namespace
 
 template <Real T>
-const kernels::Batched<T>& batched() {
-  static const Batched<T> family;
-  return family;
-}
+const kernels::Batched<T>& batched() { return kernels::instance<Batched<T>>(); }
 template const kernels::Batched<float>& batched<float>();
 template const kernels::Batched<double>& batched<double>();
 

@@ -435,10 +435,7 @@ class Dense final : public kernels::Dense<T> {
 };
 
 template <Real T>
-const kernels::Dense<T>& dense() {
-  static const Dense<T> family;
-  return family;
-}
+const kernels::Dense<T>& dense() { return kernels::instance<Dense<T>>(); }
 template const kernels::Dense<float>& dense<float>();
 template const kernels::Dense<double>& dense<double>();
 

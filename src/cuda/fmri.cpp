@@ -324,10 +324,7 @@ class Fmri final : public linv::kernels::Fmri<T> {
 }  // namespace
 
 template <Real T>
-const linv::kernels::Fmri<T>& fmri() {
-  static const Fmri<T> family;
-  return family;
-}
+const linv::kernels::Fmri<T>& fmri() { return kernels::instance<Fmri<T>>(); }
 template const linv::kernels::Fmri<float>& fmri<float>();
 template const linv::kernels::Fmri<double>& fmri<double>();
 

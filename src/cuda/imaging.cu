@@ -202,9 +202,6 @@ Matrix<double> Imaging::normal_matrix(index height, index width, ConstMatrixView
 
 }  // namespace
 
-const kernels::Imaging& imaging() {
-  static const Imaging family;
-  return family;
-}
+const kernels::Imaging& imaging() { return kernels::instance<Imaging>(); }
 
 }  // namespace linv::cuda

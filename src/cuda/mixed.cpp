@@ -266,9 +266,6 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
 
 }  // namespace
 
-const kernels::Mixed& mixed() {
-  static const Mixed family;
-  return family;
-}
+const kernels::Mixed& mixed() { return kernels::instance<Mixed>(); }
 
 }  // namespace linv::cuda

@@ -198,10 +198,7 @@ void Wls<T>::solve(ConstMatrixView<T> C, index m, Storage storage, MatrixView<T>
 }  // namespace
 
 template <Real T>
-const kernels::Wls<T>& wls() {
-  static const Wls<T> family;
-  return family;
-}
+const kernels::Wls<T>& wls() { return kernels::instance<Wls<T>>(); }
 template const kernels::Wls<float>& wls<float>();
 template const kernels::Wls<double>& wls<double>();
 

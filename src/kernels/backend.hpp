@@ -34,6 +34,14 @@ class Backend {
   virtual const Imaging& imaging() const = 0;
 };
 
+// The one object of a family class, made on first use: what each backend's family accessor returns
+// (cpu::dense<T>(), cuda::wls<T>() ...).
+template <class Family>
+const Family& instance() {
+  static const Family family;
+  return family;
+}
+
 // The backend of `device`'s kind. Throws DeviceError when this linv was built without it.
 template <Real T>
 const Backend<T>& backend(Device device);
