@@ -65,14 +65,12 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
   const index K = D.cols(), N = X.cols();
   rules::require_sparsity(K, options.sparsity, "Batch-OMP");
   const Device device = X.device();
-  // G = D^T D (both triangles) and D^T X: what Batch-OMP works from
-  Matrix<T> G(K, K, device), DtX = Matrix<T>::uninitialized(K, N, device);
-  syrk<T>(Uplo::Lower, Op::Transpose, T(1), D, T(0), G.view());
-  symmetrize_from_lower<T>(G.view());
-  gemm<T>(Op::Transpose, Op::None, T(1), D, X, T(0), DtX.view());
+  const kernels::Fmri<T>& fmri = kernels::fmri<T>(device);
+  Matrix<T> G = Matrix<T>::uninitialized(K, K, device), DtX = Matrix<T>::uninitialized(K, N, device);
+  fmri.gram_and_correlations(D, X, G.view(), DtX.view());
   Matrix<double> norms(options.tolerance > 0 ? N : 0, 1, device);  // ||x||^2, only for the tolerance
   if (!norms.empty()) kernels::vectors<T>(device).column_norms_squared(X, norms.view());
-  return kernels::fmri<T>(device).batch_omp(G.view(), DtX.view(), norms.view(), options);
+  return fmri.batch_omp(G.view(), DtX.view(), norms.view(), options);
 }
 
 // ---- k-SVD -------------------------------------------------------------------------------------

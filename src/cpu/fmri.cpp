@@ -116,6 +116,15 @@ fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, Con
   return c;
 }
 
+// G = D^T D (both triangles) and DtX = D^T X.
+template <Real T>
+void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, MatrixView<T> G, MatrixView<T> DtX) {
+  lapack::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D, T(0), G);
+  for (index j = 1; j < G.cols(); ++j)
+    for (index i = 0; i < j; ++i) G(i, j) = G(j, i);
+  lapack::gemm<T>(Op::Transpose, Op::None, T(1), D, X, T(0), DtX);
+}
+
 // k-SVD's passes with the codes kept sparse.
 template <Real T>
 class KsvdSteps final : public kernels::KsvdSteps<T> {
@@ -126,10 +135,7 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
   double code(bool keep_previous) override {
     const index K = D_.cols(), N = X_.cols();
     Matrix<T> G(K, K), DtX(K, N);
-    lapack::syrk<T>(Uplo::Lower, Op::Transpose, T(1), D_.view(), T(0), G.view());
-    for (index j = 1; j < K; ++j)
-      for (index i = 0; i < j; ++i) G(i, j) = G(j, i);
-    lapack::gemm<T>(Op::Transpose, Op::None, T(1), D_.view(), X_, T(0), DtX.view());
+    gram_and_correlations<T>(D_.view(), X_, G.view(), DtX.view());
     fmri::SparseCodes<T> fresh = batch_omp<T>(G.view(), DtX.view(), {}, {.sparsity = sparsity_});
     err_ = errors(fresh);
     if (keep_previous) {  // each signal keeps the codes of the last updates where they represent it better
@@ -294,6 +300,10 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
 template <Real T>
 class Fmri final : public kernels::Fmri<T> {
  public:
+  void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, MatrixView<T> G,
+                             MatrixView<T> DtX) const override {
+    cpu::gram_and_correlations<T>(D, X, G, DtX);
+  }
   fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, ConstMatrixView<double> norms,
                                  const fmri::OmpOptions& options) const override {
     return cpu::batch_omp<T>(G, DtX, norms, options);

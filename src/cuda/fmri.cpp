@@ -27,13 +27,13 @@ namespace {
 
 namespace fk = fmri_kernels;
 
-// G = D^T D (both triangles, exactly symmetric as OMP's CPU code has it) and DtX = D^T X.
+// G = D^T D (both triangles, exactly symmetric as OMP's CPU code has it) and DtX = D^T X, queued on `lane`.
 template <Real T>
 void gram_and_correlations(const Lane& lane, const T* D, std::int64_t ldd, std::int64_t n, std::int64_t K, const T* X,
-                           std::int64_t ldx, std::int64_t N, T* G, T* DtX) {
-  blas::syrk<T>(lane.blas, Uplo::Lower, Op::Transpose, K, n, T(1), D, ldd, T(0), G, K);
-  launch::mirror_lower<T>(G, K, K, lane.stream);
-  blas::gemm<T>(lane.blas, Op::Transpose, Op::None, K, N, n, T(1), D, ldd, X, ldx, T(0), DtX, K);
+                           std::int64_t ldx, std::int64_t N, T* G, std::int64_t ldg, T* DtX, std::int64_t ldc) {
+  blas::syrk<T>(lane.blas, Uplo::Lower, Op::Transpose, K, n, T(1), D, ldd, T(0), G, ldg);
+  launch::mirror_lower<T>(G, K, ldg, lane.stream);
+  blas::gemm<T>(lane.blas, Op::Transpose, Op::None, K, N, n, T(1), D, ldd, X, ldx, T(0), DtX, ldc);
 }
 
 // OMP's outputs for N signals (values of value_size bytes).
@@ -204,7 +204,7 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
   }
 
   void gram() {
-    gram_and_correlations<T>(ctx_.main(), D_.data(), ldd_, n_, K_, X_.data(), ldx_, N_, G_.as<T>(), DtX_.as<T>());
+    gram_and_correlations<T>(ctx_.main(), D_.data(), ldd_, n_, K_, X_.data(), ldx_, N_, G_.as<T>(), K_, DtX_.as<T>(), K_);
     dictionary_changed_ = false;
   }
 
@@ -303,6 +303,12 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
 template <Real T>
 class Fmri final : public linv::kernels::Fmri<T> {
  public:
+  void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, MatrixView<T> G,
+                             MatrixView<T> DtX) const override {
+    cuda::gram_and_correlations<T>(context_of(X.device()).main(), D.data(), ld_of(D.ld()), D.rows(), D.cols(),
+                                   X.data(), ld_of(X.ld()), X.cols(), G.data(), ld_of(G.ld()), DtX.data(),
+                                   ld_of(DtX.ld()));
+  }
   fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, ConstMatrixView<double> norms,
                                  const fmri::OmpOptions& options) const override {
     return cuda::batch_omp<T>(G, DtX, norms, options);

@@ -102,6 +102,11 @@ template <Real T>
 class Fmri {
  public:
   virtual ~Fmri() = default;
+  // G = D^T D (K x K, both triangles, exactly symmetric) and DtX = D^T X (K x N): what Batch-OMP works from.
+  // All on the backend's device. On a GPU the work is queued and the call returns at once, so that
+  // batch_omp's allocations overlap it (synchronising here cost Batch-OMP 0.3 ms of 2.6 at 900 x 125000).
+  virtual void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, MatrixView<T> G,
+                                     MatrixView<T> DtX) const = 0;
   // Batch-OMP from G = D^T D (K x K) and DtX = D^T X (K x N) on the backend's device, with the signals'
   // squared norms (N x 1, float64, same device) when options.tolerance > 0 (an empty view otherwise).
   // The codes come back in host memory.
