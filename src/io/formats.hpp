@@ -86,6 +86,12 @@ template <Real T>
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays);
 template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
+// An image: height x width or height x width x channels (1 to 4), float32/float64 as they are, uint8/uint16
+// scaled to [0, 1]. Malformed arrays, and shapes or types that are not an image's, raise ParseError.
+Image read_npy_image(const std::string& path);
+// `pixels` is height x (width * channels), channel-blocked as in Image; written as float64, height x width
+// for one channel and height x width x channels otherwise.
+void write_npy_image(const std::string& path, ConstMatrixView<double> pixels, int channels);
 
 // ---- Matrix Market .mtx ----
 AnyMatrix read_mtx(const std::string& path);

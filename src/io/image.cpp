@@ -1,5 +1,7 @@
-// Grey images: PGM (P2/P5, 8 or 16 bits) always, PNG through libpng when linv was built with it. Values
-// are scaled to [0, 1] on reading; writing rounds to 8 or 16 bits.
+// Images: PGM (grey, P2/P5, 8 or 16 bits) and .npy always, PNG (grey, grey and alpha, RGB, RGBA) through
+// libpng when linv was built with it. Integer samples are scaled to [0, 1] on reading; writing clips to
+// [0, 1] and rounds to 8 or 16 bits, except .npy, which keeps float64 values as they are. Colour is read
+// by one reader per format and made grey in one place (to_grey), whatever the format.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <cmath>
 #include <csetjmp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/formats.hpp"
@@ -133,7 +136,7 @@ void png_fail(png_structp png, png_const_charp message) {
 }
 void png_warn(png_structp, png_const_charp) {}
 
-Matrix<double> read_png(const std::string& path) {
+Image read_png(const std::string& path) {
   const std::vector<unsigned char> bytes = slurp(path);
   if (bytes.size() < 8 || png_sig_cmp(bytes.data(), 0, 8) != 0) throw ParseError(path, 0, 1, "not a PNG file");
   PngErrors errors;
@@ -143,8 +146,9 @@ Matrix<double> read_png(const std::string& path) {
     const std::vector<unsigned char>* bytes;
     std::size_t at;
   } reader{&bytes, 0};
-  Matrix<double> image;
-  std::vector<unsigned char> pixels;
+  // Everything with a destructor exists before setjmp: longjmp must not skip one.
+  Image image;
+  std::vector<unsigned char> samples;
   std::vector<png_bytep> rows;
   if (setjmp(errors.jump)) {
     png_destroy_read_struct(&png, &info, nullptr);
@@ -158,36 +162,41 @@ Matrix<double> read_png(const std::string& path) {
     r->at += n;
   });
   png_read_info(png, info);
-  const png_byte type = png_get_color_type(png, info);
-  if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-  if (type == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) png_set_expand_gray_1_2_4_to_8(png);
-  if (type & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
-  if (type == PNG_COLOR_TYPE_RGB || type == PNG_COLOR_TYPE_RGB_ALPHA || type == PNG_COLOR_TYPE_PALETTE)
-    png_set_rgb_to_gray_fixed(png, 1, -1, -1);  // colour images become grey (ITU-R BT.709 weights)
+  // Palettes become RGB, grey below 8 bits becomes 8 bits, and a tRNS chunk becomes an alpha channel, so
+  // every file arrives as 1 to 4 channels of 8 or 16 bits.
+  png_set_expand(png);
+  png_set_interlace_handling(png);
   png_read_update_info(png, info);
   const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-  const int depth = png_get_bit_depth(png, info);
+  const int depth = png_get_bit_depth(png, info), channels = png_get_channels(png, info);
   const std::size_t stride = png_get_rowbytes(png, info);
-  pixels.resize(stride * height);
+  samples.resize(stride * height);
   rows.resize(height);
-  for (png_uint_32 r = 0; r < height; ++r) rows[r] = pixels.data() + r * stride;
+  for (png_uint_32 r = 0; r < height; ++r) rows[r] = samples.data() + r * stride;
   png_read_image(png, rows.data());
   png_destroy_read_struct(&png, &info, nullptr);
-  image = Matrix<double>(height, width);
+  image = Image{Matrix<double>::uninitialized(height, index{width} * channels), channels};
   const double maxval = depth == 16 ? 65535.0 : 255.0;
-  for (png_uint_32 r = 0; r < height; ++r)
-    for (png_uint_32 c = 0; c < width; ++c) {
-      const unsigned char* p = rows[r] + (depth == 16 ? 2 * c : c);
-      image(r, c) = (depth == 16 ? ((p[0] << 8) | p[1]) : p[0]) / maxval;
-    }
+  for (int k = 0; k < channels; ++k) {
+    MatrixView<double> channel = image.channel(k);
+    for (png_uint_32 r = 0; r < height; ++r)
+      for (png_uint_32 c = 0; c < width; ++c) {
+        const std::size_t at = static_cast<std::size_t>(c) * channels + k;  // samples interleaved by pixel
+        const unsigned char* p = rows[r] + (depth == 16 ? 2 * at : at);
+        channel(r, c) = (depth == 16 ? ((p[0] << 8) | p[1]) : p[0]) / maxval;  // 16-bit PNG is big-endian
+      }
+  }
   return image;
 }
 
-void write_png(const std::string& path, ConstMatrixView<double> image, int bits) {
+// `pixels` is height x (width * channels), channel-blocked as in Image.
+void write_png(const std::string& path, ConstMatrixView<double> pixels, int channels, int bits) {
+  static constexpr int kColourTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                         PNG_COLOR_TYPE_RGB_ALPHA};
   PngErrors errors;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &errors, png_fail, png_warn);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
-  std::vector<unsigned char> out, pixels;
+  std::vector<unsigned char> out, samples;
   std::vector<png_bytep> rows;
   if (setjmp(errors.jump)) {
     png_destroy_write_struct(&png, &info);
@@ -201,25 +210,27 @@ void write_png(const std::string& path, ConstMatrixView<double> image, int bits)
         o->insert(o->end(), data, data + n);
       },
       nullptr);
-  const auto width = static_cast<png_uint_32>(image.cols()), height = static_cast<png_uint_32>(image.rows());
-  png_set_IHDR(png, info, width, height, bits, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-               PNG_FILTER_TYPE_DEFAULT);
-  const std::size_t stride = static_cast<std::size_t>(width) * (bits / 8);
-  pixels.resize(stride * height);
+  const index width = pixels.cols() / channels;
+  const auto height = static_cast<png_uint_32>(pixels.rows());
+  png_set_IHDR(png, info, static_cast<png_uint_32>(width), height, bits, kColourTypes[channels - 1],
+               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  const std::size_t stride = static_cast<std::size_t>(width) * channels * (bits / 8);
+  samples.resize(stride * height);
   rows.resize(height);
   const unsigned maxval = bits == 8 ? 255u : 65535u;
-  for (png_uint_32 r = 0; r < height; ++r) {
-    rows[r] = pixels.data() + r * stride;
-    for (png_uint_32 c = 0; c < width; ++c) {
-      const unsigned v = quantise(image(r, c), maxval);
-      if (bits == 8) {
-        rows[r][c] = static_cast<unsigned char>(v);
-      } else {
-        rows[r][2 * c] = static_cast<unsigned char>(v >> 8);
-        rows[r][2 * c + 1] = static_cast<unsigned char>(v & 0xff);
+  for (png_uint_32 r = 0; r < height; ++r) rows[r] = samples.data() + r * stride;
+  for (int k = 0; k < channels; ++k)
+    for (index c = 0; c < width; ++c)
+      for (png_uint_32 r = 0; r < height; ++r) {
+        const unsigned v = quantise(pixels(r, k * width + c), maxval);
+        const std::size_t at = static_cast<std::size_t>(c) * channels + k;  // samples interleaved by pixel
+        if (bits == 8) {
+          rows[r][at] = static_cast<unsigned char>(v);
+        } else {
+          rows[r][2 * at] = static_cast<unsigned char>(v >> 8);
+          rows[r][2 * at + 1] = static_cast<unsigned char>(v & 0xff);
+        }
       }
-    }
-  }
   png_set_rows(png, info, rows.data());
   png_write_png(png, info, PNG_TRANSFORM_IDENTITY, nullptr);
   png_destroy_write_struct(&png, &info);
@@ -233,23 +244,61 @@ void write_png(const std::string& path, ConstMatrixView<double> image, int bits)
                                "libpng-dev and rebuild",
                                path));
 }
-Matrix<double> read_png(const std::string& path) { no_png(path); }
-void write_png(const std::string& path, ConstMatrixView<double>, int) { no_png(path); }
+Image read_png(const std::string& path) { no_png(path); }
+void write_png(const std::string& path, ConstMatrixView<double>, int, int) { no_png(path); }
 #endif
+
+// Grey is ITU-R BT.709 luma, 0.2126 R + 0.7152 G + 0.0722 B (libpng's default weights), taken in double on
+// the samples as stored (no gamma decoding, as MATLAB's rgb2gray), so that a colour image gives the same grey
+// whichever format holds it; alpha is dropped.
+Matrix<double> to_grey(Image image) {
+  if (image.channels == 1) return std::move(image.pixels);
+  if (image.channels == 2) return Matrix<double>::copy_of(image.channel(0));
+  const ConstMatrixView<double> red = image.channel(0), green = image.channel(1), blue = image.channel(2);
+  Matrix<double> grey = Matrix<double>::uninitialized(image.height(), image.width());
+  for (index c = 0; c < grey.cols(); ++c)
+    for (index r = 0; r < grey.rows(); ++r)
+      grey(r, c) = 0.2126 * red(r, c) + 0.7152 * green(r, c) + 0.0722 * blue(r, c);
+  return grey;
+}
+
+// The checks and the choice of format shared by write_image and write_image_channels.
+void write_channels(const std::string& path, ConstMatrixView<double> pixels, int channels, int bits) {
+  require_host(pixels.device(), "writing an image");
+  if (bits != 8 && bits != 16) throw InvalidArgument(fmt::format("images are written with 8 or 16 bits, not {}", bits));
+  if (channels < 1 || channels > 4)
+    throw InvalidArgument(fmt::format("{}: an image has 1 to 4 channels, not {}", path, channels));
+  if (pixels.cols() % channels != 0)
+    throw InvalidArgument(fmt::format("{}: {} columns do not split into {} channels of equal width", path,
+                                      pixels.cols(), channels));
+  if (ends_with(path, ".png")) return write_png(path, pixels, channels, bits);
+  if (ends_with(path, ".npy")) return detail::write_npy_image(path, pixels, channels);
+  if (ends_with(path, ".pgm")) {
+    if (channels != 1)
+      throw InvalidArgument(fmt::format("{}: PGM images are grey, and this one has {} channels (write .png or .npy)",
+                                        path, channels));
+    return write_pgm(path, pixels, bits);
+  }
+  throw InvalidArgument(fmt::format("{}: images are written to .png, .pgm or .npy files", path));
+}
 
 }  // namespace
 
-Matrix<double> read_image(const std::string& path) {
+Image read_image_channels(const std::string& path) {
   if (ends_with(path, ".png")) return read_png(path);
-  if (ends_with(path, ".pgm")) return read_pgm(path);
-  throw InvalidArgument(fmt::format("{}: images are read from .png or .pgm files", path));
+  if (ends_with(path, ".npy")) return detail::read_npy_image(path);
+  if (ends_with(path, ".pgm")) return Image{read_pgm(path), 1};
+  throw InvalidArgument(fmt::format("{}: images are read from .png, .pgm or .npy files", path));
+}
+
+Matrix<double> read_image(const std::string& path) { return to_grey(read_image_channels(path)); }
+
+void write_image_channels(const std::string& path, const Image& image, int bits) {
+  write_channels(path, image.pixels.view(), image.channels, bits);
 }
 
 void write_image(const std::string& path, ConstMatrixView<double> image, int bits) {
-  if (bits != 8 && bits != 16) throw InvalidArgument(fmt::format("images are written with 8 or 16 bits, not {}", bits));
-  if (ends_with(path, ".png")) return write_png(path, image, bits);
-  if (ends_with(path, ".pgm")) return write_pgm(path, image, bits);
-  throw InvalidArgument(fmt::format("{}: images are written to .png or .pgm files", path));
+  write_channels(path, image, 1, bits);
 }
 
 bool have_png_support() {

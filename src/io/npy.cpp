@@ -2,8 +2,9 @@
 //
 // A file is a preamble (magic "\x93NUMPY", version, header length), a header (a Python dict literal with
 // 'descr', 'fortran_order' and 'shape') and the raw array data. linv reads versions 1.0-3.0, float32 and
-// float64 little-endian data in either order, 0- to 3-dimensional; it writes version 1.0 the way np.save
-// does, matrices in Fortran order (Matrix storage as is) and stacks in C order (B, rows, cols).
+// float64 little-endian data in either order, 0- to 3-dimensional (images may also be uint8 or uint16); it
+// writes version 1.0 the way np.save does, matrices and images in Fortran order (Matrix storage as is) and
+// stacks in C order (B, rows, cols).
 #include <fmt/format.h>
 #ifdef LINV_HAVE_ZLIB
 #include <zlib.h>
@@ -34,8 +35,18 @@ constexpr std::int64_t kMaxHeaderBytes = std::int64_t{1} << 20;
 // Transposing reads and writes go through a buffer of this size.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
+// Element types as stored. uint8 and uint16 are image samples, read only by read_npy_image: a matrix is
+// taken from floats alone, so that integer data is never silently reinterpreted as a problem's values.
+enum class Element { f4, f8, u1, u2 };
+
+std::int64_t item_bytes(Element e) {
+  if (e == Element::u1) return 1;
+  if (e == Element::u2) return 2;
+  return e == Element::f4 ? 4 : 8;
+}
+
 struct Header {
-  DType dtype = DType::Float64;
+  Element element = Element::f8;
   std::string descr;  // as spelled in the file, for messages
   bool fortran_order = false;
   std::vector<index> shape;
@@ -53,8 +64,9 @@ std::string shape_text(const std::vector<index>& shape) {
 // boolean and integer-tuple values. Faults are reported at their byte offset in the file.
 class DictParser {
  public:
-  DictParser(const std::string& path, const std::string& text, std::int64_t base)
-      : path_(path), text_(text), base_(base) {}
+  // `images`: also accept uint8 and uint16.
+  DictParser(const std::string& path, const std::string& text, std::int64_t base, bool images)
+      : path_(path), text_(text), base_(base), images_(images) {}
 
   Header parse() {
     Header h;
@@ -102,7 +114,7 @@ class DictParser {
     if (pos_ != text_.size()) fail("unexpected text after the header dict");
     for (auto [have, key] : {std::pair{have_descr, "descr"}, {have_order, "fortran_order"}, {have_shape, "shape"}})
       if (!have) throw ParseError(path_, base_, -1, fmt::format("the header has no '{}' key", key));
-    h.dtype = dtype(h.descr, descr_offset);
+    h.element = element(h.descr, descr_offset);
     return h;
   }
 
@@ -176,14 +188,24 @@ class DictParser {
     return negative ? -value : value;
   }
 
-  DType dtype(const std::string& descr, std::int64_t offset) const {
-    if (descr == "<f8" || descr == "=f8") return DType::Float64;
-    if (descr == "<f4" || descr == "=f4") return DType::Float32;
-    if (descr == ">f8" || descr == ">f4")
+  Element element(const std::string& descr, std::int64_t offset) const {
+    if (descr == "<f8" || descr == "=f8") return Element::f8;
+    if (descr == "<f4" || descr == "=f4") return Element::f4;
+    if (images_) {
+      // NumPy writes uint8 as '|u1' (one byte has no order); '<' and '=' say the same on a little-endian host.
+      if (descr == "|u1" || descr == "<u1" || descr == "=u1") return Element::u1;
+      if (descr == "<u2" || descr == "=u2") return Element::u2;
+    }
+    if (descr == ">f8" || descr == ">f4" || (images_ && descr == ">u2"))
       throw ParseError(path_, offset, -1,
                        fmt::format("'{}' is big-endian, which linv does not support: save the array as "
                                    "little-endian (arr.astype('<{}'))",
                                    descr, descr.substr(1)));
+    if (images_)
+      throw ParseError(path_, offset, -1,
+                       fmt::format("'{}' is not supported: linv reads images of float32 ('<f4'), float64 ('<f8'), "
+                                   "uint8 ('|u1') and uint16 ('<u2')",
+                                   descr));
     throw ParseError(path_, offset, -1,
                      fmt::format("'{}' is not supported: linv reads float32 ('<f4') and float64 ('<f8')", descr));
   }
@@ -191,6 +213,7 @@ class DictParser {
   const std::string& path_;
   const std::string& text_;
   std::int64_t base_;
+  bool images_;
   std::size_t pos_ = 0;
 };
 
@@ -211,8 +234,9 @@ ParseError data_size_error(const std::string& path, const Header& h, std::int64_
                                 available - h.data_bytes, shape_text(h.shape), h.descr, h.data_bytes, available));
 }
 
-// Reads and validates everything up to the data; on return `in` is positioned at the data.
-Header read_header(InputFile& in) {
+// Reads and validates everything up to the data; on return `in` is positioned at the data. `images`: the
+// array is an image, which may also hold uint8 or uint16 samples.
+Header read_header(InputFile& in, bool images = false) {
   const std::string& path = in.path();
   std::array<unsigned char, 12> pre{};
   std::size_t got = in.read_some(pre.data(), 8);
@@ -248,12 +272,12 @@ Header read_header(InputFile& in) {
   if (text_got < text.size())
     throw ParseError(path, in.offset(), -1, fmt::format("truncated header: the file ends after {} bytes", in.offset()));
 
-  Header h = DictParser(path, text, header_offset).parse();
+  Header h = DictParser(path, text, header_offset, images).parse();
   if (h.shape.size() > 3)
     throw ParseError(path, h.shape_offset, -1,
                      fmt::format("shape {} has {} dimensions; linv reads arrays of up to 3 (a stack of matrices)",
                                  shape_text(h.shape), h.shape.size()));
-  const std::int64_t item = h.dtype == DType::Float32 ? 4 : 8;
+  const std::int64_t item = item_bytes(h.element);
   // The element count is checked against overflow so that absurd shapes fail here, before any allocation.
   std::int64_t elements = 1;
   const bool has_zero = std::find(h.shape.begin(), h.shape.end(), 0) != h.shape.end();
@@ -344,6 +368,20 @@ Matrix<T> read_matrix_data(InputFile& in, const Header& h) {
   return m;
 }
 
+// One image sample as a double: floats as they are, unsigned integers scaled to [0, 1].
+double sample(const unsigned char* p, Element e) {
+  if (e == Element::u1) return p[0] / 255.0;
+  if (e == Element::u2) return little_endian(p, 2) / 65535.0;
+  if (e == Element::f4) {
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  double v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // ---- writing ----
 
 template <Real T>
@@ -400,15 +438,59 @@ AnyMatrix read_npy(const std::string& path) {
     throw ParseError(path, h.shape_offset, -1,
                      fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
                                  shape_text(h.shape), h.shape[0]));
-  if (h.dtype == DType::Float32) return read_matrix_data<float>(in, h);
+  if (h.element == Element::f4) return read_matrix_data<float>(in, h);
   return read_matrix_data<double>(in, h);
 }
 
 AnyStack read_npy_stack(const std::string& path) {
   InputFile in(path);
   const Header h = read_header(in);
-  if (h.dtype == DType::Float32) return read_stack_data<float>(in, h);
+  if (h.element == Element::f4) return read_stack_data<float>(in, h);
   return read_stack_data<double>(in, h);
+}
+
+Image read_npy_image(const std::string& path) {
+  InputFile in(path);
+  const Header h = read_header(in, true);
+  const std::vector<index>& d = h.shape;
+  if (d.size() < 2)
+    throw ParseError(path, h.shape_offset, -1,
+                     fmt::format("shape {} is not an image: linv reads height x width or height x width x channels",
+                                 shape_text(d)));
+  if (d.size() == 3 && (d[2] < 1 || d[2] > 4))
+    throw ParseError(path, h.shape_offset, -1,
+                     fmt::format("shape {} has {} channels; an image has 1 to 4 (grey, grey and alpha, RGB, RGBA)",
+                                 shape_text(d), d[2]));
+  const index height = d[0], width = d[1], channels = d.size() == 3 ? d[2] : 1;
+  // Samples are converted as they are placed, so the whole array is read first (no larger than the result).
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(h.data_bytes));
+  if (in.read_some(bytes.data(), bytes.size()) < bytes.size())
+    throw data_size_error(path, h, in.offset() - h.data_offset);
+  expect_end(in, h);
+  Image image{Matrix<double>::uninitialized(height, width * channels), static_cast<int>(channels)};
+  double* out = image.pixels.data();
+  const std::size_t item = static_cast<std::size_t>(item_bytes(h.element));
+  const unsigned char* p = bytes.data();
+  // Sample (i, j, k) belongs at pixels(i, j + k * width), offset i + height * (j + width * k): where Fortran
+  // order stores it. C order stores the axes the other way round, k fastest.
+  if (h.fortran_order) {
+    for (index s = 0; s < image.pixels.size(); ++s, p += item) out[s] = sample(p, h.element);
+  } else {
+    for (index i = 0; i < height; ++i)
+      for (index j = 0; j < width; ++j)
+        for (index k = 0; k < channels; ++k, p += item) out[i + height * (j + width * k)] = sample(p, h.element);
+  }
+  return image;
+}
+
+void write_npy_image(const std::string& path, ConstMatrixView<double> pixels, int channels) {
+  AtomicFile out(path);
+  const index width = pixels.cols() / channels;
+  // In Fortran order (height, width, channels) is the channel-blocked matrix's own column-major layout.
+  out.write(channels == 1 ? header<double>(true, {pixels.rows(), width})
+                          : header<double>(true, {pixels.rows(), width, index{channels}}));
+  write_columns(out, pixels);
+  out.commit();
 }
 
 template <Real T>
