@@ -80,7 +80,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="linv-deblur-") as tmp:
         linv_json = os.path.join(tmp, "linv.json")
         cmd = [args.linv, "bench", "deblur", "--time", "--device", "cuda", "--dense-sizes", args.dense_sizes,
-               "--matrix-free-sizes", args.matrix_free_sizes, "--lambda", str(LAMBDA), "--repeats", str(args.repeats),
+               "--matrix-free-sizes", args.matrix_free_sizes, "--auto-sizes", "", "--lambda", str(LAMBDA),
+               "--repeats", str(args.repeats),
                "--json", linv_json]
         linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
 

@@ -12,14 +12,15 @@ namespace linv::cli {
 namespace {
 
 struct DegradeArgs {
-  std::string input, output, psf = "gaussian:size=5,sigma=1", noise, truth;
+  std::string input, output, psf = "gaussian:size=5,sigma=1", noise, truth, boundary = "reflexive";
+  index crop = 0;
   std::uint64_t seed = 1;
   int bits = 16;
   bool quiet = false;
 };
 
-// An image file, or "phantom:N" for the N x N modified Shepp-Logan phantom.
-Matrix<double> load_image(const std::string& spec) {
+// An image file (every channel), or "phantom:N" for the N x N modified Shepp-Logan phantom.
+io::Image load_image(const std::string& spec) {
   constexpr std::string_view prefix = "phantom:";
   if (spec.rfind(prefix, 0) == 0) {
     const std::string_view size = std::string_view(spec).substr(prefix.size());
@@ -27,74 +28,158 @@ Matrix<double> load_image(const std::string& spec) {
     const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), n);
     if (ec != std::errc() || end != size.data() + size.size() || n < 1 || n > 65536)
       throw InvalidArgument(fmt::format("'{}': expected phantom:N with N from 1 to 65536", spec));
-    return imaging::shepp_logan(n);
+    return {imaging::shepp_logan(n), 1};
   }
-  return io::read_image(spec);
+  return io::read_image_channels(spec);
+}
+
+// A PSF spec (gaussian:..., disk:...) or a file holding the kernel (.npy, .mtx, .mat:name, .png, .pgm).
+imaging::Psf load_psf(const std::string& spec) {
+  for (std::string_view ext : {".npy", ".mtx", ".png", ".pgm"})
+    if (spec.size() > ext.size() && spec.compare(spec.size() - ext.size(), ext.size(), ext) == 0) {
+      const bool picture = ext == ".png" || ext == ".pgm";
+      const Matrix<double> k = picture ? io::read_image(spec) : io::convert<double>(io::read_matrix(spec), false);
+      return imaging::psf_from(k.view(), spec);
+    }
+  if (spec.find(".mat:") != std::string::npos || spec.ends_with(".mat"))
+    return imaging::psf_from(io::convert<double>(io::read_matrix(spec), false).view(), spec);
+  return imaging::parse_psf(spec);
+}
+
+// The colour channels of an image (alpha, which no camera blurs, is left aside) as one h x (w * channels)
+// matrix, and the image put back together around a processed one.
+int colour_channels(const io::Image& image) { return image.has_alpha() ? image.channels - 1 : image.channels; }
+Matrix<double> colour_of(const io::Image& image) {
+  return Matrix<double>::copy_of(image.pixels.block(0, 0, image.height(), image.width() * colour_channels(image)));
+}
+io::Image with_colour(const io::Image& original, ConstMatrixView<double> colour) {
+  io::Image out{Matrix<double>::copy_of(original.pixels.view()), original.channels};
+  copy<double>(colour, out.pixels.block(0, 0, colour.rows(), colour.cols()));
+  return out;
+}
+// The block of an image `crop` pixels in from every edge, every channel.
+io::Image cropped(const io::Image& image, index crop) {
+  const index h = image.height() - 2 * crop, w = image.width() - 2 * crop;
+  io::Image out{Matrix<double>(h, w * image.channels), image.channels};
+  for (int c = 0; c < image.channels; ++c)
+    copy<double>(image.channel(c).block(crop, crop, h, w), out.channel(c));
+  return out;
+}
+
+double psnr_of(const io::Image& image, const io::Image& truth) {
+  if (image.channels != truth.channels || image.height() != truth.height() || image.width() != truth.width())
+    throw ShapeMismatch(fmt::format("--truth: the image ({} channels) and the truth ({} channels)", image.channels,
+                                    truth.channels),
+                        image.height(), image.width(), truth.height(), truth.width());
+  return imaging::psnr(image.pixels.view(), truth.pixels.view());
 }
 
 void run_degrade(const DegradeArgs& a) {
-  const imaging::Psf psf = imaging::parse_psf(a.psf);  // usage errors before any file is read
-  const Matrix<double> f = load_image(a.input);
-  Matrix<double> g = imaging::convolve(f.view(), psf.kernel.view());
-  if (!a.noise.empty()) g = imaging::add_noise(g.view(), a.noise, a.seed);
-  io::write_image(a.output, g.view(), a.bits);
-  if (!a.truth.empty()) io::write_image(a.truth, f.view(), a.bits);
+  const imaging::Psf psf = load_psf(a.psf);  // usage errors before any image is read
+  const imaging::Boundary boundary = imaging::parse_boundary(a.boundary);
+  const io::Image f = load_image(a.input);
+  if (a.crop < 0 || 2 * a.crop >= std::min(f.height(), f.width()))
+    throw InvalidArgument(fmt::format("--crop {}: the image is {}", a.crop, shape_string(f.height(), f.width())));
+  io::Image g{Matrix<double>(f.height(), f.width() * f.channels), f.channels};
+  for (int c = 0; c < f.channels; ++c) {
+    const bool alpha = f.has_alpha() && c == f.channels - 1;
+    Matrix<double> channel = alpha ? Matrix<double>::copy_of(f.channel(c)) : imaging::convolve(f.channel(c), psf.kernel.view(), boundary);
+    if (!a.noise.empty() && !alpha) channel = imaging::add_noise(channel.view(), a.noise, a.seed + static_cast<std::uint64_t>(c));
+    copy<double>(channel.view(), g.channel(c));
+  }
+  // with --crop, the blur near the output's edges saw real scene beyond them, as a camera's does
+  const io::Image out = cropped(g, a.crop), truth = cropped(f, a.crop);
+  io::write_image_channels(a.output, out, a.bits);
+  if (!a.truth.empty()) io::write_image_channels(a.truth, truth, a.bits);
   if (!a.quiet)
-    std::printf("degrade: %s image | psf %s (%lldx%lld)%s | MSE %.3g, PSNR %.2f dB -> %s\n",
-                shape_string(f.rows(), f.cols()).c_str(), a.psf.c_str(), static_cast<long long>(psf.kernel.rows()),
-                static_cast<long long>(psf.kernel.cols()), a.noise.empty() ? "" : (" | noise " + a.noise).c_str(),
-                imaging::mse(g.view(), f.view()), imaging::psnr(g.view(), f.view()), a.output.c_str());
+    std::printf("degrade: %s image, %d channel%s | psf %s (%lldx%lld), %s boundary%s%s | PSNR %.2f dB -> %s\n",
+                shape_string(out.height(), out.width()).c_str(), out.channels, out.channels > 1 ? "s" : "",
+                psf.spec.c_str(), static_cast<long long>(psf.kernel.rows()), static_cast<long long>(psf.kernel.cols()),
+                a.boundary.c_str(), a.crop > 0 ? fmt::format(", {} pixels cropped", a.crop).c_str() : "",
+                a.noise.empty() ? "" : (" | noise " + a.noise).c_str(), psnr_of(out, truth), a.output.c_str());
 }
 
 struct DeblurArgs {
   std::string input, output, psf = "gaussian:size=5,sigma=1", lambda = "auto", path = "auto", truth;
+  std::string boundary = "reflexive", regularizer = "laplacian", robust = "auto";
   int max_iterations = 1000;
   double tolerance = 1e-10;
   int bits = 16;
   CommonOptions common;
 };
 
-void run_deblur(const DeblurArgs& a) {
-  const imaging::Psf psf = imaging::parse_psf(a.psf);  // usage errors before any file is read
-  imaging::DeblurOptions options{.max_iterations = a.max_iterations, .tolerance = a.tolerance};
-  if (a.lambda != "auto") {
+imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
+  imaging::DeblurOptions o{.boundary = imaging::parse_boundary(a.boundary),
+                           .regularizer = imaging::parse_regularizer(a.regularizer),
+                           .max_iterations = a.max_iterations,
+                           .tolerance = a.tolerance};
+  if (a.lambda == "auto")
+    o.rule = imaging::LambdaRule::Auto;
+  else if (a.lambda == "gcv")
+    o.rule = imaging::LambdaRule::GCV;
+  else if (a.lambda == "discrepancy")
+    o.rule = imaging::LambdaRule::Discrepancy;
+  else {
     double v = -1;
     const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
     if (ec != std::errc() || end != a.lambda.data() + a.lambda.size() || !(v >= 0))
-      throw InvalidArgument(fmt::format("--lambda {}: expected a non-negative number or auto", a.lambda));
-    options.lambda = v;
+      throw InvalidArgument(fmt::format("--lambda {}: expected a non-negative number, auto, gcv or discrepancy", a.lambda));
+    o.lambda = v;
   }
-  if (a.path == "dense")
-    options.path = imaging::DeblurPath::Dense;
+  if (a.robust == "on")
+    o.robust = imaging::Robust::On;
+  else if (a.robust == "off")
+    o.robust = imaging::Robust::Off;
+  else if (a.robust != "auto")
+    throw InvalidArgument(fmt::format("--robust {}: expected auto, on or off", a.robust));
+  if (a.path == "spectral")
+    o.path = imaging::DeblurPath::Spectral;
+  else if (a.path == "dense")
+    o.path = imaging::DeblurPath::Dense;
   else if (a.path == "matrix-free")
-    options.path = imaging::DeblurPath::MatrixFree;
+    o.path = imaging::DeblurPath::MatrixFree;
   else if (a.path != "auto")
-    throw InvalidArgument(fmt::format("--path {}: expected auto, dense or matrix-free", a.path));
-  const Matrix<double> g = io::read_image(a.input);
-  const Device device = device_for(a.common, Operation::Deblur, g.rows() * g.cols());
-  const Matrix<double> truth = a.truth.empty() ? Matrix<double>() : load_image(a.truth);
-  imaging::DeblurResult r = imaging::deblur(g.to(device).view(), psf, options);
-  r.image = r.image.to(Device::cpu());
-  io::write_image(a.output, r.image.view(), a.bits);
-  nlohmann::json j = report_json("deblur", r.report, {{"image", a.input}}, a.output, g.rows(), g.cols());
-  j.update({{"psf", a.psf}, {"lambda", r.lambda}, {"lambda_from", r.lambda_from}});
+    throw InvalidArgument(fmt::format("--path {}: expected auto, spectral, dense or matrix-free", a.path));
+  return o;
+}
+
+void run_deblur(const DeblurArgs& a) {
+  const imaging::Psf psf = load_psf(a.psf);  // usage errors before any image is read
+  imaging::DeblurOptions options = deblur_options(a);
+  const io::Image g = io::read_image_channels(a.input);
+  const io::Image truth = a.truth.empty() ? io::Image() : load_image(a.truth);
+  options.channels = colour_channels(g);
+  const Device device = device_for(a.common, Operation::Deblur, g.height() * g.width() * options.channels);
+  const Matrix<double> colour = colour_of(g);
+  imaging::DeblurResult r = imaging::deblur(colour.to(device).view(), psf, options);
+  const io::Image recovered = with_colour(g, r.image.to(Device::cpu()).view());
+  io::write_image_channels(a.output, recovered, a.bits);
+  nlohmann::json j = report_json("deblur", r.report, {{"image", a.input}}, a.output, g.height(), g.width());
+  j.update({{"psf", psf.spec},
+            {"channels", options.channels},
+            {"boundary", a.boundary},
+            {"regularizer", a.regularizer},
+            {"lambda", r.lambda},
+            {"lambda_from", r.lambda_from},
+            {"noise_sigma", r.noise_sigma},
+            {"robust", r.robust}});
   std::string quality;
   if (!a.truth.empty()) {
-    const double before = imaging::mse(g.view(), truth.view()), after = imaging::mse(r.image.view(), truth.view());
-    j["mse_degraded"] = before;
-    j["mse_recovered"] = after;
-    j["psnr_recovered"] = imaging::psnr(r.image.view(), truth.view());
-    quality = fmt::format(" | MSE {:.3g} -> {:.3g}, PSNR {:.2f} dB", before, after, j["psnr_recovered"].get<double>());
+    const double before = psnr_of(g, truth), after = psnr_of(recovered, truth);
+    j["psnr_degraded"] = before;
+    j["psnr_recovered"] = after;
+    j["mse_degraded"] = imaging::mse(g.pixels.view(), truth.pixels.view());
+    j["mse_recovered"] = imaging::mse(recovered.pixels.view(), truth.pixels.view());
+    quality = fmt::format(" | PSNR {:.2f} -> {:.2f} dB", before, after);
   }
   write_report(a.common, j);
   if (!a.common.quiet) {
     const Report& rr = r.report;
-    std::printf("deblur: %s image | %s on %s, lambda %.3g (%s)%s | %.3f s%s -> %s\n",
-                shape_string(g.rows(), g.cols()).c_str(), std::string(to_string(rr.method)).c_str(),
-                rr.device.name().c_str(), r.lambda, r.lambda_from.c_str(),
-                rr.iterations > 0
-                    ? fmt::format(", {} CG iterations ({})", rr.iterations, to_string(rr.stop)).c_str()
-                    : "",
+    std::printf("deblur: %s image, %d channel%s | %s on %s, lambda %.3g (%s), noise %.3g%s%s | %.3f s%s -> %s\n",
+                shape_string(g.height(), g.width()).c_str(), options.channels, options.channels > 1 ? "s" : "",
+                std::string(to_string(rr.method)).c_str(), rr.device.name().c_str(), r.lambda, r.lambda_from.c_str(),
+                r.noise_sigma, r.robust ? ", robust" : "",
+                rr.iterations > 0 ? fmt::format(", {} CG iterations ({})", rr.iterations, to_string(rr.stop)).c_str() : "",
                 rr.seconds, quality.c_str(), a.output.c_str());
   }
 }
@@ -107,6 +192,7 @@ struct QualityArgs {
   bool time = false;
   std::string dense_sizes = "64,128";
   std::string matrix_free_sizes = "2048";
+  std::string auto_sizes = "256x1,512x3";  // SIDExCHANNELS
   double lambda = 1e-2;  // about what GCV picks for the Gaussian noise below
 };
 
@@ -122,8 +208,8 @@ void run_timing(const QualityArgs& a) {
     for (const std::string& size : split(sizes)) {
       const index n = std::stoll(size);
       const Matrix<double> f = imaging::shepp_logan(n);
-      const Matrix<double> g = imaging::add_noise(imaging::convolve(f.view(), psf.kernel.view()).view(),
-                                                  "gaussian:var=0.001", a.seed);
+      const Matrix<double> g = imaging::add_noise(
+          imaging::convolve(f.view(), psf.kernel.view(), imaging::Boundary::Reflexive).view(), "gaussian:var=0.001", a.seed);
       imaging::DeblurResult r;
       const Timing t = time_repeats(a.bench.repeats, r, [&] {
         imaging::DeblurResult on = imaging::deblur(g.to(device).view(), psf, {.lambda = a.lambda, .path = path});
@@ -138,18 +224,47 @@ void run_timing(const QualityArgs& a) {
       std::printf("deblur %4lldx%-4lld %-11s %9.4f s  iterations %d  MSE %.3g -> %.3g\n", static_cast<long long>(n),
                   static_cast<long long>(n), path_name, t.median, r.report.iterations, before, after);
     }
+  // everything automatic (lambda, path, robustness) on a colour phantom blurred as a camera blurs, noise 1e-4
+  for (const std::string& size : split(a.auto_sizes)) {
+    const std::vector<index> dims = parse_dims(size, "SIDExCHANNELS");
+    const index n = dims[0];
+    const int channels = static_cast<int>(dims[1]);
+    if (channels < 1 || channels > 4) throw InvalidArgument(fmt::format("--auto-sizes {}: 1 to 4 channels", size));
+    const Matrix<double> scene = imaging::shepp_logan(n + 32);
+    const Matrix<double> blurred = imaging::add_noise(
+        imaging::convolve(scene.view(), psf.kernel.view(), imaging::Boundary::Reflexive).view(), "gaussian:var=0.0001", a.seed);
+    Matrix<double> g(n, n * channels), f(n, n * channels);
+    for (int c = 0; c < channels; ++c) {
+      copy<double>(blurred.block(16, 16, n, n), g.block(0, c * n, n, n));
+      copy<double>(scene.block(16, 16, n, n), f.block(0, c * n, n, n));
+    }
+    imaging::DeblurResult r;
+    const Timing t = time_repeats(a.bench.repeats, r, [&] {
+      imaging::DeblurResult on = imaging::deblur(g.to(device).view(), psf, {.channels = channels});
+      on.image = on.image.to(Device::cpu());
+      return on;
+    });
+    const double before = imaging::psnr(g.view(), f.view()), after = imaging::psnr(r.image.view(), f.view());
+    out["rows"].push_back({{"size", n}, {"channels", channels}, {"path", "auto"}, {"method", to_string(r.report.method)},
+                           {"lambda", r.lambda}, {"lambda_from", r.lambda_from}, {"seconds", t.median},
+                           {"seconds_all", t.all}, {"psnr_degraded", before}, {"psnr_recovered", after}});
+    std::printf("deblur %4lldx%-4lld x%d auto (%s) %9.4f s  lambda %.3g  PSNR %.2f -> %.2f dB\n",
+                static_cast<long long>(n), static_cast<long long>(n), channels,
+                std::string(to_string(r.report.method)).c_str(), t.median, r.lambda, before, after);
+  }
   write_bench(a.bench, out);
 }
 
-// The thesis's experiment on the phantom: each PSF, without noise and with each noise, recovered with
-// lambda by GCV (and, without noise, with lambda 0 too, since GCV assumes noise).
+// The thesis's experiment on the phantom, with the thesis's model (zero boundary, identity regulariser, the
+// dense path): each PSF, without noise and with each noise, recovered with lambda by GCV (and, without
+// noise, with lambda 0 too, since GCV assumes noise).
 void run_quality(const QualityArgs& a) {
   const Matrix<double> f = imaging::shepp_logan(a.size);
   nlohmann::json rows = nlohmann::json::array();
   std::string md = "| PSF | noise | lambda | degraded MSE | recovered MSE | better |\n|---|---|---|---|---|---|\n";
   for (const char* spec : {"gaussian:size=5,sigma=1", "motion:len=9,angle=30", "box:size=3", "sharpen:alpha=0.2"}) {
     const imaging::Psf psf = imaging::parse_psf(spec);
-    const Matrix<double> g = imaging::convolve(f.view(), psf.kernel.view());
+    const Matrix<double> g = imaging::convolve(f.view(), psf.kernel.view(), imaging::Boundary::Zero);
     for (const char* noise : {"", "gaussian:var=0.001", "saltpepper:density=0.05"}) {
       const Matrix<double> gn =
           *noise == '\0' ? Matrix<double>::copy_of(g.view()) : imaging::add_noise(g.view(), noise, a.seed);
@@ -159,7 +274,10 @@ void run_quality(const QualityArgs& a) {
         imaging::DeblurResult r;
         std::string outcome;
         try {
-          r = imaging::deblur(gn.view(), psf, {.lambda = lambda, .path = imaging::DeblurPath::Dense});
+          r = imaging::deblur(gn.view(), psf,
+                              {.lambda = lambda, .rule = imaging::LambdaRule::GCV, .boundary = imaging::Boundary::Zero,
+                               .regularizer = imaging::Regularizer::Identity, .robust = imaging::Robust::Off,
+                               .path = imaging::DeblurPath::Dense});
         } catch (const NumericalError& e) {
           outcome = e.what();
         }
@@ -180,54 +298,78 @@ void run_quality(const QualityArgs& a) {
                         {"device", "cpu"},
                         {"linv_version", build_info().version},
                         {"method", {{"image", fmt::format("modified Shepp-Logan phantom, {}x{}", a.size, a.size)},
-                                    {"path", "dense: H^T H + lambda I, Cholesky"},
+                                    {"path", "the thesis's model: zero boundary, H^T H + lambda I, Cholesky"},
                                     {"noise_seed", a.seed}}},
                         {"rows", rows}};
   write_bench(a.bench, out);
   if (!a.markdown.empty()) io::write_text(a.markdown, md);
 }
 
+constexpr const char* kPsfHelp =
+    "gaussian:size=S,sigma=X | box:size=S | disk:radius=R | motion:len=L,angle=DEG | sharpen:alpha=A (MATLAB's "
+    "fspecial conventions), or a file holding the kernel (.npy, .mtx, .mat:name, .png, .pgm)";
+constexpr const char* kImageHelp =
+    "(.png grey, grey+alpha, RGB or RGBA at 8 or 16 bits; .pgm; .npy height x width [x channels])";
+
 const Command kCommands[] = {
-    {"", "degrade", "Blur (and optionally add noise to) an image: g = H f + n, zero boundaries",
+    {"", "degrade", "Blur (and optionally add noise to) an image: g = H f + n, each colour channel alike",
      [](CLI::App& cmd) {
        auto a = std::make_shared<DegradeArgs>();
-       cmd.add_option("IN", a->input,
-                      "Image (.png or .pgm, grey, 8 or 16 bits), or phantom:N for the N x N Shepp-Logan phantom")
+       cmd.add_option("IN", a->input, fmt::format("Image {}, or phantom:N for the N x N Shepp-Logan phantom", kImageHelp))
            ->required();
-       cmd.add_option("-o,--output", a->output, "Where to write the degraded image (.png or .pgm)")->required();
-       cmd.add_option("--psf", a->psf,
-                      "gaussian:size=S,sigma=X | box:size=S | motion:len=L,angle=DEG | sharpen:alpha=A (MATLAB's "
-                      "fspecial conventions)")
-           ->capture_default_str();
+       cmd.add_option("-o,--output", a->output, "Where to write the degraded image (.png, .pgm or .npy)")->required();
+       cmd.add_option("--psf", a->psf, kPsfHelp)->capture_default_str();
        cmd.add_option("--noise", a->noise,
-                      "gaussian:var=V[,mean=M] | saltpepper:density=D (MATLAB's imnoise conventions)");
+                      "gaussian:var=V[,mean=M] | saltpepper:density=D | poisson[:peak=P] (MATLAB's imnoise "
+                      "conventions; Poisson counts of peak P at intensity 1)");
+       cmd.add_option("--boundary", a->boundary,
+                      "What the blur reads past the frame: reflexive (the scene mirrored), zero or periodic")
+           ->capture_default_str();
+       cmd.add_option("--crop", a->crop,
+                      "Crop this many pixels from every edge after blurring (the truth too), so that the blur near "
+                      "the edges saw real scene beyond them, as a camera's does")
+           ->capture_default_str();
        cmd.add_option("--seed", a->seed, "Seed of the noise")->capture_default_str();
-       cmd.add_option("--truth", a->truth, "Also write the undegraded image here (useful with phantom:N)");
-       cmd.add_option("--bits", a->bits, "Bits per pixel of the outputs (8 or 16)")
+       cmd.add_option("--truth", a->truth, "Also write the undegraded image here (cropped alike)");
+       cmd.add_option("--bits", a->bits, "Bits per sample of PNG and PGM outputs (8 or 16)")
            ->capture_default_str()
            ->check(CLI::IsMember({8, 16}));
        cmd.add_flag("-q,--quiet", a->quiet, "Print nothing on success");
        cmd.callback([a] { run_degrade(*a); });
      }},
-    {"", "deblur", "Recover an image: f = (H^T H + lambda I)^-1 H^T g for the PSF's system matrix H",
+    {"", "deblur",
+     "Recover an image: f = argmin ||H f - g||^2 + lambda ||L f||^2 for the PSF's blur H under a boundary "
+     "condition and a regulariser L, each colour channel with one lambda",
      [](CLI::App& cmd) {
        auto d = std::make_shared<DeblurArgs>();
-       cmd.add_option("IN", d->input, "The degraded image (.png or .pgm)")->required();
-       cmd.add_option("-o,--output", d->output, "Where to write the recovered image")->required();
+       cmd.add_option("IN", d->input, fmt::format("The degraded image {}; alpha is kept as it is", kImageHelp))
+           ->required();
+       cmd.add_option("-o,--output", d->output, "Where to write the recovered image (.png, .pgm or .npy)")->required();
        cmd.add_option("--psf", d->psf, "The PSF that degraded it (as for degrade)")->capture_default_str();
        cmd.add_option("--lambda", d->lambda,
-                      "Regularisation weight, or auto (generalised cross-validation; dense path). Noise-free images "
-                      "want a small value: GCV assumes noise")
+                      "Regularisation weight, or how to choose it: auto (generalised cross-validation, or the "
+                      "discrepancy principle where GCV fits the noise), gcv or discrepancy")
+           ->capture_default_str();
+       cmd.add_option("--boundary", d->boundary,
+                      "reflexive (the scene mirrored past the frame: photographs), zero (a dark surround: the "
+                      "thesis's) or periodic")
+           ->capture_default_str();
+       cmd.add_option("--regularizer", d->regularizer, "L: laplacian, gradient or identity (the thesis's)")
+           ->capture_default_str();
+       cmd.add_option("--robust", d->robust,
+                      "A robust data term (Huber's, salt and pepper and clipped pixels left out): auto (on when g "
+                      "shows impulse noise), on or off")
            ->capture_default_str();
        cmd.add_option("--path", d->path,
-                      "auto (dense up to 64x64 pixels), dense (form H^T H + lambda I, Cholesky) or matrix-free "
-                      "(conjugate gradients)")
+                      "auto (spectral where exact, dense up to 64x64 pixels, matrix-free above), spectral (DFT or "
+                      "DCT: periodic boundary, or reflexive with a symmetric PSF), dense (H^T H + lambda L^T L, "
+                      "Cholesky) or matrix-free (preconditioned conjugate gradients)")
            ->capture_default_str();
-       cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print MSE and PSNR before and after");
+       cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print PSNR before and after");
        cmd.add_option("--max-iter", d->max_iterations, "matrix-free: conjugate-gradient iterations at most")
            ->capture_default_str();
        cmd.add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")->capture_default_str();
-       cmd.add_option("--bits", d->bits, "Bits per pixel of the output (8 or 16)")
+       cmd.add_option("--bits", d->bits, "Bits per sample of PNG and PGM outputs (8 or 16)")
            ->capture_default_str()
            ->check(CLI::IsMember({8, 16}));
        add_common_options(cmd, d->common);
@@ -248,7 +390,11 @@ const Command kCommands[] = {
        cmd.add_option("--dense-sizes", q->dense_sizes, "--time: image sizes for the dense path")->capture_default_str();
        cmd.add_option("--matrix-free-sizes", q->matrix_free_sizes, "--time: image sizes for the matrix-free path")
            ->capture_default_str();
-       cmd.add_option("--lambda", q->lambda, "--time: the regularisation weight")->capture_default_str();
+       cmd.add_option("--lambda", q->lambda, "--time: the regularisation weight of the dense and matrix-free sizes")
+           ->capture_default_str();
+       cmd.add_option("--auto-sizes", q->auto_sizes,
+                      "--time: SIDExCHANNELS images deblurred with everything automatic (lambda included), e.g. 512x3")
+           ->capture_default_str();
        cmd.callback([q] {
          if (q->time) return run_timing(*q);
          run_quality(*q);

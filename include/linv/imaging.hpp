@@ -1,8 +1,10 @@
 // Images as linear inverse problems: a degraded image is g = H f + n, H the system matrix of a
-// point-spread function (PSF) with zero boundary conditions. This header holds the forward model: PSFs
-// following MATLAB's fspecial conventions (which the source thesis used), the convolution, the dense
-// system matrix for small images (the thesis's filter2matrix), noise following imnoise, and a test image
-// made by code (the modified Shepp-Logan phantom). Images are matrices of height x width, values in [0, 1].
+// point-spread function (PSF) under a boundary condition (what the model assumes about the scene outside
+// the frame). This header holds the forward model: PSFs following MATLAB's fspecial conventions (which the
+// source thesis used), the convolution, the dense system matrix for small images (the thesis's
+// filter2matrix), noise following imnoise, a test image made by code (the modified Shepp-Logan phantom),
+// and the regularised reconstruction. Images are matrices of height x width, values in [0, 1]; several
+// channels of one image (RGB) stand side by side, height x (width * channels).
 #pragma once
 
 #include <cstdint>
@@ -15,33 +17,54 @@
 
 namespace linv::imaging {
 
-// A PSF: its kernel (kernel(p, q), rows x cols) and the spec it came from.
+// What the model assumes beyond the frame: zero (the thesis's: a dark surround, right for the phantom),
+// reflexive (the scene mirrored at the border, as imfilter's 'symmetric': right for photographs, whose
+// scene goes on past the frame) or periodic (the image repeats, as the DFT assumes).
+enum class Boundary { Zero, Reflexive, Periodic };
+std::string_view to_string(Boundary b);  // "zero", "reflexive", "periodic"
+Boundary parse_boundary(std::string_view name);
+
+// The regulariser of f = argmin ||H f - g||^2 + lambda ||L f||^2: L = I (the thesis's), the image's first
+// differences (gradient), or the 5-point Laplacian, each under the model's boundary condition.
+enum class Regularizer { Identity, Gradient, Laplacian };
+std::string_view to_string(Regularizer r);  // "identity", "gradient", "laplacian"
+Regularizer parse_regularizer(std::string_view name);
+
+// A PSF: its kernel (kernel(p, q), rows x cols; kernel(rows / 2, cols / 2) is its centre) and the spec it
+// came from.
 struct Psf {
   Matrix<double> kernel;
   std::string spec;
+  // Whether the kernel is symmetric about its centre in both directions (kernel(c + p, q) = kernel(c - p, q)
+  // and likewise for columns, entries past the edge counting as zero). Gaussian, box, disk and sharpen
+  // PSFs are; then a reflexive boundary makes H^T H + lambda L^T L diagonal in the 2-D DCT.
+  bool symmetric() const;
 };
 
 // "gaussian:size=5,sigma=1" (fspecial('gaussian', 5, 1); defaults size=3, sigma=0.5)
 // "box:size=3"              (fspecial('average', 3); default size=3)
+// "disk:radius=3"           (fspecial('disk', 3): each pixel weighted by its area inside the circle)
 // "motion:len=9,angle=30"   (fspecial('motion', 9, 30); defaults len=9, angle=0)
 // "sharpen:alpha=0.2"       (fspecial('unsharp', 0.2); default alpha=0.2)
 // A bad spec throws InvalidArgument naming the part at fault and the accepted forms.
 Psf parse_psf(std::string_view spec);
+// A measured or computed kernel (host memory). Throws InvalidArgument when it is empty, not finite, or
+// sums to zero or less (no image brightness would survive it).
+Psf psf_from(ConstMatrixView<double> kernel, std::string name);
 
-// g = h * f, the convolution with zero boundary conditions, cropped to f's size ("same", as conv2 and
-// imfilter(f, h, 0, 'conv') do: kernel entry (p, q) moves f(i - p + floor(kr / 2), j - q + floor(kc / 2))
-// to g(i, j)).
-Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel);
+// g = h * f under `boundary`, cropped to f's size ("same", as conv2 and imfilter(f, h, 'conv', ...) do:
+// kernel entry (p, q) moves f(i - p + floor(kr / 2), j - q + floor(kc / 2)) to g(i, j), a pixel outside
+// the frame read as the boundary condition says).
+Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel, Boundary boundary);
+// Its adjoint, H^T g.
+Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel, Boundary boundary);
 
-// Its adjoint: H^T g (a correlation with the kernel, with the same zero boundaries).
-Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel);
-
-// H and H^T for one image size and kernel, applied many times: by FFTs of the zero-padded image
-// ((height + kr - 1) x (width + kc - 1), so the result is exactly the zero-boundary convolution) when
+// H and H^T for one image size, kernel and boundary, applied many times: by FFTs of the image padded as
+// the boundary says ((height + kr - 1) x (width + kc - 1)), so the result is exactly convolve's, when
 // linv was built with FFTW, else directly as convolve / convolve_adjoint.
 class Convolution {
  public:
-  Convolution(index height, index width, ConstMatrixView<double> kernel);
+  Convolution(index height, index width, ConstMatrixView<double> kernel, Boundary boundary);
   ~Convolution();
   Convolution(const Convolution&) = delete;
   Convolution& operator=(const Convolution&) = delete;
@@ -59,45 +82,85 @@ class Convolution {
 };
 
 // The dense system matrix H of that convolution for height x width images vectorised column by column
-// (pixel (i, j) is entry i + j * height): H vec(f) = vec(convolve(f, kernel)). (height * width)^2 entries.
-Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel);
+// (pixel (i, j) is entry i + j * height): H vec(f) = vec(convolve(f, kernel, boundary)). (height * width)^2
+// entries.
+Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel, Boundary boundary);
+// The dense L of a regulariser: height * width rows for the identity and the Laplacian, 2 * height * width
+// for the gradient (differences down the columns, then along the rows; under a reflexive boundary the
+// last difference of each line is zero).
+Matrix<double> regularizer_matrix(index height, index width, Regularizer regularizer, Boundary boundary);
 
-// H^T H + lambda I for that H, formed entry by entry from the kernel (no H, no matrix product): entry
-// (a, b) sums kernel products over the output pixels both pixels a and b reach, so only pixels less than
-// a kernel's extent apart interact. On `device` (CPU or GPU), (height * width)^2 entries.
-Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
-                             Device device = Device::cpu());
+// H^T H + lambda L^T L for that H and L, formed from the kernel (no H, no matrix product): each output
+// pixel adds the products of its kernel weights, so only pixels within a kernel's extent (or mirrored or
+// wrapped into it) interact. On `device` (CPU or GPU), (height * width)^2 entries.
+Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, Boundary boundary,
+                             Regularizer regularizer, double lambda, Device device = Device::cpu());
 
 // imnoise: "gaussian:var=0.001[,mean=0]" adds N(mean, var) and clips to [0, 1]; "saltpepper:density=0.05"
-// sets a fraction `density` of the pixels to 0 or 1 (half each). Reproducible for a given seed.
+// sets a fraction `density` of the pixels to 0 or 1 (half each); "poisson[:peak=255]" draws each pixel
+// from a Poisson distribution of mean peak * value, divided by peak (imnoise's 'poisson' is peak 1e12 for
+// doubles; 255 is a photograph's photon count scale). Reproducible for a given seed.
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view spec, std::uint64_t seed);
 
 // The modified Shepp-Logan phantom (MATLAB's phantom('Modified Shepp-Logan', n)), n x n, values in [0, 1].
 Matrix<double> shepp_logan(index n);
 
-// Regularised reconstruction f = (H^T H + lambda I)^-1 H^T g.
+// ---- Regularised reconstruction ----------------------------------------------------------------------
+// f = argmin ||W (H f - g)||^2 + lambda ||L f||^2 with W the identity (or, robust, 0 at salt-and-pepper
+// pixels) and the boundary and regulariser above.
 constexpr index kDenseAutoLimit = 64 * 64;  // unknowns the dense path takes under DeblurPath::Auto
 enum class DeblurPath {
-  Auto,        // dense up to 64 x 64 pixels (kDenseAutoLimit unknowns), matrix-free above
-  Dense,       // the thesis's path: form H^T H + lambda I, factor it (Cholesky), apply
-  MatrixFree,  // conjugate gradients on the regularised normal equations, H applied by convolution
+  Auto,        // spectral where exact; else dense up to 64 x 64 pixels (kDenseAutoLimit), matrix-free above
+  Spectral,    // the DFT (periodic) or DCT (reflexive, symmetric PSF) diagonalises the system: a direct solve
+  Dense,       // the thesis's path: form H^T H + lambda L^T L, factor it (Cholesky), apply
+  MatrixFree,  // conjugate gradients on the normal equations, H applied by convolution, preconditioned by the
+               // nearest spectral system
+};
+// How lambda is chosen when not given.
+enum class LambdaRule {
+  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), except where its curve has
+                // no minimum (noise-free data for a well-posed PSF such as sharpening): then the smallest
+                // lambda that keeps the system well conditioned
+  GCV,          // generalised cross-validation in the spectral system (exact where the spectral path is)
+  Discrepancy,  // ||H f - g||^2 = (pixels) sigma^2, sigma estimated from the image's finest wavelet detail
+};
+std::string_view to_string(LambdaRule r);  // "auto", "gcv", "discrepancy"
+// Whether the data term is robust to salt and pepper: pixels at an intensity bound (exactly 0 or 1) and far
+// from the median of their 3 x 3 neighbourhood are left out (weight 0), lambda is chosen on the image with
+// them replaced by that median, and the weighted system is solved by the matrix-free path. (Huber's norm
+// by reweighting, and leaving out every clipped pixel, were measured worse and slower on photographs:
+// docs/deblurring-quality.md.)
+enum class Robust {
+  Auto,  // on where at least 0.5 % of the pixels are such impulses (said in the report)
+  On,
+  Off,
 };
 struct DeblurOptions {
-  double lambda = -1;  // the regularisation weight; negative: chosen by generalised cross-validation
+  double lambda = -1;  // the regularisation weight; negative: chosen by `rule`
+  LambdaRule rule = LambdaRule::Auto;
+  Boundary boundary = Boundary::Reflexive;
+  Regularizer regularizer = Regularizer::Laplacian;  // measured best on photographs (docs/deblurring-quality.md)
+  Robust robust = Robust::Auto;
   DeblurPath path = DeblurPath::Auto;
-  int max_iterations = 1000;  // matrix-free
-  double tolerance = 1e-10;   // matrix-free: relative residual of the normal equations
+  int channels = 1;             // g holds this many images side by side: one lambda, one factorisation for all
+  int max_iterations = 1000;    // matrix-free conjugate gradients (per solve)
+  double tolerance = 1e-10;     // matrix-free: relative residual of the normal equations
 };
 struct DeblurResult {
-  Matrix<double> image;     // on g's device
+  Matrix<double> image;     // on g's device, g's shape
   double lambda = 0;
-  std::string lambda_from;  // "given" or "generalised cross-validation"
-  Report report;            // method (cholesky: the dense path; cg: matrix-free), device, iterations, stop, seconds
+  std::string lambda_from;  // "given", "generalised cross-validation" or "discrepancy principle", and why
+  double noise_sigma = 0;   // the noise standard deviation estimated from g (median absolute wavelet detail)
+  bool robust = false;      // whether the robust data term ran
+  Report report;            // method (spectral, cholesky, cg), device, iterations, stop, seconds, notes
 };
-// Runs where g lives (CPU or GPU); the image comes back there. lambda "auto" minimises generalised
-// cross-validation for the periodic approximation of H (which the 2-D DFT diagonalises); GCV assumes
-// noise, so noise-free images want a small given lambda instead.
+// Runs where g lives (CPU or GPU); the image comes back there. Throws InvalidArgument for a PSF larger
+// than the image or a bad option, ShapeMismatch when g's width is not a multiple of the channel count.
 DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options = {});
+
+// The standard deviation of white noise in g (each of `channels` images side by side), from the median
+// absolute value of its finest diagonal wavelet detail (Donoho and Johnstone's estimator).
+double estimate_noise(ConstMatrixView<double> g, int channels = 1);
 
 // Mean squared error and peak signal-to-noise ratio (peak 1) of `image` against `truth`.
 double mse(ConstMatrixView<double> image, ConstMatrixView<double> truth);

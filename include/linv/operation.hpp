@@ -42,6 +42,7 @@ enum class Method {
   QR,                  // least squares by complete orthogonal factorization (LAPACK gelsy)
   NormalEquations,     // least squares through A^T A (or A D^2 A^T) and Cholesky
   SVD,                 // pseudoinverse by singular value decomposition (gesdd)
+  Spectral,            // deblurring's system made diagonal by the 2-D DFT or DCT: a direct solve
   ConjugateGradients,  // deblurring's regularised normal equations, H applied as a convolution
   BorderedSchur,       // a bordered Jacobian's arrowhead J^T J through its Schur complement
   CGLS,                // sparse least squares by conjugate gradients on the normal equations
@@ -57,7 +58,7 @@ inline constexpr Method kSolveMethods[] = {Method::Auto,         Method::LU,    
                                            Method::GaussJordan,  Method::CholeskyGETS, Method::GaussSeidel,
                                            Method::Triangular};
 // "auto", "lu", "cholesky", "gauss-jordan", "cholesky-gets", "gauss-seidel", "triangular", "qr",
-// "normal-equations", "svd", "cg", "bordered-schur", "cgls", "batched-gauss-jordan", "batched-lu",
+// "normal-equations", "svd", "spectral", "cg", "bordered-schur", "cgls", "batched-gauss-jordan", "batched-lu",
 // "batch-omp", "ksvd", "adl", "parafac2".
 std::string_view to_string(Method m);
 // The methods inv and solve take, by their names ("auto", "lu", "cholesky", "gauss-jordan", "cholesky-gets",

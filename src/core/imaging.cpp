@@ -1,31 +1,23 @@
-// The imaging forward model (include/linv/imaging.hpp): PSFs as MATLAB's fspecial builds them,
-// convolution with zero boundaries, the dense system matrix, imnoise's noises, the Shepp-Logan phantom.
+// The imaging forward model (include/linv/imaging.hpp): PSFs as MATLAB's fspecial builds them, imnoise's
+// noises, the Shepp-Logan phantom, and the measures of a result. The blur itself is src/core/blur.cpp's,
+// deblurring src/core/deblur.cpp's.
 #include "linv/imaging.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
-#include <complex>
-#include <cstring>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numbers>
-#include <optional>
 #include <random>
-#include <vector>
+#include <string>
 
-#include "core/krylov.hpp"
-#include "core/stopwatch.hpp"
-#include "kernels/backend.hpp"
-#include "linv/dense.hpp"
-#ifdef LINV_HAVE_FFTW
-#include <fftw3.h>
-#endif
 #include "linv/errors.hpp"
 
 namespace linv::imaging {
+
 namespace {
 
 constexpr double kMatlabEps = std::numeric_limits<double>::epsilon();
@@ -84,7 +76,7 @@ index whole(double v, std::string_view name, std::string_view text, double least
 }
 
 constexpr std::string_view kPsfForms =
-    "gaussian:size=S,sigma=X | box:size=S | motion:len=L,angle=DEG | sharpen:alpha=A";
+    "gaussian:size=S,sigma=X | box:size=S | disk:radius=R | motion:len=L,angle=DEG | sharpen:alpha=A";
 
 Matrix<double> gaussian(index size, double sigma) {
   Matrix<double> h(size, size);
@@ -148,6 +140,53 @@ Matrix<double> motion(double len, double theta) {
   return h;
 }
 
+
+// fspecial('disk', radius), as MATLAB computes it: each pixel of the (2 ceil(r - 0.5) + 1)^2 grid weighted
+// by the area of the pixel inside the circle (the arc through a boundary pixel integrated exactly), then
+// normalised to sum 1.
+Matrix<double> disk(double rad) {
+  const index crad = static_cast<index>(std::ceil(rad - 0.5)), size = 2 * crad + 1;
+  const double r2 = rad * rad;
+  Matrix<double> s(size, size);
+  for (index c = 0; c < size; ++c)
+    for (index r = 0; r < size; ++r) {
+      const double x = std::abs(static_cast<double>(c - crad)), y = std::abs(static_cast<double>(r - crad));
+      const double maxxy = std::max(x, y), minxy = std::min(x, y);
+      const double m1 = r2 < (maxxy + 0.5) * (maxxy + 0.5) + (minxy - 0.5) * (minxy - 0.5)
+                            ? minxy - 0.5
+                            : std::sqrt(std::max(0.0, r2 - (maxxy + 0.5) * (maxxy + 0.5)));
+      const double m2 = r2 > (maxxy - 0.5) * (maxxy - 0.5) + (minxy + 0.5) * (minxy + 0.5)
+                            ? minxy + 0.5
+                            : std::sqrt(std::max(0.0, r2 - (maxxy - 0.5) * (maxxy - 0.5)));
+      const bool crossed = (r2 < (maxxy + 0.5) * (maxxy + 0.5) + (minxy + 0.5) * (minxy + 0.5) &&
+                            r2 > (maxxy - 0.5) * (maxxy - 0.5) + (minxy - 0.5) * (minxy - 0.5)) ||
+                           (minxy == 0 && maxxy - 0.5 < rad && maxxy + 0.5 >= rad);
+      double v = 0;
+      if (crossed) {
+        const double a2 = std::asin(std::clamp(m2 / rad, -1.0, 1.0)), a1 = std::asin(std::clamp(m1 / rad, -1.0, 1.0));
+        v = r2 * (0.5 * (a2 - a1) + 0.25 * (std::sin(2 * a2) - std::sin(2 * a1))) - (maxxy - 0.5) * (m2 - m1) +
+            (m1 - minxy + 0.5);
+      }
+      if ((maxxy + 0.5) * (maxxy + 0.5) + (minxy + 0.5) * (minxy + 0.5) < r2) v += 1;
+      s(r, c) = v;
+    }
+  s(crad, crad) = std::min(std::numbers::pi * r2, std::numbers::pi / 2);
+  if (crad > 0 && rad > static_cast<double>(crad) - 0.5 && r2 < (crad - 0.5) * (crad - 0.5) + 0.25) {
+    const double m1 = std::sqrt(r2 - (crad - 0.5) * (crad - 0.5)), m1n = m1 / rad;
+    const double sg0 = 2 * (r2 * (0.5 * std::asin(m1n) + 0.25 * std::sin(2 * std::asin(m1n))) - m1 * (crad - 0.5));
+    s(2 * crad, crad) = s(crad, 2 * crad) = s(crad, 0) = s(0, crad) = sg0;
+    s(crad - 1, crad) -= sg0;
+    s(crad, crad - 1) -= sg0;
+    s(crad, crad + 1) -= sg0;
+    s(crad + 1, crad) -= sg0;
+  }
+  s(crad, crad) = std::min(s(crad, crad), 1.0);
+  double sum = 0;
+  for (index k = 0; k < s.size(); ++k) sum += s.data()[k];
+  for (index k = 0; k < s.size(); ++k) s.data()[k] /= sum;
+  return s;
+}
+
 }  // namespace
 
 Psf parse_psf(std::string_view text) {
@@ -162,6 +201,10 @@ Psf parse_psf(std::string_view text) {
     const index size = whole(take(s, "size", 3), "size", text, 1);
     psf.kernel = Matrix<double>(size, size);
     for (index k = 0; k < psf.kernel.size(); ++k) psf.kernel.data()[k] = 1.0 / static_cast<double>(size * size);
+  } else if (s.name == "disk") {
+    const double radius = take(s, "radius", 5);
+    if (!(radius > 0)) throw InvalidArgument(fmt::format("PSF '{}': radius must be positive", text));
+    psf.kernel = disk(radius);
   } else if (s.name == "motion") {
     const double len = take(s, "len", 9), angle = take(s, "angle", 0);
     if (!(len >= 1)) throw InvalidArgument(fmt::format("PSF '{}': len must be at least 1", text));
@@ -178,165 +221,75 @@ Psf parse_psf(std::string_view text) {
   return psf;
 }
 
-namespace {
-
-// out(i, j) = sum over (p, q) of kernel(p, q) in(i + sign (p - kr / 2), j + sign (q - kc / 2)), inside
-// the image: sign -1 is the convolution H, +1 its adjoint H^T (a correlation).
-Matrix<double> stencil(ConstMatrixView<double> in, ConstMatrixView<double> kernel, index sign) {
-  const index m = in.rows(), n = in.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
-  Matrix<double> out(m, n);
-  for (index j = 0; j < n; ++j)
-    for (index i = 0; i < m; ++i) {
-      double s = 0;
-      for (index q = 0; q < kc; ++q) {
-        const index jj = j + sign * (q - cc);
-        if (jj < 0 || jj >= n) continue;
-        for (index p = 0; p < kr; ++p) {
-          const index ii = i + sign * (p - cr);
-          if (ii >= 0 && ii < m) s += kernel(p, q) * in(ii, jj);
-        }
-      }
-      out(i, j) = s;
-    }
-  return out;
-}
-
-}  // namespace
-
-Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel) { return stencil(f, kernel, -1); }
-
-Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
-  return stencil(g, kernel, +1);
-}
-
-// ---- Convolution: FFTs of the zero-padded image ----------------------------------------------------
-//
-// H = S C E: E pads f (height x width) with zeros to P x Q = (height + kr - 1) x (width + kc - 1), C is
-// the circular convolution there with the kernel at the origin (linear, thanks to the padding), S keeps
-// rows [kr / 2, kr / 2 + height) and columns [kc / 2, kc / 2 + width). So H^T = E^T C^T S^T: place g at
-// that offset, multiply by the conjugate spectrum, keep the top-left height x width block. Images are
-// column-major, which FFTW's row-major plans see as the transpose: the same 2-D transform.
-struct Convolution::Plan {
-  index height, width, kr, kc;
-  Matrix<double> kernel;
-#ifdef LINV_HAVE_FFTW
-  index P = 0, Q = 0, spectrum = 0;  // padded size; complex entries of a real transform (Q (P / 2 + 1))
-  double* real = nullptr;
-  fftw_complex* freq = nullptr;
-  fftw_complex* kernel_freq = nullptr;
-  fftw_plan forward = nullptr, backward = nullptr;
-
-  // The circular step on the padded buffer: image placed at (offset_r, offset_c) in `real` (zeros
-  // elsewhere), transformed, times the kernel's spectrum (its conjugate for the adjoint), transformed
-  // back and scaled; the result read from `real` at (read_r, read_c).
-  Matrix<double> circular(ConstMatrixView<double> image, index offset_r, index offset_c, bool conjugate, index read_r,
-                          index read_c) const {
-    std::fill(real, real + P * Q, 0.0);
-    for (index j = 0; j < width; ++j)
-      for (index i = 0; i < height; ++i) real[(i + offset_r) + (j + offset_c) * P] = image(i, j);
-    fftw_execute(forward);
-    const double sign = conjugate ? -1.0 : 1.0;
-    for (index k = 0; k < spectrum; ++k) {
-      const double a = freq[k][0], b = freq[k][1], c = kernel_freq[k][0], d = sign * kernel_freq[k][1];
-      freq[k][0] = a * c - b * d;
-      freq[k][1] = a * d + b * c;
-    }
-    fftw_execute(backward);
-    const double scale = 1.0 / static_cast<double>(P * Q);
-    Matrix<double> out(height, width);
-    for (index j = 0; j < width; ++j)
-      for (index i = 0; i < height; ++i) out(i, j) = real[(i + read_r) + (j + read_c) * P] * scale;
-    return out;
-  }
-#endif
-};
-
-Convolution::Convolution(index height, index width, ConstMatrixView<double> kernel)
-    : plan_(std::make_unique<Plan>(Plan{height, width, kernel.rows(), kernel.cols(), Matrix<double>::copy_of(kernel)})) {
-#ifdef LINV_HAVE_FFTW
-  Plan& p = *plan_;
-  p.P = height + p.kr - 1;
-  p.Q = width + p.kc - 1;
-  p.spectrum = p.Q * (p.P / 2 + 1);
-  p.real = fftw_alloc_real(static_cast<std::size_t>(p.P * p.Q));
-  p.freq = fftw_alloc_complex(static_cast<std::size_t>(p.spectrum));
-  p.kernel_freq = fftw_alloc_complex(static_cast<std::size_t>(p.spectrum));
-  if (!p.real || !p.freq || !p.kernel_freq) throw std::bad_alloc();
-  p.forward = fftw_plan_dft_r2c_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.real, p.freq, FFTW_ESTIMATE);
-  p.backward = fftw_plan_dft_c2r_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.freq, p.real, FFTW_ESTIMATE);
-  std::fill(p.real, p.real + p.P * p.Q, 0.0);
-  for (index q = 0; q < p.kc; ++q)
-    for (index r = 0; r < p.kr; ++r) p.real[r + q * p.P] = kernel(r, q);
-  fftw_execute(p.forward);
-  std::memcpy(p.kernel_freq, p.freq, sizeof(fftw_complex) * static_cast<std::size_t>(p.spectrum));
-#endif
-}
-
-Convolution::~Convolution() {
-#ifdef LINV_HAVE_FFTW
-  if (plan_) {
-    fftw_destroy_plan(plan_->forward);
-    fftw_destroy_plan(plan_->backward);
-    fftw_free(plan_->real);
-    fftw_free(plan_->freq);
-    fftw_free(plan_->kernel_freq);
-  }
-#endif
-}
-
-bool Convolution::have_fft() noexcept {
-#ifdef LINV_HAVE_FFTW
+bool Psf::symmetric() const {
+  const index kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
+  auto at = [&](index p, index q) { return p >= 0 && p < kr && q >= 0 && q < kc ? kernel(p, q) : 0.0; };
+  double largest = 0;
+  for (index k = 0; k < kernel.size(); ++k) largest = std::max(largest, std::abs(kernel.data()[k]));
+  const double tolerance = 64 * std::numeric_limits<double>::epsilon() * largest;  // fspecial's rounding
+  for (index q = -cc - 1; q <= kc; ++q)
+    for (index p = -cr - 1; p <= kr; ++p)
+      if (std::abs(at(p, q) - at(2 * cr - p, q)) > tolerance || std::abs(at(p, q) - at(p, 2 * cc - q)) > tolerance)
+        return false;
   return true;
-#else
-  return false;
-#endif
 }
 
-Matrix<double> Convolution::apply(ConstMatrixView<double> f) const {
-  const Plan& p = *plan_;
-#ifdef LINV_HAVE_FFTW
-  return p.circular(f, 0, 0, /*conjugate=*/false, p.kr / 2, p.kc / 2);  // S C E f
-#else
-  return convolve(f, p.kernel.view());
-#endif
+Psf psf_from(ConstMatrixView<double> kernel, std::string name) {
+  require_host(kernel.device(), "psf_from's kernel");
+  if (kernel.empty()) throw InvalidArgument(fmt::format("PSF '{}' is empty", name));
+  double sum = 0;
+  for (index q = 0; q < kernel.cols(); ++q)
+    for (index p = 0; p < kernel.rows(); ++p) {
+      if (!std::isfinite(kernel(p, q)))
+        throw InvalidArgument(fmt::format("PSF '{}': entry ({}, {}) is {}", name, p + 1, q + 1, kernel(p, q)));
+      sum += kernel(p, q);
+    }
+  if (!(sum > 0))
+    throw InvalidArgument(fmt::format("PSF '{}' sums to {:g}: a blur keeps the image's brightness (sum 1)", name, sum));
+  return {Matrix<double>::copy_of(kernel), std::move(name)};
 }
 
-index Convolution::height() const noexcept { return plan_->height; }
-index Convolution::width() const noexcept { return plan_->width; }
-
-Matrix<double> Convolution::apply_adjoint(ConstMatrixView<double> g) const {
-  const Plan& p = *plan_;
-#ifdef LINV_HAVE_FFTW
-  return p.circular(g, p.kr / 2, p.kc / 2, /*conjugate=*/true, 0, 0);  // E^T C^T S^T g
-#else
-  return convolve_adjoint(g, p.kernel.view());
-#endif
+std::string_view to_string(Boundary b) {
+  switch (b) {
+    case Boundary::Zero: return "zero";
+    case Boundary::Reflexive: return "reflexive";
+    case Boundary::Periodic: return "periodic";
+  }
+  return "?";
 }
 
-Matrix<double> system_matrix(index height, index width, ConstMatrixView<double> kernel) {
-  const index size = height * width, kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
-  Matrix<double> H(size, size);
-  for (index j = 0; j < width; ++j)
-    for (index i = 0; i < height; ++i)
-      for (index q = 0; q < kc; ++q) {
-        const index jj = j - q + cc;
-        if (jj < 0 || jj >= width) continue;
-        for (index p = 0; p < kr; ++p) {
-          const index ii = i - p + cr;
-          if (ii >= 0 && ii < height) H(i + j * height, ii + jj * height) += kernel(p, q);
-        }
-      }
-  return H;
+Boundary parse_boundary(std::string_view name) {
+  for (Boundary b : {Boundary::Zero, Boundary::Reflexive, Boundary::Periodic})
+    if (to_string(b) == name) return b;
+  throw InvalidArgument(fmt::format("unknown boundary '{}': expected zero, reflexive or periodic", name));
 }
 
-Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
-                             Device device) {
-  require_host(kernel.device(), "normal_matrix's kernel");
-  return kernels::imaging(device).normal_matrix(height, width, kernel, lambda, device);
+std::string_view to_string(Regularizer r) {
+  switch (r) {
+    case Regularizer::Identity: return "identity";
+    case Regularizer::Gradient: return "gradient";
+    case Regularizer::Laplacian: return "laplacian";
+  }
+  return "?";
+}
+
+Regularizer parse_regularizer(std::string_view name) {
+  for (Regularizer r : {Regularizer::Identity, Regularizer::Gradient, Regularizer::Laplacian})
+    if (to_string(r) == name) return r;
+  throw InvalidArgument(fmt::format("unknown regularizer '{}': expected identity, gradient or laplacian", name));
+}
+
+std::string_view to_string(LambdaRule r) {
+  switch (r) {
+    case LambdaRule::Auto: return "auto";
+    case LambdaRule::GCV: return "gcv";
+    case LambdaRule::Discrepancy: return "discrepancy";
+  }
+  return "?";
 }
 
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, std::uint64_t seed) {
-  constexpr std::string_view forms = "gaussian:var=V[,mean=M] | saltpepper:density=D";
+  constexpr std::string_view forms = "gaussian:var=V[,mean=M] | saltpepper:density=D | poisson[:peak=P]";
   Spec s = parse_spec(text, "noise", forms);
   Matrix<double> g = Matrix<double>::copy_of(image);
   std::mt19937_64 rng(seed);
@@ -359,6 +312,15 @@ Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, s
           g(i, j) = 0;
         else if (u < density)
           g(i, j) = 1;
+      }
+  } else if (s.name == "poisson") {
+    const double peak = take(s, "peak", 255);
+    if (!(peak > 0)) throw InvalidArgument(fmt::format("noise '{}': peak must be positive", text));
+    require_used(s, text, "noise", forms);
+    for (index j = 0; j < g.cols(); ++j)
+      for (index i = 0; i < g.rows(); ++i) {
+        std::poisson_distribution<long long> counts(std::max(0.0, g(i, j)) * peak);
+        g(i, j) = std::clamp(static_cast<double>(counts(rng)) / peak, 0.0, 1.0);
       }
   } else {
     throw InvalidArgument(fmt::format("noise '{}': unknown kind '{}'; expected {}", text, s.name, forms));
@@ -392,161 +354,6 @@ Matrix<double> shepp_logan(index n) {
       p(r, c) = std::clamp(v, 0.0, 1.0);
     }
   return p;
-}
-
-namespace {
-
-// lambda minimising Golub, Heath and Wahba's GCV(lambda) = n ||g - H f(lambda)||^2 / trace(I - A(lambda))^2,
-// with H approximated by its periodic (block circulant) counterpart, which the 2-D DFT diagonalises:
-// both terms become sums over frequencies of |kernel eigenvalue|^2 and |DFT of g|^2. The boundaries
-// differ from H's zero boundaries, which matters little to the choice of lambda and makes it cheap at
-// any size. A log-spaced scan, then golden-section refinement around the best point.
-double gcv_lambda(ConstMatrixView<double> g, ConstMatrixView<double> kernel) {
-  const index m = g.rows(), n = g.cols(), kr = kernel.rows(), kc = kernel.cols(), cr = kr / 2, cc = kc / 2;
-  std::vector<double> power(static_cast<std::size_t>(m * n)), eigen(static_cast<std::size_t>(m * n));
-#ifdef LINV_HAVE_FFTW
-  {
-    // |DFT of g|^2 and |DFT of the kernel placed circularly around the origin|^2, by FFTW
-    fftw_complex* buffer = fftw_alloc_complex(static_cast<std::size_t>(m * n));
-    if (!buffer) throw std::bad_alloc();
-    fftw_plan plan = fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(m), buffer, buffer, FFTW_FORWARD,
-                                      FFTW_ESTIMATE);
-    for (index k = 0; k < m * n; ++k) buffer[k][0] = g.data()[k % m + (k / m) * g.ld()], buffer[k][1] = 0;
-    fftw_execute(plan);
-    for (index k = 0; k < m * n; ++k) power[static_cast<std::size_t>(k)] = buffer[k][0] * buffer[k][0] + buffer[k][1] * buffer[k][1];
-    for (index k = 0; k < m * n; ++k) buffer[k][0] = buffer[k][1] = 0;
-    for (index q = 0; q < kc; ++q)
-      for (index p = 0; p < kr; ++p) {
-        const index a = ((p - cr) % m + m) % m, b = ((q - cc) % n + n) % n;
-        buffer[a + b * m][0] += kernel(p, q);
-      }
-    fftw_execute(plan);
-    for (index k = 0; k < m * n; ++k) eigen[static_cast<std::size_t>(k)] = buffer[k][0] * buffer[k][0] + buffer[k][1] * buffer[k][1];
-    fftw_destroy_plan(plan);
-    fftw_free(buffer);
-  }
-#else
-  // |DFT of g|^2, by a DFT down the columns then along the rows (O(m n (m + n)) without FFTW)
-  using complex = std::complex<double>;
-  auto twiddles = [](index size) {
-    std::vector<complex> w(static_cast<std::size_t>(size));
-    for (index k = 0; k < size; ++k) w[static_cast<std::size_t>(k)] = std::polar(1.0, -2 * std::numbers::pi * k / size);
-    return w;
-  };
-  const std::vector<complex> wm = twiddles(m), wn = twiddles(n);
-  std::vector<complex> cols(static_cast<std::size_t>(m * n));
-  for (index j = 0; j < n; ++j)
-    for (index u = 0; u < m; ++u) {
-      complex t = 0;
-      for (index i = 0; i < m; ++i) t += g(i, j) * wm[static_cast<std::size_t>((u * i) % m)];
-      cols[static_cast<std::size_t>(u + j * m)] = t;
-    }
-  for (index v = 0; v < n; ++v)
-    for (index u = 0; u < m; ++u) {
-      complex t = 0;
-      for (index j = 0; j < n; ++j) t += cols[static_cast<std::size_t>(u + j * m)] * wn[static_cast<std::size_t>((v * j) % n)];
-      power[static_cast<std::size_t>(u + v * m)] = std::norm(t);
-      complex lambda = 0;  // the periodic operator's eigenvalue at (u, v)
-      for (index q = 0; q < kc; ++q)
-        for (index p = 0; p < kr; ++p) {
-          const index a = ((u * (p - cr)) % m + m) % m, b = ((v * (q - cc)) % n + n) % n;
-          lambda += kernel(p, q) * wm[static_cast<std::size_t>(a)] * wn[static_cast<std::size_t>(b)];
-        }
-      eigen[static_cast<std::size_t>(u + v * m)] = std::norm(lambda);
-    }
-#endif
-  const double size = static_cast<double>(m * n);
-  auto gcv = [&](double lambda) {
-    double residual = 0, trace = 0;
-    for (std::size_t k = 0; k < power.size(); ++k) {
-      const double filter = lambda / (eigen[k] + lambda);  // 1 - the Tikhonov filter factor
-      residual += filter * filter * power[k];
-      trace += filter;
-    }
-    return size * (residual / size) / (trace * trace);
-  };
-  const double top = *std::max_element(eigen.begin(), eigen.end());
-  const double lo = std::log10(top) - 16, hi = std::log10(top) + 1;
-  double best = lo, best_value = gcv(std::pow(10.0, lo));
-  constexpr int kScan = 200;
-  for (int k = 1; k <= kScan; ++k) {
-    const double x = lo + (hi - lo) * k / kScan, v = gcv(std::pow(10.0, x));
-    if (v < best_value) best = x, best_value = v;
-  }
-  double a = best - (hi - lo) / kScan, b = best + (hi - lo) / kScan;
-  const double phi = (std::sqrt(5.0) - 1) / 2;
-  for (int k = 0; k < 60; ++k) {
-    const double c = b - phi * (b - a), d = a + phi * (b - a);
-    if (gcv(std::pow(10.0, c)) < gcv(std::pow(10.0, d)))
-      b = d;
-    else
-      a = c;
-  }
-  return std::pow(10.0, (a + b) / 2);
-}
-
-}  // namespace
-
-DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options) {
-  const Stopwatch clock;
-  const index m = g.rows(), n = g.cols(), size = m * n;
-  const Device device = g.device();
-  DeblurResult r;
-  const bool dense = options.path == DeblurPath::Dense || (options.path == DeblurPath::Auto && size <= kDenseAutoLimit);
-  Report& report = r.report;
-  report.operation = Operation::Deblur;
-  report.method = dense ? Method::Cholesky : Method::ConjugateGradients;
-  report.device = device;
-  report.precision = "float64";
-  const ConstMatrixView<double> h = psf.kernel.view();
-  r.lambda = options.lambda >= 0 ? options.lambda : gcv_lambda(Matrix<double>::copy_of(g).to(Device::cpu()).view(), h);
-  r.lambda_from = options.lambda >= 0 ? "given" : "generalised cross-validation";
-  const kernels::Imaging& kernels = kernels::imaging(device);
-  if (dense) {
-    // The thesis's path: C = H^T H + lambda I, then Cholesky. Its images are small (C has size^2 entries), so
-    // H^T g is formed on the host by the direct stencil: planning an FFT on the GPU costs more than the
-    // whole solve there (3.5 ms against 3.4 ms at 64 x 64 on an H100).
-    const Matrix<double> hg = convolve_adjoint(Matrix<double>::copy_of(g).to(Device::cpu()).view(), h).to(device);
-    const Matrix<double> C = kernels.normal_matrix(m, n, h, r.lambda, device);
-    std::optional<Cholesky<double>> chol;
-    try {
-      chol.emplace(C.view());
-    } catch (const NotPositiveDefinite& e) {
-      throw NotPositiveDefinite(e.minor(), fmt::format("H^T H + lambda I with lambda = {:g} is singular to working "
-                                                       "precision: give a positive --lambda, or auto",
-                                                       r.lambda));
-    }
-    const Matrix<double> x = chol->solve(ConstMatrixView<double>(hg.data(), size, 1, size, device));
-    r.image = Matrix<double>::uninitialized(m, n, device);
-    copy<double>(ConstMatrixView<double>(x.data(), m, n, m, device), r.image.view());
-  } else {
-    // Conjugate gradients on (H^T H + lambda I) f = H^T g, from f = 0, H applied by the backend's convolution.
-    const std::unique_ptr<kernels::Convolution> H = kernels.convolution(m, n, h, device);
-    Matrix<double> hg = Matrix<double>::uninitialized(m, n, device);  // H^T g
-    H->apply_transpose(g, hg.view());
-    kernels::vectors<double>(device).synchronize(device);
-    class Normal final : public kernels::LinearOperator<double> {
-     public:
-      Normal(kernels::Convolution& H, double lambda) : H_(H), lambda_(lambda) {}
-      index rows() const override { return H_.cols(); }
-      index cols() const override { return H_.cols(); }
-      void apply(ConstMatrixView<double> x, MatrixView<double> y) override { H_.normal(x, lambda_, y); }
-      void apply_transpose(ConstMatrixView<double> x, MatrixView<double> y) override { H_.normal(x, lambda_, y); }
-
-     private:
-      kernels::Convolution& H_;
-      double lambda_;
-    } normal(*H, r.lambda);
-    r.image = Matrix<double>(m, n, device);
-    const krylov::Outcome cg = krylov::cg<double>(normal, hg.view(), r.image.view(), options.tolerance,
-                                                  options.max_iterations);
-    report.iterations = cg.iterations;
-    report.stop = cg.converged ? StopReason::Converged : StopReason::IterationLimit;
-    report.notes.push_back(fmt::format("relative residual of the normal equations {:.3g} (tolerance {:.3g})",
-                                       cg.residual, options.tolerance));
-  }
-  report.seconds = clock.seconds();
-  return r;
 }
 
 double mse(ConstMatrixView<double> image, ConstMatrixView<double> truth) {

@@ -8,26 +8,37 @@
 namespace linv::krylov {
 
 template <Real T>
-Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x, double tolerance,
-           int max_iterations) {
+Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x, double tolerance, int max_iterations,
+           kernels::LinearOperator<T>* M) {
   const Device device = b.device();
   const kernels::Vectors<T>& v = kernels::vectors<T>(device);
-  Matrix<T> r = Matrix<T>::uninitialized(b.rows(), b.cols(), device), p = Matrix<T>::uninitialized(b.rows(), b.cols(), device);
-  Matrix<T> q = Matrix<T>::uninitialized(b.rows(), b.cols(), device);
+  auto vector = [&] { return Matrix<T>::uninitialized(b.rows(), b.cols(), device); };
+  Matrix<T> r = vector(), z = vector(), p = vector(), q = vector();
+  A.apply(x, q.view());  // r := b - A x
   v.copy(b, r.view());
-  v.copy(b, p.view());
-  double rr = v.dot(r.view(), r.view());
-  const double bnorm = std::sqrt(rr);
+  v.axpy(T(-1), q.view(), r.view());
+  const double bnorm = std::sqrt(v.dot(b, b));
+  auto precondition = [&] {  // z := M^-1 r
+    if (M != nullptr)
+      M->apply(r.view(), z.view());
+    else
+      v.copy(r.view(), z.view());
+  };
+  precondition();
+  v.copy(z.view(), p.view());
+  double rz = v.dot(r.view(), z.view()), rr = v.dot(r.view(), r.view());
   Outcome out;
   for (; out.iterations < max_iterations && std::sqrt(rr) > tolerance * bnorm; ++out.iterations) {
     A.apply(p.view(), q.view());
-    const double alpha = rr / v.dot(p.view(), q.view());
+    const double alpha = rz / v.dot(p.view(), q.view());
     v.axpy(static_cast<T>(alpha), p.view(), x);
     v.axpy(static_cast<T>(-alpha), q.view(), r.view());
-    const double next = v.dot(r.view(), r.view());
-    v.scal(static_cast<T>(next / rr), p.view());  // p := r + (next / rr) p
-    v.axpy(T(1), r.view(), p.view());
-    rr = next;
+    rr = v.dot(r.view(), r.view());
+    precondition();
+    const double next = v.dot(r.view(), z.view());
+    v.scal(static_cast<T>(next / rz), p.view());  // p := z + (next / rz) p
+    v.axpy(T(1), z.view(), p.view());
+    rz = next;
   }
   v.synchronize(device);
   out.residual = bnorm > 0 ? std::sqrt(rr) / bnorm : 0.0;
@@ -72,7 +83,8 @@ Outcome cgls(kernels::LinearOperator<T>& J, ConstMatrixView<T> d, MatrixView<T> 
   return out;
 }
 
-template Outcome cg<double>(kernels::LinearOperator<double>&, ConstMatrixView<double>, MatrixView<double>, double, int);
+template Outcome cg<double>(kernels::LinearOperator<double>&, ConstMatrixView<double>, MatrixView<double>, double, int,
+                            kernels::LinearOperator<double>*);
 template Outcome cgls<double>(kernels::LinearOperator<double>&, ConstMatrixView<double>, MatrixView<double>, double,
                               int);
 

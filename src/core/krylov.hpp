@@ -14,10 +14,12 @@ struct Outcome {
   bool converged = true;
 };
 
-// x := A^-1 b by conjugate gradients from x = 0 (x zero on entry, b's shape, contiguous, on b's device),
-// until ||b - A x||_2 <= tolerance ||b||_2 or max_iterations.
+// x := A^-1 b by conjugate gradients from the x given (b's shape, contiguous, on b's device), until
+// ||b - A x||_2 <= tolerance ||b||_2 or max_iterations; preconditioned when M is given (M.apply(r, z):
+// z := M^-1 r, symmetric positive definite).
 template <Real T>
-Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x, double tolerance, int max_iterations);
+Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x, double tolerance, int max_iterations,
+           kernels::LinearOperator<T>* M = nullptr);
 
 // X(:, c) := argmin ||J x - d(:, c)||_2 by CGLS from x = 0 for each column of d (n x k; X: m x k, on d's
 // device), until ||J^T (d - J x)|| <= tolerance ||J^T d|| or max_iterations.

@@ -39,6 +39,7 @@ std::string_view to_string(Method m) {
     case Method::QR: return "qr";
     case Method::NormalEquations: return "normal-equations";
     case Method::SVD: return "svd";
+    case Method::Spectral: return "spectral";
     case Method::ConjugateGradients: return "cg";
     case Method::BorderedSchur: return "bordered-schur";
     case Method::CGLS: return "cgls";

@@ -1,112 +1,176 @@
-// The imaging family on the GPU (src/kernels/imaging.hpp): H^T H + lambda I formed entry by entry from the
-// PSF (see imaging::normal_matrix), and H applied by cuFFT on the zero-padded image, the same scheme as
-// imaging::Convolution on the CPU, for the conjugate gradients of src/core/imaging.cpp.
+// The imaging family on the GPU (src/kernels/imaging.hpp): H^T H + lambda L^T L formed from the PSF, H
+// applied by cuFFT on the image padded as the boundary says (the scheme of imaging::Convolution on the
+// CPU), and the spectral system on cuFFT's 2-D transforms, with the reductions lambda's choice needs.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "cuda/backend.hpp"
 #include "cuda/context.hpp"
+#include "cuda/reduce.cuh"
+#include "kernels/stencil.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
 namespace {
 
-// One thread per pixel a (a column of C): the entries of the pixels b within a kernel's extent of a.
-__global__ void normal_matrix_kernel(double* C, std::int64_t ld, std::int64_t height, std::int64_t width,
-                                     const double* K, std::int64_t kr, std::int64_t kc, double lambda) {
-  const std::int64_t a = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (a >= height * width) return;
-  const std::int64_t ia = a % height, ja = a / height, cr = kr / 2, cc = kc / 2;
-  for (std::int64_t dj = 1 - kc; dj < kc; ++dj)
-    for (std::int64_t di = 1 - kr; di < kr; ++di) {
-      const std::int64_t ib = ia + di, jb = ja + dj;
-      if (ib < 0 || ib >= height || jb < 0 || jb >= width) continue;
-      const std::int64_t i0 = max(max(std::int64_t{0}, ia - cr), ib - cr), i1 = min(min(height - 1, ia - cr + kr - 1), ib - cr + kr - 1);
-      const std::int64_t j0 = max(max(std::int64_t{0}, ja - cc), jb - cc), j1 = min(min(width - 1, ja - cc + kc - 1), jb - cc + kc - 1);
-      double sum = 0;
-      for (std::int64_t j = j0; j <= j1; ++j)
-        for (std::int64_t i = i0; i <= i1; ++i)
-          sum += K[(i - ia + cr) + (j - ja + cc) * kr] * K[(i - ib + cr) + (j - jb + cc) * kr];
-      const std::int64_t b = ib + jb * height;
-      C[b + a * ld] = sum + (b == a ? lambda : 0.0);
-    }
+using kernels::boundary_index;
+using kernels::Tap;
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(std::int64_t count) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((count + kThreads - 1) / kThreads, 65535)));
 }
 
-// ---- matrix-free: H = S C E on a P x Q padded buffer (see src/core/imaging.cpp's Convolution) ----
+#define LINV_GRID_STRIDE(k, count)                                                                   \
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < (count); \
+       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 void check_fft(cufftResult status, const char* what) {
   if (status != CUFFT_SUCCESS)
     throw DeviceError(std::string("cuFFT: ") + what + " failed with status " + std::to_string(static_cast<int>(status)));
 }
 
-// real := 0, then image (rows x cols, leading dimension ld) at (r0, c0) of the P-row buffer.
-__global__ void place_kernel(const double* image, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* real,
-                             std::int64_t P, std::int64_t Q, std::int64_t r0, std::int64_t c0) {
-  const std::int64_t count = P * Q;
-  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < count;
-       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = k % P - r0, j = k / P - c0;
-    real[k] = i >= 0 && i < rows && j >= 0 && j < cols ? image[i + j * ld] : 0.0;
+// ---- H^T H + lambda L^T L ----------------------------------------------------------------------------
+
+// One thread per output pixel: its row of H adds the products of its weights to C (atomically: pixels
+// share columns), then each row of L its products times lambda.
+__global__ void normal_matrix_kernel(double* C, std::int64_t ld, std::int64_t m, std::int64_t n, const Tap* taps,
+                                     int count, int boundary, int regularizer, double lambda) {
+  const std::int64_t pixel = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (pixel >= m * n) return;
+  const std::int64_t i = pixel % m, j = pixel / m;
+  auto column = [&](const Tap& t) {
+    const std::int64_t a = boundary_index(i + t.di, m, boundary), b = boundary_index(j + t.dj, n, boundary);
+    return a >= 0 && b >= 0 ? a + b * m : std::int64_t{-1};
+  };
+  for (int s = 0; s < count; ++s) {
+    const std::int64_t x = column(taps[s]);
+    if (x < 0) continue;
+    for (int t = 0; t < count; ++t) {
+      const std::int64_t y = column(taps[t]);
+      if (y >= 0) atomicAdd(C + x + y * ld, taps[s].w * taps[t].w);
+    }
+  }
+  const kernels::RegularizerStencils L = kernels::regularizer_stencils(regularizer);
+  for (int r = 0; r < L.count; ++r)
+    for (int s = 0; s < L.taps[r]; ++s) {
+      const std::int64_t x = column(L.tap[r][s]);
+      if (x < 0) continue;
+      for (int t = 0; t < L.taps[r]; ++t) {
+        const std::int64_t y = column(L.tap[r][t]);
+        if (y >= 0) atomicAdd(C + x + y * ld, lambda * L.tap[r][s].w * L.tap[r][t].w);
+      }
+    }
+}
+
+// ---- H = S C E on a P x Q padded buffer (see src/core/blur.cpp's Convolution) ----
+
+// The image row (column) that padded row s of P reads: rows past the far edge, then those before the near one.
+__device__ std::int64_t padded_source(std::int64_t s, std::int64_t n, std::int64_t P, std::int64_t centre, int boundary) {
+  return boundary_index(s < n + centre ? s : s - P, n, boundary);
+}
+
+// real := E x, the image padded as the boundary says.
+__global__ void pad_kernel(const double* x, std::int64_t m, std::int64_t n, std::int64_t ld, double* real, std::int64_t P,
+                           std::int64_t Q, std::int64_t cr, std::int64_t cc, int boundary) {
+  LINV_GRID_STRIDE(k, P * Q) {
+    const std::int64_t a = padded_source(k % P, m, P, cr, boundary), b = padded_source(k / P, n, Q, cc, boundary);
+    real[k] = a >= 0 && b >= 0 ? x[a + b * ld] : 0.0;
+  }
+}
+
+// out += E^T real: each padded pixel back onto the image pixel it reads (several may: atomically).
+__global__ void fold_kernel(const double* real, std::int64_t P, std::int64_t Q, std::int64_t m, std::int64_t n,
+                            std::int64_t cr, std::int64_t cc, int boundary, double* out) {
+  LINV_GRID_STRIDE(k, P * Q) {
+    const std::int64_t a = padded_source(k % P, m, P, cr, boundary), b = padded_source(k / P, n, Q, cc, boundary);
+    if (a >= 0 && b >= 0) atomicAdd(out + a + b * m, real[k]);
+  }
+}
+
+// real := S^T y: zero, with y (m x n) in the window at (cr, cc).
+__global__ void place_kernel(const double* y, std::int64_t m, std::int64_t n, std::int64_t ld, double* real,
+                             std::int64_t P, std::int64_t Q, std::int64_t cr, std::int64_t cc) {
+  LINV_GRID_STRIDE(k, P * Q) {
+    const std::int64_t i = k % P - cr, j = k / P - cc;
+    real[k] = i >= 0 && i < m && j >= 0 && j < n ? y[i + j * ld] : 0.0;
+  }
+}
+
+// out := S real, times the weights where given.
+__global__ void crop_kernel(const double* real, std::int64_t P, std::int64_t cr, std::int64_t cc, std::int64_t m,
+                            std::int64_t n, const double* weights, double* out) {
+  LINV_GRID_STRIDE(k, m * n) {
+    const double v = real[(k % m + cr) + (k / m + cc) * P];
+    out[k] = weights ? weights[k] * v : v;
   }
 }
 
 // freq *= scale * spectrum (or its conjugate), entry by entry.
 __global__ void multiply_kernel(cufftDoubleComplex* freq, const cufftDoubleComplex* spectrum, std::int64_t count,
                                 bool conjugate, double scale) {
-  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < count;
-       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  LINV_GRID_STRIDE(k, count) {
     const double a = freq[k].x, b = freq[k].y, c = spectrum[k].x, d = conjugate ? -spectrum[k].y : spectrum[k].y;
     freq[k].x = scale * (a * c - b * d);
     freq[k].y = scale * (a * d + b * c);
   }
 }
 
-// Zero the buffer outside the window [r0, r0 + rows) x [c0, c0 + cols): S^T S between H and H^T.
-__global__ void window_kernel(double* real, std::int64_t P, std::int64_t Q, std::int64_t r0, std::int64_t c0,
-                              std::int64_t rows, std::int64_t cols) {
-  const std::int64_t count = P * Q;
-  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < count;
-       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = k % P - r0, j = k / P - c0;
-    if (!(i >= 0 && i < rows && j >= 0 && j < cols)) real[k] = 0.0;
+// u := S_r x, stencil r of the regulariser.
+__global__ void stencil_kernel(const double* x, std::int64_t m, std::int64_t n, int boundary, int regularizer, int r,
+                               double* u) {
+  const kernels::RegularizerStencils L = kernels::regularizer_stencils(regularizer);
+  LINV_GRID_STRIDE(k, m * n) {
+    const std::int64_t i = k % m, j = k / m;
+    double s = 0;
+    for (int t = 0; t < L.taps[r]; ++t) {
+      const std::int64_t a = boundary_index(i + L.tap[r][t].di, m, boundary), b = boundary_index(j + L.tap[r][t].dj, n, boundary);
+      if (a >= 0 && b >= 0) s += L.tap[r][t].w * x[a + b * m];
+    }
+    u[k] = s;
   }
 }
 
-// out = real's window at (r0, c0) + shift * v (rows x cols, contiguous).
-__global__ void crop_kernel(const double* real, std::int64_t P, std::int64_t r0, std::int64_t c0, std::int64_t rows,
-                            std::int64_t cols, const double* v, double shift, double* out) {
-  const std::int64_t count = rows * cols;
-  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < count;
-       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = k % rows, j = k / rows;
-    out[k] = real[(i + r0) + (j + c0) * P] + (v ? shift * v[k] : 0.0);
+// y += lambda S_r^T u: each tap scatters back to the pixel it read.
+__global__ void stencil_adjoint_kernel(const double* u, std::int64_t m, std::int64_t n, int boundary, int regularizer,
+                                       int r, double lambda, double* y) {
+  const kernels::RegularizerStencils L = kernels::regularizer_stencils(regularizer);
+  LINV_GRID_STRIDE(k, m * n) {
+    const std::int64_t i = k % m, j = k / m;
+    for (int t = 0; t < L.taps[r]; ++t) {
+      const std::int64_t a = boundary_index(i + L.tap[r][t].di, m, boundary), b = boundary_index(j + L.tap[r][t].dj, n, boundary);
+      if (a >= 0 && b >= 0) atomicAdd(y + a + b * m, lambda * L.tap[r][t].w * u[k]);
+    }
   }
-}
-
-unsigned grid_for(std::int64_t count) {
-  return static_cast<unsigned>(std::min<std::int64_t>((count + 255) / 256, 65535));
 }
 
 class FftOperator final : public kernels::Convolution {
  public:
-  FftOperator(Context& ctx, std::int64_t rows, std::int64_t cols, ConstMatrixView<double> kernel)
-      : ctx_(ctx), rows_(rows), cols_(cols), kr_(kernel.rows()), kc_(kernel.cols()), P_(rows + kr_ - 1),
-        Q_(cols + kc_ - 1), spectrum_count_(Q_ * (P_ / 2 + 1)),
-        real_(P_ * Q_, 1, Device::cuda(ctx.device())), freq_(2 * spectrum_count_, 1, Device::cuda(ctx.device())),
-        spectrum_(2 * spectrum_count_, 1, Device::cuda(ctx.device())) {
+  FftOperator(Context& ctx, const kernels::BlurModel& model)
+      : ctx_(ctx), m_(model.height), n_(model.width), kr_(model.kernel.rows()), kc_(model.kernel.cols()),
+        P_(m_ + kr_ - 1), Q_(n_ + kc_ - 1), spectrum_count_(Q_ * (P_ / 2 + 1)), boundary_(static_cast<int>(model.boundary)),
+        regularizer_(static_cast<int>(model.regularizer)), device_(Device::cuda(ctx.device())),
+        real_(Matrix<double>::uninitialized(P_ * Q_, 1, device_)),
+        freq_(Matrix<double>::uninitialized(2 * spectrum_count_, 1, device_)),
+        spectrum_(Matrix<double>::uninitialized(2 * spectrum_count_, 1, device_)),
+        scratch_(Matrix<double>::uninitialized(m_, n_, device_)) {
     const cudaStream_t stream = ctx.main().stream;
     // column-major P x Q is row-major Q x P: the same 2-D transform
     check_fft(cufftPlan2d(&forward_, static_cast<int>(Q_), static_cast<int>(P_), CUFFT_D2Z), "plan");
     check_fft(cufftPlan2d(&backward_, static_cast<int>(Q_), static_cast<int>(P_), CUFFT_Z2D), "plan");
     check_fft(cufftSetStream(forward_, stream), "stream");
     check_fft(cufftSetStream(backward_, stream), "stream");
-    const Matrix<double> k = Matrix<double>::copy_of(kernel).to(Device::cuda(ctx.device()));
-    place_kernel<<<grid_for(P_ * Q_), 256, 0, stream>>>(k.data(), kr_, kc_, ld_of(k.ld()), real_.data(), P_, Q_, 0, 0);
+    const Matrix<double> k = Matrix<double>::copy_of(model.kernel).to(device_);
+    place_kernel<<<grid_for(P_ * Q_), kThreads, 0, stream>>>(k.data(), kr_, kc_, ld_of(k.ld()), real_.data(), P_, Q_, 0, 0);
     check_launch("place");
     check_fft(cufftExecD2Z(forward_, real_.data(), spectrum()), "forward transform");
     ctx.synchronize();
@@ -118,87 +182,322 @@ class FftOperator final : public kernels::Convolution {
   FftOperator(const FftOperator&) = delete;
   FftOperator& operator=(const FftOperator&) = delete;
 
-  index rows() const override { return rows_ * cols_; }
-  index cols() const override { return rows_ * cols_; }
+  index rows() const override { return m_ * n_; }
+  index cols() const override { return m_ * n_; }
 
   // y := H x = S C E x
   void apply(ConstMatrixView<double> x, MatrixView<double> y) override {
-    place(x.data(), ld_of(x.ld()), 0, 0);
-    round_trip(/*conjugate=*/false);
-    crop(kr_ / 2, kc_ / 2, nullptr, 0.0, y.data());
+    forward_half(x.data(), ld_of(x.ld()), nullptr, y.data());
   }
-
   // x := H^T y = E^T C^T S^T y
   void apply_transpose(ConstMatrixView<double> y, MatrixView<double> x) override {
-    place(y.data(), ld_of(y.ld()), kr_ / 2, kc_ / 2);
-    round_trip(/*conjugate=*/true);
-    crop(0, 0, nullptr, 0.0, x.data());
+    check(cudaMemsetAsync(x.data(), 0, bytes_of(m_ * n_, sizeof(double)), stream()), "cudaMemset");
+    adjoint_half(y.data(), ld_of(y.ld()), x.data());
   }
-
-  // y := (H^T H + lambda I) x, the window S^T S applied in place between the two round trips.
+  // y := H^T W H x + lambda L^T L x
   void normal(ConstMatrixView<double> x, double lambda, MatrixView<double> y) override {
-    place(x.data(), ld_of(x.ld()), 0, 0);
-    round_trip(/*conjugate=*/false);
-    const cudaStream_t stream = ctx_.main().stream;
-    window_kernel<<<grid_for(P_ * Q_), 256, 0, stream>>>(real_.data(), P_, Q_, kr_ / 2, kc_ / 2, rows_, cols_);
-    check_launch("window");
-    round_trip(/*conjugate=*/true);
-    crop(0, 0, x.data(), lambda, y.data());
+    forward_half(x.data(), ld_of(x.ld()), weights_.empty() ? nullptr : weights_.data(), scratch_.data());
+    check(cudaMemsetAsync(y.data(), 0, bytes_of(m_ * n_, sizeof(double)), stream()), "cudaMemset");
+    adjoint_half(scratch_.data(), m_, y.data());
+    const kernels::RegularizerStencils L = kernels::regularizer_stencils(regularizer_);
+    for (int r = 0; r < L.count; ++r) {
+      stencil_kernel<<<grid_for(m_ * n_), kThreads, 0, stream()>>>(x.data(), m_, n_, boundary_, regularizer_, r,
+                                                                    scratch_.data());
+      check_launch("stencil");
+      stencil_adjoint_kernel<<<grid_for(m_ * n_), kThreads, 0, stream()>>>(scratch_.data(), m_, n_, boundary_,
+                                                                            regularizer_, r, lambda, y.data());
+      check_launch("stencil adjoint");
+    }
   }
+  void set_weights(ConstMatrixView<double> weights) override { weights_ = weights; }
 
  private:
+  cudaStream_t stream() const { return ctx_.main().stream; }
   cufftDoubleComplex* spectrum() { return reinterpret_cast<cufftDoubleComplex*>(spectrum_.data()); }
   cufftDoubleComplex* freq() { return reinterpret_cast<cufftDoubleComplex*>(freq_.data()); }
 
-  void place(const double* image, std::int64_t ld, std::int64_t r0, std::int64_t c0) {
-    place_kernel<<<grid_for(P_ * Q_), 256, 0, ctx_.main().stream>>>(image, rows_, cols_, ld, real_.data(), P_, Q_, r0,
-                                                                    c0);
-    check_launch("place");
-  }
   // real := C real (conjugate: C^T real), the circular convolution with the kernel, scaled.
   void round_trip(bool conjugate) {
     check_fft(cufftExecD2Z(forward_, real_.data(), freq()), "forward transform");
-    multiply_kernel<<<grid_for(spectrum_count_), 256, 0, ctx_.main().stream>>>(
-        freq(), spectrum(), spectrum_count_, conjugate, 1.0 / static_cast<double>(P_ * Q_));
+    multiply_kernel<<<grid_for(spectrum_count_), kThreads, 0, stream()>>>(freq(), spectrum(), spectrum_count_, conjugate,
+                                                                         1.0 / static_cast<double>(P_ * Q_));
     check_launch("multiply");
     check_fft(cufftExecZ2D(backward_, freq(), real_.data()), "inverse transform");
   }
-  void crop(std::int64_t r0, std::int64_t c0, const double* v, double shift, double* out) {
-    crop_kernel<<<grid_for(rows_ * cols_), 256, 0, ctx_.main().stream>>>(real_.data(), P_, r0, c0, rows_, cols_, v,
-                                                                          shift, out);
+  // out := W S C E x (W: the weights, or none)
+  void forward_half(const double* x, std::int64_t ld, const double* weights, double* out) {
+    pad_kernel<<<grid_for(P_ * Q_), kThreads, 0, stream()>>>(x, m_, n_, ld, real_.data(), P_, Q_, kr_ / 2, kc_ / 2,
+                                                              boundary_);
+    check_launch("pad");
+    round_trip(/*conjugate=*/false);
+    crop_kernel<<<grid_for(m_ * n_), kThreads, 0, stream()>>>(real_.data(), P_, kr_ / 2, kc_ / 2, m_, n_, weights, out);
     check_launch("crop");
+  }
+  // out += E^T C^T S^T y
+  void adjoint_half(const double* y, std::int64_t ld, double* out) {
+    place_kernel<<<grid_for(P_ * Q_), kThreads, 0, stream()>>>(y, m_, n_, ld, real_.data(), P_, Q_, kr_ / 2, kc_ / 2);
+    check_launch("place");
+    round_trip(/*conjugate=*/true);
+    fold_kernel<<<grid_for(P_ * Q_), kThreads, 0, stream()>>>(real_.data(), P_, Q_, m_, n_, kr_ / 2, kc_ / 2, boundary_,
+                                                               out);
+    check_launch("fold");
   }
 
   Context& ctx_;
-  std::int64_t rows_, cols_, kr_, kc_, P_, Q_, spectrum_count_;
-  Matrix<double> real_, freq_, spectrum_;
+  std::int64_t m_, n_, kr_, kc_, P_, Q_, spectrum_count_;
+  int boundary_, regularizer_;
+  Device device_;
+  Matrix<double> real_, freq_, spectrum_, scratch_;
+  ConstMatrixView<double> weights_;
   cufftHandle forward_ = 0, backward_ = 0;
+};
+
+// ---- the spectral system (see kernels::Spectral and src/cpu/imaging.cpp) ----
+
+// buf := the kernel centred on the origin of the M x N grid, wrapped (one thread per kernel entry).
+__global__ void centre_kernel(const double* kernel, std::int64_t kr, std::int64_t kc, cufftDoubleComplex* buf,
+                              std::int64_t M, std::int64_t N) {
+  LINV_GRID_STRIDE(k, kr * kc) {
+    const std::int64_t p = k % kr, q = k / kr;
+    const std::int64_t u = ((p - kr / 2) % M + M) % M, v = ((q - kc / 2) % N + N) % N;
+    atomicAdd(&buf[u + v * M].x, kernel[k]);
+  }
+}
+
+// h2 := |h|^2, l2 := the regulariser's eigenvalues (the 5-point Laplacian's, squared for the Laplacian).
+__global__ void eigen_kernel(const cufftDoubleComplex* h, std::int64_t M, std::int64_t N, int regularizer, double* h2,
+                             double* l2) {
+  LINV_GRID_STRIDE(k, M * N) {
+    const double u = static_cast<double>(k % M), v = static_cast<double>(k / M);
+    const double d = 4 - 2 * cospi(2 * u / static_cast<double>(M)) - 2 * cospi(2 * v / static_cast<double>(N));
+    h2[k] = h[k].x * h[k].x + h[k].y * h[k].y;
+    l2[k] = regularizer == kernels::kIdentityRegularizer ? 1.0 : regularizer == kernels::kGradientRegularizer ? d : d * d;
+  }
+}
+
+// buf := E x (mirrored to M x N = 2m x 2n, or x itself), real.
+__global__ void extend_kernel(const double* x, std::int64_t m, std::int64_t n, std::int64_t ld, cufftDoubleComplex* buf,
+                              std::int64_t M, std::int64_t N) {
+  LINV_GRID_STRIDE(k, M * N) {
+    const std::int64_t i = k % M, j = k / M;
+    buf[k].x = x[(i < m ? i : M - 1 - i) + (j < n ? j : N - 1 - j) * ld];
+    buf[k].y = 0;
+  }
+}
+
+// buf *= conj(h) / (h2 + lambda l2) (adjoint) or 1 / (h2 + lambda l2); zero where that is 0 / 0.
+__global__ void divide_kernel(cufftDoubleComplex* buf, const cufftDoubleComplex* h, const double* h2, const double* l2,
+                              double lambda, bool adjoint, std::int64_t count) {
+  LINV_GRID_STRIDE(k, count) {
+    const double den = h2[k] + lambda * l2[k];
+    double a = buf[k].x, b = buf[k].y;
+    if (!(den > 0)) {
+      buf[k].x = buf[k].y = 0;
+      continue;
+    }
+    if (adjoint) {
+      const double c = h[k].x, d = -h[k].y;
+      const double re = a * c - b * d, im = a * d + b * c;
+      a = re, b = im;
+    }
+    buf[k].x = a / den;
+    buf[k].y = b / den;
+  }
+}
+
+// out := scale * E^T Re(buf) (the four mirror images of each pixel summed), or scale * Re(buf) periodic.
+__global__ void restrict_kernel(const cufftDoubleComplex* buf, std::int64_t m, std::int64_t n, std::int64_t M,
+                                std::int64_t N, bool mirror, double scale, double* out, std::int64_t ld) {
+  LINV_GRID_STRIDE(k, m * n) {
+    const std::int64_t i = k % m, j = k / m;
+    double s = buf[i + j * M].x;
+    if (mirror) s += buf[(M - 1 - i) + j * M].x + buf[i + (N - 1 - j) * M].x + buf[(M - 1 - i) + (N - 1 - j) * M].x;
+    out[i + j * ld] = scale * s;
+  }
+}
+
+__global__ void power_kernel(const cufftDoubleComplex* buf, std::int64_t count, double* power) {
+  LINV_GRID_STRIDE(k, count) { power[k] += buf[k].x * buf[k].x + buf[k].y * buf[k].y; }
+}
+
+// Parseval's weights (see src/cpu/imaging.cpp's Spectral::analyse): power := weight * power, counted := 1
+// for the modes of the image's own transform (all, periodic; the DCT's u < m, v < n, mirrored), else 0.
+__global__ void weigh_kernel(double* power, double* counted, std::int64_t m, std::int64_t n, std::int64_t M,
+                             std::int64_t N, bool mirror) {
+  LINV_GRID_STRIDE(k, M * N) {
+    const std::int64_t u = k % M, v = k / M;
+    if (!mirror) {
+      power[k] /= static_cast<double>(M * N);
+      counted[k] = 1;
+    } else if (u < m && v < n) {
+      const double su = (u == 0 ? 1.0 : 2.0) / static_cast<double>(m), sv = (v == 0 ? 1.0 : 2.0) / static_cast<double>(n);
+      power[k] *= su * sv / 16;
+      counted[k] = 1;
+    } else {
+      power[k] = 0;
+      counted[k] = 0;
+    }
+  }
+}
+
+// Per block, the sums of (1 - filter)^2 power and of (1 - filter) over the counted modes, in a fixed order.
+__global__ void terms_kernel(const double* power, const double* counted, const double* h2, const double* l2,
+                             double lambda, std::int64_t count, double* partial) {
+  __shared__ double shared[kThreads / 32];
+  double residual = 0, trace = 0;
+  LINV_GRID_STRIDE(k, count) {
+    if (counted[k] == 0) continue;
+    const double den = h2[k] + lambda * l2[k];
+    const double rest = den > 0 ? lambda * l2[k] / den : 1.0;
+    residual += rest * rest * power[k];
+    trace += rest;
+  }
+  residual = block_sum(residual, shared);
+  trace = block_sum(trace, shared);
+  if (threadIdx.x == 0) {
+    partial[2 * blockIdx.x] = residual;
+    partial[2 * blockIdx.x + 1] = trace;
+  }
+}
+
+// The largest of `count` non-negative values (their bit patterns order as the values do).
+__global__ void max_kernel(const double* v, std::int64_t count, unsigned long long* out) {
+  LINV_GRID_STRIDE(k, count) { atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(v[k]))); }
+}
+
+class Spectral final : public kernels::Spectral {
+ public:
+  Spectral(Context& ctx, const kernels::BlurModel& model)
+      : ctx_(ctx), m_(model.height), n_(model.width), mirror_(model.boundary != imaging::Boundary::Periodic),
+        M_(mirror_ ? 2 * m_ : m_), N_(mirror_ ? 2 * n_ : n_), blocks_(grid_for(M_ * N_)),
+        exact_(!mirror_ || (model.boundary == imaging::Boundary::Reflexive &&
+                            imaging::psf_from(model.kernel, "model").symmetric())),
+        device_(Device::cuda(ctx.device())), h_(buffer(2)), buf_(buffer(2)), h2_(buffer(1)), l2_(buffer(1)),
+        power_(buffer(1)), counted_(buffer(1)), partial_(Matrix<double>::uninitialized(2 * blocks_, 1, device_)) {
+    check_fft(cufftPlan2d(&plan_, static_cast<int>(N_), static_cast<int>(M_), CUFFT_Z2Z), "plan");
+    check_fft(cufftSetStream(plan_, stream()), "stream");
+    const Matrix<double> k = Matrix<double>::copy_of(model.kernel).to(device_);
+    check(cudaMemsetAsync(buf(), 0, bytes_of(M_ * N_, sizeof(cufftDoubleComplex)), stream()), "cudaMemset");
+    centre_kernel<<<grid_for(k.size()), kThreads, 0, stream()>>>(k.data(), k.rows(), k.cols(), buf(), M_, N_);
+    check_launch("centre");
+    check_fft(cufftExecZ2Z(plan_, buf(), h(), CUFFT_FORWARD), "forward transform");
+    eigen_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(h(), M_, N_, static_cast<int>(model.regularizer),
+                                                              h2_.data(), l2_.data());
+    check_launch("eigenvalues");
+    largest_blur_ = largest(h2_);
+    largest_regularizer_ = largest(l2_);
+  }
+  ~Spectral() override { cufftDestroy(plan_); }
+  Spectral(const Spectral&) = delete;
+  Spectral& operator=(const Spectral&) = delete;
+
+  bool exact() const override { return exact_; }
+  void solve(ConstMatrixView<double> g, double lambda, MatrixView<double> f) override { divide(g, lambda, true, f); }
+  void precondition(ConstMatrixView<double> r, double lambda, MatrixView<double> z) override {
+    divide(r, lambda, false, z);
+  }
+
+  void analyse(ConstMatrixView<double> g, int channels) override {
+    check(cudaMemsetAsync(power_.data(), 0, bytes_of(M_ * N_, sizeof(double)), stream()), "cudaMemset");
+    for (int c = 0; c < channels; ++c) {
+      extend(g.block(0, c * n_, m_, n_));
+      check_fft(cufftExecZ2Z(plan_, buf(), buf(), CUFFT_FORWARD), "forward transform");
+      power_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(buf(), M_ * N_, power_.data());
+      check_launch("power");
+    }
+    weigh_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(power_.data(), counted_.data(), m_, n_, M_, N_, mirror_);
+    check_launch("weigh");
+  }
+
+  Terms residual_and_trace(double lambda) const override {
+    terms_kernel<<<blocks_, kThreads, 0, stream()>>>(power_.data(), counted_.data(), h2_.data(), l2_.data(), lambda,
+                                                     M_ * N_, partial_.data());
+    check_launch("terms");
+    std::vector<double> partial(2 * static_cast<std::size_t>(blocks_));
+    to_host(partial.data(), partial_.data(), bytes_of(2 * blocks_, sizeof(double)), stream());
+    wait(stream());
+    Terms t;
+    for (unsigned b = 0; b < blocks_; ++b) t.residual += partial[2 * b], t.trace += partial[2 * b + 1];
+    return t;
+  }
+  double largest_blur() const override { return largest_blur_; }
+  double largest_regularizer() const override { return largest_regularizer_; }
+
+ private:
+  cudaStream_t stream() const { return ctx_.main().stream; }
+  Matrix<double> buffer(int doubles_per_mode) const {
+    return Matrix<double>::uninitialized(doubles_per_mode * M_ * N_, 1, device_);
+  }
+  cufftDoubleComplex* h() { return reinterpret_cast<cufftDoubleComplex*>(h_.data()); }
+  cufftDoubleComplex* buf() { return reinterpret_cast<cufftDoubleComplex*>(buf_.data()); }
+
+  double largest(const Matrix<double>& v) {
+    DeviceBuffer out(sizeof(unsigned long long), ctx_.device());
+    check(cudaMemsetAsync(out.p, 0, sizeof(unsigned long long), stream()), "cudaMemset");
+    max_kernel<<<grid_for(v.size()), kThreads, 0, stream()>>>(v.data(), v.size(), out.as<unsigned long long>());
+    check_launch("max");
+    const unsigned long long bits = read_back(out.as<unsigned long long>(), stream());
+    double value = 0;
+    std::memcpy(&value, &bits, sizeof(value));
+    return value;
+  }
+  void extend(ConstMatrixView<double> x) {
+    extend_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(x.data(), m_, n_, ld_of(x.ld()), buf(), M_, N_);
+    check_launch("extend");
+  }
+  void divide(ConstMatrixView<double> x, double lambda, bool adjoint, MatrixView<double> out) {
+    extend(x);
+    check_fft(cufftExecZ2Z(plan_, buf(), buf(), CUFFT_FORWARD), "forward transform");
+    divide_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(buf(), h(), h2_.data(), l2_.data(), lambda, adjoint,
+                                                               M_ * N_);
+    check_launch("divide");
+    check_fft(cufftExecZ2Z(plan_, buf(), buf(), CUFFT_INVERSE), "inverse transform");
+    const double scale = 1.0 / static_cast<double>(M_ * N_) / (mirror_ ? 4.0 : 1.0);
+    restrict_kernel<<<grid_for(m_ * n_), kThreads, 0, stream()>>>(buf(), m_, n_, M_, N_, mirror_, scale, out.data(),
+                                                                 ld_of(out.ld()));
+    check_launch("restrict");
+  }
+
+  Context& ctx_;
+  std::int64_t m_, n_;
+  bool mirror_;
+  std::int64_t M_, N_;
+  unsigned blocks_;
+  bool exact_;
+  Device device_;
+  Matrix<double> h_, buf_, h2_, l2_, power_, counted_;
+  mutable Matrix<double> partial_;
+  double largest_blur_ = 0, largest_regularizer_ = 0;
+  cufftHandle plan_ = 0;
 };
 
 class Imaging final : public kernels::Imaging {
  public:
-  Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
-                               Device device) const override;
-  std::unique_ptr<kernels::Convolution> convolution(index height, index width, ConstMatrixView<double> kernel,
-                                                    Device device) const override {
-    return std::make_unique<FftOperator>(context_of(device), height, width, kernel);
+  Matrix<double> normal_matrix(const kernels::BlurModel& model, double lambda, Device device) const override {
+    const index size = model.height * model.width;
+    Matrix<double> C(size, size, device);  // zeros: most pixel pairs do not interact
+    if (size == 0) return C;
+    Context& ctx = context_of(device);
+    const std::vector<Tap> taps = kernels::blur_taps(model.kernel);
+    DeviceBuffer device_taps(bytes_of(static_cast<std::int64_t>(taps.size()), sizeof(Tap)), ctx.device());
+    to_device(device_taps.p, taps.data(), bytes_of(static_cast<std::int64_t>(taps.size()), sizeof(Tap)), ctx.main().stream);
+    constexpr int threads = 128;
+    normal_matrix_kernel<<<static_cast<unsigned>((size + threads - 1) / threads), threads, 0, ctx.main().stream>>>(
+        C.data(), ld_of(C.ld()), model.height, model.width, device_taps.as<Tap>(), static_cast<int>(taps.size()),
+        static_cast<int>(model.boundary), static_cast<int>(model.regularizer), lambda);
+    check_launch("normal_matrix");
+    ctx.synchronize();
+    return C;
+  }
+  std::unique_ptr<kernels::Convolution> convolution(const kernels::BlurModel& model, Device device) const override {
+    return std::make_unique<FftOperator>(context_of(device), model);
+  }
+  std::unique_ptr<kernels::Spectral> spectral(const kernels::BlurModel& model, Device device) const override {
+    return std::make_unique<Spectral>(context_of(device), model);
   }
 };
 
-Matrix<double> Imaging::normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
-                                      Device device) const {
-  const index size = height * width;
-  Matrix<double> C(size, size, device);  // zeros: most pixel pairs do not interact
-  if (size == 0) return C;
-  const Matrix<double> K = Matrix<double>::copy_of(kernel).to(device);
-  Context& ctx = context_of(device);
-  constexpr int threads = 128;
-  normal_matrix_kernel<<<static_cast<unsigned>((size + threads - 1) / threads), threads, 0, ctx.main().stream>>>(
-      C.data(), ld_of(C.ld()), height, width, K.data(), K.rows(), K.cols(), lambda);
-  check_launch("normal_matrix");
-  ctx.synchronize();
-  return C;
-}
+#undef LINV_GRID_STRIDE
 
 }  // namespace
 

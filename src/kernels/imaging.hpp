@@ -1,30 +1,69 @@
-// The imaging family (include/linv/imaging.hpp): the system matrix's normal equations formed from the PSF,
-// and the blur H applied as a convolution with zero boundaries, for height x width float64 images on one
-// device. Declared once here, implemented by each backend; deblurring itself is src/core/imaging.cpp's.
+// The imaging family (include/linv/imaging.hpp): for one blur model (image size, PSF, boundary condition,
+// regulariser) on one device, the normal equations' matrix formed from the PSF, the blur as an operator
+// for conjugate gradients, and the spectral system (the DFT's diagonalisation) for direct solves,
+// preconditioning and the choice of lambda. Declared once here, implemented by each backend; deblurring
+// itself is src/core/imaging.cpp's.
 #pragma once
 
 #include <memory>
 
 #include "kernels/vectors.hpp"
+#include "linv/imaging.hpp"
 #include "linv/matrix.hpp"
 
 namespace linv::kernels {
 
-// H (apply) and H^T (apply_transpose) on height x width images (contiguous views).
+struct BlurModel {
+  index height = 0, width = 0;
+  ConstMatrixView<double> kernel;  // host memory
+  imaging::Boundary boundary = imaging::Boundary::Reflexive;
+  imaging::Regularizer regularizer = imaging::Regularizer::Laplacian;
+};
+
+// H (apply) and H^T (apply_transpose) on height x width images (contiguous views), queued in order like
+// the vector family's steps.
 class Convolution : public LinearOperator<double> {
  public:
-  // y := (H^T H + lambda I) x
+  // y := H^T W H x + lambda L^T L x, W the weights set last (the identity until then).
   virtual void normal(ConstMatrixView<double> x, double lambda, MatrixView<double> y) = 0;
+  // The data term's per-pixel weights (height x width on the operator's device, kept by reference until
+  // the next call); an empty view: none.
+  virtual void set_weights(ConstMatrixView<double> weights) = 0;
+};
+
+// H^T H + lambda L^T L made diagonal by a 2-D DFT: of the image itself under a periodic boundary, or of the
+// image mirrored to 2 height x 2 width otherwise, which is the 2-D DCT's diagonalisation of the reflexive
+// system when the PSF is symmetric (Hansen, Nagy and O'Leary, Deblurring Images, ch. 4). Exact for those
+// two; for the others (zero boundary, asymmetric PSF) the nearest such system, a preconditioner.
+class Spectral {
+ public:
+  virtual ~Spectral() = default;
+  virtual bool exact() const = 0;
+  // f := (H^T H + lambda L^T L)^-1 H^T g for one height x width image (exact when exact()).
+  virtual void solve(ConstMatrixView<double> g, double lambda, MatrixView<double> f) = 0;
+  // z := M^-1 r, M the spectral system (symmetric positive definite for lambda > 0).
+  virtual void precondition(ConstMatrixView<double> r, double lambda, MatrixView<double> z) = 0;
+  // Takes the images whose lambda is to be chosen (each height x width, side by side in g): keeps their
+  // spectra, summed, for residual_and_trace.
+  virtual void analyse(ConstMatrixView<double> g, int channels) = 0;
+  // For the images analysed, in the spectral system: ||g - H f_lambda||^2 summed over them, and the trace
+  // of I - H (H^T H + lambda L^T L)^-1 H^T of one image (generalised cross-validation's denominator).
+  struct Terms {
+    double residual = 0, trace = 0;
+  };
+  virtual Terms residual_and_trace(double lambda) const = 0;
+  // The largest eigenvalues of H^T H and of L^T L in the spectral system (the scale of lambda).
+  virtual double largest_blur() const = 0;
+  virtual double largest_regularizer() const = 0;
 };
 
 class Imaging {
  public:
   virtual ~Imaging() = default;
-  // H^T H + lambda I for height x width images and the PSF's kernel (host memory), formed on `device`.
-  virtual Matrix<double> normal_matrix(index height, index width, ConstMatrixView<double> kernel, double lambda,
-                                       Device device) const = 0;
-  virtual std::unique_ptr<Convolution> convolution(index height, index width, ConstMatrixView<double> kernel,
-                                                   Device device) const = 0;
+  // H^T H + lambda L^T L, formed on `device`.
+  virtual Matrix<double> normal_matrix(const BlurModel& model, double lambda, Device device) const = 0;
+  virtual std::unique_ptr<Convolution> convolution(const BlurModel& model, Device device) const = 0;
+  virtual std::unique_ptr<Spectral> spectral(const BlurModel& model, Device device) const = 0;
 };
 
 }  // namespace linv::kernels

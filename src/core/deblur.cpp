@@ -1,0 +1,360 @@
+// Deblurring (include/linv/imaging.hpp): f = argmin rho(H f - g) + lambda ||L f||^2, written once over the
+// imaging family (src/kernels/imaging.hpp) of the device g lives on: the method, lambda (generalised
+// cross-validation or the discrepancy principle, in the spectral system), the noise estimate, and the
+// robust data term by iteratively reweighted least squares.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "core/krylov.hpp"
+#include "core/stopwatch.hpp"
+#include "kernels/backend.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "linv/imaging.hpp"
+
+namespace linv::imaging {
+namespace {
+
+// Channel c of an image holding `channels` of width `width` side by side (contiguous when the image is).
+template <class View>
+View channel(View g, index width, int c) {
+  return g.block(0, c * width, g.rows(), width);
+}
+
+double median(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// Exactly 0 or 1: where salt and pepper, clipping and saturation put pixels.
+bool at_bound(double v) { return v == 0.0 || v == 1.0; }
+
+// Salt-and-pepper pixels: at an intensity bound, far (more than 0.1) from the median of their 3 x 3
+// neighbourhood, and isolated (at most one neighbour at the same bound), as median-type detectors find them
+// (Chan, Ho and Nikolova 2005); the other pixels at a bound are clipped (saturated, or noise cut off at 0
+// and 1), which come in runs. `cleaned` has the impulses replaced by that median, for choosing lambda and
+// starting the iteration.
+struct Impulses {
+  Matrix<double> cleaned;
+  std::vector<unsigned char> is_impulse;  // per pixel of the h x (w * channels) image
+  index count = 0;
+  index clipped = 0;
+};
+
+Impulses find_impulses(ConstMatrixView<double> g, index width, int channels) {
+  const index m = g.rows();
+  Impulses out{Matrix<double>::copy_of(g), std::vector<unsigned char>(static_cast<std::size_t>(g.rows() * g.cols()), 0)};
+  std::vector<double> window;
+  for (int c = 0; c < channels; ++c)
+    for (index j = 0; j < width; ++j)
+      for (index i = 0; i < m; ++i) {
+        const index col = c * width + j;
+        const double v = g(i, col);
+        if (!at_bound(v)) continue;
+        window.clear();
+        int bound_neighbours = 0;
+        for (index dj = -1; dj <= 1; ++dj)
+          for (index di = -1; di <= 1; ++di) {
+            const index a = std::clamp<index>(i + di, 0, m - 1), b = std::clamp<index>(j + dj, 0, width - 1);
+            const double u = g(a, c * width + b);
+            window.push_back(u);
+            bound_neighbours += (di != 0 || dj != 0) && u == v;
+          }
+        const double med = median(window);
+        if (std::abs(v - med) > 0.1 && bound_neighbours <= 1) {
+          out.is_impulse[static_cast<std::size_t>(i + col * m)] = 1;
+          out.cleaned(i, col) = med;
+          ++out.count;
+        } else {
+          ++out.clipped;
+        }
+      }
+  return out;
+}
+
+// The spectral system's residual and trace as functions of lambda, and the two rules over them.
+class LambdaSearch {
+ public:
+  LambdaSearch(const kernels::Spectral& s, index pixels, int channels)
+      : s_(s), pixels_(static_cast<double>(pixels)), channels_(channels) {
+    const double scale = s.largest_blur() / std::max(s.largest_regularizer(), 1e-300);
+    lo_ = std::log10(scale) - 10;  // below: the system is singular to working precision where H is
+    hi_ = std::log10(scale) + 2;   // above: the regulariser alone decides
+  }
+  double lower() const { return std::pow(10.0, lo_); }
+  // Whether the last minimise_gcv found GCV falling all the way to the largest lambda: no minimum.
+  bool gcv_at_top() const { return at_top_; }
+
+  // Generalised cross-validation over the channels together (one lambda for all):
+  // GCV = (N ||r||^2) / (trace of I - A over all channels)^2, N the pixels of all channels.
+  double gcv(double lambda) const {
+    const kernels::Spectral::Terms t = s_.residual_and_trace(lambda);
+    const double trace = channels_ * t.trace;
+    return trace > 0 ? pixels_ * t.residual / (trace * trace) : std::numeric_limits<double>::infinity();
+  }
+  double residual(double lambda) const { return s_.residual_and_trace(lambda).residual; }
+
+  // Minimises GCV over log lambda: a scan, then golden-section search around the best point.
+  double minimise_gcv() const {
+    constexpr int kScan = 48;
+    double best = lo_, best_value = gcv(std::pow(10.0, lo_));
+    for (int k = 1; k <= kScan; ++k) {
+      const double x = lo_ + (hi_ - lo_) * k / kScan, v = gcv(std::pow(10.0, x));
+      if (v < best_value) best = x, best_value = v;
+    }
+    at_top_ = best >= hi_;
+    double a = std::max(lo_, best - (hi_ - lo_) / kScan), b = std::min(hi_, best + (hi_ - lo_) / kScan);
+    const double phi = (std::sqrt(5.0) - 1) / 2;
+    for (int k = 0; k < 40; ++k) {
+      const double c = b - phi * (b - a), d = a + phi * (b - a);
+      if (gcv(std::pow(10.0, c)) < gcv(std::pow(10.0, d)))
+        b = d;
+      else
+        a = c;
+    }
+    return std::pow(10.0, (a + b) / 2);
+  }
+
+  // The lambda whose residual is the noise's, ||r||^2 = N sigma^2 (the residual grows with lambda), or
+  // nothing when even the smallest lambda leaves more (the model does not explain the image that well).
+  std::optional<double> discrepancy(double sigma) const {
+    const double target = pixels_ * sigma * sigma;
+    if (residual(std::pow(10.0, lo_)) > target) return std::nullopt;
+    if (residual(std::pow(10.0, hi_)) < target) return std::pow(10.0, hi_);
+    double a = lo_, b = hi_;
+    for (int k = 0; k < 60; ++k) {
+      const double c = (a + b) / 2;
+      (residual(std::pow(10.0, c)) < target ? a : b) = c;
+    }
+    return std::pow(10.0, (a + b) / 2);
+  }
+
+ private:
+  const kernels::Spectral& s_;
+  double pixels_;
+  int channels_;
+  double lo_ = 0, hi_ = 0;
+  mutable bool at_top_ = false;
+};
+
+// (H^T W H + lambda L^T L) for conjugate gradients, and the spectral system as its preconditioner
+// (scaled by the mean weight, the spectral system's nearest match to H^T W H).
+class NormalOperator final : public kernels::LinearOperator<double> {
+ public:
+  NormalOperator(kernels::Convolution& H, double lambda) : H_(H), lambda_(lambda) {}
+  index rows() const override { return H_.cols(); }
+  index cols() const override { return H_.cols(); }
+  void apply(ConstMatrixView<double> x, MatrixView<double> y) override { H_.normal(x, lambda_, y); }
+  void apply_transpose(ConstMatrixView<double> x, MatrixView<double> y) override { H_.normal(x, lambda_, y); }
+
+ private:
+  kernels::Convolution& H_;
+  double lambda_;
+};
+
+class SpectralPreconditioner final : public kernels::LinearOperator<double> {
+ public:
+  SpectralPreconditioner(kernels::Spectral& S, index size, double lambda, double weight)
+      : S_(S), size_(size), lambda_(lambda / weight), scale_(1 / weight) {}
+  index rows() const override { return size_; }
+  index cols() const override { return size_; }
+  void apply(ConstMatrixView<double> r, MatrixView<double> z) override {
+    S_.precondition(r, lambda_, z);
+    if (scale_ != 1) kernels::vectors<double>(r.device()).scal(scale_, z);
+  }
+  void apply_transpose(ConstMatrixView<double> r, MatrixView<double> z) override { apply(r, z); }
+
+ private:
+  kernels::Spectral& S_;
+  index size_;
+  double lambda_, scale_;
+};
+
+}  // namespace
+
+double estimate_noise(ConstMatrixView<double> g, int channels) {
+  if (channels < 1 || g.cols() % channels != 0)
+    throw InvalidArgument(fmt::format("estimate_noise: {} columns do not hold {} channels", g.cols(), channels));
+  const Matrix<double> host = Matrix<double>::copy_of(g).to(Device::cpu());
+  const index m = host.rows(), width = host.cols() / channels;
+  std::vector<double> detail;
+  for (int c = 0; c < channels; ++c)
+    for (index j = 0; j + 1 < width; j += 2)
+      for (index i = 0; i + 1 < m; i += 2) {
+        const index col = c * width + j;
+        detail.push_back(
+            std::abs(host(i, col) - host(i + 1, col) - host(i, col + 1) + host(i + 1, col + 1)) / 2);
+      }
+  return median(detail) / 0.6745;
+}
+
+DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOptions& options) {
+  const Stopwatch clock;
+  const int channels = options.channels;
+  if (channels < 1) throw InvalidArgument(fmt::format("deblur: channels must be at least 1, got {}", channels));
+  if (g_in.cols() % channels != 0)
+    throw ShapeMismatch(fmt::format("deblur: an image of {} channels side by side and g", channels), g_in.rows(),
+                        channels * (g_in.cols() / channels + 1), g_in.rows(), g_in.cols());
+  const index m = g_in.rows(), n = g_in.cols() / channels, size = m * n;
+  const ConstMatrixView<double> h = psf.kernel.view();
+  if (m < 1 || n < 1) throw InvalidArgument("deblur: the image is empty");
+  if (h.rows() > m || h.cols() > n)
+    throw InvalidArgument(fmt::format("deblur: the PSF ({}x{}) is larger than the image ({}x{})", h.rows(), h.cols(), m, n));
+  require_host(h.device(), "deblur's PSF");
+  const Device device = g_in.device();
+  const Matrix<double> g = Matrix<double>::copy_of(g_in);  // contiguous, where g lives
+  const Matrix<double> host = g.to(Device::cpu());
+
+  DeblurResult r;
+  Report& report = r.report;
+  report.operation = Operation::Deblur;
+  report.device = device;
+  report.precision = "float64";
+  report.notes.push_back(fmt::format("{} boundary, {} regulariser, PSF {}", to_string(options.boundary),
+                                     to_string(options.regularizer), psf.spec));
+
+  // The noise and, for the robust data term, impulses and clipping, all read from g itself.
+  r.noise_sigma = estimate_noise(host.view(), channels);
+  const Impulses impulses = find_impulses(host.view(), n, channels);
+  const double pixels = static_cast<double>(host.rows() * host.cols());
+  const bool impulses_seen = static_cast<double>(impulses.count) >= 0.005 * pixels;
+  const bool robust_possible = options.path == DeblurPath::Auto || options.path == DeblurPath::MatrixFree;
+  if (options.robust == Robust::On && !robust_possible)
+    throw InvalidArgument("deblur: the robust data term reweights pixels, which only the matrix-free path can do: "
+                          "choose the matrix-free path or robust off");
+  r.robust = options.robust == Robust::On || (options.robust == Robust::Auto && impulses_seen && robust_possible);
+  if (impulses_seen)
+    report.notes.push_back(fmt::format("{:.2g} % of the pixels are impulses (salt and pepper){}",
+                                       100 * static_cast<double>(impulses.count) / pixels,
+                                       r.robust ? ": left out of the data term" : ", kept (robust term off)"));
+  const kernels::BlurModel model{m, n, h, options.boundary, options.regularizer};
+  const kernels::Imaging& family = kernels::imaging(device);
+  const std::unique_ptr<kernels::Spectral> spectral = family.spectral(model, device);
+  // lambda is chosen, and the robust iteration starts, on g with its impulses replaced by their medians
+  const Matrix<double> analysed = r.robust && impulses.count > 0 ? impulses.cleaned.to(device) : Matrix<double>();
+  const ConstMatrixView<double> data = analysed.empty() ? g.view() : analysed.view();
+
+  // lambda
+  if (options.lambda >= 0) {
+    r.lambda = options.lambda;
+    r.lambda_from = "given";
+  } else {
+    spectral->analyse(data, channels);
+    const LambdaSearch search(*spectral, size * channels, channels);
+    if (options.rule == LambdaRule::Discrepancy) {
+      const std::optional<double> d = search.discrepancy(r.noise_sigma);
+      if (!d)
+        throw NumericalError(fmt::format("deblur: no lambda fits the noise estimated ({:.3g}): the PSF or the boundary "
+                                         "does not explain the image; give lambda or use GCV",
+                                         r.noise_sigma));
+      r.lambda = *d;
+      r.lambda_from = "discrepancy principle";
+    } else {
+      r.lambda = search.minimise_gcv();
+      r.lambda_from = "generalised cross-validation";
+      if (options.rule == LambdaRule::Auto && search.gcv_at_top()) {
+        // A GCV curve falling to the largest lambda has no minimum: noise-free data for a well-posed blur
+        // (sharpening) leaves it flat, and rounding tips it. The least regularisation is the answer then.
+        r.lambda = search.lower();
+        r.lambda_from = "the smallest lambda (GCV has no minimum: it falls to the largest)";
+      }
+    }
+  }
+  report.notes.push_back(fmt::format("lambda {:.4g} by {}; noise estimated {:.3g}", r.lambda, r.lambda_from, r.noise_sigma));
+
+  // the method
+  DeblurPath path = options.path;
+  if (path == DeblurPath::Spectral && !spectral->exact())
+    throw InvalidArgument(fmt::format(
+        "deblur: the spectral path is exact only under a periodic boundary, or a reflexive one with a PSF symmetric "
+        "about its centre; here the boundary is {} and the PSF {}symmetric: choose the dense or matrix-free path",
+        to_string(options.boundary), psf.symmetric() ? "" : "not "));
+  if (path == DeblurPath::Auto)
+    path = r.robust ? DeblurPath::MatrixFree
+           : spectral->exact() ? DeblurPath::Spectral
+           : size <= kDenseAutoLimit ? DeblurPath::Dense
+                                     : DeblurPath::MatrixFree;
+  report.method = path == DeblurPath::Spectral ? Method::Spectral
+                  : path == DeblurPath::Dense  ? Method::Cholesky
+                                               : Method::ConjugateGradients;
+  r.image = Matrix<double>::uninitialized(m, n * channels, device);
+  const kernels::Vectors<double>& v = kernels::vectors<double>(device);
+
+  if (path == DeblurPath::Spectral) {
+    for (int c = 0; c < channels; ++c) spectral->solve(channel(g.view(), n, c), r.lambda, channel(r.image.view(), n, c));
+    v.synchronize(device);
+  } else if (path == DeblurPath::Dense) {
+    // The thesis's path: C = H^T H + lambda L^T L, then Cholesky, one factorisation for every channel. Its
+    // images are small (C has size^2 entries), so H^T g is formed on the host by the direct stencil:
+    // planning an FFT on the GPU costs more than the whole solve there.
+    Matrix<double> rhs = Matrix<double>::uninitialized(size, channels);
+    for (int c = 0; c < channels; ++c) {
+      const Matrix<double> hg = convolve_adjoint(channel(host.view(), n, c), h, options.boundary);
+      std::copy(hg.data(), hg.data() + size, rhs.data() + c * size);
+    }
+    const Matrix<double> C = family.normal_matrix(model, r.lambda, device);
+    std::optional<Cholesky<double>> chol;
+    try {
+      chol.emplace(C.view());
+    } catch (const NotPositiveDefinite& e) {
+      throw NotPositiveDefinite(e.minor(), fmt::format("H^T H + lambda L^T L with lambda = {:g} is singular to working "
+                                                       "precision: give a positive lambda, or auto",
+                                                       r.lambda));
+    }
+    const Matrix<double> x = chol->solve(rhs.to(device).view());  // size x channels: each column one channel
+    copy<double>(ConstMatrixView<double>(x.data(), m, n * channels, m, device), r.image.view());
+  } else {
+    // Preconditioned conjugate gradients on (H^T W H + lambda L^T L) f = H^T W g from the spectral solution,
+    // W the identity or, robust, 0 at the impulses and 1 elsewhere.
+    const std::unique_ptr<kernels::Convolution> H = family.convolution(model, device);
+    Matrix<double> b = Matrix<double>::uninitialized(m, n, device), weights, weighted;
+    bool converged = true;
+    for (int c = 0; c < channels; ++c) {
+      const ConstMatrixView<double> gc = channel(g.view(), n, c);
+      const MatrixView<double> f = channel(r.image.view(), n, c);
+      spectral->solve(analysed.empty() ? gc : channel(analysed.view(), n, c), r.lambda, f);
+      double mean_weight = 1;
+      if (r.robust) {
+        Matrix<double> w(m, n), wg(m, n);
+        index kept = 0;
+        for (index j = 0; j < n; ++j)
+          for (index i = 0; i < m; ++i) {
+            const bool impulse = impulses.is_impulse[static_cast<std::size_t>(i + (c * n + j) * m)];
+            w(i, j) = impulse ? 0.0 : 1.0;
+            wg(i, j) = impulse ? 0.0 : host(i, c * n + j);
+            kept += !impulse;
+          }
+        mean_weight = std::max(static_cast<double>(kept) / static_cast<double>(size), 1e-3);
+        v.synchronize(device);  // the previous channel's solve may still read the weights
+        weights = w.to(device);
+        weighted = wg.to(device);
+        H->set_weights(weights.view());
+        H->apply_transpose(weighted.view(), b.view());
+      } else {
+        H->apply_transpose(gc, b.view());
+      }
+      NormalOperator A(*H, r.lambda);
+      SpectralPreconditioner M(*spectral, size, r.lambda, mean_weight);
+      const krylov::Outcome o = krylov::cg<double>(A, b.view(), f, options.tolerance, options.max_iterations, &M);
+      report.iterations = std::max(report.iterations, o.iterations);
+      converged = converged && o.converged;
+      if (!o.converged)
+        report.notes.push_back(fmt::format("channel {}: conjugate gradients stopped at their limit, relative residual "
+                                           "{:.3g} (tolerance {:.3g})",
+                                           c + 1, o.residual, options.tolerance));
+    }
+    H->set_weights({});
+    report.stop = converged ? StopReason::Converged : StopReason::IterationLimit;
+  }
+  report.seconds = clock.seconds();
+  return r;
+}
+
+}  // namespace linv::imaging
