@@ -118,9 +118,10 @@ enum class DeblurPath {
 };
 // How lambda is chosen when not given.
 enum class LambdaRule {
-  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), except where its curve has
-                // no minimum (noise-free data for a well-posed PSF such as sharpening): then the smallest
-                // lambda that keeps the system well conditioned
+  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), except where GCV would smooth
+                // past every mode of the blur in an image whose noise is estimated under 0.01 (noise-free data
+                // for a well-posed PSF such as sharpening leaves GCV nothing to find): then the smallest lambda
+                // that keeps the system well conditioned
   GCV,          // generalised cross-validation in the spectral system (exact where the spectral path is)
   Discrepancy,  // ||H f - g||^2 = (pixels) sigma^2, sigma estimated from the image's finest wavelet detail
 };

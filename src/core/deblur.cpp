@@ -82,15 +82,23 @@ Impulses find_impulses(ConstMatrixView<double> g, index width, int channels) {
 // The spectral system's residual and trace as functions of lambda, and the two rules over them.
 class LambdaSearch {
  public:
-  LambdaSearch(const kernels::Spectral& s, index pixels, int channels)
+  // The search spans lambda around the ratio of H^T H's largest eigenvalue to L^T L's, bounded from the
+  // kernel and the regulariser alone so that every backend searches the same range.
+  LambdaSearch(const kernels::Spectral& s, ConstMatrixView<double> kernel, Regularizer regularizer, index pixels,
+               int channels)
       : s_(s), pixels_(static_cast<double>(pixels)), channels_(channels) {
-    const double scale = s.largest_blur() / std::max(s.largest_regularizer(), 1e-300);
+    double l1 = 0;  // |DFT of the kernel| <= its 1-norm
+    for (index q = 0; q < kernel.cols(); ++q)
+      for (index p = 0; p < kernel.rows(); ++p) l1 += std::abs(kernel(p, q));
+    const double regularizer_top = regularizer == Regularizer::Identity ? 1.0 : regularizer == Regularizer::Gradient ? 8.0 : 64.0;
+    scale_ = l1 * l1 / regularizer_top;
+    const double scale = scale_;
     lo_ = std::log10(scale) - 10;  // below: the system is singular to working precision where H is
     hi_ = std::log10(scale) + 2;   // above: the regulariser alone decides
   }
   double lower() const { return std::pow(10.0, lo_); }
-  // Whether the last minimise_gcv found GCV falling all the way to the largest lambda: no minimum.
-  bool gcv_at_top() const { return at_top_; }
+  // lambda's scale: where lambda L^T L's largest eigenvalue reaches H^T H's bound.
+  double scale() const { return scale_; }
 
   // Generalised cross-validation over the channels together (one lambda for all):
   // GCV = (N ||r||^2) / (trace of I - A over all channels)^2, N the pixels of all channels.
@@ -109,7 +117,6 @@ class LambdaSearch {
       const double x = lo_ + (hi_ - lo_) * k / kScan, v = gcv(std::pow(10.0, x));
       if (v < best_value) best = x, best_value = v;
     }
-    at_top_ = best >= hi_;
     double a = std::max(lo_, best - (hi_ - lo_) / kScan), b = std::min(hi_, best + (hi_ - lo_) / kScan);
     const double phi = (std::sqrt(5.0) - 1) / 2;
     for (int k = 0; k < 40; ++k) {
@@ -141,7 +148,7 @@ class LambdaSearch {
   double pixels_;
   int channels_;
   double lo_ = 0, hi_ = 0;
-  mutable bool at_top_ = false;
+  double scale_ = 1;
 };
 
 // (H^T W H + lambda L^T L) for conjugate gradients, and the spectral system as its preconditioner
@@ -247,7 +254,7 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
     r.lambda_from = "given";
   } else {
     spectral->analyse(data, channels);
-    const LambdaSearch search(*spectral, size * channels, channels);
+    const LambdaSearch search(*spectral, h, options.regularizer, size * channels, channels);
     if (options.rule == LambdaRule::Discrepancy) {
       const std::optional<double> d = search.discrepancy(r.noise_sigma);
       if (!d)
@@ -259,11 +266,14 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
     } else {
       r.lambda = search.minimise_gcv();
       r.lambda_from = "generalised cross-validation";
-      if (options.rule == LambdaRule::Auto && search.gcv_at_top()) {
-        // A GCV curve falling to the largest lambda has no minimum: noise-free data for a well-posed blur
-        // (sharpening) leaves it flat, and rounding tips it. The least regularisation is the answer then.
+      if (options.rule == LambdaRule::Auto && r.lambda > search.scale() && r.noise_sigma < 0.01) {
+        // GCV smoothing past every mode of the blur says the image is nothing but noise, which the clean
+        // image it is (noise estimated under 0.01) is not: noise-free data for a well-posed PSF
+        // (sharpening) leaves GCV without a minimum to find. The least regularisation is the answer then.
+        r.lambda_from = fmt::format("the smallest lambda (GCV's {:.3g} would treat the image, whose noise is "
+                                    "estimated {:.2g}, as noise)",
+                                    r.lambda, r.noise_sigma);
         r.lambda = search.lower();
-        r.lambda_from = "the smallest lambda (GCV has no minimum: it falls to the largest)";
       }
     }
   }

@@ -190,8 +190,6 @@ class Spectral final : public kernels::Spectral {
     }
     return t;
   }
-  double largest_blur() const override { return *std::max_element(h2_.begin(), h2_.end()); }
-  double largest_regularizer() const override { return *std::max_element(l2_.begin(), l2_.end()); }
 
  private:
   void extend(ConstMatrixView<double> x) {

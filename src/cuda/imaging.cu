@@ -25,6 +25,7 @@ using kernels::boundary_index;
 using kernels::Tap;
 
 constexpr int kThreads = 256;
+constexpr unsigned kTermBlocks = 264;  // GCV's sums: two waves of an H100's 132 multiprocessors
 
 unsigned grid_for(std::int64_t count) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((count + kThreads - 1) / kThreads, 65535)));
@@ -320,36 +321,31 @@ __global__ void power_kernel(const cufftDoubleComplex* buf, std::int64_t count, 
   LINV_GRID_STRIDE(k, count) { power[k] += buf[k].x * buf[k].x + buf[k].y * buf[k].y; }
 }
 
-// Parseval's weights (see src/cpu/imaging.cpp's Spectral::analyse): power := weight * power, counted := 1
-// for the modes of the image's own transform (all, periodic; the DCT's u < m, v < n, mirrored), else 0.
-__global__ void weigh_kernel(double* power, double* counted, std::int64_t m, std::int64_t n, std::int64_t M,
-                             std::int64_t N, bool mirror) {
+// Parseval's weights (see src/cpu/imaging.cpp's Spectral::analyse): 1 / (M N) periodic; mirrored, the DCT
+// modes' (u < m, v < n; the others are not summed).
+__global__ void weigh_kernel(double* power, std::int64_t m, std::int64_t n, std::int64_t M, std::int64_t N, bool mirror) {
   LINV_GRID_STRIDE(k, M * N) {
     const std::int64_t u = k % M, v = k / M;
     if (!mirror) {
       power[k] /= static_cast<double>(M * N);
-      counted[k] = 1;
     } else if (u < m && v < n) {
       const double su = (u == 0 ? 1.0 : 2.0) / static_cast<double>(m), sv = (v == 0 ? 1.0 : 2.0) / static_cast<double>(n);
       power[k] *= su * sv / 16;
-      counted[k] = 1;
-    } else {
-      power[k] = 0;
-      counted[k] = 0;
     }
   }
 }
 
-// Per block, the sums of (1 - filter)^2 power and of (1 - filter) over the counted modes, in a fixed order.
-__global__ void terms_kernel(const double* power, const double* counted, const double* h2, const double* l2,
-                             double lambda, std::int64_t count, double* partial) {
+// Per block, the sums of (1 - filter)^2 power and of (1 - filter) over the image's own modes (all, periodic;
+// the DCT's u < m, v < n, mirrored), in a fixed order.
+__global__ void terms_kernel(const double* power, const double* h2, const double* l2, double lambda, std::int64_t m,
+                             std::int64_t n, std::int64_t M, double* partial) {
   __shared__ double shared[kThreads / 32];
   double residual = 0, trace = 0;
-  LINV_GRID_STRIDE(k, count) {
-    if (counted[k] == 0) continue;
-    const double den = h2[k] + lambda * l2[k];
-    const double rest = den > 0 ? lambda * l2[k] / den : 1.0;
-    residual += rest * rest * power[k];
+  LINV_GRID_STRIDE(k, m * n) {
+    const std::int64_t mode = k % m + (k / m) * M;
+    const double den = h2[mode] + lambda * l2[mode];
+    const double rest = den > 0 ? lambda * l2[mode] / den : 1.0;
+    residual += rest * rest * power[mode];
     trace += rest;
   }
   residual = block_sum(residual, shared);
@@ -360,20 +356,15 @@ __global__ void terms_kernel(const double* power, const double* counted, const d
   }
 }
 
-// The largest of `count` non-negative values (their bit patterns order as the values do).
-__global__ void max_kernel(const double* v, std::int64_t count, unsigned long long* out) {
-  LINV_GRID_STRIDE(k, count) { atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(v[k]))); }
-}
-
 class Spectral final : public kernels::Spectral {
  public:
   Spectral(Context& ctx, const kernels::BlurModel& model)
       : ctx_(ctx), m_(model.height), n_(model.width), mirror_(model.boundary != imaging::Boundary::Periodic),
-        M_(mirror_ ? 2 * m_ : m_), N_(mirror_ ? 2 * n_ : n_), blocks_(grid_for(M_ * N_)),
+        M_(mirror_ ? 2 * m_ : m_), N_(mirror_ ? 2 * n_ : n_),
         exact_(!mirror_ || (model.boundary == imaging::Boundary::Reflexive &&
                             imaging::psf_from(model.kernel, "model").symmetric())),
         device_(Device::cuda(ctx.device())), h_(buffer(2)), buf_(buffer(2)), h2_(buffer(1)), l2_(buffer(1)),
-        power_(buffer(1)), counted_(buffer(1)), partial_(Matrix<double>::uninitialized(2 * blocks_, 1, device_)) {
+        partial_(Matrix<double>::uninitialized(2 * kTermBlocks, 1, device_)) {
     check_fft(cufftPlan2d(&plan_, static_cast<int>(N_), static_cast<int>(M_), CUFFT_Z2Z), "plan");
     check_fft(cufftSetStream(plan_, stream()), "stream");
     const Matrix<double> k = Matrix<double>::copy_of(model.kernel).to(device_);
@@ -384,8 +375,6 @@ class Spectral final : public kernels::Spectral {
     eigen_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(h(), M_, N_, static_cast<int>(model.regularizer),
                                                               h2_.data(), l2_.data());
     check_launch("eigenvalues");
-    largest_blur_ = largest(h2_);
-    largest_regularizer_ = largest(l2_);
   }
   ~Spectral() override { cufftDestroy(plan_); }
   Spectral(const Spectral&) = delete;
@@ -398,6 +387,7 @@ class Spectral final : public kernels::Spectral {
   }
 
   void analyse(ConstMatrixView<double> g, int channels) override {
+    if (power_.empty()) power_ = buffer(1);  // only when lambda is chosen here
     check(cudaMemsetAsync(power_.data(), 0, bytes_of(M_ * N_, sizeof(double)), stream()), "cudaMemset");
     for (int c = 0; c < channels; ++c) {
       extend(g.block(0, c * n_, m_, n_));
@@ -405,23 +395,22 @@ class Spectral final : public kernels::Spectral {
       power_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(buf(), M_ * N_, power_.data());
       check_launch("power");
     }
-    weigh_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(power_.data(), counted_.data(), m_, n_, M_, N_, mirror_);
+    weigh_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(power_.data(), m_, n_, M_, N_, mirror_);
     check_launch("weigh");
   }
 
   Terms residual_and_trace(double lambda) const override {
-    terms_kernel<<<blocks_, kThreads, 0, stream()>>>(power_.data(), counted_.data(), h2_.data(), l2_.data(), lambda,
-                                                     M_ * N_, partial_.data());
+    const std::int64_t m = mirror_ ? m_ : M_, n = mirror_ ? n_ : N_;  // the modes summed
+    terms_kernel<<<kTermBlocks, kThreads, 0, stream()>>>(power_.data(), h2_.data(), l2_.data(), lambda, m, n, M_,
+                                                         partial_.data());
     check_launch("terms");
-    std::vector<double> partial(2 * static_cast<std::size_t>(blocks_));
-    to_host(partial.data(), partial_.data(), bytes_of(2 * blocks_, sizeof(double)), stream());
+    std::vector<double> partial(2 * kTermBlocks);
+    to_host(partial.data(), partial_.data(), bytes_of(2 * kTermBlocks, sizeof(double)), stream());
     wait(stream());
     Terms t;
-    for (unsigned b = 0; b < blocks_; ++b) t.residual += partial[2 * b], t.trace += partial[2 * b + 1];
+    for (unsigned b = 0; b < kTermBlocks; ++b) t.residual += partial[2 * b], t.trace += partial[2 * b + 1];
     return t;
   }
-  double largest_blur() const override { return largest_blur_; }
-  double largest_regularizer() const override { return largest_regularizer_; }
 
  private:
   cudaStream_t stream() const { return ctx_.main().stream; }
@@ -431,16 +420,6 @@ class Spectral final : public kernels::Spectral {
   cufftDoubleComplex* h() { return reinterpret_cast<cufftDoubleComplex*>(h_.data()); }
   cufftDoubleComplex* buf() { return reinterpret_cast<cufftDoubleComplex*>(buf_.data()); }
 
-  double largest(const Matrix<double>& v) {
-    DeviceBuffer out(sizeof(unsigned long long), ctx_.device());
-    check(cudaMemsetAsync(out.p, 0, sizeof(unsigned long long), stream()), "cudaMemset");
-    max_kernel<<<grid_for(v.size()), kThreads, 0, stream()>>>(v.data(), v.size(), out.as<unsigned long long>());
-    check_launch("max");
-    const unsigned long long bits = read_back(out.as<unsigned long long>(), stream());
-    double value = 0;
-    std::memcpy(&value, &bits, sizeof(value));
-    return value;
-  }
   void extend(ConstMatrixView<double> x) {
     extend_kernel<<<grid_for(M_ * N_), kThreads, 0, stream()>>>(x.data(), m_, n_, ld_of(x.ld()), buf(), M_, N_);
     check_launch("extend");
@@ -462,12 +441,10 @@ class Spectral final : public kernels::Spectral {
   std::int64_t m_, n_;
   bool mirror_;
   std::int64_t M_, N_;
-  unsigned blocks_;
   bool exact_;
   Device device_;
-  Matrix<double> h_, buf_, h2_, l2_, power_, counted_;
+  Matrix<double> h_, buf_, h2_, l2_, power_;
   mutable Matrix<double> partial_;
-  double largest_blur_ = 0, largest_regularizer_ = 0;
   cufftHandle plan_ = 0;
 };
 

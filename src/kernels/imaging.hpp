@@ -52,9 +52,6 @@ class Spectral {
     double residual = 0, trace = 0;
   };
   virtual Terms residual_and_trace(double lambda) const = 0;
-  // The largest eigenvalues of H^T H and of L^T L in the spectral system (the scale of lambda).
-  virtual double largest_blur() const = 0;
-  virtual double largest_regularizer() const = 0;
 };
 
 class Imaging {
