@@ -173,6 +173,10 @@ void run_deblur(const DeblurArgs& a) {
     quality = fmt::format(" | PSNR {:.2f} -> {:.2f} dB", before, after);
   }
   write_report(a.common, j);
+  if (r.report.stop == StopReason::IterationLimit)  // the image is written, but say it is not converged
+    std::fprintf(stderr, "linv: warning: deblur: conjugate gradients reached --max-iter %d before --tol %g; the "
+                         "image is their last iterate\n",
+                 a.max_iterations, a.tolerance);
   if (!a.common.quiet) {
     const Report& rr = r.report;
     std::printf("deblur: %s image, %d channel%s | %s on %s, lambda %.3g (%s), noise %.3g%s%s | %.3f s%s -> %s\n",

@@ -118,10 +118,12 @@ enum class DeblurPath {
 };
 // How lambda is chosen when not given.
 enum class LambdaRule {
-  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), except where GCV would smooth
-                // past every mode of the blur in an image whose noise is estimated under 0.01 (noise-free data
-                // for a well-posed PSF such as sharpening leaves GCV nothing to find): then the smallest lambda
-                // that keeps the system well conditioned
+  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), except where it goes
+                // wrong: for a PSF that smooths, a GCV residual under half the noise estimated from g is
+                // fitting errors that are not white noise (the scene past the frame), and the discrepancy
+                // principle takes over; where it would smooth far past every mode of the blur in an image whose noise is
+                // estimated under 0.01 (noise-free data for a well-posed PSF such as sharpening leave it
+                // nothing to find), the smallest lambda that keeps the system well conditioned
   GCV,          // generalised cross-validation in the spectral system (exact where the spectral path is)
   Discrepancy,  // ||H f - g||^2 = (pixels) sigma^2, sigma estimated from the image's finest wavelet detail
 };

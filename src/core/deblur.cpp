@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <vector>
 
@@ -184,6 +185,28 @@ class SpectralPreconditioner final : public kernels::LinearOperator<double> {
   double lambda_, scale_;
 };
 
+// Whether the PSF smooths: its frequency response falls below a tenth of its largest somewhere (sampled
+// on a 64 x 64 grid, enough to tell a blur, whose response falls to near zero, from a sharpening filter,
+// whose response stays within a few times its DC gain).
+bool smoothing(ConstMatrixView<double> kernel) {
+  constexpr int kGrid = 64;
+  double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+  for (int v = 0; v < kGrid; ++v)
+    for (int u = 0; u < kGrid; ++u) {
+      double re = 0, im = 0;
+      for (index q = 0; q < kernel.cols(); ++q)
+        for (index p = 0; p < kernel.rows(); ++p) {
+          const double phase = -2 * std::numbers::pi * (static_cast<double>(u * p) + static_cast<double>(v * q)) / kGrid;
+          re += kernel(p, q) * std::cos(phase);
+          im += kernel(p, q) * std::sin(phase);
+        }
+      const double gain = std::hypot(re, im);
+      smallest = std::min(smallest, gain);
+      largest = std::max(largest, gain);
+    }
+  return smallest < 0.1 * largest;
+}
+
 }  // namespace
 
 double estimate_noise(ConstMatrixView<double> g, int channels) {
@@ -249,12 +272,14 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   const ConstMatrixView<double> data = analysed.empty() ? g.view() : analysed.view();
 
   // lambda
+  double search_scale = 0;  // lambda's scale for this PSF and regulariser (LambdaSearch::scale)
   if (options.lambda >= 0) {
     r.lambda = options.lambda;
     r.lambda_from = "given";
   } else {
     spectral->analyse(data, channels);
     const LambdaSearch search(*spectral, h, options.regularizer, size * channels, channels);
+    search_scale = search.scale();
     if (options.rule == LambdaRule::Discrepancy) {
       const std::optional<double> d = search.discrepancy(r.noise_sigma);
       if (!d)
@@ -266,7 +291,12 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
     } else {
       r.lambda = search.minimise_gcv();
       r.lambda_from = "generalised cross-validation";
-      if (options.rule == LambdaRule::Auto && r.lambda > search.scale() && r.noise_sigma < 0.01) {
+      const double fitted = std::sqrt(search.residual(r.lambda) / static_cast<double>(size * channels));
+      const bool automatic = options.rule == LambdaRule::Auto;
+      // past every mode of the blur; with impulses left out, whose medians err, only far past (measured:
+      // motion blur with 5 % salt and pepper has GCV at 1 to 3 times the scale, and is right)
+      const double past = r.lambda / search.scale();
+      if (automatic && r.noise_sigma < 0.01 && (r.robust ? past > 10 : past > 1)) {
         // GCV smoothing past every mode of the blur says the image is nothing but noise, which the clean
         // image it is (noise estimated under 0.01) is not: noise-free data for a well-posed PSF
         // (sharpening) leaves GCV without a minimum to find. The least regularisation is the answer then.
@@ -274,8 +304,30 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
                                     "estimated {:.2g}, as noise)",
                                     r.lambda, r.noise_sigma);
         r.lambda = search.lower();
+      } else if (automatic && smoothing(h) && fitted < 0.5 * r.noise_sigma) {
+        // GCV leaving a residual under half the noise seen in g is fitting it: for a blur that smooths,
+        // errors that are not white noise (the scene past the frame, resampling) look like signal to GCV,
+        // which then regularises photographs too little (measured: 4 to 11 dB lost on noise-free ones). The
+        // discrepancy principle keeps the residual at the noise's level; where it cannot (no noise seen
+        // at all) GCV stands. A PSF that does not smooth (sharpening) has a stable inverse whose residual
+        // is small for good reason: there GCV was measured right every time.
+        if (const std::optional<double> d = search.discrepancy(r.noise_sigma)) {
+          r.lambda_from = fmt::format("discrepancy principle (GCV's residual {:.3g} was under half the noise "
+                                      "estimated, {:.3g})",
+                                      fitted, r.noise_sigma);
+          r.lambda = *d;
+        }
       }
     }
+  }
+  if (options.lambda < 0 && options.rule == LambdaRule::Auto && r.robust && smoothing(h) &&
+      r.lambda < 0.1 * search_scale) {
+    // GCV sees the image with its impulses replaced by their medians, nearly noise-free, and asks for
+    // little smoothing; but the solve leaves those pixels out, and filling holes under a blur needs more
+    // (measured: 2 to 5 % salt and pepper on photographs, 19 dB at GCV's 2.5e-5, 26 to 27 dB from a tenth
+    // of the scale up)
+    r.lambda_from += fmt::format(", raised from {:.3g} to a tenth of the scale: impulses leave holes", r.lambda);
+    r.lambda = 0.1 * search_scale;
   }
   report.notes.push_back(fmt::format("lambda {:.4g} by {}; noise estimated {:.3g}", r.lambda, r.lambda_from, r.noise_sigma));
 
