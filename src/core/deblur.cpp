@@ -39,14 +39,12 @@ bool at_bound(double v) { return v == 0.0 || v == 1.0; }
 
 // Salt-and-pepper pixels: at an intensity bound, far (more than 0.1) from the median of their 3 x 3
 // neighbourhood, and isolated (at most one neighbour at the same bound), as median-type detectors find them
-// (Chan, Ho and Nikolova 2005); the other pixels at a bound are clipped (saturated, or noise cut off at 0
-// and 1), which come in runs. `cleaned` has the impulses replaced by that median, for choosing lambda and
-// starting the iteration.
+// (Chan, Ho and Nikolova 2005); clipped pixels (saturated, or noise cut off at 0 and 1) come in runs and
+// stay. `cleaned` has the impulses replaced by that median, for choosing lambda and starting the iteration.
 struct Impulses {
   Matrix<double> cleaned;
   std::vector<unsigned char> is_impulse;  // per pixel of the h x (w * channels) image
   index count = 0;
-  index clipped = 0;
 };
 
 Impulses find_impulses(ConstMatrixView<double> g, index width, int channels) {
@@ -73,8 +71,6 @@ Impulses find_impulses(ConstMatrixView<double> g, index width, int channels) {
           out.is_impulse[static_cast<std::size_t>(i + col * m)] = 1;
           out.cleaned(i, col) = med;
           ++out.count;
-        } else {
-          ++out.clipped;
         }
       }
   return out;
@@ -212,7 +208,8 @@ bool smoothing(ConstMatrixView<double> kernel) {
 double estimate_noise(ConstMatrixView<double> g, int channels) {
   if (channels < 1 || g.cols() % channels != 0)
     throw InvalidArgument(fmt::format("estimate_noise: {} columns do not hold {} channels", g.cols(), channels));
-  const Matrix<double> host = Matrix<double>::copy_of(g).to(Device::cpu());
+  const Matrix<double> copied = g.device().is_cpu() ? Matrix<double>() : Matrix<double>::copy_of(g).to(Device::cpu());
+  const ConstMatrixView<double> host = copied.empty() ? g : copied.view();
   const index m = host.rows(), width = host.cols() / channels;
   std::vector<double> detail;
   for (int c = 0; c < channels; ++c)
@@ -240,7 +237,8 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   require_host(h.device(), "deblur's PSF");
   const Device device = g_in.device();
   const Matrix<double> g = Matrix<double>::copy_of(g_in);  // contiguous, where g lives
-  const Matrix<double> host = g.to(Device::cpu());
+  const Matrix<double> copied = device.is_cpu() ? Matrix<double>() : g.to(Device::cpu());
+  const ConstMatrixView<double> host = device.is_cpu() ? g.view() : copied.view();  // g read on the host
 
   DeblurResult r;
   Report& report = r.report;
@@ -251,8 +249,8 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
                                      to_string(options.regularizer), psf.spec));
 
   // The noise and, for the robust data term, impulses and clipping, all read from g itself.
-  r.noise_sigma = estimate_noise(host.view(), channels);
-  const Impulses impulses = find_impulses(host.view(), n, channels);
+  r.noise_sigma = estimate_noise(host, channels);
+  const Impulses impulses = find_impulses(host, n, channels);
   const double pixels = static_cast<double>(host.rows() * host.cols());
   const bool impulses_seen = static_cast<double>(impulses.count) >= 0.005 * pixels;
   const bool robust_possible = options.path == DeblurPath::Auto || options.path == DeblurPath::MatrixFree;
@@ -358,7 +356,7 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
     // planning an FFT on the GPU costs more than the whole solve there.
     Matrix<double> rhs = Matrix<double>::uninitialized(size, channels);
     for (int c = 0; c < channels; ++c) {
-      const Matrix<double> hg = convolve_adjoint(channel(host.view(), n, c), h, options.boundary);
+      const Matrix<double> hg = convolve_adjoint(channel(host, n, c), h, options.boundary);
       std::copy(hg.data(), hg.data() + size, rhs.data() + c * size);
     }
     const Matrix<double> C = family.normal_matrix(model, r.lambda, device);
