@@ -142,7 +142,9 @@ void run_demo(const DemoArgs& a) {
     const io::Image recovered{r.image.to(Device::cpu()), g.channels};
     const double before = imaging::psnr(g.pixels.view(), truth.pixels.view());
     const double after = imaging::psnr(recovered.pixels.view(), truth.pixels.view());
-    const std::string rule = r.lambda_from.substr(0, r.lambda_from.find(" ("));
+    // the rule's name without its reasons: "generalised cross-validation, raised" rather than the whole story
+    std::string rule = r.lambda_from.substr(0, r.lambda_from.find(" ("));
+    if (const auto raised = rule.find(", raised from"); raised != std::string::npos) rule = rule.substr(0, raised) + ", raised";
     std::printf("%-26s %6.2f dB %6.2f dB %10.3g %-8s %-36s %8.3f  %s\n", c.name, before, after, r.lambda,
                 std::string(to_string(r.report.method)).c_str(), (rule + (r.robust ? ", robust" : "")).c_str(),
                 r.report.seconds, c.thesis);

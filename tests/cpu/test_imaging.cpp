@@ -388,9 +388,10 @@ TEST(Imaging, RobustDataTermRemovesSaltAndPepper) {
   EXPECT_TRUE(robust.robust);
   EXPECT_EQ(robust.report.method, Method::ConjugateGradients);
   const double before = imaging::psnr(g.view(), f.view()), after = imaging::psnr(robust.image.view(), f.view());
-  // measured: 14.1 dB degraded, 15.9 without the robust term, 18.8 with it (camera's photograph: 20.1 -> 28.1
-  // at 2 % salt and pepper, docs/deblurring-quality.md)
-  EXPECT_GE(after, before + 4) << "salt and pepper: at least 4 dB better than the degraded image";
+  // measured: 14.1 dB degraded, 15.9 without the robust term, 18.0 with it (18.8 with lambda at a tenth of its
+  // scale, which photographs lose 2 to 5 dB to: camera's photograph goes 20.1 -> 28.1 at 2 % salt and pepper,
+  // docs/deblurring-quality.md)
+  EXPECT_GE(after, before + 3.5) << "salt and pepper: at least 3.5 dB better than the degraded image";
   EXPECT_GT(after, imaging::psnr(plain.image.view(), f.view()) + 2);
   bool said = false;
   for (const std::string& note : robust.report.notes) said = said || note.find("salt and pepper") != std::string::npos;
