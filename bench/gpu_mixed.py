@@ -81,31 +81,34 @@ def main():
     sizes = [int(v) for v in args.sizes.split(",") if v]
     command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_mixed.py"] + sys.argv[1:])
     precisions = ["mixed", "mixed:tf32", "mixed:bf16", "double"]
+    # (precision, method): every precision by LU with partial pivoting, and float64 by tournament pivoting
+    cases = [(p, "lu") for p in precisions] + [("double", "calu")]
 
     with tempfile.TemporaryDirectory(prefix="linv-mixed-") as tmp:
         linv_json = os.path.join(tmp, "linv.json")
         cmd = [args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.sizes, "--precisions",
-               ",".join(precisions), "--repeats", str(args.repeats), "--json", linv_json]
+               ",".join(precisions), "--methods", "lu,calu", "--repeats", str(args.repeats), "--json", linv_json]
         linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
         irs_binary = args.irs or os.path.join(os.path.dirname(os.path.abspath(args.linv)), "peer_cusolver_irs")
         irs_rows, irs_failure = cusolver_irs(irs_binary, args.sizes, args.repeats, tmp)
 
     status = {"torch": peers.backend("torch")[1],
               "cusolver_irs": {"available": irs_failure is None, **({"why": irs_failure} if irs_failure else {})}}
-    linv_rows = {(int(r["n"]), r["precision"]): r for r in (linv_data or {}).get("rows", [])}
+    linv_rows = {(int(r["n"]), r["precision"], r.get("method", "lu")): r for r in (linv_data or {}).get("rows", [])}
     rows = []
     for n in sizes:
         pr = torch_solve(n, args.repeats) if status["torch"]["available"] else {}
         print(f"torch float64 solve n={n}: " + (f"{pr['seconds']:.4f} s" if pr else "SKIPPED"), flush=True)
-        for precision in precisions:
-            lr = linv_rows.get((n, precision), {})
+        for precision, method in cases:
+            lr = linv_rows.get((n, precision, method), {})
             linv_s = lr.get("seconds")
             # the like-for-like cuSOLVER call: IRS with the same factor precision and refinement
             low = {"mixed": "32F", "mixed:tf32": "TF32", "mixed:bf16": "16BF"}.get(precision)
             ir = irs_rows.get((n, f"IRS {low} gmres" if low else "getrf+getrs float64"), {})
             for peer_name, peer in (("torch", pr), ("cusolver", ir)):
                 peer_s = peer.get("seconds")
-                rows.append({"case": f"solve fp64-accurate, 1 rhs, linv {precision}", "n": n, "batch": 1,
+                label = precision if method == "lu" else f"{precision} {method}"
+                rows.append({"case": f"solve fp64-accurate, 1 rhs, linv {label}", "n": n, "batch": 1,
                              "linv_s": linv_s,
                              "peer": pr.get("peer", "torch.linalg.solve (float64)") if peer_name == "torch" else
                              (f"cusolverDnIRSXgesv lowest {low} GMRES refinement" if low else
@@ -115,6 +118,7 @@ def main():
                              "floor_fraction": None, "linv_error": lr.get("scaled_residual"),
                              "peer_error": peer.get("scaled_residual"), "peer_iterations": peer.get("iterations"),
                              "linv_iterations": lr.get("iterations"), "linv_stop_reason": lr.get("stop_reason"),
+                             "linv_growth": lr.get("growth"),
                              "linv_notes": lr.get("notes"), "linv_s_all": lr.get("seconds_all"),
                              "peer_s_all": peer.get("seconds_all")})
     irs_all = [dict(r, label=label) for (n, label), r in sorted(irs_rows.items())]

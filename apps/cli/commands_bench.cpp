@@ -21,7 +21,7 @@ struct BenchArgs {
   std::string sizes = "1024,4096,8192,16384";
   std::string dtypes = "f64,f32";
   std::string kinds = "general,spd";
-  std::string methods = "auto,lu,gauss-jordan,cholesky,cholesky-gets";
+  std::string methods = "auto,lu,calu,gauss-jordan,cholesky,cholesky-gets";
 };
 
 // The benchmark's matrices (the peers build the same): general = uniform in [-1, 1];
@@ -39,7 +39,7 @@ Matrix<T> bench_matrix(const std::string& kind, index n, Device device) {
 
 bool applies(const std::string& kind, const std::string& method) {
   if (method == "auto") return true;
-  if (kind == "general") return method == "lu" || method == "gauss-jordan";
+  if (kind == "general") return method == "lu" || method == "calu" || method == "gauss-jordan";
   return method == "cholesky" || method == "cholesky-gets";
 }
 
@@ -65,7 +65,8 @@ void bench_case(const BenchArgs& a, const std::string& kind, index n, Device dev
                     {"seconds", t.median},
                     {"seconds_all", t.all},
                     {"scaled_residual", residual},
-                    {"rcond", s.report.rcond}});
+                    {"rcond", s.report.rcond},
+                    {"growth", std::isfinite(s.report.growth) ? nlohmann::json(s.report.growth) : nlohmann::json()}});
     std::printf("%-8s %-4s %6lld %-14s %-14s %10.4f s  residual %.3g\n", kind.c_str(), dtype_name(type_name<T>()),
                 static_cast<long long>(n), method.c_str(), used.c_str(), t.median, residual);
   }
@@ -86,6 +87,7 @@ struct SolveBenchArgs {
   BenchOptions bench{"cuda", 5, ""};
   std::string sizes = "4096,16384";
   std::string precisions = "double,mixed";
+  std::string methods = "lu";
 };
 
 // Times linv::solve with one right-hand side on a general matrix (uniform in [-1, 1]), float64 data, in
@@ -97,14 +99,19 @@ void run_bench_solve(const SolveBenchArgs& a) {
     const index n = std::stoll(size);
     const Matrix<double> A = bench_matrix<double>("general", n, device);
     const Matrix<double> b = random_uniform<double>(n, 1, /*seed=*/4, -1.0, 1.0, device);
+    for (const std::string& method_name : split(a.methods))
     for (const std::string& precision : split(a.precisions)) {
+      const Method method = parse_method(method_name);
+      if (method != Method::LU && method != Method::CALU)
+        throw InvalidArgument(fmt::format("bench solve times the lu and calu methods, not {}", method_name));
       // "double", "mixed" (float32 factor) or "mixed:<factor precision>"
       const bool mixed = precision.starts_with("mixed");
+      if (mixed && method != Method::LU) continue;  // mixed precision factors by LAPACK's LU (or cuSOLVER's IRS)
       if (precision != "double" && precision != "mixed" && !precision.starts_with("mixed:"))
         throw InvalidArgument(fmt::format("unknown precision '{}': expected double, mixed or mixed:tf32|bf16|fp16",
                                           precision));
       const SolveOptions options{
-          .method = Method::LU,
+          .method = method,
           .precision = mixed ? Precision::Mixed : Precision::Native,
           .factor_precision = precision.starts_with("mixed:") ? parse_factor_precision(precision.substr(6))
                                                                 : FactorPrecision::Float32,
@@ -115,14 +122,17 @@ void run_bench_solve(const SolveBenchArgs& a) {
       const std::string stop(to_string(s.report.stop));
       out["rows"].push_back({{"n", n},
                              {"precision", precision},
+                             {"method", method_name},
+                             {"growth", std::isfinite(s.report.growth) ? nlohmann::json(s.report.growth) : nlohmann::json()},
                              {"seconds", t.median},
                              {"seconds_all", t.all},
                              {"iterations", s.report.iterations},
                              {"stop_reason", stop},
                              {"notes", s.report.notes},
                              {"scaled_residual", residual}});
-      std::printf("solve f64 n=%-6lld %-7s %10.4f s  iterations %d  %s  scaled residual %.3g\n",
-                  static_cast<long long>(n), precision.c_str(), t.median, s.report.iterations, stop.c_str(), residual);
+      std::printf("solve f64 n=%-6lld %-4s %-7s %10.4f s  iterations %d  %s  scaled residual %.3g\n",
+                  static_cast<long long>(n), method_name.c_str(), precision.c_str(), t.median, s.report.iterations,
+                  stop.c_str(), residual);
     }
   }
   write_bench(a.bench, out);
@@ -243,6 +253,9 @@ const Command kCommands[] = {
        cmd.add_option("--sizes", a->sizes, "Comma-separated matrix sizes")->capture_default_str();
        cmd.add_option("--precisions", a->precisions,
                       "Comma-separated: double, mixed (float32 factorization) or mixed:tf32|bf16|fp16")
+           ->capture_default_str();
+       cmd.add_option("--methods", a->methods,
+                      "Comma-separated: lu (partial pivoting) and/or calu (tournament pivoting; double only)")
            ->capture_default_str();
        cmd.callback([a] { run_bench_solve(*a); });
      }},

@@ -12,8 +12,9 @@ namespace {
 
 constexpr const char* kMatrixHelp = "Input matrix: .npy, .mtx or .mat[:variable]";
 constexpr const char* kMethodHelp =
-    "auto, lu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. auto picks triangular "
-    "for triangular input, cholesky for symmetric positive definite input, lu otherwise";
+    "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
+    "if its growth factor passes 8 n^(2/3)), cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. "
+    "auto picks triangular for triangular input, cholesky for symmetric positive definite input, lu otherwise";
 
 struct SolveArgs {
   std::string a, b, output, method = "auto";

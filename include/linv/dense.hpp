@@ -120,14 +120,41 @@ struct Determinant {
   double value() const;  // sign * exp(log_abs); may overflow to +-inf for large matrices
 };
 
-// LU factorization with partial pivoting, P A = L U, on the device A lives on. Factoring never fails on
-// a finite square matrix: a singular matrix has determinant 0, and solve/inverse then throw
-// SingularMatrix. Otherwise, as LAPACK's routines, solve/inverse return whatever the conditioning:
-// judge it with rcond() (inv and solve refuse rcond < eps). Not thread-safe: rcond() caches its value.
+// How an LU factorization picks its pivot rows.
+//  - Partial: LAPACK's partial pivoting (the largest entry of each column), one column at a time.
+//  - Tournament: communication-avoiding LU (CALU; Grigori, Demmel and Xiang 2011). Each panel of 32
+//    columns chooses its 32 pivot rows by a reduction tree: tiles of 256 rows are each factored by partial
+//    pivoting and put forward their pivot rows, and groups of 8 such candidate sets play again until one
+//    set is left; the panel is then factored with those rows on top and no further search. The tiles run
+//    side by side, so the panel no longer serialises a GPU. Its growth factor is bounded less tightly
+//    than partial pivoting's (2^(n (log2(tile rows) + 1)) against 2^(n-1), both far from what is seen), so
+//    LU measures the growth of every tournament factorization and falls back to partial pivoting past
+//    kTournamentGrowthLimit.
+enum class Pivoting { Partial, Tournament };
+std::string_view to_string(Pivoting p);  // "partial", "tournament"
+
+// The growth factor max|U| / max|A| past which a tournament-pivoted factorization is redone with partial
+// pivoting: n^(2/3) is typical for partial pivoting on random matrices (Trefethen and Schreiber 1990)
+// and the same was measured for CALU; this allows each factor of 10 in growth to cost a digit that the
+// residual check then sees, and the redo costs one more factorization.
+double tournament_growth_limit(index n);
+
+// LU factorization with row pivoting, P A = L U, on the device A lives on (partial pivoting unless asked
+// otherwise). Factoring never fails on a finite square matrix: a singular matrix has determinant 0, and
+// solve/inverse then throw SingularMatrix. Otherwise, as LAPACK's routines, solve/inverse return whatever
+// the conditioning: judge it with rcond() (inv and solve refuse rcond < eps). Not thread-safe: rcond()
+// caches its value.
 template <Real T>
 class LU {
  public:
-  explicit LU(ConstMatrixView<T> A);
+  explicit LU(ConstMatrixView<T> A, Pivoting pivoting = Pivoting::Partial);
+
+  // The pivoting that made the factors: Partial when a tournament's growth or a zero pivot sent it back.
+  Pivoting pivoting() const noexcept { return pivoting_; }
+  // Why a tournament fell back to partial pivoting; empty when it did not.
+  const std::string& fallback_reason() const noexcept { return fallback_; }
+  // max|U| / max|A| of the factors kept.
+  double growth() const noexcept { return growth_; }
 
   index size() const noexcept { return factors_.rows(); }
   bool is_singular() const noexcept { return zero_pivot_ > 0; }
@@ -147,6 +174,9 @@ class LU {
   std::vector<int> pivots_;
   index zero_pivot_ = 0;
   double anorm_ = 0;
+  Pivoting pivoting_ = Pivoting::Partial;
+  std::string fallback_;
+  double growth_ = 0;
   mutable double rcond_ = -1;  // < 0: not computed yet
 };
 

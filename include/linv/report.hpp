@@ -27,6 +27,8 @@ struct Report {
   // Mixed-precision refinement: the largest ||b - A x||_inf / (||A||_inf ||x||_inf) over the right-hand
   // sides when it stopped (float64's bound is about sqrt(n) eps). NaN: not computed.
   double backward_error = std::numeric_limits<double>::quiet_NaN();
+  // LU factorizations: the growth factor max|U| / max|A| of the factors used. NaN: not an LU.
+  double growth = std::numeric_limits<double>::quiet_NaN();
   long long rank = -1;  // lstsq / pinv: numerical rank
   std::vector<std::string> notes;
 

@@ -102,7 +102,7 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
   }
   if (requested != Method::Auto) {
     if (std::find(std::begin(kSolveMethods), std::end(kSolveMethods), requested) == std::end(kSolveMethods))
-      throw InvalidArgument(fmt::format("inv and solve take the methods auto, lu, cholesky, gauss-jordan, cholesky-gets, "
+      throw InvalidArgument(fmt::format("inv and solve take the methods auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, "
                                         "gauss-seidel and triangular, not {}",
                                         to_string(requested)));
     return {requested, "", uplo};
@@ -308,13 +308,45 @@ Structure detect_structure(ConstMatrixView<T> A) {
 }
 
 // ---- LU -------------------------------------------------------------------------------------------
+std::string_view to_string(Pivoting p) { return p == Pivoting::Partial ? "partial" : "tournament"; }
+
+double tournament_growth_limit(index n) { return std::max(64.0, 8.0 * std::pow(static_cast<double>(n), 2.0 / 3.0)); }
+
 template <Real T>
-LU<T>::LU(ConstMatrixView<T> A) {
+LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting) : pivoting_(pivoting) {
   require_square(A, "LU");
   require_finite(A, "A");
   factors_ = Matrix<T>::copy_of(A);
   anorm_ = norm1(A);
-  zero_pivot_ = dense_of(A).lu_factor(factors_.view(), pivots_);
+  const kernels::Dense<T>& dense = dense_of(A);
+  kernels::LuOutcome o = dense.lu_factor(factors_.view(), pivots_, pivoting);
+  if (pivoting == Pivoting::Tournament) {
+    // A zero pivot may be the tournament's (a row left out of the final round held the column's only
+    // nonzero) and large growth costs digits: partial pivoting decides both.
+    const double limit = tournament_growth_limit(A.rows());
+    if (o.zero_pivot > 0 || !(o.growth <= limit)) {
+      fallback_ = o.zero_pivot > 0 ? fmt::format("tournament pivoting met a zero pivot at column {}", o.zero_pivot)
+                                   : fmt::format("tournament pivoting grew the entries {:.3g}-fold (limit {:.3g})",
+                                                 o.growth, limit);
+      copy<T>(A, factors_.view());
+      o = dense.lu_factor(factors_.view(), pivots_, Pivoting::Partial);
+      pivoting_ = Pivoting::Partial;
+    }
+  }
+  zero_pivot_ = o.zero_pivot;
+  growth_ = o.growth;
+}
+
+// The LU that inv and solve use for `method` (LU or CALU), its pivoting and growth in the report.
+template <Real T>
+LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
+  LU<T> lu(A, method == Method::CALU ? Pivoting::Tournament : Pivoting::Partial);
+  r.growth = lu.growth();
+  if (!lu.fallback_reason().empty()) {
+    r.method = Method::LU;
+    r.notes.push_back(lu.fallback_reason() + ": factored again with partial pivoting");
+  }
+  return lu;
 }
 
 template <Real T>
@@ -451,7 +483,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       case Method::CholeskyGETS: {
         std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, r);
         if (!chol) {
-          LU<T> lu(A);
+          const LU<T> lu = factor_lu(A, Method::LU, r);
           out.x = lu.inverse();
           r.rcond = lu.rcond();
           smallest = smallest_diagonal<T>(lu.factors());
@@ -479,8 +511,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         r.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
         break;
       }
-      default: {  // LU: choose() admits only the methods above and LU
-        LU<T> lu(A);
+      default: {  // LU or CALU: choose() admits only the methods above and these
+        const LU<T> lu = factor_lu(A, c.method, r);
         out.x = lu.inverse();
         r.rcond = lu.rcond();
         smallest = smallest_diagonal<T>(lu.factors());
@@ -537,7 +569,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       case Method::CholeskyGETS: {
         std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, r);
         if (!chol) {
-          LU<T> lu(A);
+          const LU<T> lu = factor_lu(A, Method::LU, r);
           judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
           out.x = lu.solve(B);
           break;
@@ -572,8 +604,8 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
         break;
       }
-      default: {  // LU: choose() admits only the methods above and LU
-        LU<T> lu(A);
+      default: {  // LU or CALU: choose() admits only the methods above and these
+        const LU<T> lu = factor_lu(A, c.method, r);
         judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
         out.x = lu.solve(B);
         break;

@@ -31,6 +31,7 @@ std::string_view to_string(Method m) {
   switch (m) {
     case Method::Auto: return "auto";
     case Method::LU: return "lu";
+    case Method::CALU: return "calu";
     case Method::Cholesky: return "cholesky";
     case Method::GaussJordan: return "gauss-jordan";
     case Method::CholeskyGETS: return "cholesky-gets";
@@ -57,7 +58,7 @@ Method parse_method(std::string_view name) {
   for (Method m : kSolveMethods)
     if (to_string(m) == name) return m;
   throw InvalidArgument(fmt::format(
-      "unknown method '{}': expected auto, lu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
+      "unknown method '{}': expected auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
 }
 
 std::string_view to_string(StopReason s) {

@@ -19,6 +19,7 @@ std::string Report::to_json() const {
   j["scaled_residual"] = number(scaled_residual);
   j["rcond"] = number(rcond);
   j["backward_error"] = number(backward_error);
+  if (std::isfinite(growth)) j["growth"] = growth;
   if (rank >= 0) j["rank"] = rank;
   j["notes"] = notes;
   return j.dump(2);

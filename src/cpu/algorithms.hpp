@@ -10,6 +10,14 @@
 
 namespace linv::cpu {
 
+// In-place LU with tournament pivoting (Pivoting::Tournament, shaped by kernels::Tournament): the
+// factors and LAPACK-style pivots of P A = L U, the first zero pivot, and the growth max|U| / max|A|.
+template <Real T>
+kernels::LuOutcome tournament_lu(MatrixView<T> A, std::vector<int>& pivots);
+// max |a(i, j)| over A, or over its upper triangle (diagonal included).
+template <Real T>
+double max_abs_entry(ConstMatrixView<T> A, bool upper_only);
+
 // In-place inverse by blocked Gauss-Jordan elimination with partial (row) pivoting: 2n^3 flops, the
 // bulk in matrix products. Throws SingularMatrix naming the first exactly zero pivot. Returns the
 // 1-based index of the smallest pivot (for the message when the result is singular to working precision).

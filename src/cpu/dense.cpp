@@ -96,9 +96,12 @@ class Dense final : public kernels::Dense<T> {
     lapack::trsm<T>(side, uplo, op, diag, alpha, A, B);
   }
 
-  index lu_factor(MatrixView<T> A, std::vector<int>& pivots) const override {
+  kernels::LuOutcome lu_factor(MatrixView<T> A, std::vector<int>& pivots, Pivoting pivoting) const override {
+    if (pivoting == Pivoting::Tournament) return tournament_lu<T>(A, pivots);
     pivots.assign(static_cast<std::size_t>(A.rows()), 0);
-    return lapack::getrf<T>(A, pivots.data());
+    const double a_max = max_abs_entry<T>(A, false);
+    const index info = lapack::getrf<T>(A, pivots.data());
+    return {info, a_max > 0 ? max_abs_entry<T>(A, true) / a_max : 0.0};
   }
   void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override {
     lapack::getrs<T>(Op::None, LU, pivots.data(), B);

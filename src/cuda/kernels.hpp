@@ -47,6 +47,24 @@ void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
 // global[k + j] = k + local[j] - 1 for j < b: cuSOLVER's 1-based panel pivots as 0-based matrix rows.
 void panel_pivots(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b, cudaStream_t stream);
 
+// LU with tournament pivoting (src/cuda/calu.cu; the shape is kernels::Tournament, w <= its kPanel).
+// One round of the tournament on the panel P (its rows are offsets from P, leading dimension ld, w
+// columns): game g plays entries [g kTile, (g + 1) kTile) of `entries` (panel rows; -1 an empty slot;
+// nullptr: the rows 0 .. count - 1 themselves) and writes its kPanel candidates (-1 padded) to
+// out[g kPanel ...]. When one game is left (count <= kTile) it also writes the panel's interchanges,
+// pivots[i] = row0 + the row that row i trades places with, as LAPACK's ipiv (0-based), for i < w.
+template <class T>
+void tournament_round(const T* P, std::int64_t ld, int w, const int* entries, int count, int* out,
+                      std::int64_t* pivots, std::int64_t row0, cudaStream_t stream);
+// The w x w block A := L \ U without pivoting; a zero pivot at column c puts col0 + c + 1 into
+// *zero_pivot if smaller than what is there.
+template <class T>
+void lu_no_pivoting(T* A, std::int64_t ld, int w, std::int64_t col0, int* zero_pivot, cudaStream_t stream);
+// *result := max(*result, max |a(i, j)|) over A, or over its upper triangle (diagonal included).
+template <class T>
+void max_abs(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, bool upper, double* result,
+             cudaStream_t stream);
+
 // Moves the strictly lower part of columns [j, j + jb) into work (same row indices, ld_work) and zeroes
 // it in A: the L block column LAPACK's getri consumes.
 template <class T>

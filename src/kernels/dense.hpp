@@ -26,6 +26,21 @@ struct DensePreferences {
   TriangularInverse triangles = TriangularInverse::Lapack;
 };
 
+// An LU factorization's result besides its factors.
+struct LuOutcome {
+  index zero_pivot = 0;  // LAPACK's info: the 1-based column of the first exactly zero pivot, 0 if none
+  double growth = 0;     // max|U| / max|A| (0 for a zero matrix)
+};
+
+// The tournament's shape (Pivoting::Tournament), the same on every backend so that they pick the same
+// pivots: panels of kPanel columns; leaves of kTile rows; kTile / kPanel candidate sets per later round;
+// trailing updates every kBlock columns.
+struct Tournament {
+  static constexpr int kPanel = 32;
+  static constexpr int kTile = 256;
+  static constexpr index kBlock = 256;
+};
+
 // Where Gauss-Seidel stopped, its tolerance met (src/cpu/gauss_seidel.cpp).
 struct IterationOutcome {
   int iterations = 0;
@@ -59,8 +74,8 @@ class Dense {
   // B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right), A triangular.
   virtual void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const = 0;
 
-  // ---- LU with partial pivoting (pivots 1-based, as LAPACK's ipiv) ----
-  virtual index lu_factor(MatrixView<T> A, std::vector<int>& pivots) const = 0;  // LAPACK's info
+  // ---- LU with row pivoting (pivots 1-based, as LAPACK's ipiv, whichever the pivoting) ----
+  virtual LuOutcome lu_factor(MatrixView<T> A, std::vector<int>& pivots, Pivoting pivoting) const = 0;
   virtual void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const = 0;
   virtual void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const = 0;  // in place
   // Reciprocal condition estimate in the 1-norm (LAPACK's estimator), given ||A||_1.

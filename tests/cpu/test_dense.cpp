@@ -67,12 +67,70 @@ TYPED_TEST(Dense, ExactlyZeroPivotIsNamed) {
     EXPECT_EQ(e.pivot(), 3);
     EXPECT_TRUE(contains(e.what(), "pivot 3 is exactly zero")) << e.what();
   }
-  try {
-    (void)inv<T>(a.view(), {.method = Method::GaussJordan});
-    FAIL() << "no error";
-  } catch (const SingularMatrix& e) {
-    EXPECT_EQ(e.pivot(), 3);
+  for (Method m : {Method::GaussJordan, Method::CALU}) {
+    try {
+      (void)inv<T>(a.view(), {.method = m});
+      FAIL() << "no error from " << to_string(m);
+    } catch (const SingularMatrix& e) {
+      EXPECT_EQ(e.pivot(), 3) << to_string(m);
+    }
   }
+}
+
+// Where one tile of the tournament holds every row of the panel (n <= kTile), its one game is partial
+// pivoting on the panel: the same pivots as LAPACK.
+TYPED_TEST(Dense, TournamentPivotingIsPartialPivotingWithinOneTile) {
+  using T = TypeParam;
+  const Matrix<T> a = random_uniform<T>(200, 200, testing::case_seed(31));
+  const LU<T> partial(a.view()), tournament(a.view(), Pivoting::Tournament);
+  EXPECT_EQ(tournament.pivoting(), Pivoting::Tournament);
+  EXPECT_TRUE(tournament.fallback_reason().empty());
+  EXPECT_EQ(tournament.pivots(), partial.pivots());
+}
+
+// Several tiles and rounds (2100 rows: 9 leaves, then 2 games, then the final), both factorization
+// objects and the methods: solutions as accurate as partial pivoting's, the growth reported.
+TYPED_TEST(Dense, TournamentLUIsAsAccurateAsPartialPivoting) {
+  using T = TypeParam;
+  const index n = 2100;
+  const Matrix<T> a = random_uniform<T>(n, n, testing::case_seed(32));
+  const Matrix<T> b = random_uniform<T>(n, 2, testing::case_seed(33));
+  const LU<T> lu(a.view(), Pivoting::Tournament);
+  EXPECT_EQ(lu.pivoting(), Pivoting::Tournament);
+  EXPECT_GT(lu.growth(), 1.0);
+  EXPECT_LE(lu.growth(), tournament_growth_limit(n));
+  const Matrix<T> x = lu.solve(b.view());
+  EXPECT_LE(scaled_residual_solve<T>(a.view(), x.view(), b.view(), eps<T>()), kResidualThreshold);
+  // float32 at this order can be singular to working precision; the solve is still backward stable
+  const Solution<T> s =
+      solve<T>(a.view(), b.view(), {.method = Method::CALU, .compute_residual = true, .allow_ill_conditioned = true});
+  EXPECT_EQ(s.report.method, Method::CALU);
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+  EXPECT_EQ(s.report.growth, lu.growth());
+  EXPECT_TRUE(contains(s.report.to_json(), "\"growth\"")) << s.report.to_json();
+  if constexpr (std::is_same_v<T, double>) {  // n eps cond is far below 1: the determinant's sign is exact
+    const LU<T> partial(a.view());
+    EXPECT_EQ(lu.determinant().sign, partial.determinant().sign);
+  }
+}
+
+// Wilkinson's matrix (ones on the diagonal and in the last column, -1 below the diagonal) makes both
+// pivotings grow 2^(n-1): the tournament gives way to partial pivoting and says so.
+TYPED_TEST(Dense, TournamentFallsBackToPartialPivotingOnGrowth) {
+  using T = TypeParam;
+  const index n = 40;
+  Matrix<T> a(n, n);
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < n; ++i) a(i, j) = i == j || j == n - 1 ? T(1) : i > j ? T(-1) : T(0);
+  const LU<T> lu(a.view(), Pivoting::Tournament);
+  EXPECT_EQ(lu.pivoting(), Pivoting::Partial);
+  EXPECT_TRUE(contains(lu.fallback_reason(), "grew the entries")) << lu.fallback_reason();
+  EXPECT_NEAR(lu.growth(), std::ldexp(1.0, static_cast<int>(n - 1)), std::ldexp(1.0, static_cast<int>(n - 1)) * 1e-6);
+  const Solution<T> s = inv<T>(a.view(), {.method = Method::CALU, .allow_ill_conditioned = true});
+  EXPECT_EQ(s.report.method, Method::LU);
+  bool said = false;
+  for (const std::string& note : s.report.notes) said = said || contains(note, "factored again with partial pivoting");
+  EXPECT_TRUE(said);
 }
 
 TYPED_TEST(Dense, CholeskyObject) {

@@ -110,8 +110,8 @@ Reference reference(MatrixKind kind, const Matrix<T>& A, const Matrix<T>* B) {
 
 constexpr MatrixKind kKinds[] = {MatrixKind::Random, MatrixKind::SPD,      MatrixKind::Band,    MatrixKind::Hollow,
                                  MatrixKind::Sparse, MatrixKind::Identity, MatrixKind::IllCond, MatrixKind::Singular};
-constexpr Method kMethods[] = {Method::Auto,         Method::LU,         Method::Cholesky,
-                               Method::GaussJordan,  Method::CholeskyGETS, Method::GaussSeidel};
+constexpr Method kMethods[] = {Method::Auto,        Method::LU,           Method::CALU,       Method::Cholesky,
+                               Method::GaussJordan, Method::CholeskyGETS, Method::GaussSeidel};
 constexpr index kSizes[] = {0, 1, 2, 7, 197, 300};
 
 template <Real T>

@@ -3,6 +3,7 @@
 // (LINV_POISON_DEVICE_MEMORY, set by the test main), so unwritten output shows. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -66,7 +67,8 @@ Outcome<T> capture(const std::function<Solution<T>()>& run) {
 
 constexpr MatrixKind kKinds[] = {MatrixKind::Random, MatrixKind::SPD,      MatrixKind::Band,    MatrixKind::Hollow,
                                  MatrixKind::Sparse, MatrixKind::Identity, MatrixKind::IllCond, MatrixKind::Singular};
-constexpr Method kMethods[] = {Method::Auto, Method::LU, Method::Cholesky, Method::GaussJordan, Method::CholeskyGETS};
+constexpr Method kMethods[] = {Method::Auto,        Method::LU,          Method::CALU,
+                               Method::Cholesky,    Method::GaussJordan, Method::CholeskyGETS};
 
 // Runs `method` on A on both devices and checks that they agree: the same error (and, for exactly zero
 // pivots in LU, the same pivot), or results within the scaled forward bound of each other with a small
@@ -173,6 +175,62 @@ TYPED_TEST(CudaDense, GaussJordanManyPanelsAndLookAhead) {
     FAIL() << "a matrix with a zero column should be refused";
   } catch (const SingularMatrix& e) {
     EXPECT_EQ(e.pivot(), 71);
+  }
+}
+
+// The GPU's tournament plays the CPU's games (same shape, same arithmetic in each elimination), so on
+// random matrices both pick the same pivots, through one, two and three rounds (1000 and 2100 rows: 4
+// and 9 leaves); the factors solve as accurately as partial pivoting's.
+TYPED_TEST(CudaDense, TournamentPivotsAreTheCpusAndSolveAccurately) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  for (index n : {200, 1000, 2100}) {
+    const auto seed = testing::case_seed(700 + n);
+    LINV_TRACE_SEED(seed);
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Matrix<T> A = random_uniform<T>(n, n, seed);
+    const Matrix<T> B = random_uniform<T>(n, 2, seed + 1);
+    const Matrix<T> gA = A.to(Device::cuda(0));
+    const LU<T> cpu(A.view(), Pivoting::Tournament), gpu(gA.view(), Pivoting::Tournament);
+    ASSERT_EQ(gpu.pivoting(), Pivoting::Tournament) << gpu.fallback_reason();
+    // the first panel is the same data on both: the same pivots; later panels come from updates that
+    // cuBLAS and OpenBLAS round differently, which in float32 can reorder a near tie
+    const std::vector<int>& g = gpu.pivots();
+    const std::vector<int>& c = cpu.pivots();
+    EXPECT_TRUE(std::equal(g.begin(), g.begin() + 32, c.begin()));
+    if constexpr (std::is_same_v<T, double>) {
+      EXPECT_EQ(g, c);
+    }
+    // the same pivots give the same growth; float32's may differ past the first panel, within a factor 2
+    const double growth_tolerance = std::is_same_v<T, double> ? 1e-3 : 0.7;
+    EXPECT_NEAR(std::log(gpu.growth()), std::log(cpu.growth()), growth_tolerance);
+    const Matrix<T> x = gpu.solve(B.to(Device::cuda(0)).view()).to(Device::cpu());
+    EXPECT_LE(scaled_residual_solve<T>(A.view(), x.view(), B.view(), eps<T>()), kResidualThreshold);
+    // a random float32 matrix of order 2100 can be singular to working precision (rcond < eps): the
+    // inverse is still backward stable, which is what is checked
+    const Solution<T> s =
+        inv<T>(gA.view(), {.method = Method::CALU, .compute_residual = true, .allow_ill_conditioned = true});
+    EXPECT_EQ(s.report.method, Method::CALU);
+    EXPECT_EQ(s.report.growth, gpu.growth());
+    EXPECT_LE(std::min(s.report.scaled_residual,
+                       scaled_left_residual_inverse<T>(A.view(), s.x.to(Device::cpu()).view(), eps<T>())),
+              kResidualThreshold);
+  }
+  // Wilkinson's growth matrix: partial pivoting again, said; a zero column: its pivot named
+  const index n = 40;
+  Matrix<T> W(n, n);
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < n; ++i) W(i, j) = i == j || j == n - 1 ? T(1) : i > j ? T(-1) : T(0);
+  const LU<T> wilkinson(W.to(Device::cuda(0)).view(), Pivoting::Tournament);
+  EXPECT_EQ(wilkinson.pivoting(), Pivoting::Partial);
+  EXPECT_FALSE(wilkinson.fallback_reason().empty());
+  Matrix<T> Z = random_uniform<T>(300, 300, testing::case_seed(799));
+  for (index i = 0; i < 300; ++i) Z(i, 270) = T(0);
+  try {
+    (void)inv<T>(Z.to(Device::cuda(0)).view(), {.method = Method::CALU});
+    FAIL() << "a matrix with a zero column should be refused";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.pivot(), 271);
   }
 }
 
