@@ -94,16 +94,20 @@ struct SolveBenchArgs {
 // each precision: the float64 factorization, or float32 with float64 refinement.
 void run_bench_solve(const SolveBenchArgs& a) {
   const Device device = Device::parse(a.bench.device);
+  std::vector<std::pair<std::string, Method>> methods;
+  for (const std::string& name : split(a.methods)) {
+    const Method method = parse_method(name);
+    if (method != Method::LU && method != Method::CALU)
+      throw InvalidArgument(fmt::format("bench solve times the lu and calu methods, not {}", name));
+    methods.emplace_back(name, method);
+  }
   nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
     const index n = std::stoll(size);
     const Matrix<double> A = bench_matrix<double>("general", n, device);
     const Matrix<double> b = random_uniform<double>(n, 1, /*seed=*/4, -1.0, 1.0, device);
-    for (const std::string& method_name : split(a.methods))
+    for (const auto& [method_name, method] : methods)
     for (const std::string& precision : split(a.precisions)) {
-      const Method method = parse_method(method_name);
-      if (method != Method::LU && method != Method::CALU)
-        throw InvalidArgument(fmt::format("bench solve times the lu and calu methods, not {}", method_name));
       // "double", "mixed" (float32 factor) or "mixed:<factor precision>"
       const bool mixed = precision.starts_with("mixed");
       if (mixed && method != Method::LU) continue;  // mixed precision factors by LAPACK's LU (or cuSOLVER's IRS)

@@ -66,15 +66,6 @@ std::vector<int> tournament(ConstMatrixView<T> panel, int w) {
   return entries;
 }
 
-template <Real T>
-double max_abs(ConstMatrixView<T> A, bool upper_only) {
-  double m = 0;
-  for (index j = 0; j < A.cols(); ++j)
-    for (index i = 0; i < (upper_only ? std::min(j + 1, A.rows()) : A.rows()); ++i)
-      m = std::max(m, static_cast<double>(std::abs(A(i, j))));
-  return m;
-}
-
 void swap_rows_everywhere(auto A, index a, index b) {
   if (a == b) return;
   for (index j = 0; j < A.cols(); ++j) std::swap(A(a, j), A(b, j));
@@ -83,10 +74,19 @@ void swap_rows_everywhere(auto A, index a, index b) {
 }  // namespace
 
 template <Real T>
+double max_abs_entry(ConstMatrixView<T> A, bool upper_only) {
+  double m = 0;
+  for (index j = 0; j < A.cols(); ++j)
+    for (index i = 0; i < (upper_only ? std::min(j + 1, A.rows()) : A.rows()); ++i)
+      m = std::max(m, static_cast<double>(std::abs(A(i, j))));
+  return m;
+}
+
+template <Real T>
 kernels::LuOutcome tournament_lu(MatrixView<T> A, std::vector<int>& pivots) {
   const index n = A.rows();
   pivots.assign(static_cast<std::size_t>(n), 0);
-  const double a_max = max_abs(ConstMatrixView<T>(A), false);
+  const double a_max = max_abs_entry(ConstMatrixView<T>(A), false);
   kernels::LuOutcome outcome;
   for (index k = 0; k < n; k += Shape::kBlock) {
     const index block_end = std::min(n, k + Shape::kBlock);
@@ -129,14 +129,9 @@ kernels::LuOutcome tournament_lu(MatrixView<T> A, std::vector<int>& pivots) {
                       T(1), A.block(block_end, block_end, rest, rest));
     }
   }
-  const double u_max = max_abs(ConstMatrixView<T>(A), true);
+  const double u_max = max_abs_entry(ConstMatrixView<T>(A), true);
   outcome.growth = a_max > 0 ? u_max / a_max : 0.0;
   return outcome;
-}
-
-template <Real T>
-double max_abs_entry(ConstMatrixView<T> A, bool upper_only) {
-  return max_abs(A, upper_only);
 }
 
 #define LINV_INSTANTIATE(T)                                                                  \

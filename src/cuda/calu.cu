@@ -1,7 +1,5 @@
 // Kernels of LU with tournament pivoting (CALU; the driver is Dense::lu_factor in src/cuda/dense.cpp, the
 // host reference src/cpu/calu.cpp, which these follow game for game: same shape, same arithmetic).
-#include <climits>
-
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
 #include "kernels/dense.hpp"
