@@ -52,6 +52,9 @@ _spec = importlib.util.spec_from_file_location("linv_cpu_inverse", os.path.join(
 cpu_inverse = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cpu_inverse)
 write_json = cpu_inverse.write_json  # one atomic JSON writer for every benchmark
+_spec = importlib.util.spec_from_file_location("linv_plot_sweep", os.path.join(HERE, "plot_sweep.py"))
+plot_sweep = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(plot_sweep)  # imports matplotlib only when asked to plot
 
 KINDS = ("general", "spd")
 DTYPES = ("f64", "f32")
@@ -339,6 +342,7 @@ def parse_args():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out-dir", help="results root (default bench/results; a temporary folder with --dry-run)")
     ap.add_argument("--linv-timeout", type=float, help="stop linv after this many seconds")
+    ap.add_argument("--plot", help="also draw time against n for linv and each peer as this PNG (bench/plot_sweep.py)")
     ap.add_argument("--dry-run", action="store_true", help="fake linv, the peers and the ceilings (no GPU)")
     ap.add_argument("--dry-run-device", default="NVIDIA H100 80GB HBM3", help="device name --dry-run reports")
     args = ap.parse_args()
@@ -453,6 +457,8 @@ def main():
             os.makedirs(os.environ["OUT"], exist_ok=True)
             shutil.copy(path, os.path.join(os.environ["OUT"], "inverse.json"))
             print(f"copied to {os.path.join(os.environ['OUT'], 'inverse.json')}")
+    if args.plot:
+        plot_sweep.plot(result, args.plot)
     if linv_failure:
         print(f"LINV FAILED: {linv_failure['why']}")
     print_table(rows, targets, status)  # last: the table and the targets

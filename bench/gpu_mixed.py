@@ -77,6 +77,7 @@ def main():
     ap.add_argument("--sizes", default="4096,16384")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    ap.add_argument("--plot", help="also draw time against n for linv and each peer as this PNG (bench/plot_sweep.py)")
     args = ap.parse_args()
     sizes = [int(v) for v in args.sizes.split(",") if v]
     command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_mixed.py"] + sys.argv[1:])
@@ -145,6 +146,8 @@ def main():
     if linv_failure:
         result["linv_failure"] = linv_failure
     inverse_bench.save_result(result, args.out_dir, device, "mixed.json")
+    if args.plot:
+        inverse_bench.plot_sweep.plot(result, args.plot)
     fmt = inverse_bench.fmt
     print()
     for r in irs_all:

@@ -35,6 +35,7 @@ enum class Slot : int {
   a, b, c, d,   // algorithm buffers (row blocks, copies, double-precision residuals ...)
   pivots,       // pivot indices
   small,        // a few values for reductions and flags
+  few_rhs,      // the few-right-hand-side solves: a work block and their counters
   count
 };
 

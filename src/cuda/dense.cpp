@@ -5,13 +5,14 @@
 #include <fmt/format.h>
 
 #include <cuda_runtime.h>
-#include <lapacke.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
+#include "cpu/norm_estimate.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
@@ -36,28 +37,80 @@ std::int64_t* upload_pivots(Context& ctx, const std::vector<int>& pivots, bool z
   return d;
 }
 
-// LAPACK's 1-norm estimator (reverse communication, on the host) driving solves with A and A^T on the
-// GPU: about five round trips of one vector each, instead of moving the factors to the host.
+// The gather of LAPACK's interchanges (1-based ipiv, applied in order): (P B)(i, :) = B(perm[i], :).
+const std::int64_t* upload_permutation(Context& ctx, const std::vector<int>& pivots) {
+  std::vector<std::int64_t> perm(pivots.size());
+  std::iota(perm.begin(), perm.end(), std::int64_t{0});
+  for (std::size_t i = 0; i < pivots.size(); ++i) std::swap(perm[i], perm[static_cast<std::size_t>(pivots[i] - 1)]);
+  auto* d = ctx.scratch_as<std::int64_t>(Slot::pivots, std::max<std::size_t>(perm.size(), 1));
+  to_device(d, perm.data(), perm.size() * sizeof(std::int64_t), ctx.main().stream);
+  wait(ctx.main().stream);  // perm dies here
+  return d;
+}
+
+// Scratch of the few-right-hand-side solves: an n x k work block and their counters, in one slot.
+template <Real T>
+struct FewRhsScratch {
+  T* work;
+  int* sync;
+};
+
+template <Real T>
+FewRhsScratch<T> few_rhs_scratch(Context& ctx, std::int64_t n, int k) {
+  const std::size_t work = (bytes_of(n * k, sizeof(T)) + 255) / 256 * 256;
+  auto* p = static_cast<char*>(
+      ctx.scratch(Slot::few_rhs, work + bytes_of(launch::kFewRhsSyncInts, sizeof(int))));
+  return {reinterpret_cast<T*>(p), reinterpret_cast<int*>(p + work)};
+}
+
+// B := op(A)^-1 B for A = P^T L U (LU factors; perm from upload_permutation), k <= kFewRhs columns.
+template <Real T>
+void lu_solve_few(Context& ctx, ConstMatrixView<T> LU, const std::int64_t* perm, T* B, std::int64_t ldb, int k,
+                  Op op) {
+  const std::int64_t n = LU.rows(), ld = ld_of(LU.ld());
+  const auto [w, sync] = few_rhs_scratch<T>(ctx, n, k);
+  const cudaStream_t s = ctx.main().stream;
+  if (op == Op::None) {  // L U x = P b
+    launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/true, /*transpose=*/false, /*unit=*/true, B, ldb,
+                                    perm, w, n, k, sync, s);
+    launch::triangular_solve_few<T>(LU.data(), n, ld, false, false, false, w, n, nullptr, B, ldb, k, sync, s);
+  } else {  // U^T L^T (P x) = b
+    launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/false, /*transpose=*/true, /*unit=*/false, B, ldb,
+                                    nullptr, w, n, k, sync, s);
+    launch::triangular_solve_few<T>(LU.data(), n, ld, true, true, true, w, n, nullptr, w, n, k, sync, s);
+    launch::permute_rows<T>(w, n, B, ldb, n, k, perm, /*scatter=*/true, s);
+  }
+}
+
+// B := A^-1 B (both triangles in place) for A = L L^T, k <= kFewRhs columns.
+template <Real T>
+void cholesky_solve_few(Context& ctx, ConstMatrixView<T> L, T* B, std::int64_t ldb, int k) {
+  const std::int64_t n = L.rows(), ld = ld_of(L.ld());
+  int* sync = few_rhs_scratch<T>(ctx, n, 0).sync;
+  const cudaStream_t s = ctx.main().stream;
+  launch::triangular_solve_few<T>(L.data(), n, ld, true, false, false, B, ldb, nullptr, B, ldb, k, sync, s);
+  launch::triangular_solve_few<T>(L.data(), n, ld, true, true, false, B, ldb, nullptr, B, ldb, k, sync, s);
+}
+
+// rcond from Higham and Tisseur's block estimator of ||A^-1||_1 (src/cpu/norm_estimate.hpp) driving
+// solves with A and A^T on the GPU, kEstimateColumns at a time: the few-right-hand-side solves read the
+// factors once per pass whatever the columns, so two columns cost what one does.
+constexpr int kEstimateColumns = 2;
+
 template <Real T, class Solve>
 double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_in_place) {
   if (n == 0) return 1.0;
   if (anorm == 0) return 0.0;
-  std::vector<T> v(n), x(n);
-  std::vector<lapack_int> isgn(n);
-  T est = 0;
-  lapack_int kase = 0, isave[3] = {0, 0, 0};
-  T* d_x = ctx.scratch_as<T>(Slot::small, n);
+  T* d_x = ctx.scratch_as<T>(Slot::small, static_cast<std::size_t>(n) * kEstimateColumns);
   const cudaStream_t s = ctx.main().stream;
-  for (;;) {
-    blas::pick<T>(LAPACKE_slacn2, LAPACKE_dlacn2)(static_cast<lapack_int>(n), v.data(), x.data(), isgn.data(), &est,
-                                                  &kase, isave);
-    if (kase == 0) break;
-    check(cudaMemcpyAsync(d_x, x.data(), n * sizeof(T), cudaMemcpyHostToDevice, s), "cudaMemcpy");
-    solve_in_place(d_x, kase == 1 ? Op::None : Op::Transpose);
-    check(cudaMemcpyAsync(x.data(), d_x, n * sizeof(T), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
-    check(cudaStreamSynchronize(s), "stream synchronization");
-  }
-  return est > 0 ? 1.0 / (anorm * static_cast<double>(est)) : 0.0;
+  const double est = cpu::block_norm1_estimate<T>(n, kEstimateColumns, [&](std::vector<T>& X, bool transpose) {
+    const int t = static_cast<int>(X.size() / static_cast<std::size_t>(n));
+    to_device(d_x, X.data(), X.size() * sizeof(T), s);
+    solve_in_place(d_x, t, transpose ? Op::Transpose : Op::None);
+    to_host(X.data(), d_x, X.size() * sizeof(T), s);
+    wait(s);
+  });
+  return est > 0 ? 1.0 / (anorm * est) : 0.0;
 }
 
 constexpr std::int64_t kGetriBlock = 512;
@@ -318,11 +371,22 @@ class Dense final : public kernels::Dense<T> {
   void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override {
     if (B.empty()) return;
     Context& ctx = context_of(LU.device());
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-    check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), CUBLAS_OP_N, LU.rows(), B.cols(), blas::data_type<T>(),
-                           LU.data(), ld_of(LU.ld()), d_piv, blas::data_type<T>(), B.data(), ld_of(B.ld()), ctx.info()),
-          "getrs");
+    if (B.cols() > launch::kFewRhs) {  // enough columns for cuSOLVER's trsm to run at its product rate
+      const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
+      check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), CUBLAS_OP_N, LU.rows(), B.cols(), blas::data_type<T>(),
+                             LU.data(), ld_of(LU.ld()), d_piv, blas::data_type<T>(), B.data(), ld_of(B.ld()),
+                             ctx.info()),
+            "getrs");
+      ctx.synchronize();
+      return;
+    }
+    const std::int64_t* perm = upload_permutation(ctx, pivots);
+    PhaseProfile profile("lu solve");
+    profile.begin("triangular solves (few right-hand sides)", ctx.main().stream);
+    lu_solve_few<T>(ctx, LU, perm, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()), Op::None);
+    profile.end("triangular solves (few right-hand sides)", ctx.main().stream);
     ctx.synchronize();
+    profile.report();
   }
   void lu_inverse(MatrixView<T> A, const std::vector<int>& pivots) const override {
     const std::int64_t n = A.rows(), ld = ld_of(A.ld());
@@ -357,12 +421,14 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = LU.rows();
     if (n == 0) return 1.0;
     Context& ctx = context_of(LU.device());
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
-      check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), blas::op(op), n, 1, blas::data_type<T>(), LU.data(),
-                             ld_of(LU.ld()), d_piv, blas::data_type<T>(), x, n, ctx.info()),
-            "getrs");
-    });
+    const std::int64_t* perm = upload_permutation(ctx, pivots);
+    PhaseProfile profile("lu rcond");
+    profile.begin("block 1-norm estimate", ctx.main().stream);
+    const double rcond =
+        estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op op) { lu_solve_few<T>(ctx, LU, perm, x, n, t, op); });
+    profile.end("block 1-norm estimate", ctx.main().stream);
+    profile.report();
+    return rcond;
   }
   index cholesky_factor(MatrixView<T> A) const override {
     const std::int64_t n = A.rows();
@@ -388,10 +454,14 @@ class Dense final : public kernels::Dense<T> {
   void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const override {
     if (B.empty()) return;
     Context& ctx = context_of(L.device());
-    check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, L.rows(), B.cols(),
-                           blas::data_type<T>(), L.data(), ld_of(L.ld()), blas::data_type<T>(), B.data(), ld_of(B.ld()),
-                           ctx.info()),
-          "potrs");
+    if (B.cols() <= launch::kFewRhs) {
+      cholesky_solve_few<T>(ctx, L, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()));
+    } else {
+      check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, L.rows(), B.cols(),
+                             blas::data_type<T>(), L.data(), ld_of(L.ld()), blas::data_type<T>(), B.data(),
+                             ld_of(B.ld()), ctx.info()),
+            "potrs");
+    }
     ctx.synchronize();
   }
   void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const override {
@@ -427,10 +497,8 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = L.rows();
     if (n == 0) return 1.0;
     Context& ctx = context_of(L.device());
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op) {  // A is symmetric: A^-T = A^-1
-      check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, 1, blas::data_type<T>(),
-                             L.data(), ld_of(L.ld()), blas::data_type<T>(), x, n, ctx.info()),
-            "potrs");
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op) {  // A is symmetric: A^-T = A^-1
+      cholesky_solve_few<T>(ctx, L, x, n, t);
     });
   }
   void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const override {
@@ -498,8 +566,10 @@ class Dense final : public kernels::Dense<T> {
     const launch::Part part{uplo == Uplo::Lower ? launch::Part::Lower : launch::Part::Upper, diag == Diag::Unit};
     launch::norm1(A.data(), n, n, ld_of(A.ld()), d, s, part);
     const double anorm = read_back(d, s);
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, Op op) {
-      blas::trsm<T>(ctx.main().blas, Side::Left, uplo, op, diag, n, 1, T(1), A.data(), ld_of(A.ld()), x, n);
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op op) {
+      int* sync = few_rhs_scratch<T>(ctx, n, 0).sync;
+      launch::triangular_solve_few<T>(A.data(), n, ld_of(A.ld()), uplo == Uplo::Lower, op == Op::Transpose,
+                                      diag == Diag::Unit, x, n, nullptr, x, n, t, sync, s);
     });
   }
   index gauss_jordan_inverse(MatrixView<T> A) const override {

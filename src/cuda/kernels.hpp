@@ -47,6 +47,22 @@ void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
 // global[k + j] = k + local[j] - 1 for j < b: cuSOLVER's 1-based panel pivots as 0-based matrix rows.
 void panel_pivots(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b, cudaStream_t stream);
 
+// Triangular solves with few right-hand sides at memory bandwidth (src/cuda/triangular.cu): one launch,
+// tiles of the solution handed from block to block. X := op(A)^-1 P B, where op(A) is A or A^T, A is
+// lower or upper triangular (the other triangle is not read), unit says its diagonal is taken as ones,
+// and P B is the gather B(rows_of_b[i], :) (nullptr: B itself). X may be B when rows_of_b is nullptr.
+// k <= kFewRhs; sync is device scratch of kFewRhsSyncInts ints (cleared on `stream`).
+constexpr int kFewRhs = 16;
+constexpr int kFewRhsSyncInts = 2;
+template <class T>
+void triangular_solve_few(const T* A, std::int64_t n, std::int64_t ld, bool lower, bool transpose, bool unit,
+                          const T* B, std::int64_t ldb, const std::int64_t* rows_of_b, T* X, std::int64_t ldx, int k,
+                          int* sync, cudaStream_t stream);
+// dst(i, :) := src(perm[i], :) for i < n (k columns), or with scatter dst(perm[i], :) := src(i, :).
+template <class T>
+void permute_rows(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, int k,
+                  const std::int64_t* perm, bool scatter, cudaStream_t stream);
+
 // LU with tournament pivoting (src/cuda/calu.cu; the shape is kernels::Tournament, w <= its kPanel).
 // One round of the tournament on the panel P (its rows are offsets from P, leading dimension ld, w
 // columns): game g plays entries [g kTile, (g + 1) kTile) of `entries` (panel rows; -1 an empty slot;

@@ -263,6 +263,55 @@ TYPED_TEST(CudaDense, SmallSolveAgreesWithCpu) {
     }
 }
 
+// Solves with 1 to 17 right-hand sides (up to 16 go through linv's one-launch triangular solves, 17
+// through cuSOLVER) at sizes around the 64-row tiles, with LU and Cholesky factors, and the condition
+// estimates built on the transposed solves, against the CPU.
+TYPED_TEST(CudaDense, FewRightHandSidesAndConditionEstimates) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t salt = 450;
+  for (index n : {1, 2, 63, 64, 65, 130, 1000, 2049}) {
+    const auto seed = testing::case_seed(salt++);
+    LINV_TRACE_SEED(seed);
+    const Matrix<T> A = generate<T>(MatrixKind::Random, n, {.seed = seed});
+    const Matrix<T> S = generate<T>(MatrixKind::SPD, n, {.cond = 1e3, .seed = seed + 1});
+    const Matrix<T> G = generate<T>(MatrixKind::IllCond, n, {.cond = 0.01 / eps<T>(), .seed = seed + 2});
+    const LU<T> cpu_lu(A.view()), gpu_lu(A.to(Device::cuda(0)).view());
+    const Cholesky<T> cpu_ch(S.view()), gpu_ch(S.to(Device::cuda(0)).view());
+    const LU<T> cpu_ill(G.view()), gpu_ill(G.to(Device::cuda(0)).view());
+    SCOPED_TRACE("n=" + std::to_string(n));
+    for (index k : {1, 2, 5, 16, 17}) {
+      SCOPED_TRACE("k=" + std::to_string(k));
+      const Matrix<T> B = random_uniform<T>(n, k, seed + 3);
+      const Matrix<T> gB = B.to(Device::cuda(0));
+      const Matrix<T> x = gpu_lu.solve(gB.view()).to(Device::cpu());
+      ASSERT_TRUE(testing::all_finite<T>(x.view()));
+      EXPECT_LE(scaled_residual_solve<T>(A.view(), x.view(), B.view(), eps<T>()), kResidualThreshold);
+      EXPECT_LE(difference<T>(x.view(), cpu_lu.solve(B.view()).view()),
+                2 * kForwardThreshold * static_cast<double>(n) * eps<T>() / cpu_lu.rcond());
+      const Matrix<T> y = gpu_ch.solve(gB.view()).to(Device::cpu());
+      ASSERT_TRUE(testing::all_finite<T>(y.view()));
+      EXPECT_LE(scaled_residual_solve<T>(S.view(), y.view(), B.view(), eps<T>()), kResidualThreshold);
+      const Matrix<T> z = gpu_ill.solve(gB.view()).to(Device::cpu());
+      EXPECT_LE(scaled_residual_solve<T>(G.view(), z.view(), B.view(), eps<T>()), kResidualThreshold);
+    }
+    // Estimates of the same number from two estimators (LAPACK's lacn2, Higham and Tisseur's block one):
+    // both are lower bounds, typically exact.
+    EXPECT_NEAR(std::log10(gpu_lu.rcond()), std::log10(cpu_lu.rcond()), 0.5);
+    EXPECT_NEAR(std::log10(gpu_ch.rcond()), std::log10(cpu_ch.rcond()), 0.5);
+    EXPECT_NEAR(std::log10(gpu_ill.rcond()), std::log10(cpu_ill.rcond()), 0.5);
+    const Matrix<T> L = cpu_ch.L();
+    Matrix<T> U(n, n);
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) U(i, j) = L(j, i);
+    for (const Matrix<T>* tri : {&L, static_cast<const Matrix<T>*>(&U)}) {
+      const auto cpu_r = inv<T>(tri->view(), {.method = Method::Triangular}).report.rcond;
+      const auto gpu_r = inv<T>(tri->to(Device::cuda(0)).view(), {.method = Method::Triangular}).report.rcond;
+      EXPECT_NEAR(std::log10(gpu_r), std::log10(cpu_r), 0.5);
+    }
+  }
+}
+
 TYPED_TEST(CudaDense, SmallDecompositionObjects) {
   REQUIRE_GPU();
   using T = TypeParam;
