@@ -81,7 +81,9 @@ def main():
     args = ap.parse_args()
     sizes = [int(v) for v in args.sizes.split(",") if v]
     command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_mixed.py"] + sys.argv[1:])
-    precisions = ["mixed", "mixed:tf32", "mixed:bf16", "double"]
+    # "mixed" is what users get (the device's choice: float64 factors where float32 is no faster);
+    # "mixed:float32" forces cuSOLVER's IRS from float32 factors
+    precisions = ["mixed", "mixed:float32", "mixed:tf32", "mixed:bf16", "double"]
     # (precision, method): every precision by LU with partial pivoting, and float64 by tournament pivoting
     cases = [(p, "lu") for p in precisions] + [("double", "calu")]
 
@@ -104,7 +106,7 @@ def main():
             lr = linv_rows.get((n, precision, method), {})
             linv_s = lr.get("seconds")
             # the like-for-like cuSOLVER call: IRS with the same factor precision and refinement
-            low = {"mixed": "32F", "mixed:tf32": "TF32", "mixed:bf16": "16BF"}.get(precision)
+            low = {"mixed:float32": "32F", "mixed:tf32": "TF32", "mixed:bf16": "16BF"}.get(precision)
             ir = irs_rows.get((n, f"IRS {low} gmres" if low else "getrf+getrs float64"), {})
             for peer_name, peer in (("torch", pr), ("cusolver", ir)):
                 peer_s = peer.get("seconds")

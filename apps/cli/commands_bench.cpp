@@ -108,17 +108,17 @@ void run_bench_solve(const SolveBenchArgs& a) {
     const Matrix<double> b = random_uniform<double>(n, 1, /*seed=*/4, -1.0, 1.0, device);
     for (const auto& [method_name, method] : methods)
     for (const std::string& precision : split(a.precisions)) {
-      // "double", "mixed" (float32 factor) or "mixed:<factor precision>"
+      // "double", "mixed" (the device's choice of factor) or "mixed:<factor precision>"
       const bool mixed = precision.starts_with("mixed");
       if (mixed && method != Method::LU) continue;  // mixed precision factors by LAPACK's LU (or cuSOLVER's IRS)
       if (precision != "double" && precision != "mixed" && !precision.starts_with("mixed:"))
-        throw InvalidArgument(fmt::format("unknown precision '{}': expected double, mixed or mixed:tf32|bf16|fp16",
+        throw InvalidArgument(fmt::format("unknown precision '{}': expected double, mixed or mixed:float32|tf32|bf16|fp16",
                                           precision));
       const SolveOptions options{
           .method = method,
           .precision = mixed ? Precision::Mixed : Precision::Native,
           .factor_precision = precision.starts_with("mixed:") ? parse_factor_precision(precision.substr(6))
-                                                                : FactorPrecision::Float32,
+                                                                : FactorPrecision::Auto,
           .allow_ill_conditioned = true};
       Solution<double> s;
       const Timing t = time_repeats(a.bench.repeats, s, [&] { return solve<double>(A.view(), b.view(), options); });
@@ -256,7 +256,8 @@ const Command kCommands[] = {
        add_bench_options(cmd, a->bench);
        cmd.add_option("--sizes", a->sizes, "Comma-separated matrix sizes")->capture_default_str();
        cmd.add_option("--precisions", a->precisions,
-                      "Comma-separated: double, mixed (float32 factorization) or mixed:tf32|bf16|fp16")
+                      "Comma-separated: double, mixed (factorization chosen by the device: float32 where it is "
+                      "faster than float64) or mixed:float32|tf32|bf16|fp16")
            ->capture_default_str();
        cmd.add_option("--methods", a->methods,
                       "Comma-separated: lu (partial pivoting) and/or calu (tournament pivoting; double only)")

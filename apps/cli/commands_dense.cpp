@@ -24,7 +24,7 @@ struct SolveArgs {
   bool batch = false;  // A (and B) are stacks of matrices (B x n x n, B x n x k)
   double tolerance = 0;
   int max_iterations = 1000;
-  std::string factor = "float32";  // --precision mixed: the factorization's precision
+  std::string factor = "auto";  // --precision mixed: the factorization's precision
   double rcond = -1;
   bool allow_ill_conditioned = false;
   CommonOptions common;
@@ -35,11 +35,13 @@ struct SolveArgs {
 void add_solve_options(CLI::App& cmd, SolveArgs& a) {
   cmd.add_option("--method", a.method, kMethodHelp)->capture_default_str();
   cmd.add_option("--factor", a.factor,
-                 "With --precision mixed: the factorization's precision. float32 everywhere; tf32, bf16 and fp16 "
-                 "(float32 storage, tensor-core updates) for LU on a GPU, converging only for well-conditioned "
-                 "matrices (otherwise the float64 fallback runs and the report says so)")
+                 "With --precision mixed: the factorization's precision. auto: float32 where the device factors "
+                 "float32 faster than float64, else float64 (GPUs such as the H100, where float32 is no faster; the "
+                 "report says so); float32 everywhere; tf32, bf16 and fp16 (float32 storage, tensor-core updates) "
+                 "for LU on a GPU, converging only for well-conditioned matrices (otherwise the float64 fallback "
+                 "runs and the report says so)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"float32", "tf32", "bf16", "fp16"}));
+      ->check(CLI::IsMember({"auto", "float32", "tf32", "bf16", "fp16"}));
   cmd.add_option("--tol", a.tolerance,
                  "gauss-seidel: stop at this normwise backward error (default: max(n, 16) x machine epsilon)");
   cmd.add_option("--max-iter", a.max_iterations, "gauss-seidel: iteration limit (exit code 4 when reached)")

@@ -23,13 +23,16 @@ enum class Precision {
   Mixed,   // float64 matrices only: factor in a lower precision, refine to float64 accuracy
 };
 
-// The factorization's precision under Precision::Mixed. Float32 everywhere; the others on a CUDA GPU
-// only, as LU with float32 storage and tensor-core updates in that format (cuSOLVER's IRS solver). They
-// converge only where their unit roundoff times cond(A) stays well below 1 (TF32 and Float16 keep 11
-// significant bits, BFloat16 8): otherwise refinement fails and the float64 fallback runs.
-enum class FactorPrecision { Float32, TF32, BFloat16, Float16 };
+// The factorization's precision under Precision::Mixed. Auto: float32 where the device factors float32
+// faster than float64, otherwise float64 itself (GPUs with float64 at half float32's rate or better, such
+// as the H100, where the LU's panels bound both precisions alike: refinement would only add time); the
+// report says which. Float32 everywhere; the others on a CUDA GPU only, as LU with float32 storage and
+// tensor-core updates in that format (cuSOLVER's IRS solver). They converge only where their unit
+// roundoff times cond(A) stays well below 1 (TF32 and Float16 keep 11 significant bits, BFloat16 8):
+// otherwise refinement fails and the float64 fallback runs.
+enum class FactorPrecision { Auto, Float32, TF32, BFloat16, Float16 };
 std::string_view to_string(FactorPrecision p);
-// Accepts "float32", "tf32", "bf16", "fp16"; throws InvalidArgument listing them otherwise.
+// Accepts "auto", "float32", "tf32", "bf16", "fp16"; throws InvalidArgument listing them otherwise.
 FactorPrecision parse_factor_precision(std::string_view name);
 
 enum class Uplo { Lower, Upper };
@@ -40,7 +43,7 @@ enum class Side { Left, Right };  // a triangular factor applied from the left o
 struct SolveOptions {
   Method method = Method::Auto;
   Precision precision = Precision::Native;
-  FactorPrecision factor_precision = FactorPrecision::Float32;  // Mixed only
+  FactorPrecision factor_precision = FactorPrecision::Auto;  // Mixed only
   // Gauss-Seidel: stop when the normwise backward error ||B - A X|| / (||A|| ||X|| + ||B||) (inf-norm)
   // falls below `tolerance` (0: max(n, 16) * eps), or fail with NoConvergence after max_iterations.
   double tolerance = 0;

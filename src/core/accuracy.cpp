@@ -32,6 +32,8 @@ void product(Op op_a, Op op_b, double alpha, const Matrix<double>& A, const Matr
 }
 
 double ratio(double num, double den) {
+  // an overflowed or NaN result has no accuracy to claim (not a zero residual from inf / inf or a skipped NaN)
+  if (!std::isfinite(num) || !std::isfinite(den)) return std::numeric_limits<double>::infinity();
   if (num == 0) return 0;
   return den > 0 ? num / den : std::numeric_limits<double>::infinity();
 }

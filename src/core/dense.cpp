@@ -78,8 +78,9 @@ void keep_triangle(MatrixView<T> A, Uplo keep) {
 }
 
 std::string precision_name(const char* type, Precision p, FactorPrecision low = FactorPrecision::Float32) {
-  return p == Precision::Mixed ? fmt::format("mixed ({} factorization, float64 refinement)", to_string(low))
-                               : std::string(type);
+  if (p != Precision::Mixed) return type;
+  return low == FactorPrecision::Auto ? "mixed (factorization chosen by the device)"
+                                      : fmt::format("mixed ({} factorization, float64 refinement)", to_string(low));
 }
 
 struct Choice {
@@ -135,7 +136,7 @@ void fill_report(Report& r, Operation operation, const Choice& c, const SolveOpt
 template <Real T>
 void require_supported(const SolveOptions& o, Method m) {
   const Precision p = o.precision;
-  if (p != Precision::Mixed && o.factor_precision != FactorPrecision::Float32)
+  if (p != Precision::Mixed && o.factor_precision != FactorPrecision::Auto)
     throw InvalidArgument(fmt::format("a {} factorization applies to mixed precision only", to_string(o.factor_precision)));
   if (p != Precision::Mixed) return;
   if constexpr (!std::is_same_v<T, double>)
@@ -151,10 +152,39 @@ double default_tolerance(index n, double epsilon) { return static_cast<double>(s
 // stall; on a GPU cuSOLVER's IRS solver for LU and dsposv's refinement for Cholesky). When refinement
 // cannot reach float64's backward error, A is factored in float64 instead, the report says so, and that
 // factorization is checked for singularity to working precision like any other.
+// X from a float64 factorization (LU or Cholesky), its rcond and smallest pivot in the report.
+Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, bool cholesky, Report& report) {
+  if (cholesky) {
+    const Cholesky<double> chol(A);  // NotPositiveDefinite names the failing minor
+    report.rcond = chol.rcond();
+    report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
+                                       smallest_diagonal<double>(chol.factor())));
+    return chol.solve(B);
+  }
+  const LU<double> lu(A);
+  if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, float64 LU");
+  report.rcond = lu.rcond();
+  report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
+                                     smallest_diagonal<double>(lu.factors())));
+  return lu.solve(B);
+}
+
 Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, FactorPrecision low,
                            Report& report) {
   const index n = A.rows();
   const bool cholesky = m == Method::Cholesky;
+  if (low == FactorPrecision::Auto) {
+    const std::string why = kernels::mixed(A.device()).float64_is_as_fast(A.device());
+    if (!why.empty()) {
+      report.precision = "mixed (float64 factorization: as fast here)";
+      report.notes.push_back(fmt::format("mixed precision: {}; factored in float64 (--factor float32 refines from "
+                                         "float32 anyway)",
+                                         why));
+      return float64_solve(A, B, cholesky, report);
+    }
+    low = FactorPrecision::Float32;
+    report.precision = precision_name("", Precision::Mixed, low);
+  }
   if (low != FactorPrecision::Float32 && cholesky)
     throw InvalidArgument(fmt::format("a {} factorization is available for LU only; Cholesky refines from float32",
                                       to_string(low)));
@@ -174,21 +204,7 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   report.stop = StopReason::FellBack;
   report.iterations = 0;
   report.backward_error = std::numeric_limits<double>::quiet_NaN();
-  if (cholesky) {
-    const Cholesky<double> chol(A);  // NotPositiveDefinite names the failing minor
-    x = chol.solve(B);
-    report.rcond = chol.rcond();
-    report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
-                                       smallest_diagonal<double>(chol.factor())));
-  } else {
-    const LU<double> lu(A);
-    if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, float64 LU");
-    x = lu.solve(B);
-    report.rcond = lu.rcond();
-    report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
-                                       smallest_diagonal<double>(lu.factors())));
-  }
-  return x;
+  return float64_solve(A, B, cholesky, report);
 }
 
 // Factors A for the Cholesky methods. Under Method::Auto an indefinite matrix is no error: it returns
@@ -212,7 +228,8 @@ std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c,
 // Mixed precision with Method::Auto's Cholesky-then-LU fallback for symmetric indefinite matrices.
 Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<double> B, Choice& c,
                                     Method requested, FactorPrecision low, Report& report) {
-  if (c.method == Method::Cholesky && requested == Method::Auto && low != FactorPrecision::Float32) {
+  if (c.method == Method::Cholesky && requested == Method::Auto && low != FactorPrecision::Float32 &&
+      low != FactorPrecision::Auto) {
     c = {Method::LU, fmt::format("symmetric, but a {} factorization is LU only", to_string(low))};
     report.method = Method::LU;
     report.method_reason = c.reason;
@@ -269,6 +286,7 @@ double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X, index& small
 // ---------------------------------------------------------------------------------------------------
 std::string_view to_string(FactorPrecision p) {
   switch (p) {
+    case FactorPrecision::Auto: return "auto";
     case FactorPrecision::Float32: return "float32";
     case FactorPrecision::TF32: return "tf32";
     case FactorPrecision::BFloat16: return "bf16";
@@ -278,9 +296,10 @@ std::string_view to_string(FactorPrecision p) {
 }
 
 FactorPrecision parse_factor_precision(std::string_view name) {
-  for (auto p : {FactorPrecision::Float32, FactorPrecision::TF32, FactorPrecision::BFloat16, FactorPrecision::Float16})
+  for (auto p : {FactorPrecision::Auto, FactorPrecision::Float32, FactorPrecision::TF32, FactorPrecision::BFloat16,
+                 FactorPrecision::Float16})
     if (to_string(p) == name) return p;
-  throw InvalidArgument(fmt::format("unknown factor precision '{}': expected float32, tf32, bf16 or fp16", name));
+  throw InvalidArgument(fmt::format("unknown factor precision '{}': expected auto, float32, tf32, bf16 or fp16", name));
 }
 
 double Determinant::value() const { return sign == 0 ? 0.0 : sign * std::exp(log_abs); }

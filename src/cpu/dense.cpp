@@ -25,6 +25,7 @@ class Dense final : public kernels::Dense<T> {
     for (index j = 0; j < A.cols(); ++j) {
       double s = 0;
       for (index i = 0; i < A.rows(); ++i) s += std::abs(static_cast<double>(A(i, j)));
+      if (std::isnan(s)) return s;  // as LAPACK's lange: a NaN is not a small entry
       best = std::max(best, s);
     }
     return best;
@@ -174,6 +175,7 @@ class Mixed final : public kernels::Mixed {
                                         to_string(low)));
     return refine_mixed(A, B, X, cholesky);
   }
+  std::string float64_is_as_fast(Device) const override { return ""; }  // float32 LAPACK: twice the SIMD lanes
   kernels::MixedOutcome least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B,
                                       MatrixView<double> X) const override {
     return refine_least_squares(A, B, X);

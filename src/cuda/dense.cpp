@@ -48,48 +48,102 @@ const std::int64_t* upload_permutation(Context& ctx, const std::vector<int>& piv
   return d;
 }
 
-// Scratch of the few-right-hand-side solves: an n x k work block and their counters, in one slot.
+// Scratch of the few-right-hand-side solves, in one slot at fixed offsets: their counters, an overflow
+// flag, a work block and a copy of the right-hand sides (n x kFewRhs each).
 template <Real T>
 struct FewRhsScratch {
-  T* work;
   int* sync;
+  unsigned long long* first_non_finite;
+  T* work;
+  T* saved;
 };
 
 template <Real T>
-FewRhsScratch<T> few_rhs_scratch(Context& ctx, std::int64_t n, int k) {
-  const std::size_t work = (bytes_of(n * k, sizeof(T)) + 255) / 256 * 256;
-  auto* p = static_cast<char*>(
-      ctx.scratch(Slot::few_rhs, work + bytes_of(launch::kFewRhsSyncInts, sizeof(int))));
-  return {reinterpret_cast<T*>(p), reinterpret_cast<int*>(p + work)};
+FewRhsScratch<T> few_rhs_scratch(Context& ctx, std::int64_t n) {
+  constexpr std::size_t kHead = 256;
+  static_assert(launch::kFewRhsSyncInts * sizeof(int) + sizeof(unsigned long long) <= kHead);
+  const std::size_t block = (bytes_of(n * launch::kFewRhs, sizeof(T)) + 255) / 256 * 256;
+  auto* p = static_cast<char*>(ctx.scratch(Slot::few_rhs, kHead + 2 * block));
+  return {reinterpret_cast<int*>(p), reinterpret_cast<unsigned long long*>(p + 64), reinterpret_cast<T*>(p + kHead),
+          reinterpret_cast<T*>(p + kHead + block)};
 }
 
-// B := op(A)^-1 B for A = P^T L U (LU factors; perm from upload_permutation), k <= kFewRhs columns.
-template <Real T>
-void lu_solve_few(Context& ctx, ConstMatrixView<T> LU, const std::int64_t* perm, T* B, std::int64_t ldb, int k,
-                  Op op) {
-  const std::int64_t n = LU.rows(), ld = ld_of(LU.ld());
-  const auto [w, sync] = few_rhs_scratch<T>(ctx, n, k);
+// Runs `fast` (linv's few-right-hand-side solves, in place on the n x k block B) and checks B: the
+// inverted diagonal blocks can overflow where substitution does not (triangles whose 64 x 64 blocks are
+// extremely ill-conditioned, such as Kahan's matrix in float32), so a result that is not finite is
+// computed again by `substitute` (cuSOLVER or cuBLAS) from the saved right-hand sides.
+template <Real T, class Fast, class Substitute>
+void few_rhs_or_substitution(Context& ctx, T* B, std::int64_t n, std::int64_t ldb, int k, Fast&& fast,
+                             Substitute&& substitute) {
   const cudaStream_t s = ctx.main().stream;
-  if (op == Op::None) {  // L U x = P b
-    launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/true, /*transpose=*/false, /*unit=*/true, B, ldb,
-                                    perm, w, n, k, sync, s);
-    launch::triangular_solve_few<T>(LU.data(), n, ld, false, false, false, w, n, nullptr, B, ldb, k, sync, s);
-  } else {  // U^T L^T (P x) = b
-    launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/false, /*transpose=*/true, /*unit=*/false, B, ldb,
-                                    nullptr, w, n, k, sync, s);
-    launch::triangular_solve_few<T>(LU.data(), n, ld, true, true, true, w, n, nullptr, w, n, k, sync, s);
-    launch::permute_rows<T>(w, n, B, ldb, n, k, perm, /*scatter=*/true, s);
-  }
+  const FewRhsScratch<T> scratch = few_rhs_scratch<T>(ctx, n);
+  check(cudaMemcpy2DAsync(scratch.saved, n * sizeof(T), B, ldb * sizeof(T), n * sizeof(T), k,
+                          cudaMemcpyDeviceToDevice, s),
+        "cudaMemcpy2D");
+  fast();
+  check(cudaMemsetAsync(scratch.first_non_finite, 0xFF, sizeof(unsigned long long), s), "cudaMemset");
+  launch::first_non_finite(B, n, k, ldb, scratch.first_non_finite, s);
+  if (read_back(scratch.first_non_finite, s) == ~0ull) return;
+  check(cudaMemcpy2DAsync(B, ldb * sizeof(T), scratch.saved, n * sizeof(T), n * sizeof(T), k,
+                          cudaMemcpyDeviceToDevice, s),
+        "cudaMemcpy2D");
+  substitute();
+  ctx.synchronize();
+}
+
+// B := op(A)^-1 B for A = P^T L U (LU factors and LAPACK's pivots; perm from upload_permutation), k <=
+// kFewRhs columns.
+template <Real T>
+void lu_solve_few(Context& ctx, ConstMatrixView<T> LU, const std::vector<int>& pivots, const std::int64_t* perm, T* B,
+                  std::int64_t ldb, int k, Op op) {
+  const std::int64_t n = LU.rows(), ld = ld_of(LU.ld());
+  const FewRhsScratch<T> scratch = few_rhs_scratch<T>(ctx, n);
+  T* w = scratch.work;
+  int* sync = scratch.sync;
+  const cudaStream_t s = ctx.main().stream;
+  few_rhs_or_substitution<T>(
+      ctx, B, n, ldb, k,
+      [&] {
+        if (op == Op::None) {  // L U x = P b
+          launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/true, /*transpose=*/false, /*unit=*/true, B,
+                                          ldb, perm, w, n, k, sync, s);
+          launch::triangular_solve_few<T>(LU.data(), n, ld, false, false, false, w, n, nullptr, B, ldb, k, sync, s);
+        } else {  // U^T L^T (P x) = b
+          launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/false, /*transpose=*/true, /*unit=*/false, B,
+                                          ldb, nullptr, w, n, k, sync, s);
+          launch::triangular_solve_few<T>(LU.data(), n, ld, true, true, true, w, n, nullptr, w, n, k, sync, s);
+          launch::permute_rows<T>(w, n, B, ldb, n, k, perm, /*scatter=*/true, s);
+        }
+      },
+      [&] {
+        std::vector<std::int64_t> ipiv(pivots.begin(), pivots.end());
+        DeviceBuffer d_piv(bytes_of(n, sizeof(std::int64_t)), ctx.device());
+        to_device(d_piv.p, ipiv.data(), ipiv.size() * sizeof(std::int64_t), s);
+        check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), blas::op(op), n, k, blas::data_type<T>(),
+                               const_cast<T*>(LU.data()), ld, d_piv.as<std::int64_t>(), blas::data_type<T>(), B, ldb,
+                               ctx.info()),
+              "getrs");
+        ctx.synchronize();
+      });
 }
 
 // B := A^-1 B (both triangles in place) for A = L L^T, k <= kFewRhs columns.
 template <Real T>
 void cholesky_solve_few(Context& ctx, ConstMatrixView<T> L, T* B, std::int64_t ldb, int k) {
   const std::int64_t n = L.rows(), ld = ld_of(L.ld());
-  int* sync = few_rhs_scratch<T>(ctx, n, 0).sync;
+  int* sync = few_rhs_scratch<T>(ctx, n).sync;
   const cudaStream_t s = ctx.main().stream;
-  launch::triangular_solve_few<T>(L.data(), n, ld, true, false, false, B, ldb, nullptr, B, ldb, k, sync, s);
-  launch::triangular_solve_few<T>(L.data(), n, ld, true, true, false, B, ldb, nullptr, B, ldb, k, sync, s);
+  few_rhs_or_substitution<T>(
+      ctx, B, n, ldb, k,
+      [&] {
+        launch::triangular_solve_few<T>(L.data(), n, ld, true, false, false, B, ldb, nullptr, B, ldb, k, sync, s);
+        launch::triangular_solve_few<T>(L.data(), n, ld, true, true, false, B, ldb, nullptr, B, ldb, k, sync, s);
+      },
+      [&] {
+        check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, k, blas::data_type<T>(),
+                               const_cast<T*>(L.data()), ld, blas::data_type<T>(), B, ldb, ctx.info()),
+              "potrs");
+      });
 }
 
 // rcond from Higham and Tisseur's block estimator of ||A^-1||_1 (src/cpu/norm_estimate.hpp) driving
@@ -383,7 +437,7 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t* perm = upload_permutation(ctx, pivots);
     PhaseProfile profile("lu solve");
     profile.begin("triangular solves (few right-hand sides)", ctx.main().stream);
-    lu_solve_few<T>(ctx, LU, perm, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()), Op::None);
+    lu_solve_few<T>(ctx, LU, pivots, perm, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()), Op::None);
     profile.end("triangular solves (few right-hand sides)", ctx.main().stream);
     ctx.synchronize();
     profile.report();
@@ -413,7 +467,10 @@ class Dense final : public kernels::Dense<T> {
     }
     profile.end("X L = U^-1 (getri)", lane.stream);
     const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/true);
-    launch::unpermute_columns(A.data(), n, n, ld, d_piv, lane.stream);
+    auto* sources = ctx.scratch_as<std::int64_t>(Slot::c, static_cast<std::size_t>(n));
+    profile.begin("column interchanges", lane.stream);
+    launch::unpermute_columns(A.data(), n, n, ld, d_piv, sources, work, nb, lane.stream);
+    profile.end("column interchanges", lane.stream);
     ctx.synchronize();
     profile.report();
   }
@@ -425,7 +482,7 @@ class Dense final : public kernels::Dense<T> {
     PhaseProfile profile("lu rcond");
     profile.begin("block 1-norm estimate", ctx.main().stream);
     const double rcond =
-        estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op op) { lu_solve_few<T>(ctx, LU, perm, x, n, t, op); });
+        estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op op) { lu_solve_few<T>(ctx, LU, pivots, perm, x, n, t, op); });
     profile.end("block 1-norm estimate", ctx.main().stream);
     profile.report();
     return rcond;
@@ -567,9 +624,16 @@ class Dense final : public kernels::Dense<T> {
     launch::norm1(A.data(), n, n, ld_of(A.ld()), d, s, part);
     const double anorm = read_back(d, s);
     return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op op) {
-      int* sync = few_rhs_scratch<T>(ctx, n, 0).sync;
-      launch::triangular_solve_few<T>(A.data(), n, ld_of(A.ld()), uplo == Uplo::Lower, op == Op::Transpose,
-                                      diag == Diag::Unit, x, n, nullptr, x, n, t, sync, s);
+      int* sync = few_rhs_scratch<T>(ctx, n).sync;
+      few_rhs_or_substitution<T>(
+          ctx, x, n, n, t,
+          [&] {
+            launch::triangular_solve_few<T>(A.data(), n, ld_of(A.ld()), uplo == Uplo::Lower, op == Op::Transpose,
+                                            diag == Diag::Unit, x, n, nullptr, x, n, t, sync, s);
+          },
+          [&] {
+            blas::trsm<T>(ctx.main().blas, Side::Left, uplo, op, diag, n, t, T(1), A.data(), ld_of(A.ld()), x, n);
+          });
     });
   }
   index gauss_jordan_inverse(MatrixView<T> A) const override {

@@ -160,7 +160,8 @@ index gauss_jordan_inverse(MatrixView<T> A, index block) {
     profile.end("updates", main.stream);
   }
   // (P A)^-1 = A^-1 P^T: interchange the columns back, last first.
-  launch::unpermute_columns(A.data(), n, n, ld, pivots, main.stream);
+  auto* sources = ctx.scratch_as<std::int64_t>(Slot::c, static_cast<std::size_t>(n));
+  launch::unpermute_columns(A.data(), n, n, ld, pivots, sources, row_block, nb, main.stream);
   std::vector<int> info(static_cast<std::size_t>(panels));
   check(cudaMemcpyAsync(info.data(), infos, panels * sizeof(int), cudaMemcpyDeviceToHost, main.stream), "cudaMemcpy");
   ctx.synchronize();

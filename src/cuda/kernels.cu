@@ -93,18 +93,52 @@ __global__ void transpose_triangle_kernel(const T* src, std::int64_t ld_src, T* 
   }
 }
 
-template <class T>
-__global__ void unpermute_columns_kernel(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
-                                         const std::int64_t* pivots) {
-  for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x)
-    for (std::int64_t j = n - 1; j >= 0; --j) {
-      const std::int64_t p = pivots[j];
-      if (p != j) {
-        const T t = A[i + j * ld];
-        A[i + j * ld] = A[i + p * ld];
-        A[i + p * ld] = t;
-      }
+// sources[c] = the column that ends in column c after the interchanges j <-> pivots[j], j = n-1 down to 0:
+// one thread replays them on an index array, in shared memory up to kSharedColumns (a few hundred
+// microseconds at n = 16384), in global memory beyond.
+constexpr std::int64_t kSharedColumns = 24576;  // two int arrays in 192 KB
+
+__global__ void column_sources_kernel(const std::int64_t* pivots, std::int64_t n, std::int64_t* sources) {
+  extern __shared__ int shared_columns[];
+  const bool in_shared = n <= kSharedColumns;
+  int* cols = shared_columns;
+  int* piv = shared_columns + (in_shared ? n : 0);
+  if (in_shared) {
+    for (std::int64_t c = threadIdx.x; c < n; c += blockDim.x) {
+      cols[c] = static_cast<int>(c);
+      piv[c] = static_cast<int>(pivots[c]);
     }
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (std::int64_t j = n - 1; j >= 0; --j) {
+        const int p = piv[j], t = cols[j];
+        cols[j] = cols[p];
+        cols[p] = t;
+      }
+    __syncthreads();
+    for (std::int64_t c = threadIdx.x; c < n; c += blockDim.x) sources[c] = cols[c];
+    return;
+  }
+  for (std::int64_t c = threadIdx.x; c < n; c += blockDim.x) sources[c] = c;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (std::int64_t j = n - 1; j >= 0; --j) {
+      const std::int64_t p = pivots[j], t = sources[j];
+      sources[j] = sources[p];
+      sources[p] = t;
+    }
+}
+
+// work(r, c) = A(r0 + r, sources[c]) for r < chunk rows.
+template <class T>
+__global__ void gather_columns_kernel(const T* A, std::int64_t ld, std::int64_t r0, std::int64_t chunk, std::int64_t n,
+                                      const std::int64_t* sources, T* work) {
+  for (std::int64_t c = blockIdx.y; c < n; c += gridDim.y) {
+    const T* src = A + r0 + sources[c] * ld;
+    for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < chunk;
+         r += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+      work[r + c * chunk] = src[r];
+  }
 }
 
 constexpr int kPlanMax = 2048;  // touched rows of one plan: two per interchange, 1024 interchanges
@@ -367,10 +401,28 @@ void transpose_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t 
 
 template <class T>
 void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld, const std::int64_t* pivots,
-                       cudaStream_t stream) {
+                       std::int64_t* sources, T* work, std::int64_t chunk_rows, cudaStream_t stream) {
   if (rows == 0 || n == 0) return;
-  unpermute_columns_kernel<<<blocks_for(rows, 128), 128, 0, stream>>>(A, rows, n, ld, pivots);
-  check_launch("unpermute_columns");
+  const std::size_t shared = n <= kSharedColumns ? static_cast<std::size_t>(2 * n) * sizeof(int) : 0;
+  static const bool sized = [] {  // more than the default 48 KB of shared memory
+    check(cudaFuncSetAttribute(column_sources_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(2 * kSharedColumns * sizeof(int))),
+          "cudaFuncSetAttribute");
+    return true;
+  }();
+  (void)sized;
+  column_sources_kernel<<<1, 1024, shared, stream>>>(pivots, n, sources);
+  check_launch("unpermute_columns (sources)");
+  for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const std::int64_t chunk = std::min(chunk_rows, rows - r0);
+    const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((chunk + 255) / 256, 8)),
+                    static_cast<unsigned>(std::min<std::int64_t>(n, 65535)));
+    gather_columns_kernel<T><<<grid, 256, 0, stream>>>(A, ld, r0, chunk, n, sources, work);
+    check_launch("unpermute_columns (gather)");
+    check(cudaMemcpy2DAsync(A + r0, ld * sizeof(T), work, chunk * sizeof(T), chunk * sizeof(T), n,
+                            cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpy2D");
+  }
 }
 
 void interchange_plan(const std::int64_t* pivots, std::int64_t j0, std::int64_t j1, std::int64_t* touched,
@@ -534,7 +586,7 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void mirror_lower<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                  \
   template void transpose_triangle<T>(const T*, std::int64_t, T*, std::int64_t, std::int64_t, bool, cudaStream_t);  \
   template void unpermute_columns<T>(T*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,          \
-                                     cudaStream_t);                                                              \
+                                     std::int64_t*, T*, std::int64_t, cudaStream_t);                             \
   template void take_lower_block<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*,              \
                                     std::int64_t, cudaStream_t);                                                 \
   template void norm1<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t, Part);      \

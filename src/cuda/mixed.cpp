@@ -30,6 +30,10 @@ namespace {
 
 constexpr int kMaxCorrections = 30;    // LAPACK's ITERMAX (Cholesky)
 constexpr int kMaxIrsIterations = 50;  // LU through IRS: its outer steps
+// FactorPrecision::Auto refines from float32 only where float32 runs at least this many times float64's
+// rate (consumer and workstation GPUs: 32 to 64). At 2 (V100, A100, H100, H200) cuSOLVER's float32 getrf
+// measured no faster than its float64 one (0.14 s both at n = 16384 on an H100): the panels bound both.
+constexpr int kFloat32PaysFromRatio = 4;
 
 // A float32 Cholesky factorization on the main lane, and solves with it.
 class FloatCholesky {
@@ -123,6 +127,7 @@ class Residual {
 
 cusolverPrecType_t irs_precision(FactorPrecision p) {
   switch (p) {
+    case FactorPrecision::Auto:  // resolved by the core before it gets here: float32 where it pays
     case FactorPrecision::Float32: return CUSOLVER_R_32F;
     case FactorPrecision::TF32: return CUSOLVER_R_TF32;
     case FactorPrecision::BFloat16: return CUSOLVER_R_16BF;
@@ -187,6 +192,15 @@ class Mixed final : public kernels::Mixed {
  public:
   kernels::MixedOutcome solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
                               bool cholesky, FactorPrecision low) const override;
+  std::string float64_is_as_fast(Device device) const override {
+    int ratio = 0;  // the device's float32 to float64 throughput
+    check(cudaDeviceGetAttribute(&ratio, cudaDevAttrSingleToDoublePrecisionPerfRatio, device.index()),
+          "cudaDeviceGetAttribute");
+    if (ratio >= kFloat32PaysFromRatio) return "";
+    return fmt::format("{} runs float64 at 1/{} of float32's rate or better, and an LU is bound by its panels in "
+                       "either precision, so a float32 factorization is no faster",
+                       device.name(), ratio);
+  }
   kernels::MixedOutcome least_squares(ConstMatrixView<double> A, ConstMatrixView<double>,
                                       MatrixView<double>) const override {
     throw InvalidArgument(fmt::format("mixed-precision least squares runs on the CPU only in this version of linv; "

@@ -68,6 +68,9 @@ class Mixed {
   // A is left untouched; on failure the caller solves in float64.
   virtual MixedOutcome solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky,
                              FactorPrecision low) const = 0;
+  // Empty where a float32 factorization is faster than a float64 one on `device` (what FactorPrecision::Auto
+  // needs to refine at all); otherwise why not, for the report.
+  virtual std::string float64_is_as_fast(Device device) const = 0;
   // X from min ||A X - B|| (m >= n) by the normal equations: A^T A formed in float64, a float32 Cholesky
   // factor, corrections against the float64 residual. Fails (saying why) where A^T A is too ill
   // conditioned for float32, where QR is the accurate method.

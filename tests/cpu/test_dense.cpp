@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 #include <string>
@@ -13,6 +14,7 @@
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 #include "linv/generate.hpp"
+#include "support/adversarial.hpp"
 #include "support/dense_checks.hpp"
 #include "support/testing.hpp"
 
@@ -134,6 +136,46 @@ TYPED_TEST(Dense, TournamentFallsBackToPartialPivotingOnGrowth) {
   bool said = false;
   for (const std::string& note : s.report.notes) said = said || contains(note, "factored again with partial pivoting");
   EXPECT_TRUE(said);
+}
+
+// Every tournament-pivoted result on the matrices that stress pivoting meets the residual bound, or the
+// factorization gave way to partial pivoting and the report says so, or the matrix is singular to working
+// precision and refused (Kahan's: its solutions overflow float32).
+TYPED_TEST(Dense, TournamentOnAdversarialMatrices) {
+  using T = TypeParam;
+  std::uint64_t salt = 34;
+  for (const testing::Adversary& adv : testing::adversaries())
+    for (index n : adv.growth_explodes ? std::vector<index>{60} : std::vector<index>{300, 1100}) {
+      const auto seed = testing::case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
+      const Matrix<T> a = testing::adversary<T>(adv.name, n, seed);
+      const Matrix<T> b = random_uniform<T>(n, 1, seed + 1);
+      const LU<T> lu(a.view(), Pivoting::Tournament);
+      std::optional<Solution<T>> solution;
+      try {
+        solution = solve<T>(a.view(), b.view(), {.method = Method::CALU, .compute_residual = true});
+      } catch (const SingularMatrix&) {
+        EXPECT_LT(lu.rcond(), eps<T>());
+        continue;
+      }
+      const Solution<T>& s = *solution;
+      EXPECT_EQ(s.report.growth, lu.growth());
+      if (lu.pivoting() == Pivoting::Tournament) {
+        EXPECT_LE(lu.growth(), tournament_growth_limit(n));
+        EXPECT_EQ(s.report.method, Method::CALU);
+        EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+      } else {
+        EXPECT_FALSE(lu.fallback_reason().empty());
+        EXPECT_EQ(s.report.method, Method::LU);
+        bool said = false;
+        for (const std::string& note : s.report.notes) said = said || contains(note, "partial pivoting");
+        EXPECT_TRUE(said);
+      }
+      if (!adv.growth_explodes) {
+        EXPECT_EQ(lu.pivoting(), Pivoting::Tournament);
+      }
+    }
 }
 
 TYPED_TEST(Dense, CholeskyObject) {

@@ -339,6 +339,9 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
   EXPECT_THROW(solve<double>(huge.view(), b.view(), {.precision = Precision::Mixed, .factor_precision = FactorPrecision::TF32}),
                InvalidArgument);
   EXPECT_EQ(parse_factor_precision("bf16"), FactorPrecision::BFloat16);
+  EXPECT_EQ(parse_factor_precision("auto"), FactorPrecision::Auto);
+  // a factor precision without mixed precision is a mistake, not something to ignore
+  EXPECT_THROW(solve<double>(huge.view(), b.view(), {.factor_precision = FactorPrecision::Float32}), InvalidArgument);
   EXPECT_THROW((void)parse_factor_precision("fp8"), InvalidArgument);
   EXPECT_TRUE(std::isnan(s.report.backward_error)) << "fell back: no refinement error to report";
 }

@@ -5,15 +5,18 @@
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <string>
 #include <variant>
 
+#include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 #include "linv/generate.hpp"
+#include "support/adversarial.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
 #include "support/testing.hpp"
@@ -312,6 +315,62 @@ TYPED_TEST(CudaDense, FewRightHandSidesAndConditionEstimates) {
   }
 }
 
+// LU and Gauss-Jordan inverses large enough for many getri blocks, panels and row chunks of the column
+// interchanges: too large for a CPU reference, so judged by the residual computed on the GPU.
+TYPED_TEST(CudaDense, LargeInversesByTheirResidual) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  for (index n : {8191, 8200}) {
+    const auto seed = testing::case_seed(470 + n);
+    LINV_TRACE_SEED(seed);
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Matrix<T> A = random_uniform<T>(n, n, seed).to(Device::cuda(0));
+    for (Method method : {Method::LU, Method::GaussJordan}) {
+      const Solution<T> s = inv<T>(A.view(), {.method = method, .compute_residual = true,
+                                              .allow_ill_conditioned = true});
+      EXPECT_EQ(s.report.method, method);
+      EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+      EXPECT_TRUE(testing::all_finite<T>(s.x.to(Device::cpu()).view()));
+    }
+  }
+}
+
+// The matrices that stress pivoting, on the GPU: the same decision as the CPU (keep the tournament's
+// pivots or give way to partial pivoting), and every kept result within the residual bound.
+TYPED_TEST(CudaDense, TournamentOnAdversarialMatrices) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t salt = 480;
+  for (const testing::Adversary& adv : testing::adversaries())
+    for (index n : adv.growth_explodes ? std::vector<index>{60} : std::vector<index>{300, 1100}) {
+      const auto seed = testing::case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
+      const Matrix<T> a = testing::adversary<T>(adv.name, n, seed);
+      const Matrix<T> b = random_uniform<T>(n, 1, seed + 1);
+      const Matrix<T> ga = a.to(Device::cuda(0)), gb = b.to(Device::cuda(0));
+      const LU<T> cpu(a.view(), Pivoting::Tournament), gpu(ga.view(), Pivoting::Tournament);
+      EXPECT_EQ(gpu.pivoting(), cpu.pivoting());
+      std::optional<Solution<T>> solution;
+      try {
+        solution = solve<T>(ga.view(), gb.view(), {.method = Method::CALU, .compute_residual = true});
+      } catch (const SingularMatrix&) {
+        // singular to working precision (Kahan's), as on the CPU; or factors ruined by growth (Foster's in
+        // float32, growth 4e17), from which neither device's estimate means anything
+        EXPECT_TRUE(cpu.rcond() < 100 * eps<T>() || gpu.pivoting() == Pivoting::Partial) << cpu.rcond();
+        continue;
+      }
+      const Solution<T>& s = *solution;
+      if (gpu.pivoting() == Pivoting::Tournament) {
+        EXPECT_LE(gpu.growth(), tournament_growth_limit(n));
+        EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+      } else {
+        EXPECT_FALSE(gpu.fallback_reason().empty());
+        EXPECT_EQ(s.report.method, Method::LU);
+      }
+    }
+}
+
 TYPED_TEST(CudaDense, SmallDecompositionObjects) {
   REQUIRE_GPU();
   using T = TypeParam;
@@ -416,6 +475,26 @@ TEST(CudaMixed, RefinesToDoubleOrFallsBackVisibly) {
     const Matrix<double> x = gpu.x.to(Device::cpu());
     const double cond = norm1<double>(A.view()) * norm1<double>(LU<double>(A.view()).inverse().view());
     EXPECT_LE(difference<double>(x.view(), cpu.x.view()), 2 * kForwardThreshold * c.n * eps<double>() * cond);
+  }
+  // The default (auto) factor: float32 refinement where the GPU factors float32 faster, else float64 itself,
+  // said in the report; float64's accuracy either way.
+  {
+    const Matrix<double> A = generate<double>(MatrixKind::Random, 300, {.seed = testing::case_seed(1400)});
+    const Matrix<double> B = random_uniform<double>(300, 2, testing::case_seed(1401));
+    const Solution<double> s = solve<double>(A.to(Device::cuda(0)).view(), B.to(Device::cuda(0)).view(),
+                                             {.precision = Precision::Mixed, .compute_residual = true});
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    const std::string why = kernels::mixed(Device::cuda(0)).float64_is_as_fast(Device::cuda(0));
+    std::cout << "mixed precision's default factor on this GPU: " << (why.empty() ? "float32" : why) << "\n";
+    if (why.empty()) {
+      EXPECT_EQ(s.report.stop, StopReason::Converged);
+      EXPECT_TRUE(testing::contains(s.report.precision, "float32")) << s.report.precision;
+    } else {
+      EXPECT_EQ(s.report.stop, StopReason::None);
+      EXPECT_TRUE(testing::contains(s.report.precision, "float64 factorization")) << s.report.precision;
+      ASSERT_FALSE(s.report.notes.empty());
+      EXPECT_TRUE(testing::contains(s.report.notes[0], "no faster")) << s.report.notes[0];
+    }
   }
   // tensor-core factorizations are LU on a GPU only, and only under mixed precision
   const Matrix<double> spd = generate<double>(MatrixKind::SPD, 40, {.seed = 7});

@@ -1,0 +1,67 @@
+// Matrices that stress pivoting (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., ch. 9,
+// and the test set of Grigori, Demmel and Xiang's CALU paper): some make every pivoting strategy's growth
+// factor explode, the others are hard in other ways (grading, ill-conditioning, triangular, orthogonal).
+// Tournament pivoting must either stay accurate on them or give way to partial pivoting and say so.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "linv/dense.hpp"
+#include "linv/generate.hpp"
+
+namespace linv::testing {
+
+struct Adversary {
+  std::string name;
+  bool growth_explodes;  // exponential growth for partial pivoting too: tested at small orders (no overflow)
+};
+
+inline std::vector<Adversary> adversaries() {
+  return {{"wilkinson", true}, {"foster", true},  {"graded rows", false}, {"graded columns", false},
+          {"kahan", false},    {"orthogonal", false}, {"ill-conditioned", false}, {"hollow", false}};
+}
+
+// The named matrix of order n (seeded where random).
+template <Real T>
+Matrix<T> adversary(const std::string& name, index n, std::uint64_t seed) {
+  Matrix<T> a(n, n);
+  const Matrix<T> r = random_uniform<T>(n, n, seed);
+  if (name == "wilkinson") {  // ones on the diagonal and in the last column, -1 below: growth 2^(n-1)
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) a(i, j) = i == j || j == n - 1 ? T(1) : i > j ? T(-1) : T(0);
+  } else if (name == "foster") {  // Foster (1994): a Volterra equation by the trapezium rule, k h = 2/3
+    const double kh = 2.0 / 3.0;
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) {
+        double v = 0;
+        if (j == n - 1) v = i == n - 1 ? 1 - kh / 2 : -1;
+        else if (i == j) v = 1 - kh / 2;
+        else if (i > j) v = j == 0 ? -kh / 2 : -kh;
+        a(i, j) = static_cast<T>(v);
+      }
+  } else if (name == "graded rows" || name == "graded columns") {  // scales over six orders of magnitude
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) {
+        const index k = name == "graded rows" ? i : j;
+        a(i, j) = r(i, j) * static_cast<T>(std::pow(10.0, 3.0 - 6.0 * static_cast<double>(k) / static_cast<double>(n)));
+      }
+  } else if (name == "kahan") {  // Kahan's upper triangular matrix, s^2 + c^2 = 1, badly conditioned
+    const double theta = 1.2, s = std::sin(theta), c = std::cos(theta);
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i)
+        a(i, j) = static_cast<T>(i > j ? 0.0 : std::pow(s, static_cast<double>(i)) * (i == j ? 1.0 : -c));
+  } else if (name == "orthogonal") {  // Q of a random matrix's QR: growth-free, perfectly conditioned
+    a = generate<T>(MatrixKind::IllCond, n, {.cond = 1, .seed = seed});
+  } else if (name == "ill-conditioned") {
+    a = generate<T>(MatrixKind::IllCond, n, {.cond = 1e-2 / static_cast<double>(std::numeric_limits<T>::epsilon()), .seed = seed});
+  } else {  // hollow: a zero diagonal, so every step must pivot
+    a = generate<T>(MatrixKind::Hollow, n, {.seed = seed});
+  }
+  return a;
+}
+
+}  // namespace linv::testing
