@@ -143,39 +143,32 @@ TYPED_TEST(Dense, TournamentFallsBackToPartialPivotingOnGrowth) {
 // precision and refused (Kahan's: its solutions overflow float32).
 TYPED_TEST(Dense, TournamentOnAdversarialMatrices) {
   using T = TypeParam;
-  std::uint64_t salt = 34;
-  for (const testing::Adversary& adv : testing::adversaries())
-    for (index n : adv.growth_explodes ? std::vector<index>{60} : std::vector<index>{300, 1100}) {
-      const auto seed = testing::case_seed(salt++);
-      LINV_TRACE_SEED(seed);
-      SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
-      const Matrix<T> a = testing::adversary<T>(adv.name, n, seed);
-      const Matrix<T> b = random_uniform<T>(n, 1, seed + 1);
-      const LU<T> lu(a.view(), Pivoting::Tournament);
-      std::optional<Solution<T>> solution;
-      try {
-        solution = solve<T>(a.view(), b.view(), {.method = Method::CALU, .compute_residual = true});
-      } catch (const SingularMatrix&) {
-        EXPECT_LT(lu.rcond(), eps<T>());
-        continue;
-      }
-      const Solution<T>& s = *solution;
-      EXPECT_EQ(s.report.growth, lu.growth());
-      if (lu.pivoting() == Pivoting::Tournament) {
-        EXPECT_LE(lu.growth(), tournament_growth_limit(n));
-        EXPECT_EQ(s.report.method, Method::CALU);
-        EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
-      } else {
-        EXPECT_FALSE(lu.fallback_reason().empty());
-        EXPECT_EQ(s.report.method, Method::LU);
-        bool said = false;
-        for (const std::string& note : s.report.notes) said = said || contains(note, "partial pivoting");
-        EXPECT_TRUE(said);
-      }
-      if (!adv.growth_explodes) {
-        EXPECT_EQ(lu.pivoting(), Pivoting::Tournament);
-      }
+  testing::for_each_adversary<T>(34, [](const testing::Adversary& adv, index n, const Matrix<T>& a, const Matrix<T>& b) {
+    const LU<T> lu(a.view(), Pivoting::Tournament);
+    std::optional<Solution<T>> solution;
+    try {
+      solution = solve<T>(a.view(), b.view(), {.method = Method::CALU, .compute_residual = true});
+    } catch (const SingularMatrix&) {
+      EXPECT_LT(lu.rcond(), eps<T>());
+      return;
     }
+    const Solution<T>& s = *solution;
+    EXPECT_EQ(s.report.growth, lu.growth());
+    if (lu.pivoting() == Pivoting::Tournament) {
+      EXPECT_LE(lu.growth(), tournament_growth_limit(n));
+      EXPECT_EQ(s.report.method, Method::CALU);
+      EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    } else {
+      EXPECT_FALSE(lu.fallback_reason().empty());
+      EXPECT_EQ(s.report.method, Method::LU);
+      bool said = false;
+      for (const std::string& note : s.report.notes) said = said || contains(note, "partial pivoting");
+      EXPECT_TRUE(said);
+    }
+    if (!adv.growth_explodes) {
+      EXPECT_EQ(lu.pivoting(), Pivoting::Tournament);
+    }
+  });
 }
 
 TYPED_TEST(Dense, CholeskyObject) {

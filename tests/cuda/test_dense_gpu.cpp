@@ -340,35 +340,28 @@ TYPED_TEST(CudaDense, LargeInversesByTheirResidual) {
 TYPED_TEST(CudaDense, TournamentOnAdversarialMatrices) {
   REQUIRE_GPU();
   using T = TypeParam;
-  std::uint64_t salt = 480;
-  for (const testing::Adversary& adv : testing::adversaries())
-    for (index n : adv.growth_explodes ? std::vector<index>{60} : std::vector<index>{300, 1100}) {
-      const auto seed = testing::case_seed(salt++);
-      LINV_TRACE_SEED(seed);
-      SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
-      const Matrix<T> a = testing::adversary<T>(adv.name, n, seed);
-      const Matrix<T> b = random_uniform<T>(n, 1, seed + 1);
-      const Matrix<T> ga = a.to(Device::cuda(0)), gb = b.to(Device::cuda(0));
-      const LU<T> cpu(a.view(), Pivoting::Tournament), gpu(ga.view(), Pivoting::Tournament);
-      EXPECT_EQ(gpu.pivoting(), cpu.pivoting());
-      std::optional<Solution<T>> solution;
-      try {
-        solution = solve<T>(ga.view(), gb.view(), {.method = Method::CALU, .compute_residual = true});
-      } catch (const SingularMatrix&) {
-        // singular to working precision (Kahan's), as on the CPU; or factors ruined by growth (Foster's in
-        // float32, growth 4e17), from which neither device's estimate means anything
-        EXPECT_TRUE(cpu.rcond() < 100 * eps<T>() || gpu.pivoting() == Pivoting::Partial) << cpu.rcond();
-        continue;
-      }
-      const Solution<T>& s = *solution;
-      if (gpu.pivoting() == Pivoting::Tournament) {
-        EXPECT_LE(gpu.growth(), tournament_growth_limit(n));
-        EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
-      } else {
-        EXPECT_FALSE(gpu.fallback_reason().empty());
-        EXPECT_EQ(s.report.method, Method::LU);
-      }
+  testing::for_each_adversary<T>(480, [](const testing::Adversary&, index n, const Matrix<T>& a, const Matrix<T>& b) {
+    const Matrix<T> ga = a.to(Device::cuda(0)), gb = b.to(Device::cuda(0));
+    const LU<T> cpu(a.view(), Pivoting::Tournament), gpu(ga.view(), Pivoting::Tournament);
+    EXPECT_EQ(gpu.pivoting(), cpu.pivoting());
+    std::optional<Solution<T>> solution;
+    try {
+      solution = solve<T>(ga.view(), gb.view(), {.method = Method::CALU, .compute_residual = true});
+    } catch (const SingularMatrix&) {
+      // singular to working precision (Kahan's), as on the CPU; or factors ruined by growth (Foster's in
+      // float32, growth 4e17), from which neither device's estimate means anything
+      EXPECT_TRUE(cpu.rcond() < 100 * eps<T>() || gpu.pivoting() == Pivoting::Partial) << cpu.rcond();
+      return;
     }
+    const Solution<T>& s = *solution;
+    if (gpu.pivoting() == Pivoting::Tournament) {
+      EXPECT_LE(gpu.growth(), tournament_growth_limit(n));
+      EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    } else {
+      EXPECT_FALSE(gpu.fallback_reason().empty());
+      EXPECT_EQ(s.report.method, Method::LU);
+    }
+  });
 }
 
 TYPED_TEST(CudaDense, SmallDecompositionObjects) {

@@ -4,6 +4,8 @@
 // Tournament pivoting must either stay accurate on them or give way to partial pivoting and say so.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "linv/dense.hpp"
 #include "linv/generate.hpp"
+#include "support/testing.hpp"
 
 namespace linv::testing {
 
@@ -62,6 +65,19 @@ Matrix<T> adversary(const std::string& name, index n, std::uint64_t seed) {
     a = generate<T>(MatrixKind::Hollow, n, {.seed = seed});
   }
   return a;
+}
+
+// visit(adversary, n, A, b) for every adversary at its orders (60 where growth explodes, otherwise 300 and
+// 1100: one tile and several rounds of the tournament), with fresh seeds from `salt` and the case traced.
+template <Real T, class Visit>
+void for_each_adversary(std::uint64_t salt, Visit&& visit) {
+  for (const Adversary& adv : adversaries())
+    for (index n : adv.growth_explodes ? std::vector<index>{60} : std::vector<index>{300, 1100}) {
+      const auto seed = case_seed(salt++);
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
+      visit(adv, n, adversary<T>(adv.name, n, seed), random_uniform<T>(n, 1, seed + 1));
+    }
 }
 
 }  // namespace linv::testing
