@@ -1,0 +1,89 @@
+"""linv: linear inverse problems, fast on NVIDIA GPUs and correct everywhere.
+
+The C++ library's dense inverse and solve over NumPy arrays (more of the library follows):
+
+    import numpy as np, linv
+    x = linv.inv(a)                          # like numpy.linalg.inv
+    x, report = linv.solve(a, b, report=True)
+    linv.info()                              # what was built, and the GPUs it can use
+
+float32 stays float32, float64 stays float64, other numeric types are taken as float64. Arrays in C or
+Fortran order are used in place for `inv`; the result is a NumPy array that owns linv's memory.
+"""
+import numpy as _np
+
+from . import _linv
+
+
+class SingularMatrixError(_np.linalg.LinAlgError):
+    """The matrix is singular, or singular to working precision; `pivot` is the 1-based pivot."""
+    pivot = 0
+
+
+class NotPositiveDefiniteError(_np.linalg.LinAlgError):
+    """Cholesky found the matrix not positive definite; `minor` is the failing leading minor."""
+    minor = 0
+
+
+class NumericalError(_np.linalg.LinAlgError):
+    """Another numerical failure (no convergence, overflow)."""
+
+
+class DeviceError(RuntimeError):
+    """The GPU or its driver failed, or a device that is not there was asked for."""
+
+
+class InputError(ValueError):
+    """Input linv cannot use (e.g. NaN or Inf entries)."""
+
+
+_linv.set_exceptions(SingularMatrixError, NotPositiveDefiniteError, NumericalError, DeviceError, InputError)
+
+__version__ = _linv.info()["version"]
+
+
+def info():
+    """What this build of linv contains (version, BLAS, CUDA) and the GPUs it can use."""
+    return _linv.info()
+
+
+def _square(a, name="a"):
+    a = _np.asarray(a)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"{name} must be a square matrix; its shape is {a.shape}")
+    if a.dtype not in (_np.float32, _np.float64):
+        a = a.astype(_np.float64)
+    return a
+
+
+def inv(a, *, method="auto", device="cpu", check=False, report=False):
+    """The inverse of the square matrix `a`.
+
+    method: auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, triangular (as the `linv inv` command).
+    device: "cpu" or "cuda[:N]" (the matrix is moved there and back).
+    check: also compute the scaled residual ||A X - I|| / (n eps ||A|| ||X||) into the report.
+    report: return (x, report) with the report as a dict (method, device, seconds, rcond, notes ...).
+    Raises SingularMatrixError (a numpy.linalg.LinAlgError) naming the pivot, ValueError for bad input.
+    A C-ordered array is inverted in place as the transpose of a Fortran one (inv(A.T) = inv(A).T), so
+    there the pivot is that of the factorization of A.T.
+    """
+    return _linv.inv(_square(a), method, device, check, report)
+
+
+def solve(a, b, *, method="auto", device="cpu", check=False, report=False):
+    """x with a x = b, for a square `a` and b of shape (n,) or (n, k); x has b's shape.
+
+    The keywords are inv's. Raises SingularMatrixError naming the pivot, ValueError naming both shapes.
+    """
+    a = _square(a)
+    b = _np.asarray(b)
+    vector = b.ndim == 1
+    b2 = b.reshape(-1, 1) if vector else b
+    if b2.ndim != 2 or b2.shape[0] != a.shape[0]:
+        raise ValueError(f"solve: a has shape {a.shape} and b has shape {b.shape}: b needs {a.shape[0]} rows")
+    b2 = b2.astype(a.dtype, copy=False)
+    out = _linv.solve(a, b2, method, device, check, report)
+    x, rep = out if report else (out, None)
+    if vector:
+        x = x.reshape(-1)
+    return (x, rep) if report else x

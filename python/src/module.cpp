@@ -1,0 +1,214 @@
+// linv's Python module (_linv): the public C++ API over NumPy arrays, nothing of its own. Inputs are used
+// in place where the layout allows; results are linv's own matrices handed to NumPy without a copy; the
+// GIL is released while linv computes; linv's errors become the Python exceptions of linv/__init__.py.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "linv/dense.hpp"
+#include "linv/device.hpp"
+#include "linv/errors.hpp"
+
+namespace nb = nanobind;
+
+namespace {
+
+template <class T>
+using Array = nb::ndarray<nb::numpy, T, nb::ndim<2>>;
+template <class T>
+using Input = nb::ndarray<const T, nb::ndim<2>, nb::device::cpu>;
+
+// A 2-D NumPy array as a column-major view: Fortran order as it is; C order as its transpose, which
+// `transposed` reports (inv(A^T) = inv(A)^T lets inv use it in place).
+template <class T>
+linv::ConstMatrixView<T> view(const Input<T>& a, bool& transposed) {
+  const auto rows = static_cast<linv::index>(a.shape(0)), cols = static_cast<linv::index>(a.shape(1));
+  const auto s0 = a.stride(0), s1 = a.stride(1);  // in elements
+  if (s0 == 1 && (cols <= 1 || s1 >= rows)) {
+    transposed = false;
+    return {a.data(), rows, cols, cols <= 1 ? std::max<linv::index>(rows, 1) : s1};
+  }
+  if (s1 == 1 && (rows <= 1 || s0 >= cols)) {
+    transposed = true;
+    return {a.data(), cols, rows, rows <= 1 ? std::max<linv::index>(cols, 1) : s0};
+  }
+  throw linv::InvalidArgument("the array is neither C- nor Fortran-contiguous in one dimension: pass "
+                              "numpy.ascontiguousarray(a)");
+}
+
+// A linv matrix (on the CPU) as a NumPy array that owns it; transposed: the array is its transpose.
+template <class T>
+Array<T> to_numpy(linv::Matrix<T>&& m, bool transposed) {
+  auto* owned = new linv::Matrix<T>(std::move(m));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); });
+  const std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
+  const std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
+  if (!transposed) return Array<T>(owned->data(), 2, shape, owner, strides);
+  const std::size_t tshape[2] = {shape[1], shape[0]};
+  const std::int64_t tstrides[2] = {strides[1], strides[0]};
+  return Array<T>(owned->data(), 2, tshape, owner, tstrides);
+}
+
+nb::dict report_dict(const linv::Report& r) {
+  nb::dict d;
+  d["method"] = std::string(linv::to_string(r.method));
+  d["method_reason"] = r.method_reason;
+  d["device"] = r.device.name();
+  d["precision"] = r.precision;
+  d["seconds"] = r.seconds;
+  d["iterations"] = r.iterations;
+  d["scaled_residual"] = r.scaled_residual;
+  d["rcond"] = r.rcond;
+  d["growth"] = r.growth;
+  d["notes"] = r.notes;
+  return d;
+}
+
+linv::SolveOptions options(const std::string& method, bool check) {
+  linv::SolveOptions o;
+  o.method = linv::parse_method(method);
+  o.compute_residual = check;
+  return o;
+}
+
+// Runs f on `device` (the data moves there and back when it is a GPU) with the GIL released.
+template <class T, class F>
+linv::Solution<T> run(const std::string& device, F&& f) {
+  const linv::Device d = linv::Device::parse(device);
+  nb::gil_scoped_release released;
+  linv::Solution<T> s = f(d);
+  if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
+  return s;
+}
+
+// The error linv raised for the transpose of a C-ordered array, with the entry named as the caller sees it.
+template <class T>
+linv::NonFiniteInput non_finite_as_given(const Input<T>& a) {
+  for (std::size_t i = 0; i < a.shape(0); ++i)
+    for (std::size_t j = 0; j < a.shape(1); ++j) {
+      const T v = a.data()[i * static_cast<std::size_t>(a.stride(0)) + j * static_cast<std::size_t>(a.stride(1))];
+      if (!std::isfinite(v))
+        return {"A", static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), static_cast<double>(v)};
+    }
+  return {"A", 0, 0, 0.0};  // not reached: linv found one
+}
+
+template <class T>
+nb::object inv(const Input<T>& a, const std::string& method, const std::string& device, bool check, bool report) {
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = view(a, transposed);
+  linv::Solution<T> s;
+  try {
+    s = run<T>(device, [&](linv::Device d) {
+      if (d.is_cpu()) return linv::inv<T>(A, options(method, check));
+      const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+      return linv::inv<T>(on.view(), options(method, check));
+    });
+  } catch (const linv::NonFiniteInput&) {
+    if (!transposed) throw;
+    throw non_finite_as_given(a);
+  }
+  nb::object x = nb::cast(to_numpy<T>(std::move(s.x), transposed));
+  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+}
+
+template <class T>
+nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method, const std::string& device,
+                 bool check, bool report) {
+  bool ta = false, tb = false;
+  linv::ConstMatrixView<T> A = view(a, ta), B = view(b, tb);
+  // A C-ordered matrix is A^T to linv, and B must be a column-major block: copies where the layout differs.
+  linv::Matrix<T> a_copy, b_copy;
+  if (ta) {
+    a_copy = linv::Matrix<T>(A.cols(), A.rows());
+    for (linv::index j = 0; j < A.rows(); ++j)
+      for (linv::index i = 0; i < A.cols(); ++i) a_copy(i, j) = A(j, i);
+    A = a_copy.view();
+  }
+  if (tb) {
+    b_copy = linv::Matrix<T>(B.cols(), B.rows());
+    for (linv::index j = 0; j < B.rows(); ++j)
+      for (linv::index i = 0; i < B.cols(); ++i) b_copy(i, j) = B(j, i);
+    B = b_copy.view();
+  }
+  linv::Solution<T> s = run<T>(device, [&](linv::Device d) {
+    if (d.is_cpu()) return linv::solve<T>(A, B, options(method, check));
+    const linv::Matrix<T> ga = linv::Matrix<T>::copy_of(A).to(d), gb = linv::Matrix<T>::copy_of(B).to(d);
+    return linv::solve<T>(ga.view(), gb.view(), options(method, check));
+  });
+  nb::object x = nb::cast(to_numpy<T>(std::move(s.x), false));
+  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+}
+
+nb::dict info() {
+  const linv::BuildInfo b = linv::build_info();
+  nb::dict d;
+  d["version"] = b.version;
+  d["blas"] = b.blas;
+  d["cuda"] = b.cuda;
+  d["cuda_runtime"] = b.cuda_runtime;
+  const linv::GpuList gpus = linv::cuda_devices();
+  nb::list names;
+  for (const linv::GpuInfo& g : gpus.gpus) names.append(g.name);
+  d["gpus"] = names;
+  d["why_no_gpu"] = gpus.why_none;
+  return d;
+}
+
+// linv's errors as the exceptions linv/__init__.py defines (set_exceptions hands them over at import;
+// the references are kept for the process's life, not released at interpreter shutdown).
+PyObject *g_singular = nullptr, *g_not_positive_definite = nullptr, *g_numerical = nullptr, *g_device = nullptr,
+         *g_input = nullptr;
+
+void raise_with(PyObject* type, const std::exception& e, const char* attribute = nullptr, long long value = 0) {
+  nb::object exc = nb::borrow(type)(std::string(e.what()));
+  if (attribute) nb::setattr(exc, attribute, nb::int_(value));
+  PyErr_SetObject(type, exc.ptr());
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const linv::SingularMatrix& e) {
+    raise_with(g_singular, e, "pivot", e.pivot());
+  } catch (const linv::NotPositiveDefinite& e) {
+    raise_with(g_not_positive_definite, e, "minor", e.minor());
+  } catch (const linv::NumericalError& e) {
+    raise_with(g_numerical, e);
+  } catch (const linv::OutOfDeviceMemory& e) {
+    PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (const linv::DeviceError& e) {
+    raise_with(g_device, e);
+  } catch (const linv::InvalidArgument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const linv::InputError& e) {
+    raise_with(g_input, e);
+  }
+}
+
+}  // namespace
+
+NB_MODULE(_linv, m) {
+  m.doc() = "linv's C++ library (use the linv package, which wraps this module)";
+  m.def("info", &info, "What this build of linv contains, and the GPUs it can use.");
+  m.def("set_exceptions", [](nb::object singular, nb::object not_pd, nb::object numerical, nb::object device,
+                             nb::object input) {
+    g_singular = singular.release().ptr();
+    g_not_positive_definite = not_pd.release().ptr();
+    g_numerical = numerical.release().ptr();
+    g_device = device.release().ptr();
+    g_input = input.release().ptr();
+  });
+  nb::register_exception_translator(&translate);
+  m.def("inv", &inv<double>, nb::arg("a"), nb::arg("method"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("inv", &inv<float>, nb::arg("a"), nb::arg("method"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("solve", &solve<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("device"), nb::arg("check"),
+        nb::arg("report"));
+  m.def("solve", &solve<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("device"), nb::arg("check"),
+        nb::arg("report"));
+}

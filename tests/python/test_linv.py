@@ -1,0 +1,120 @@
+"""The linv Python package against NumPy: results within scaled bounds on fresh random inputs, shapes and
+dtypes as numpy.linalg keeps them, the errors Python users expect, and memory that outlives its inputs.
+GPU cases skip, saying why, where no GPU is usable."""
+import gc
+
+import numpy as np
+import pytest
+
+import linv
+
+RNG = np.random.default_rng()  # fresh inputs every run (the seed is printed on failure by the assertions)
+THRESHOLD = 30.0  # LAPACK's test ratio, as the C++ tests
+
+
+def scaled_inverse_residual(a, x):
+    n = a.shape[0]
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    r = a64 @ x64 - np.eye(n)
+    eps = np.finfo(a.dtype).eps
+    return np.abs(r).sum(0).max() / (n * eps * np.abs(a64).sum(0).max() * np.abs(x64).sum(0).max())
+
+
+def scaled_solve_residual(a, x, b):
+    n = a.shape[0]
+    a64, x64, b64 = (v.astype(np.float64).reshape(n, -1) for v in (a, x, b))
+    eps = np.finfo(a.dtype).eps
+    r = b64 - a64 @ x64
+    return np.abs(r).sum(0).max() / (n * eps * (np.abs(a64).sum(0).max() * np.abs(x64).sum(0).max()
+                                                + np.abs(b64).sum(0).max()))
+
+
+def random_matrix(n, dtype, order="C"):
+    a = RNG.uniform(-1, 1, (n, n)) + n ** 0.5 * np.eye(n)  # well conditioned: float32 too
+    return np.asarray(a, dtype=dtype, order=order)
+
+
+def test_info_says_what_was_built():
+    i = linv.info()
+    assert i["version"] == linv.__version__
+    assert isinstance(i["cuda"], bool)
+    assert i["gpus"] or i["why_no_gpu"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n", [1, 7, 130])
+def test_inv_matches_numpy(dtype, order, n):
+    a = random_matrix(n, dtype, order)
+    before = a.copy()
+    x = linv.inv(a)
+    assert x.dtype == dtype and x.shape == (n, n)
+    assert scaled_inverse_residual(a, x) <= THRESHOLD
+    ref = np.linalg.inv(a.astype(np.float64))
+    cond = np.linalg.cond(a.astype(np.float64), 1)
+    assert np.abs(x - ref).max() / np.abs(ref).max() <= THRESHOLD * n * np.finfo(dtype).eps * cond
+    np.testing.assert_array_equal(a, before)  # the input is read, never written
+
+
+def test_inv_takes_integers_as_float64_and_reports():
+    a = np.array([[4, 1], [2, 3]])
+    x, report = linv.inv(a, report=True, check=True)
+    assert x.dtype == np.float64
+    np.testing.assert_allclose(x, np.linalg.inv(a.astype(float)), rtol=1e-14)
+    for key in ("method", "device", "seconds", "rcond", "scaled_residual", "notes"):
+        assert key in report
+    assert report["device"] == "cpu" and report["method"] == "lu"
+    assert report["scaled_residual"] <= THRESHOLD
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_solve_keeps_the_shape_of_b(dtype):
+    n = 50
+    a = random_matrix(n, dtype)
+    b1 = RNG.uniform(-1, 1, n).astype(dtype)
+    x1 = linv.solve(a, b1)
+    assert x1.shape == (n,) and x1.dtype == dtype
+    assert scaled_solve_residual(a, x1, b1) <= THRESHOLD
+    b3 = np.asfortranarray(RNG.uniform(-1, 1, (n, 3)).astype(dtype))
+    x3 = linv.solve(a, b3)
+    assert x3.shape == (n, 3)
+    assert scaled_solve_residual(a, x3, b3) <= THRESHOLD
+
+
+def test_errors_are_the_ones_python_users_expect():
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    with pytest.raises(np.linalg.LinAlgError) as e:
+        linv.inv(singular)
+    assert isinstance(e.value, linv.SingularMatrixError)
+    assert 1 <= e.value.pivot <= 3
+    assert "pivot" in str(e.value)
+    with pytest.raises(ValueError, match=r"\(3, 2\)"):
+        linv.inv(np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"\(4, 4\).*\(5,\)"):
+        linv.solve(np.eye(4), np.ones(5))
+    with pytest.raises(ValueError):
+        linv.inv(np.eye(3), method="no-such-method")
+    nan = np.eye(3)
+    nan[1, 2] = np.nan
+    with pytest.raises(linv.InputError, match="row 2, column 3"):
+        linv.inv(nan)
+
+
+def test_results_outlive_their_inputs():
+    xs = []
+    for _ in range(200):
+        a = random_matrix(20, np.float64)
+        xs.append((a.copy(), linv.inv(a)))
+        del a
+    gc.collect()
+    for a, x in xs:
+        assert scaled_inverse_residual(a, x) <= THRESHOLD
+
+
+def test_gpu_inverse_matches_cpu():
+    if not linv.info()["gpus"]:
+        pytest.skip(f"no CUDA GPU usable ({linv.info()['why_no_gpu']}): GPU tests skipped")
+    a = random_matrix(300, np.float64)
+    x, report = linv.inv(a, device="cuda", report=True)
+    assert report["device"] == "cuda:0"
+    assert scaled_inverse_residual(a, x) <= THRESHOLD
