@@ -87,3 +87,53 @@ def solve(a, b, *, method="auto", device="cpu", check=False, report=False):
     if vector:
         x = x.reshape(-1)
     return (x, rep) if report else x
+
+
+def _matrix(a, name="a"):
+    a = _np.asarray(a)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a matrix (2-D); its shape is {a.shape}")
+    if a.dtype not in (_np.float32, _np.float64):
+        a = a.astype(_np.float64)
+    return a
+
+
+def cholesky(a, *, device="cpu", check=False, report=False):
+    """The lower-triangular L with a = L L^T (zeros above), like numpy.linalg.cholesky.
+
+    Raises NotPositiveDefiniteError (a numpy.linalg.LinAlgError) with `.minor`, the failing leading minor,
+    and NumericalError when `a` is not symmetric.
+    """
+    return _linv.cholesky(_square(a), device, check, report)
+
+
+def lstsq(a, b, rcond=None, *, check=False, report=False):
+    """The minimum-norm least-squares solution x of a x ~ b (LAPACK gelsy: QR with column pivoting).
+
+    Unlike numpy.linalg.lstsq it returns x alone; report=True adds the report, whose `rank` is the
+    numerical rank. rcond: singular values below rcond * the largest count as zero (default
+    max(m, n) * eps). x has b's shape (n,) or (n, k). CPU only in this version.
+    """
+    a = _matrix(a)
+    b = _np.asarray(b)
+    vector = b.ndim == 1
+    b2 = b.reshape(-1, 1) if vector else b
+    if b2.ndim != 2 or b2.shape[0] != a.shape[0]:
+        raise ValueError(f"lstsq: a has shape {a.shape} and b has shape {b.shape}: b needs {a.shape[0]} rows")
+    out = _linv.lstsq(a, b2.astype(a.dtype, copy=False), -1.0 if rcond is None else float(rcond), check, report)
+    x, rep = out if report else (out, None)
+    if vector:
+        x = x.reshape(-1)
+    return (x, rep) if report else x
+
+
+def pinv(a, rcond=None, *, check=False, report=False):
+    """The Moore-Penrose pseudoinverse by SVD, like numpy.linalg.pinv (singular values below rcond * the
+    largest dropped; default max(m, n) * eps). CPU only in this version."""
+    return _linv.pinv(_matrix(a), -1.0 if rcond is None else float(rcond), check, report)
+
+
+def slogdet(a, *, device="cpu"):
+    """(sign, log |det a|) from an LU factorization, like numpy.linalg.slogdet (sign 0, log -inf when a
+    pivot is exactly zero)."""
+    return _linv.slogdet(_square(a), device)

@@ -65,6 +65,7 @@ nb::dict report_dict(const linv::Report& r) {
   d["scaled_residual"] = r.scaled_residual;
   d["rcond"] = r.rcond;
   d["growth"] = r.growth;
+  d["rank"] = r.rank;
   d["notes"] = r.notes;
   return d;
 }
@@ -84,6 +85,13 @@ linv::Solution<T> run(const std::string& device, F&& f) {
   linv::Solution<T> s = f(d);
   if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
   return s;
+}
+
+// The result as a NumPy array (transposed: the array is the matrix's transpose), with the report if asked.
+template <class T>
+nb::object finish(linv::Solution<T>&& s, bool transposed, bool report) {
+  nb::object x = nb::cast(to_numpy<T>(std::move(s.x), transposed));
+  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
 }
 
 // The error linv raised for the transpose of a C-ordered array, with the entry named as the caller sees it.
@@ -113,36 +121,90 @@ nb::object inv(const Input<T>& a, const std::string& method, const std::string& 
     if (!transposed) throw;
     throw non_finite_as_given(a);
   }
-  nb::object x = nb::cast(to_numpy<T>(std::move(s.x), transposed));
-  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+  return finish<T>(std::move(s), transposed, report);
+}
+
+// A column-major view of `a`: in place when it is Fortran-ordered, else a column-major copy in `copy`.
+template <class T>
+linv::ConstMatrixView<T> column_major(const Input<T>& a, linv::Matrix<T>& copy) {
+  bool transposed = false;
+  const linv::ConstMatrixView<T> v = view(a, transposed);
+  if (!transposed) return v;
+  copy = linv::Matrix<T>(v.cols(), v.rows());
+  for (linv::index j = 0; j < v.rows(); ++j)
+    for (linv::index i = 0; i < v.cols(); ++i) copy(i, j) = v(j, i);
+  return copy.view();
 }
 
 template <class T>
 nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method, const std::string& device,
                  bool check, bool report) {
-  bool ta = false, tb = false;
-  linv::ConstMatrixView<T> A = view(a, ta), B = view(b, tb);
-  // A C-ordered matrix is A^T to linv, and B must be a column-major block: copies where the layout differs.
   linv::Matrix<T> a_copy, b_copy;
-  if (ta) {
-    a_copy = linv::Matrix<T>(A.cols(), A.rows());
-    for (linv::index j = 0; j < A.rows(); ++j)
-      for (linv::index i = 0; i < A.cols(); ++i) a_copy(i, j) = A(j, i);
-    A = a_copy.view();
+  const linv::ConstMatrixView<T> A = column_major(a, a_copy), B = column_major(b, b_copy);
+  return finish<T>(run<T>(device, [&](linv::Device d) {
+                     if (d.is_cpu()) return linv::solve<T>(A, B, options(method, check));
+                     const linv::Matrix<T> ga = linv::Matrix<T>::copy_of(A).to(d), gb = linv::Matrix<T>::copy_of(B).to(d);
+                     return linv::solve<T>(ga.view(), gb.view(), options(method, check));
+                   }),
+                   false, report);
+}
+
+// The Cholesky factor L of a symmetric A: a C-ordered array is used as its transpose, which is A itself.
+template <class T>
+nb::object cholesky(const Input<T>& a, const std::string& device, bool check, bool report) {
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = view(a, transposed);
+  linv::SolveOptions o;
+  o.compute_residual = check;
+  return finish<T>(run<T>(device, [&](linv::Device d) {
+                     if (d.is_cpu()) return linv::cholesky<T>(A, o);
+                     const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+                     return linv::cholesky<T>(on.view(), o);
+                   }),
+                   false, report);
+}
+
+linv::LstsqOptions lstsq_options(double rcond, bool check) {
+  linv::LstsqOptions o;
+  o.rcond = rcond;
+  o.compute_residual = check;
+  return o;
+}
+
+template <class T>
+nb::object lstsq(const Input<T>& a, const Input<T>& b, double rcond, bool check, bool report) {
+  linv::Matrix<T> a_copy, b_copy;
+  const linv::ConstMatrixView<T> A = column_major(a, a_copy), B = column_major(b, b_copy);
+  return finish<T>(run<T>("cpu", [&](linv::Device) { return linv::lstsq<T>(A, B, lstsq_options(rcond, check)); }),
+                   false, report);
+}
+
+// pinv(A^T) = pinv(A)^T: a C-ordered array is used in place as its transpose.
+template <class T>
+nb::object pinv(const Input<T>& a, double rcond, bool check, bool report) {
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = view(a, transposed);
+  return finish<T>(run<T>("cpu", [&](linv::Device) { return linv::pinv<T>(A, lstsq_options(rcond, check)); }),
+                   transposed, report);
+}
+
+// (sign, log |det A|) from an LU factorization (det A^T = det A: any order in place).
+template <class T>
+nb::tuple slogdet(const Input<T>& a, const std::string& device) {
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = view(a, transposed);
+  const linv::Device d = linv::Device::parse(device);
+  linv::Determinant det;
+  {
+    nb::gil_scoped_release released;
+    if (d.is_cpu()) {
+      det = linv::LU<T>(A).determinant();
+    } else {
+      const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+      det = linv::LU<T>(on.view()).determinant();
+    }
   }
-  if (tb) {
-    b_copy = linv::Matrix<T>(B.cols(), B.rows());
-    for (linv::index j = 0; j < B.rows(); ++j)
-      for (linv::index i = 0; i < B.cols(); ++i) b_copy(i, j) = B(j, i);
-    B = b_copy.view();
-  }
-  linv::Solution<T> s = run<T>(device, [&](linv::Device d) {
-    if (d.is_cpu()) return linv::solve<T>(A, B, options(method, check));
-    const linv::Matrix<T> ga = linv::Matrix<T>::copy_of(A).to(d), gb = linv::Matrix<T>::copy_of(B).to(d);
-    return linv::solve<T>(ga.view(), gb.view(), options(method, check));
-  });
-  nb::object x = nb::cast(to_numpy<T>(std::move(s.x), false));
-  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+  return nb::make_tuple(det.sign, det.log_abs);
 }
 
 nb::dict info() {
@@ -211,4 +273,12 @@ NB_MODULE(_linv, m) {
         nb::arg("report"));
   m.def("solve", &solve<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("device"), nb::arg("check"),
         nb::arg("report"));
+  m.def("cholesky", &cholesky<double>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("cholesky", &cholesky<float>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("lstsq", &lstsq<double>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
+  m.def("lstsq", &lstsq<float>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
+  m.def("pinv", &pinv<double>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
+  m.def("pinv", &pinv<float>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
+  m.def("slogdet", &slogdet<double>, nb::arg("a"), nb::arg("device"));
+  m.def("slogdet", &slogdet<float>, nb::arg("a"), nb::arg("device"));
 }

@@ -118,3 +118,43 @@ def test_gpu_inverse_matches_cpu():
     x, report = linv.inv(a, device="cuda", report=True)
     assert report["device"] == "cuda:0"
     assert scaled_inverse_residual(a, x) <= THRESHOLD
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cholesky_lstsq_pinv_slogdet_match_numpy(dtype):
+    n = 60
+    g = RNG.uniform(-1, 1, (n, n))
+    spd = (g @ g.T / n + np.eye(n)).astype(dtype)
+    l, report = linv.cholesky(spd, report=True, check=True)
+    assert l.dtype == dtype and np.all(np.triu(l, 1) == 0)
+    assert report["scaled_residual"] <= THRESHOLD
+    eps = np.finfo(dtype).eps
+    assert np.abs(l.astype(float) @ l.T.astype(float) - spd).max() <= THRESHOLD * n * eps * np.abs(spd).max()
+
+    tall = RNG.uniform(-1, 1, (3 * n, n)).astype(dtype)
+    b = RNG.uniform(-1, 1, 3 * n).astype(dtype)
+    x, report = linv.lstsq(tall, b, report=True)
+    assert x.shape == (n,) and report["rank"] == n
+    ref = np.linalg.lstsq(tall.astype(float), b.astype(float), rcond=None)[0]
+    cond = np.linalg.cond(tall.astype(float))
+    assert np.abs(x - ref).max() / np.abs(ref).max() <= THRESHOLD * 3 * n * eps * cond ** 2
+
+    p = linv.pinv(tall)
+    assert p.shape == (n, 3 * n) and p.dtype == dtype
+    refp = np.linalg.pinv(tall.astype(float))
+    assert np.abs(p - refp).max() / np.abs(refp).max() <= THRESHOLD * 3 * n * eps * cond
+
+    a = random_matrix(n, dtype)
+    sign, logdet = linv.slogdet(a)
+    rsign, rlog = np.linalg.slogdet(a.astype(float))
+    assert sign == rsign and abs(logdet - rlog) <= THRESHOLD * n * eps * max(1.0, abs(rlog))
+
+
+def test_cholesky_names_the_failing_minor():
+    a = np.eye(4)
+    a[2, 2] = -1.0
+    with pytest.raises(linv.NotPositiveDefiniteError) as e:
+        linv.cholesky(a)
+    assert isinstance(e.value, np.linalg.LinAlgError) and e.value.minor == 3
+    with pytest.raises(ValueError, match=r"\(3, 2\).*\(4,\)"):
+        linv.lstsq(np.ones((3, 2)), np.ones(4))
