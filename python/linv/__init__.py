@@ -137,3 +137,67 @@ def slogdet(a, *, device="cpu"):
     """(sign, log |det a|) from an LU factorization, like numpy.linalg.slogdet (sign 0, log -inf when a
     pivot is exactly zero)."""
     return _linv.slogdet(_square(a), device)
+
+
+class _Factored:
+    """Shared by LU and Cholesky: the factors live where they were made; b and results move as needed."""
+
+    def __init__(self, native):
+        self._native = native
+
+    def solve(self, b):
+        """x with a x = b; b of shape (n,) or (n, k), x of b's shape."""
+        b = _np.asarray(b)
+        vector = b.ndim == 1
+        x = self._native.solve(_np.asarray(b.reshape(-1, 1) if vector else b, dtype=self._dtype))
+        return x.reshape(-1) if vector else x
+
+    def inv(self):
+        """The inverse of a."""
+        return self._native.inv()
+
+    def slogdet(self):
+        """(sign, log |det a|)."""
+        return self._native.slogdet()
+
+    @property
+    def det(self):
+        """det a (may overflow for large matrices: slogdet does not)."""
+        sign, log_abs = self.slogdet()
+        return sign * _np.exp(log_abs) if sign != 0 else 0.0
+
+    def rcond(self):
+        """The reciprocal condition number of a in the 1-norm (LAPACK's estimate on the CPU, Higham and
+        Tisseur's block estimate on a GPU)."""
+        return self._native.rcond()
+
+
+class LU(_Factored):
+    """An LU factorization of the square matrix a, made once and used for many solves.
+
+    pivoting: "partial" (LAPACK's) or "tournament" (CALU; falls back to partial pivoting past its growth
+    limit, see `pivoting`, `growth` and `fallback_reason`). device: "cpu" or "cuda[:N]".
+    Exactly singular matrices are factored (solve raises SingularMatrixError); check rcond() before trusting
+    a solution of a nearly singular one.
+    """
+
+    def __init__(self, a, *, pivoting="partial", device="cpu"):
+        a = _square(a)
+        self._dtype = a.dtype
+        super().__init__(_linv.lu(a, pivoting, device))
+
+    pivots = property(lambda self: self._native.pivots, doc="LAPACK's ipiv (1-based)")
+    pivoting = property(lambda self: self._native.pivoting, doc="the pivoting that made the factors")
+    growth = property(lambda self: self._native.growth, doc="max|U| / max|a|")
+    fallback_reason = property(lambda self: self._native.fallback_reason,
+                               doc="why a tournament gave way to partial pivoting (empty if it did not)")
+
+
+class Cholesky(_Factored):
+    """A Cholesky factorization a = L L^T of a symmetric positive definite a (NotPositiveDefiniteError
+    otherwise, with the failing minor), made once and used for many solves."""
+
+    def __init__(self, a, *, device="cpu"):
+        a = _square(a)
+        self._dtype = a.dtype
+        super().__init__(_linv.cholesky_object(a, device))

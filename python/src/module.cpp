@@ -207,6 +207,93 @@ nb::tuple slogdet(const Input<T>& a, const std::string& device) {
   return nb::make_tuple(det.sign, det.log_abs);
 }
 
+// Factor once, use many times: linv's LU and Cholesky objects, their factors on `device`, right-hand
+// sides moved there and results back.
+template <class Decomposition, class T>
+struct Factored {
+  Decomposition factors;
+  linv::Device device;
+
+  linv::Matrix<T> on_device(linv::ConstMatrixView<T> B) const { return linv::Matrix<T>::copy_of(B).to(device); }
+  nb::object solve(const Input<T>& b) const {
+    linv::Matrix<T> b_copy;
+    const linv::ConstMatrixView<T> B = column_major(b, b_copy);
+    linv::Matrix<T> x;
+    {
+      nb::gil_scoped_release released;
+      x = device.is_cpu() ? factors.solve(B) : factors.solve(on_device(B).view()).to(linv::Device::cpu());
+    }
+    return nb::cast(to_numpy<T>(std::move(x), false));
+  }
+  nb::object inverse() const {
+    linv::Matrix<T> x;
+    {
+      nb::gil_scoped_release released;
+      x = factors.inverse().to(linv::Device::cpu());
+    }
+    return nb::cast(to_numpy<T>(std::move(x), false));
+  }
+  nb::tuple slogdet() const {
+    const linv::Determinant d = factors.determinant();
+    return nb::make_tuple(d.sign, d.log_abs);
+  }
+  double rcond() const {
+    nb::gil_scoped_release released;
+    return factors.rcond();
+  }
+};
+
+template <class T>
+using LUObject = Factored<linv::LU<T>, T>;
+template <class T>
+using CholeskyObject = Factored<linv::Cholesky<T>, T>;
+
+template <class T>
+LUObject<T>* make_lu(const Input<T>& a, const std::string& pivoting, const std::string& device) {
+  linv::Matrix<T> copy;
+  const linv::ConstMatrixView<T> A = column_major(a, copy);
+  const linv::Pivoting p = pivoting == "partial" ? linv::Pivoting::Partial
+                           : pivoting == "tournament"
+                               ? linv::Pivoting::Tournament
+                               : throw linv::InvalidArgument("pivoting is 'partial' or 'tournament', not '" + pivoting + "'");
+  const linv::Device d = linv::Device::parse(device);
+  nb::gil_scoped_release released;
+  if (d.is_cpu()) return new LUObject<T>{linv::LU<T>(A, p), d};
+  const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+  return new LUObject<T>{linv::LU<T>(on.view(), p), d};
+}
+
+template <class T>
+CholeskyObject<T>* make_cholesky(const Input<T>& a, const std::string& device) {
+  bool transposed = false;  // a symmetric matrix is its own transpose
+  const linv::ConstMatrixView<T> A = view(a, transposed);
+  const linv::Device d = linv::Device::parse(device);
+  nb::gil_scoped_release released;
+  if (d.is_cpu()) return new CholeskyObject<T>{linv::Cholesky<T>(A), d};
+  const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+  return new CholeskyObject<T>{linv::Cholesky<T>(on.view()), d};
+}
+
+template <class T>
+void bind_factored(nb::module_& m, const char* suffix) {
+  nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
+      .def("solve", &LUObject<T>::solve)
+      .def("inv", &LUObject<T>::inverse)
+      .def("slogdet", &LUObject<T>::slogdet)
+      .def("rcond", &LUObject<T>::rcond)
+      .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
+      .def_prop_ro("pivoting", [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
+      .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
+      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
+  nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
+      .def("solve", &CholeskyObject<T>::solve)
+      .def("inv", &CholeskyObject<T>::inverse)
+      .def("slogdet", &CholeskyObject<T>::slogdet)
+      .def("rcond", &CholeskyObject<T>::rcond);
+  m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
+  m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
+}
+
 nb::dict info() {
   const linv::BuildInfo b = linv::build_info();
   nb::dict d;
@@ -281,4 +368,6 @@ NB_MODULE(_linv, m) {
   m.def("pinv", &pinv<float>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
   m.def("slogdet", &slogdet<double>, nb::arg("a"), nb::arg("device"));
   m.def("slogdet", &slogdet<float>, nb::arg("a"), nb::arg("device"));
+  bind_factored<double>(m, "64");
+  bind_factored<float>(m, "32");
 }

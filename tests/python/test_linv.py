@@ -158,3 +158,36 @@ def test_cholesky_names_the_failing_minor():
     assert isinstance(e.value, np.linalg.LinAlgError) and e.value.minor == 3
     with pytest.raises(ValueError, match=r"\(3, 2\).*\(4,\)"):
         linv.lstsq(np.ones((3, 2)), np.ones(4))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_factor_once_solve_many(dtype):
+    n = 80
+    a = random_matrix(n, dtype)
+    lu = linv.LU(a)
+    assert lu.pivoting == "partial" and len(lu.pivots) == n
+    for k in (None, 3):
+        b = RNG.uniform(-1, 1, n if k is None else (n, k)).astype(dtype)
+        x = lu.solve(b)
+        assert x.shape == b.shape and x.dtype == dtype
+        assert scaled_solve_residual(a, x, b) <= THRESHOLD
+    assert scaled_inverse_residual(a, lu.inv()) <= THRESHOLD
+    sign, log_abs = lu.slogdet()
+    rsign, rlog = np.linalg.slogdet(a.astype(float))
+    assert sign == rsign and abs(log_abs - rlog) <= THRESHOLD * n * np.finfo(dtype).eps * max(1.0, abs(rlog))
+    cond = np.linalg.cond(a.astype(float), 1)
+    # the estimate of ||a^-1|| is a lower bound, typically exact: rcond at least 1/cond, rarely 3x above it
+    assert (1 - 1e-6) / cond <= lu.rcond() <= 3 / cond
+    tournament = linv.LU(a, pivoting="tournament")
+    assert tournament.pivoting == "tournament" and tournament.growth >= 1
+    g = RNG.uniform(-1, 1, (n, n))
+    spd = (g @ g.T / n + np.eye(n)).astype(dtype)
+    ch = linv.Cholesky(spd)
+    b = RNG.uniform(-1, 1, n).astype(dtype)
+    assert scaled_solve_residual(spd, ch.solve(b), b) <= THRESHOLD
+    sign, log_abs = ch.slogdet()
+    rsign, rlog = np.linalg.slogdet(spd.astype(float))
+    assert sign == 1 and abs(log_abs - rlog) <= THRESHOLD * n * np.finfo(dtype).eps * max(1.0, abs(rlog))
+    assert ch.det == pytest.approx(np.exp(log_abs))
+    with pytest.raises(ValueError, match="pivoting"):
+        linv.LU(a, pivoting="rook")
