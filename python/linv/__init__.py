@@ -47,13 +47,39 @@ def info():
     return _linv.info()
 
 
-def _square(a, name="a"):
+def _matrix(a, name="a"):
     a = _np.asarray(a)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"{name} must be a square matrix; its shape is {a.shape}")
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a matrix (2-D); its shape is {a.shape}")
     if a.dtype not in (_np.float32, _np.float64):
         a = a.astype(_np.float64)
     return a
+
+
+def _square(a, name="a"):
+    a = _matrix(a, name)
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"{name} must be a square matrix; its shape is {a.shape}")
+    return a
+
+
+def _columns(what, shape, dtype, b):
+    """b as an (n, k) block of a's dtype, and whether it was a vector (n,), naming both shapes (a's is
+    `shape`) if b does not fit."""
+    b = _np.asarray(b)
+    vector = b.ndim == 1
+    b2 = b.reshape(-1, 1) if vector else b
+    if b2.ndim != 2 or b2.shape[0] != shape[0]:
+        raise ValueError(f"{what}: a has shape {shape} and b has shape {b.shape}: b needs {shape[0]} rows")
+    return b2.astype(dtype, copy=False), vector
+
+
+def _shaped(out, vector, report):
+    """The native call's result with b's shape restored, and the report when asked for."""
+    x, rep = out if report else (out, None)
+    if vector:
+        x = x.reshape(-1)
+    return (x, rep) if report else x
 
 
 def inv(a, *, method="auto", device="cpu", check=False, report=False):
@@ -76,26 +102,8 @@ def solve(a, b, *, method="auto", device="cpu", check=False, report=False):
     The keywords are inv's. Raises SingularMatrixError naming the pivot, ValueError naming both shapes.
     """
     a = _square(a)
-    b = _np.asarray(b)
-    vector = b.ndim == 1
-    b2 = b.reshape(-1, 1) if vector else b
-    if b2.ndim != 2 or b2.shape[0] != a.shape[0]:
-        raise ValueError(f"solve: a has shape {a.shape} and b has shape {b.shape}: b needs {a.shape[0]} rows")
-    b2 = b2.astype(a.dtype, copy=False)
-    out = _linv.solve(a, b2, method, device, check, report)
-    x, rep = out if report else (out, None)
-    if vector:
-        x = x.reshape(-1)
-    return (x, rep) if report else x
-
-
-def _matrix(a, name="a"):
-    a = _np.asarray(a)
-    if a.ndim != 2:
-        raise ValueError(f"{name} must be a matrix (2-D); its shape is {a.shape}")
-    if a.dtype not in (_np.float32, _np.float64):
-        a = a.astype(_np.float64)
-    return a
+    b2, vector = _columns("solve", a.shape, a.dtype, b)
+    return _shaped(_linv.solve(a, b2, method, device, check, report), vector, report)
 
 
 def cholesky(a, *, device="cpu", check=False, report=False):
@@ -115,16 +123,8 @@ def lstsq(a, b, rcond=None, *, check=False, report=False):
     max(m, n) * eps). x has b's shape (n,) or (n, k). CPU only in this version.
     """
     a = _matrix(a)
-    b = _np.asarray(b)
-    vector = b.ndim == 1
-    b2 = b.reshape(-1, 1) if vector else b
-    if b2.ndim != 2 or b2.shape[0] != a.shape[0]:
-        raise ValueError(f"lstsq: a has shape {a.shape} and b has shape {b.shape}: b needs {a.shape[0]} rows")
-    out = _linv.lstsq(a, b2.astype(a.dtype, copy=False), -1.0 if rcond is None else float(rcond), check, report)
-    x, rep = out if report else (out, None)
-    if vector:
-        x = x.reshape(-1)
-    return (x, rep) if report else x
+    b2, vector = _columns("lstsq", a.shape, a.dtype, b)
+    return _shaped(_linv.lstsq(a, b2, -1.0 if rcond is None else float(rcond), check, report), vector, report)
 
 
 def pinv(a, rcond=None, *, check=False, report=False):
@@ -142,15 +142,14 @@ def slogdet(a, *, device="cpu"):
 class _Factored:
     """Shared by LU and Cholesky: the factors live where they were made; b and results move as needed."""
 
-    def __init__(self, native):
+    def __init__(self, a, native):
+        self._shape, self._dtype = a.shape, a.dtype
         self._native = native
 
     def solve(self, b):
         """x with a x = b; b of shape (n,) or (n, k), x of b's shape."""
-        b = _np.asarray(b)
-        vector = b.ndim == 1
-        x = self._native.solve(_np.asarray(b.reshape(-1, 1) if vector else b, dtype=self._dtype))
-        return x.reshape(-1) if vector else x
+        b2, vector = _columns("solve", self._shape, self._dtype, b)
+        return _shaped(self._native.solve(b2), vector, report=False)
 
     def inv(self):
         """The inverse of a."""
@@ -183,8 +182,7 @@ class LU(_Factored):
 
     def __init__(self, a, *, pivoting="partial", device="cpu"):
         a = _square(a)
-        self._dtype = a.dtype
-        super().__init__(_linv.lu(a, pivoting, device))
+        super().__init__(a, _linv.lu(a, pivoting, device))
 
     pivots = property(lambda self: self._native.pivots, doc="LAPACK's ipiv (1-based)")
     pivoting = property(lambda self: self._native.pivoting, doc="the pivoting that made the factors")
@@ -199,5 +197,4 @@ class Cholesky(_Factored):
 
     def __init__(self, a, *, device="cpu"):
         a = _square(a)
-        self._dtype = a.dtype
-        super().__init__(_linv.cholesky_object(a, device))
+        super().__init__(a, _linv.cholesky_object(a, device))

@@ -115,7 +115,7 @@ void lu_solve_few(Context& ctx, ConstMatrixView<T> LU, const std::vector<int>& p
           launch::permute_rows<T>(w, n, B, ldb, n, k, perm, /*scatter=*/true, s);
         }
       },
-      [&] {
+      [&] {  // getrs's 1-based ipiv in a buffer of its own: Slot::pivots holds `perm`, which later passes reuse
         std::vector<std::int64_t> ipiv(pivots.begin(), pivots.end());
         DeviceBuffer d_piv(bytes_of(n, sizeof(std::int64_t)), ctx.device());
         to_device(d_piv.p, ipiv.data(), ipiv.size() * sizeof(std::int64_t), s);
