@@ -16,7 +16,8 @@ using Shape = kernels::Tournament;
 
 // One game of the tournament: Gaussian elimination with partial pivoting on the panel rows listed in
 // `entries` (offsets into the panel; -1 is an empty slot), which puts forward out[c], c < w, the row that
-// pivoted column c (the first of equal candidates in entry order); -1 where no row was left.
+// pivoted column c (the first of equal candidates in entry order, NaN counting as 0); -1 where no row was
+// left.
 template <Real T>
 void play(ConstMatrixView<T> panel, int w, const int* entries, int count, int* out) {
   std::vector<T> rows(static_cast<std::size_t>(count) * Shape::kPanel, T(0));
@@ -30,16 +31,21 @@ void play(ConstMatrixView<T> panel, int w, const int* entries, int count, int* o
   for (int c = 0; c < w; ++c) {
     int best = -1;
     T key = T(-1);
-    for (int e = 0; e < count; ++e)
-      if (alive[e] && std::abs(rows[e * Shape::kPanel + c]) > key) key = std::abs(rows[e * Shape::kPanel + c]), best = e;
+    for (int e = 0; e < count; ++e) {
+      if (!alive[e]) continue;
+      T a = std::abs(rows[e * Shape::kPanel + c]);
+      if (std::isnan(a)) a = T(0);  // as the GPU's games count it
+      if (a > key) key = a, best = e;
+    }
     if (best < 0) return;
     alive[best] = 0;
     out[c] = entries[best];
     const T* pivot = &rows[best * Shape::kPanel];
+    const T reciprocal = pivot[c] != T(0) ? T(1) / pivot[c] : T(0);  // multipliers as LAPACK's getf2 forms them
     for (int e = 0; e < count; ++e) {
       if (!alive[e]) continue;
       T* v = &rows[e * Shape::kPanel];
-      const T l = pivot[c] != T(0) ? v[c] / pivot[c] : T(0);
+      const T l = v[c] * reciprocal;
       for (int k = c + 1; k < w; ++k) v[k] = std::fma(-l, pivot[k], v[k]);
     }
   }
@@ -105,8 +111,9 @@ kernels::LuOutcome tournament_lu(MatrixView<T> A, std::vector<int>& pivots) {
       for (int c = 0; c < w; ++c) {
         const T pivot = A(j + c, j + c);
         if (pivot == T(0) && outcome.zero_pivot == 0) outcome.zero_pivot = j + c + 1;
+        const T reciprocal = T(1) / pivot;  // as the games form their multipliers
         for (int r = c + 1; r < w; ++r) {
-          const T l = A(j + r, j + c) / pivot;
+          const T l = A(j + r, j + c) * reciprocal;
           A(j + r, j + c) = l;
           for (int q = c + 1; q < w; ++q) A(j + r, j + q) = std::fma(-l, A(j + c, j + q), A(j + r, j + q));
         }

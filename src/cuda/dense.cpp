@@ -199,53 +199,31 @@ void lauum_lower(Context& ctx, T* A, std::int64_t n, std::int64_t ld) {
 constexpr std::int64_t kTriangleBlock = 512;
 
 // LU with tournament pivoting, right-looking (the algorithm of src/cpu/calu.cpp, which says why): per
-// panel of kPanel columns, the tournament's rounds pick the pivot rows and write LAPACK-style
-// interchanges into pivots (0-based), which one gather applies to every column; then the panel's top
-// block is factored without pivoting, L21 = A21 U11^-1 and the rest of the kBlock-wide block column is
-// updated; every kBlock columns the trailing matrix gets one rank-kBlock update. All of it is queued on
-// the main stream, with no host round trip.
+// panel of kPanel columns, one launch plays the whole tournament (it writes LAPACK-style interchanges
+// into pivots, 0-based, and the L \ U of the pivot rows) and one moves the rows of every other column and
+// writes the panel's L21 = A21 U11^-1; then the rest of the kBlock-wide block column is updated, and
+// every kBlock columns the trailing matrix gets one rank-kBlock update. All of it is queued on the main
+// stream, with no host round trip.
 template <Real T>
 void tournament_factor(Context& ctx, T* A, std::int64_t n, std::int64_t ld, std::int64_t* pivots, int* zero_pivot,
                        PhaseProfile& profile) {
   using Shape = kernels::Tournament;
   const Lane& lane = ctx.main();
   const cudaStream_t s = lane.stream;
-  // two candidate lists (the leaves' output is the longest: kPanel per kTile rows) and the gather plan
-  const std::int64_t candidates = ((n + Shape::kTile - 1) / Shape::kTile) * Shape::kPanel;
-  int* lists = ctx.scratch_as<int>(Slot::a, static_cast<std::size_t>(2 * candidates));
-  // Each panel's interchanges go to every column at once. Deferring those left of the block to one
-  // gather per block (as LAPACK's getrf applies laswp) was measured slower: 3.9 against 2.9 ms at n = 4096.
-  auto* plan = ctx.scratch_as<std::int64_t>(Slot::c, static_cast<std::size_t>(4 * Shape::kPanel + 1));
-  std::int64_t *touched = plan, *source = plan + 2 * Shape::kPanel;
-  int* count = reinterpret_cast<int*>(plan + 4 * Shape::kPanel);
+  const auto work = launch::calu_work<T>(ctx.scratch(Slot::a, launch::calu_work_bytes(n, sizeof(T))), n);
+  check(cudaMemsetAsync(work.counters, 0, work.counter_count * sizeof(int), s), "cudaMemset");
   for (std::int64_t k = 0; k < n; k += Shape::kBlock) {
     const std::int64_t block_end = std::min(n, k + Shape::kBlock);
     for (std::int64_t j = k; j < block_end; j += Shape::kPanel) {
       const int w = static_cast<int>(std::min<std::int64_t>(Shape::kPanel, block_end - j));
       T* panel = A + j + j * ld;
-      const int* in = nullptr;
-      int entries = static_cast<int>(n - j);
       profile.begin("tournament", s);
-      for (int round = 0;; ++round) {
-        int* out = lists + (round % 2) * candidates;
-        launch::tournament_round(panel, ld, w, in, entries, out, pivots + j, j, s);
-        const int games = (entries + Shape::kTile - 1) / Shape::kTile;
-        if (games == 1) break;
-        in = out;
-        entries = games * Shape::kPanel;
-      }
+      launch::calu_tournament(panel, ld, w, n - j, j, pivots + j, zero_pivot, work, s);
       profile.end("tournament", s);
-      profile.begin("interchanges", s);
-      launch::interchange_plan(pivots, j, j + w, touched, source, count, s);
-      launch::apply_interchange_plan(A, ld, 0, n, touched, source, count, 2 * w, s);
-      profile.end("interchanges", s);
-      profile.begin("panel", s);
-      launch::lu_no_pivoting(panel, ld, w, j, zero_pivot, s);
+      profile.begin("interchanges and panel", s);
+      launch::calu_finish(A, ld, n, j, w, work, s);
+      profile.end("interchanges and panel", s);
       const std::int64_t below = n - j - w, right = block_end - j - w;
-      if (below > 0)
-        blas::trsm<T>(lane.blas, Side::Right, Uplo::Upper, Op::None, Diag::NonUnit, below, w, T(1), panel, ld,
-                      panel + w, ld);
-      profile.end("panel", s);
       profile.begin("block update", s);
       if (right > 0) {
         blas::trsm<T>(lane.blas, Side::Left, Uplo::Lower, Op::None, Diag::Unit, w, right, T(1), panel, ld,

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace linv::cuda::launch {
@@ -65,19 +66,36 @@ template <class T>
 void permute_rows(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, int k,
                   const std::int64_t* perm, bool scatter, cudaStream_t stream);
 
-// LU with tournament pivoting (src/cuda/calu.cu; the shape is kernels::Tournament, w <= its kPanel).
-// One round of the tournament on the panel P (its rows are offsets from P, leading dimension ld, w
-// columns): game g plays entries [g kTile, (g + 1) kTile) of `entries` (panel rows; -1 an empty slot;
-// nullptr: the rows 0 .. count - 1 themselves) and writes its kPanel candidates (-1 padded) to
-// out[g kPanel ...]. When one game is left (count <= kTile) it also writes the panel's interchanges,
-// pivots[i] = row0 + the row that row i trades places with, as LAPACK's ipiv (0-based), for i < w.
+// LU with tournament pivoting (src/cuda/calu.cu; the shape is kernels::Tournament, w <= its kPanel): two
+// launches a panel. Their device work area (calu_work_bytes for a panel of `rows` rows, entries of
+// entry_bytes; carved by calu_work) needs its counters zeroed once before the first panel.
 template <class T>
-void tournament_round(const T* P, std::int64_t ld, int w, const int* entries, int count, int* out,
-                      std::int64_t* pivots, std::int64_t row0, cudaStream_t stream);
-// The w x w block A := L \ U without pivoting; a zero pivot at column c puts col0 + c + 1 into
-// *zero_pivot if smaller than what is there.
+struct CaluWork {
+  T* top = nullptr;      // kPanel x kPanel: L \ U of the pivot rows, from the final game
+  T* saved = nullptr;    // kPanel x kPanel: the original rows the interchanges move below the top
+  T* multipliers = nullptr;  // kTile x kPanel: the final game's, by thread and column
+  std::int64_t* touched = nullptr;  // the interchange plan: row touched[k] receives row source[k]
+  std::int64_t* source = nullptr;
+  int* count = nullptr;
+  int* counters = nullptr;  // arrivals per game (zero between panels)
+  std::size_t counter_count = 0;
+  int* lists = nullptr;     // the rounds' candidates
+};
+std::size_t calu_work_bytes(std::int64_t rows, std::size_t entry_bytes);
 template <class T>
-void lu_no_pivoting(T* A, std::int64_t ld, int w, std::int64_t col0, int* zero_pivot, cudaStream_t stream);
+CaluWork<T> calu_work(void* memory, std::int64_t rows);
+// Every round of the tournament on the panel P (rows offsets from P, leading dimension ld, w columns) in
+// one grid: writes the panel's interchanges, pivots[i] = row0 + the row that row i trades places with (as
+// LAPACK's ipiv, 0-based), for i < w, their plan, and the L \ U of the pivot rows; a zero pivot at column
+// c puts row0 + c + 1 into *zero_pivot if smaller than what is there.
+template <class T>
+void calu_tournament(const T* P, std::int64_t ld, int w, std::int64_t rows, std::int64_t row0, std::int64_t* pivots,
+                     int* zero_pivot, const CaluWork<T>& work, cudaStream_t stream);
+// Then: the interchanges on every column of A (n x n) outside the panel's [j, j + w), and the panel's
+// rows j .. n - 1 as L \ U on top and L21 = A21 U11^-1 below.
+template <class T>
+void calu_finish(T* A, std::int64_t ld, std::int64_t n, std::int64_t j, int w, const CaluWork<T>& work,
+                 cudaStream_t stream);
 // *result := max(*result, max |a(i, j)|) over A, or over its upper triangle (diagonal included).
 template <class T>
 void max_abs(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, bool upper, double* result,
