@@ -1,40 +1,33 @@
 """linv: linear inverse problems, fast on NVIDIA GPUs and correct everywhere.
 
-The C++ library's dense inverse and solve over NumPy arrays (more of the library follows):
+linv's C++ library over NumPy arrays:
 
     import numpy as np, linv
-    x = linv.inv(a)                          # like numpy.linalg.inv
+    x = linv.inv(a)                          # like numpy.linalg.inv; a stack (..., n, n) too
     x, report = linv.solve(a, b, report=True)
+    linv.cholesky, linv.lstsq, linv.pinv, linv.slogdet, linv.LU, linv.Cholesky
+    linv.wls, linv.WeightedLeastSquares      # weighted least squares, factor once per set of weights
+    linv.imaging                             # PSFs, degrade, deblur, phantom
+    linv.slam                                # bordered Jacobians: the Gauss-Newton step and J^+
+    linv.fmri                                # omp, ksvd, adl, parafac2 (X is time points x voxels)
+    linv.io                                  # read / write .npy, .mtx, .mat, .png, .pgm, .nii
     linv.info()                              # what was built, and the GPUs it can use
 
-float32 stays float32, float64 stays float64, other numeric types are taken as float64. Arrays in C or
-Fortran order are used in place for `inv`; the result is a NumPy array that owns linv's memory.
+float32 stays float32, float64 stays float64, other numeric types are taken as float64. The solvers and
+factorisations take device= ("cpu", "cuda", "cuda:N", "auto") and report=True, which returns (result,
+report dict); convolution, noise and file io run on the CPU and report nothing. Arrays in C or Fortran order are used in place where linv can; results are NumPy arrays that own
+linv's memory. The GIL is released while linv computes.
 """
 import numpy as _np
 
-from . import _linv
-
-
-class SingularMatrixError(_np.linalg.LinAlgError):
-    """The matrix is singular, or singular to working precision; `pivot` is the 1-based pivot."""
-    pivot = 0
-
-
-class NotPositiveDefiniteError(_np.linalg.LinAlgError):
-    """Cholesky found the matrix not positive definite; `minor` is the failing leading minor."""
-    minor = 0
-
-
-class NumericalError(_np.linalg.LinAlgError):
-    """Another numerical failure (no convergence, overflow)."""
-
-
-class DeviceError(RuntimeError):
-    """The GPU or its driver failed, or a device that is not there was asked for."""
-
-
-class InputError(ValueError):
-    """Input linv cannot use (e.g. NaN or Inf entries)."""
+from . import _batched, _linv
+from ._common import (DeviceError, InputError, NotPositiveDefiniteError, NumericalError, SingularMatrixError,
+                      _columns, _float, _matrix, _shaped, _square)
+from ._wls import WeightedLeastSquares, wls
+from . import fmri, imaging, io, slam
+from .io import read, write
+from .fmri import adl, ksvd, omp, parafac2
+from .imaging import deblur, degrade
 
 
 _linv.set_exceptions(SingularMatrixError, NotPositiveDefiniteError, NumericalError, DeviceError, InputError)
@@ -47,62 +40,90 @@ def info():
     return _linv.info()
 
 
-def _matrix(a, name="a"):
-    a = _np.asarray(a)
-    if a.ndim != 2:
-        raise ValueError(f"{name} must be a matrix (2-D); its shape is {a.shape}")
-    if a.dtype not in (_np.float32, _np.float64):
-        a = a.astype(_np.float64)
-    return a
+def inv(a, *, method="auto", device="cpu", check=False, report=False, singular="raise"):
+    """The inverse of a square matrix, or of each matrix of a stack.
 
+    Parameters
+    ----------
+    a : array_like, shape (n, n) or (..., n, n)
+        The matrix, or a stack of matrices over any leading dimensions (as numpy.linalg.inv).
+    method : str
+        For one matrix: auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, triangular (as the
+        `linv inv` command). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
+        per matrix on the CPU, Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one
+        by one through the dense routine): there only "auto" is accepted.
+    device : str
+        "cpu", "cuda", "cuda:N" or "auto". The data is moved there and the result back. "auto" lets linv
+        choose: for a stack the GPU when one is usable and the batch large enough to repay the transfers.
+    check : bool
+        Also compute the scaled residual ||A X - I||_1 / (n eps ||A||_1 ||X||_1) into the report (for a
+        stack, the largest over its regular matrices, computed in float64 by NumPy).
+    report : bool
+        Return (x, report) with the report as a dict (method, device, seconds, rcond, notes ...). A stack's
+        report adds "singular" (how many matrices are singular) and "pivots" (per matrix, 0 or the 1-based
+        column of its first zero pivot, shaped as the leading dimensions).
+    singular : {"raise", "nan"}
+        Stacks only. linv's batched kernels do not stop at a singular matrix: its block of the result is
+        NaN and every other matrix is inverted. "raise" (the default) raises SingularMatrixError naming
+        the first singular matrix by its index in the leading dimensions; "nan" returns the result with
+        NaN blocks (see the report's "pivots").
 
-def _square(a, name="a"):
-    a = _matrix(a, name)
-    if a.shape[0] != a.shape[1]:
-        raise ValueError(f"{name} must be a square matrix; its shape is {a.shape}")
-    return a
+    Returns
+    -------
+    x : ndarray
+        a's shape and dtype (float32 stays float32; other numeric types become float64).
 
+    Raises
+    ------
+    SingularMatrixError
+        A numpy.linalg.LinAlgError. `pivot` is the 1-based pivot; for a stack, `index` is the first
+        singular matrix's index and `indices` lists them all. One matrix is refused when it is exactly
+        singular or singular to working precision (rcond < eps); the batched kernels refuse only exactly
+        zero pivots.
+    ValueError
+        a is not square (naming its shape), or a bad keyword.
 
-def _columns(what, shape, dtype, b):
-    """b as an (n, k) block of a's dtype, and whether it was a vector (n,), naming both shapes (a's is
-    `shape`) if b does not fit."""
-    b = _np.asarray(b)
-    vector = b.ndim == 1
-    b2 = b.reshape(-1, 1) if vector else b
-    if b2.ndim != 2 or b2.shape[0] != shape[0]:
-        raise ValueError(f"{what}: a has shape {shape} and b has shape {b.shape}: b needs {shape[0]} rows")
-    return b2.astype(dtype, copy=False), vector
-
-
-def _shaped(out, vector, report):
-    """The native call's result with b's shape restored, and the report when asked for."""
-    x, rep = out if report else (out, None)
-    if vector:
-        x = x.reshape(-1)
-    return (x, rep) if report else x
-
-
-def inv(a, *, method="auto", device="cpu", check=False, report=False):
-    """The inverse of the square matrix `a`.
-
-    method: auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, triangular (as the `linv inv` command).
-    device: "cpu" or "cuda[:N]" (the matrix is moved there and back).
-    check: also compute the scaled residual ||A X - I|| / (n eps ||A|| ||X||) into the report.
-    report: return (x, report) with the report as a dict (method, device, seconds, rcond, notes ...).
-    Raises SingularMatrixError (a numpy.linalg.LinAlgError) naming the pivot, ValueError for bad input.
-    A C-ordered array is inverted in place as the transpose of a Fortran one (inv(A.T) = inv(A).T), so
+    Notes
+    -----
+    C-ordered input is inverted in place as the transpose of a Fortran one (inv(A.T) = inv(A).T), so
     there the pivot is that of the factorization of A.T.
     """
+    a = _float(a)
+    if a.ndim > 2:
+        return _batched.inv(a, method, device, check, report, singular)
     return _linv.inv(_square(a), method, device, check, report)
 
 
-def solve(a, b, *, method="auto", device="cpu", check=False, report=False):
-    """x with a x = b, for a square `a` and b of shape (n,) or (n, k); x has b's shape.
+def solve(a, b, *, method="auto", device="cpu", check=False, report=False, singular="raise"):
+    """x with a x = b, for one square matrix or a stack of them.
 
-    The keywords are inv's. Raises SingularMatrixError naming the pivot, ValueError naming both shapes.
+    Parameters
+    ----------
+    a : array_like, shape (n, n) or (..., n, n)
+    b : array_like, shape (n,), (n, k) or (..., n, k)
+        As numpy.linalg.solve in NumPy 2: b is a vector only when it is 1-D; otherwise its last two
+        dimensions are (n, k) and its leading dimensions broadcast against a's.
+    method, device, check, report, singular
+        As for `inv`. check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)).
+
+    Returns
+    -------
+    x : ndarray
+        Shape (n,), (n, k), or the broadcast leading dimensions followed by (n,) or (n, k); a's dtype.
+
+    Raises
+    ------
+    SingularMatrixError
+        As for `inv`.
+    ValueError
+        Shapes that do not fit, naming both.
     """
+    a = _float(a)
+    b_arr = _np.asarray(b)
+    if a.ndim > 2 or (a.ndim == 2 and b_arr.ndim > 2):
+        return _batched.solve(a, b_arr, method, device, check, report, singular)
     a = _square(a)
-    b2, vector = _columns("solve", a.shape, a.dtype, b)
+    b2, vector = _columns("solve", a.shape, a.dtype, b_arr)
     return _shaped(_linv.solve(a, b2, method, device, check, report), vector, report)
 
 

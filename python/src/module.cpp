@@ -1,74 +1,21 @@
 // linv's Python module (_linv): the public C++ API over NumPy arrays, nothing of its own. Inputs are used
 // in place where the layout allows; results are linv's own matrices handed to NumPy without a copy; the
 // GIL is released while linv computes; linv's errors become the Python exceptions of linv/__init__.py.
-#include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
-
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "linv/dense.hpp"
-#include "linv/device.hpp"
-#include "linv/errors.hpp"
+#include "common.hpp"
 
 namespace nb = nanobind;
 
 namespace {
 
-template <class T>
-using Array = nb::ndarray<nb::numpy, T, nb::ndim<2>>;
-template <class T>
-using Input = nb::ndarray<const T, nb::ndim<2>, nb::device::cpu>;
-
-// A 2-D NumPy array as a column-major view: Fortran order as it is; C order as its transpose, which
-// `transposed` reports (inv(A^T) = inv(A)^T lets inv use it in place).
-template <class T>
-linv::ConstMatrixView<T> view(const Input<T>& a, bool& transposed) {
-  const auto rows = static_cast<linv::index>(a.shape(0)), cols = static_cast<linv::index>(a.shape(1));
-  const auto s0 = a.stride(0), s1 = a.stride(1);  // in elements
-  if (s0 == 1 && (cols <= 1 || s1 >= rows)) {
-    transposed = false;
-    return {a.data(), rows, cols, cols <= 1 ? std::max<linv::index>(rows, 1) : s1};
-  }
-  if (s1 == 1 && (rows <= 1 || s0 >= cols)) {
-    transposed = true;
-    return {a.data(), cols, rows, rows <= 1 ? std::max<linv::index>(cols, 1) : s0};
-  }
-  throw linv::InvalidArgument("the array is neither C- nor Fortran-contiguous in one dimension: pass "
-                              "numpy.ascontiguousarray(a)");
-}
-
-// A linv matrix (on the CPU) as a NumPy array that owns it; transposed: the array is its transpose.
-template <class T>
-Array<T> to_numpy(linv::Matrix<T>&& m, bool transposed) {
-  auto* owned = new linv::Matrix<T>(std::move(m));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); });
-  const std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
-  const std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
-  if (!transposed) return Array<T>(owned->data(), 2, shape, owner, strides);
-  const std::size_t tshape[2] = {shape[1], shape[0]};
-  const std::int64_t tstrides[2] = {strides[1], strides[0]};
-  return Array<T>(owned->data(), 2, tshape, owner, tstrides);
-}
-
-nb::dict report_dict(const linv::Report& r) {
-  nb::dict d;
-  d["method"] = std::string(linv::to_string(r.method));
-  d["method_reason"] = r.method_reason;
-  d["device"] = r.device.name();
-  d["precision"] = r.precision;
-  d["seconds"] = r.seconds;
-  d["iterations"] = r.iterations;
-  d["scaled_residual"] = r.scaled_residual;
-  d["rcond"] = r.rcond;
-  d["growth"] = r.growth;
-  d["rank"] = r.rank;
-  d["notes"] = r.notes;
-  return d;
-}
+using linv_py::Array;
+using linv_py::Input;
+using linv_py::report_dict;
+using linv_py::to_numpy;
+using linv_py::view;
 
 linv::SolveOptions options(const std::string& method, bool check) {
   linv::SolveOptions o;
@@ -124,17 +71,7 @@ nb::object inv(const Input<T>& a, const std::string& method, const std::string& 
   return finish<T>(std::move(s), transposed, report);
 }
 
-// A column-major view of `a`: in place when it is Fortran-ordered, else a column-major copy in `copy`.
-template <class T>
-linv::ConstMatrixView<T> column_major(const Input<T>& a, linv::Matrix<T>& copy) {
-  bool transposed = false;
-  const linv::ConstMatrixView<T> v = view(a, transposed);
-  if (!transposed) return v;
-  copy = linv::Matrix<T>(v.cols(), v.rows());
-  for (linv::index j = 0; j < v.rows(); ++j)
-    for (linv::index i = 0; i < v.cols(); ++i) copy(i, j) = v(j, i);
-  return copy.view();
-}
+using linv_py::column_major;
 
 template <class T>
 nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method, const std::string& device,
@@ -370,4 +307,9 @@ NB_MODULE(_linv, m) {
   m.def("slogdet", &slogdet<float>, nb::arg("a"), nb::arg("device"));
   bind_factored<double>(m, "64");
   bind_factored<float>(m, "32");
+  linv_py::bind_batched(m);
+  linv_py::bind_imaging(m);
+  linv_py::bind_slam(m);
+  linv_py::bind_fmri(m);
+  linv_py::bind_io(m);
 }

@@ -1,0 +1,231 @@
+"""Images as linear inverse problems (include/linv/imaging.hpp): g = H f + n, H the convolution with a
+point-spread function (PSF) under a boundary condition.
+
+Images are arrays of shape (height, width), or (height, width, channels) for colour, values in [0, 1].
+linv computes in float64; float32 images come back as float32.
+
+PSFs follow MATLAB's fspecial: `gaussian_psf`, `box_psf`, `disk_psf`, `motion_psf`, `sharpen_psf`, or
+`psf("gaussian:size=5,sigma=1")`. Any 2-D kernel array (a measured PSF) is accepted where a PSF is.
+Boundaries: "zero", "reflexive" (the scene mirrored at the frame; right for photographs) or "periodic".
+"""
+import numpy as _np
+
+from . import _linv
+from ._common import _contiguous, _float
+
+__all__ = ["psf", "gaussian_psf", "box_psf", "disk_psf", "motion_psf", "sharpen_psf", "convolve", "degrade",
+           "deblur", "phantom", "system_matrix", "estimate_noise"]
+
+
+def psf(spec):
+    """The kernel of a PSF given by linv's spec string.
+
+    Parameters
+    ----------
+    spec : str
+        "gaussian:size=5,sigma=1", "box:size=3", "disk:radius=3", "motion:len=9,angle=30" or
+        "sharpen:alpha=0.2" (the `linv degrade --psf` forms).
+
+    Returns
+    -------
+    kernel : ndarray of float64
+        kernel[rows // 2, cols // 2] is its centre.
+
+    Raises
+    ------
+    ValueError
+        A bad spec, naming the part at fault.
+    """
+    return _linv.psf(str(spec))[0]
+
+
+def gaussian_psf(size=3, sigma=0.5):
+    """fspecial('gaussian', size, sigma): a size x size Gaussian kernel summing to 1."""
+    return psf(f"gaussian:size={int(size)},sigma={float(sigma)!r}")
+
+
+def box_psf(size=3):
+    """fspecial('average', size): a size x size box of equal weights summing to 1."""
+    return psf(f"box:size={int(size)}")
+
+
+def disk_psf(radius=5.0):
+    """fspecial('disk', radius): each pixel weighted by its area inside the circle, summing to 1."""
+    return psf(f"disk:radius={float(radius)!r}")
+
+
+def motion_psf(length=9.0, angle=0.0):
+    """fspecial('motion', length, angle): linear motion of `length` pixels at `angle` degrees."""
+    return psf(f"motion:len={float(length)!r},angle={float(angle)!r}")
+
+
+def sharpen_psf(alpha=0.2):
+    """fspecial('unsharp', alpha): the 3 x 3 unsharp-masking kernel."""
+    return psf(f"sharpen:alpha={float(alpha)!r}")
+
+
+def _kernel(p):
+    """A PSF argument (spec string or kernel array) as (float64 kernel, name)."""
+    if isinstance(p, str):
+        return _linv.psf(p)[0], p
+    k = _float(p, "psf")
+    if k.ndim != 2:
+        raise ValueError(f"psf must be a spec string or a 2-D kernel; its shape is {k.shape}")
+    return _contiguous(k.astype(_np.float64, copy=False)), "kernel"
+
+
+def _image(f, name):
+    """f as (float64 height x (width * channels) with the channels side by side, channels, dtype, shape)."""
+    f = _float(f, name)
+    if f.ndim == 2:
+        return _contiguous(f.astype(_np.float64, copy=False)), 1, f.dtype, f.shape
+    if f.ndim == 3 and 1 <= f.shape[2] <= 4:
+        side = _np.concatenate([f[:, :, c] for c in range(f.shape[2])], axis=1)
+        return _np.asfortranarray(side, dtype=_np.float64), f.shape[2], f.dtype, f.shape
+    raise ValueError(f"{name} must be an image of shape (height, width) or (height, width, channels) with 1 to 4 "
+                     f"channels; its shape is {f.shape}")
+
+
+def _restore(side, channels, dtype, shape):
+    if channels == 1:
+        out = side.reshape(shape)
+    else:
+        w = side.shape[1] // channels
+        out = _np.stack([side[:, c * w:(c + 1) * w] for c in range(channels)], axis=2)
+    return out.astype(dtype, copy=False)
+
+
+def _check_kernel(what, image_shape, kernel):
+    if kernel.shape[0] > image_shape[0] or kernel.shape[1] > image_shape[1]:
+        raise ValueError(f"{what}: the PSF has shape {kernel.shape}, larger than the image of shape {image_shape}")
+
+
+def convolve(f, psf, *, boundary="reflexive", adjoint=False):
+    """H f: the image convolved with the PSF, cropped to f's size (conv2's "same"), or H^T f.
+
+    Parameters
+    ----------
+    f : array_like, shape (height, width) or (height, width, channels)
+    psf : str or array_like
+        A spec string or a 2-D kernel.
+    boundary : {"reflexive", "zero", "periodic"}
+        What lies beyond the frame.
+    adjoint : bool
+        Apply H^T instead of H.
+
+    Returns
+    -------
+    g : ndarray
+        f's shape and dtype.
+    """
+    kernel, _ = _kernel(psf)
+    side, channels, dtype, shape = _image(f, "f")
+    _check_kernel("convolve", shape, kernel)
+    w = shape[1]
+    parts = [_linv.convolve(_contiguous(side[:, c * w:(c + 1) * w]), kernel, boundary, bool(adjoint))
+             for c in range(channels)]
+    return _restore(_np.concatenate(parts, axis=1), channels, dtype, shape)
+
+
+def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
+    """A degraded image g = H f + n: blur by the PSF, then noise as MATLAB's imnoise.
+
+    Parameters
+    ----------
+    f : array_like, shape (height, width) or (height, width, channels)
+        The scene, values in [0, 1].
+    psf : str or array_like
+    boundary : {"reflexive", "zero", "periodic"}
+    noise : str, optional
+        "gaussian:var=0.001[,mean=0]" (added, then clipped to [0, 1]), "saltpepper:density=0.05" or
+        "poisson[:peak=255]". None: blur only.
+    seed : int, optional
+        The noise's seed (channel c uses seed + c); None: a fresh one.
+
+    Returns
+    -------
+    g : ndarray
+        f's shape and dtype.
+    """
+    g = convolve(f, psf, boundary=boundary)
+    if noise is None:
+        return g
+    if seed is None:
+        seed = int(_np.random.default_rng().integers(0, 2 ** 63))
+    side, channels, dtype, shape = _image(g, "g")
+    w = shape[1]
+    parts = [_linv.add_noise(_contiguous(side[:, c * w:(c + 1) * w]), str(noise), int(seed) + c)
+             for c in range(channels)]
+    return _restore(_np.concatenate(parts, axis=1), channels, dtype, shape)
+
+
+def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="laplacian", robust="auto",
+           path="auto", max_iterations=1000, tolerance=1e-10, device="cpu", report=False):
+    """The regularised reconstruction f = argmin ||H f - g||^2 + lam ||L f||^2.
+
+    Parameters
+    ----------
+    g : array_like, shape (height, width) or (height, width, channels)
+        The degraded image. Colour channels share one lambda and one factorisation.
+    psf : str or array_like
+        The PSF that blurred it.
+    lam : float, optional
+        The regularisation weight; None: chosen by `rule`.
+    rule : {"auto", "gcv", "discrepancy"}
+        How lam is chosen when not given (generalised cross-validation, the discrepancy principle, or
+        linv's choice between them).
+    boundary : {"reflexive", "zero", "periodic"}
+    regularizer : {"laplacian", "gradient", "identity"}
+        L.
+    robust : {"auto", True, False}
+        Leave salt-and-pepper pixels out of the data term ("auto": when at least 0.5 % of pixels are).
+    path : {"auto", "spectral", "dense", "matrix-free"}
+        The DFT/DCT direct solve where exact, the dense Cholesky of H^T H + lam L^T L (small images), or
+        preconditioned conjugate gradients.
+    max_iterations, tolerance
+        The matrix-free path's limits (per solve; relative residual of the normal equations).
+    device : str
+        "cpu", "cuda", "cuda:N" or "auto".
+    report : bool
+        Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma" and "robust".
+
+    Returns
+    -------
+    f : ndarray
+        g's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        A PSF larger than the image (naming both shapes) or a bad option.
+    """
+    kernel, name = _kernel(psf)
+    side, channels, dtype, shape = _image(g, "g")
+    _check_kernel("deblur", shape, kernel)
+    if isinstance(robust, (bool, _np.bool_)):
+        robust = "on" if robust else "off"
+    f, rep = _linv.deblur(side, kernel, name, -1.0 if lam is None else float(lam), rule, boundary, regularizer,
+                          str(robust), path, channels, int(max_iterations), float(tolerance), device)
+    f = _restore(f, channels, dtype, shape)
+    return (f, rep) if report else f
+
+
+def phantom(n=256):
+    """The modified Shepp-Logan phantom (MATLAB's phantom('Modified Shepp-Logan', n)), n x n in [0, 1]."""
+    return _linv.shepp_logan(int(n))
+
+
+def system_matrix(shape, psf, *, boundary="reflexive"):
+    """The dense H of the convolution for images of `shape` (height, width), vectorised column by column
+    (pixel (i, j) is entry i + j * height): H @ f.ravel(order="F") == convolve(f, psf).ravel(order="F").
+    (height * width)^2 entries: for small images."""
+    kernel, _ = _kernel(psf)
+    _check_kernel("system_matrix", tuple(shape), kernel)
+    return _linv.system_matrix(int(shape[0]), int(shape[1]), kernel, boundary)
+
+
+def estimate_noise(g):
+    """The standard deviation of white noise in g, from its finest diagonal wavelet detail (Donoho and
+    Johnstone's median estimator); colour channels together."""
+    side, channels, _, _ = _image(g, "g")
+    return _linv.estimate_noise(side, channels)

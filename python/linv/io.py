@@ -1,0 +1,146 @@
+"""Reading and writing the formats linv reads (include/linv/io.hpp), chosen by the file name:
+
+    .npy            NumPy, float32/float64, 2-D, or 3-D as a stack of matrices
+    .mtx            Matrix Market (array or coordinate; real, integer or pattern; general, symmetric, skew)
+    .mat[:name]     MATLAB, in builds with matio (`formats()["mat"]`); `name` picks the variable
+    .png, .pgm      images (8 or 16 bits) as values in [0, 1]; PNG in builds with libpng
+    .nii, .nii.gz   NIfTI-1/2 fMRI runs (read only here), in builds with libnifti2
+
+Writes are atomic: a temporary file beside the target, renamed into place.
+"""
+import os as _os
+
+import numpy as _np
+
+from . import _linv
+from ._common import _contiguous, _float
+
+__all__ = ["read", "write", "read_fmri", "formats"]
+
+_IMAGES = (".png", ".pgm")
+
+
+def _kind(path):
+    p = str(path)
+    base = p.lower()
+    if ".mat:" in base:
+        return ".mat"
+    if base.endswith(".nii.gz"):
+        return ".nii.gz"
+    return _os.path.splitext(base)[1]
+
+
+def formats():
+    """Which formats this build reads and writes (dict of extension to bool)."""
+    return _linv.formats()
+
+
+def read(path, *, grey=False):
+    """Read a matrix, a stack of matrices or an image.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        .npy, .mtx, .mat[:name], .png, .pgm, or .nii/.nii.gz (an fMRI run, see `read_fmri`).
+    grey : bool
+        Images only: convert colour to grey (ITU-R BT.709 weights) and drop alpha.
+
+    Returns
+    -------
+    ndarray
+        A matrix in the file's element type (float32 or float64); a 3-D .npy as (count, rows, cols); an
+        image as float64 (height, width) or (height, width, channels) in [0, 1]; an fMRI run as its
+        time points x voxels matrix.
+
+    Raises
+    ------
+    InputError
+        A missing or unreadable file, or a format this build lacks (saying so).
+    """
+    p = _os.fspath(path)
+    kind = _kind(p)
+    if kind in _IMAGES:
+        pixels, channels = _linv.read_image(p, bool(grey))
+        if channels == 1:
+            return pixels
+        w = pixels.shape[1] // channels
+        return _np.stack([pixels[:, c * w:(c + 1) * w] for c in range(channels)], axis=2)
+    if kind in (".nii", ".nii.gz"):
+        return read_fmri(p)[0]
+    if kind == ".npy":
+        shape = ()
+        try:
+            with open(p, "rb") as f:  # the header says whether this is one matrix or a stack
+                version = _np.lib.format.read_magic(f)
+                header = (_np.lib.format.read_array_header_1_0 if version == (1, 0)
+                          else _np.lib.format.read_array_header_2_0)
+                shape = header(f)[0]
+        except (ValueError, OSError):
+            pass  # linv's reader says what is wrong with the file
+        if len(shape) == 3:
+            return _linv.read_stack(p)
+    return _linv.read_matrix(p)
+
+
+def read_fmri(path, mask=None):
+    """Read a NIfTI fMRI run as linv factors it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A 4-D (or 3-D) .nii or .nii.gz image.
+    mask : str or os.PathLike, optional
+        A 3-D image on the same grid: only voxels where it is nonzero are kept.
+
+    Returns
+    -------
+    signals : ndarray, shape (T, N)
+        Time points x voxels.
+    voxels : ndarray of int64, shape (N,)
+        Each column's linear voxel index x + nx (y + ny z).
+    space : dict
+        "shape" (nx, ny, nz), "voxel_size", "tr" (seconds), "descrip".
+    """
+    return _linv.read_fmri(_os.fspath(path), "" if mask is None else _os.fspath(mask))
+
+
+def write(path, a, *, bits=16):
+    """Write a matrix, a stack of matrices or an image, atomically, in the format of the file name.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        .npy, .mtx, .mat[:name] (with matio), .png or .pgm.
+    a : array_like
+        A matrix (float32 stays float32 in .npy, .mtx and .mat); a 3-D array as a stack (.npy only); an
+        image (height, width) or (height, width, channels) with values in [0, 1] for .png and .pgm (grey only).
+    bits : {8, 16}
+        Images: bits per sample (values are clipped to [0, 1]).
+
+    Raises
+    ------
+    ValueError
+        A shape the format cannot hold, naming it.
+    """
+    p = _os.fspath(path)
+    kind = _kind(p)
+    a = _float(a)
+    if kind in _IMAGES:
+        if a.ndim == 2:
+            pixels, channels = a, 1
+        elif a.ndim == 3 and 1 <= a.shape[2] <= 4:
+            pixels, channels = _np.concatenate([a[:, :, c] for c in range(a.shape[2])], axis=1), a.shape[2]
+        else:
+            raise ValueError(f"write {p}: an image has shape (height, width) or (height, width, channels); "
+                             f"this array has shape {a.shape}")
+        _linv.write_image(p, _contiguous(pixels.astype(_np.float64, copy=False)), int(channels), int(bits))
+    elif a.ndim == 3:
+        if kind != ".npy":
+            raise ValueError(f"write {p}: a stack of shape {a.shape} can only be written to .npy")
+        _linv.write_stack(p, _np.ascontiguousarray(a.swapaxes(1, 2)))
+    elif a.ndim == 2:
+        _linv.write_matrix(p, _contiguous(a))
+    elif a.ndim == 1:
+        _linv.write_matrix(p, a.reshape(-1, 1))
+    else:
+        raise ValueError(f"write {p}: linv writes matrices, stacks and images; this array has shape {a.shape}")

@@ -1,0 +1,170 @@
+// _linv: stacks of small matrices (linv::batched) and weighted least squares (linv::wls and
+// linv::WeightedLeastSquares). The Python layer (linv/__init__.py) broadcasts and lays stacks out.
+#include "linv/batched.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "common.hpp"
+#include "linv/wls.hpp"
+
+namespace linv_py {
+namespace {
+
+using linv::index;
+
+// A stack's result: the matrices (shaped for NumPy by the caller's strides), each matrix's pivot (0: regular;
+// an empty list when all were), the count of singular ones, and the report.
+template <class T>
+nb::tuple batch_result(linv::batched::Result<T>&& r, std::vector<std::size_t> shape, std::vector<std::int64_t> strides) {
+  nb::object x = nb::cast(to_numpy_nd<T>(std::move(r.x), std::move(shape), std::move(strides)));
+  std::vector<long long> pivots(r.status.pivot.begin(), r.status.pivot.end());
+  return nb::make_tuple(x, pivots, static_cast<long long>(r.status.singular), report_dict(r.status.report));
+}
+
+// The inverses of a C-ordered stack (count, n, n). Its memory holds the column-major transposes, which
+// linv inverts in place; their inverses, read back in C order, are the inverses of the stack's matrices.
+template <class T>
+nb::tuple batched_inv(const Stack<T>& a, const std::string& device) {
+  const auto count = static_cast<index>(a.shape(0)), n = static_cast<index>(a.shape(1));
+  if (static_cast<index>(a.shape(2)) != n)
+    throw linv::ShapeMismatch("batched inv needs square matrices", n, static_cast<index>(a.shape(2)), n, n);
+  const linv::ConstMatrixView<T> A(a.data(), n, n * count, std::max<index>(n, 1));
+  const linv::Device d = pick_device(device, linv::Operation::BatchedInverse, n * n * count);
+  linv::batched::Result<T> r;
+  {
+    nb::gil_scoped_release released;
+    linv::Matrix<T> copy;
+    r = linv::batched::inv<T>(placed(A, d, copy));
+    if (!r.x.device().is_cpu()) r.x = r.x.to(linv::Device::cpu());
+  }
+  const auto sn = static_cast<std::size_t>(n);
+  return batch_result<T>(std::move(r), {static_cast<std::size_t>(count), sn, sn},
+                         {static_cast<std::int64_t>(n * n), static_cast<std::int64_t>(n), 1});
+}
+
+// X(k) = A(k)^-1 B(k) for a stack `at` (count, n, n) holding each A(k) column-major (A(k)^T in C order) and
+// `bt` (count, k, n) holding each B(k) column-major; X comes back as (count, n, k).
+template <class T>
+nb::tuple batched_solve(const Stack<T>& at, const Stack<T>& bt, const std::string& device) {
+  const auto count = static_cast<index>(at.shape(0)), n = static_cast<index>(at.shape(1));
+  const auto k = static_cast<index>(bt.shape(1));
+  if (static_cast<index>(bt.shape(0)) != count || static_cast<index>(bt.shape(2)) != n)
+    throw linv::ShapeMismatch("batched solve: one n x k block of right-hand sides per matrix", count * n, n,
+                              static_cast<index>(bt.shape(0)) * static_cast<index>(bt.shape(2)), k);
+  const linv::ConstMatrixView<T> A(at.data(), n, n * count, std::max<index>(n, 1));
+  const linv::ConstMatrixView<T> B(bt.data(), n, k * count, std::max<index>(n, 1));
+  const linv::Device d = pick_device(device, linv::Operation::BatchedSolve, n * n * count);
+  linv::batched::Result<T> r;
+  {
+    nb::gil_scoped_release released;
+    linv::Matrix<T> a_copy, b_copy;
+    r = linv::batched::solve<T>(placed(A, d, a_copy), placed(B, d, b_copy));
+    if (!r.x.device().is_cpu()) r.x = r.x.to(linv::Device::cpu());
+  }
+  return batch_result<T>(std::move(r), {static_cast<std::size_t>(count), static_cast<std::size_t>(n), static_cast<std::size_t>(k)},
+                         {static_cast<std::int64_t>(n * k), 1, static_cast<std::int64_t>(n)});
+}
+
+// ---- weighted least squares ----
+
+linv::WlsOptions wls_options(const std::string& precision, const std::string& storage, const std::string& weights,
+                             double tolerance, int max_iterations, bool check) {
+  linv::WlsOptions o;
+  if (precision == "native") o.precision = linv::Precision::Native;
+  else if (precision == "mixed") o.precision = linv::Precision::Mixed;
+  else throw linv::InvalidArgument("precision is 'native' or 'mixed', not '" + precision + "'");
+  if (storage == "full") o.storage = linv::Storage::Full;
+  else if (storage == "packed") o.storage = linv::Storage::Packed;
+  else throw linv::InvalidArgument("storage is 'full' or 'packed', not '" + storage + "'");
+  if (weights == "squared") o.weights = linv::Weights::Squared;
+  else if (weights == "plain") o.weights = linv::Weights::Plain;
+  else throw linv::InvalidArgument("weights is 'squared' (d holds the diagonal of D^2) or 'plain' (of D), not '" +
+                                   weights + "'");
+  o.tolerance = tolerance;
+  o.max_iterations = max_iterations;
+  o.compute_residual = check;
+  return o;
+}
+
+template <class T>
+nb::tuple wls(const Input<T>& a, const Input<T>& d, const Input<T>& b, const std::string& precision,
+              const std::string& storage, const std::string& weights, double tolerance, int max_iterations,
+              const std::string& device, bool check) {
+  linv::Matrix<T> a_copy, d_copy, b_copy;
+  const linv::ConstMatrixView<T> A = column_major(a, a_copy), D = column_major(d, d_copy), B = column_major(b, b_copy);
+  const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  const linv::Device dev = pick_device(device, linv::Operation::WeightedLeastSquares, A.rows());
+  linv::Solution<T> s;
+  {
+    nb::gil_scoped_release released;
+    linv::Matrix<T> ga, gd, gb;
+    s = linv::wls<T>(placed(A, dev, ga), placed(D, dev, gd), placed(B, dev, gb), o);
+  }
+  return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+}
+
+// linv::WeightedLeastSquares for one A on one device: factor(d) for each set of weights, solve(b) after.
+template <class T>
+struct WlsObject {
+  std::unique_ptr<linv::WeightedLeastSquares<T>> system;
+  linv::Device device;
+
+  void factor(const Input<T>& d) {
+    linv::Matrix<T> copy;
+    const linv::ConstMatrixView<T> D = column_major(d, copy);
+    nb::gil_scoped_release released;
+    linv::Matrix<T> on;
+    system->factor(placed(D, device, on));
+  }
+  nb::tuple solve(const Input<T>& b) {
+    linv::Matrix<T> copy;
+    const linv::ConstMatrixView<T> B = column_major(b, copy);
+    linv::Solution<T> s;
+    {
+      nb::gil_scoped_release released;
+      linv::Matrix<T> on;
+      s = system->solve(placed(B, device, on));
+    }
+    return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+  }
+};
+
+template <class T>
+WlsObject<T>* make_wls(const Input<T>& a, const std::string& precision, const std::string& storage,
+                       const std::string& weights, double tolerance, int max_iterations, const std::string& device,
+                       bool check) {
+  linv::Matrix<T> copy;
+  const linv::ConstMatrixView<T> A = column_major(a, copy);
+  const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  const linv::Device dev = pick_device(device, linv::Operation::WeightedLeastSquares, A.rows());
+  nb::gil_scoped_release released;
+  linv::Matrix<T> on;
+  return new WlsObject<T>{std::make_unique<linv::WeightedLeastSquares<T>>(placed(A, dev, on), o), dev};
+}
+
+template <class T>
+void bind_typed(nb::module_& m, const char* suffix) {
+  m.def("batched_inv", &batched_inv<T>, nb::arg("a"), nb::arg("device"));
+  m.def("batched_solve", &batched_solve<T>, nb::arg("at"), nb::arg("bt"), nb::arg("device"));
+  m.def("wls", &wls<T>, nb::arg("a"), nb::arg("d"), nb::arg("b"), nb::arg("precision"), nb::arg("storage"),
+        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("device"), nb::arg("check"));
+  nb::class_<WlsObject<T>>(m, (std::string("WeightedLeastSquares") + suffix).c_str())
+      .def("factor", &WlsObject<T>::factor)
+      .def("solve", &WlsObject<T>::solve)
+      .def_prop_ro("device", [](const WlsObject<T>& o) { return o.device.name(); });
+  m.def("wls_object", &make_wls<T>, nb::arg("a"), nb::arg("precision"), nb::arg("storage"), nb::arg("weights"),
+        nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("device"), nb::arg("check"));
+}
+
+}  // namespace
+
+// Batches and weighted least squares (one file: one compile).
+void bind_batched(nb::module_& m) {
+  m.attr("batched_max_order") = static_cast<long long>(linv::batched::kMaxOrder);
+  bind_typed<double>(m, "64");
+  bind_typed<float>(m, "32");
+}
+
+}  // namespace linv_py

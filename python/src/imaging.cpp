@@ -1,0 +1,240 @@
+// _linv: imaging (linv::imaging: PSFs, the forward model, regularised deblurring) and SLAM (linv::slam:
+// bordered Jacobians, their pseudoinverse and the Gauss-Newton step). Imaging is float64 in linv; the
+// Python layer converts float32 images and converts the results back.
+#include "linv/imaging.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "common.hpp"
+#include "linv/slam.hpp"
+
+namespace linv_py {
+namespace {
+
+using linv::index;
+namespace im = linv::imaging;
+
+nb::tuple psf(const std::string& spec) {
+  im::Psf p = im::parse_psf(spec);
+  const bool symmetric = p.symmetric();
+  return nb::make_tuple(numpy_object<double>(std::move(p.kernel)), p.spec, symmetric);
+}
+
+nb::object convolve(const Input<double>& f, const Input<double>& kernel, const std::string& boundary, bool adjoint) {
+  linv::Matrix<double> f_copy, k_copy;
+  const linv::ConstMatrixView<double> F = column_major(f, f_copy), K = column_major(kernel, k_copy);
+  const im::Boundary b = im::parse_boundary(boundary);
+  linv::Matrix<double> g;
+  {
+    nb::gil_scoped_release released;
+    g = adjoint ? im::convolve_adjoint(F, K, b) : im::convolve(F, K, b);
+  }
+  return numpy_object<double>(std::move(g));
+}
+
+nb::object add_noise(const Input<double>& image, const std::string& spec, std::uint64_t seed) {
+  linv::Matrix<double> copy;
+  const linv::ConstMatrixView<double> I = column_major(image, copy);
+  linv::Matrix<double> g;
+  {
+    nb::gil_scoped_release released;
+    g = im::add_noise(I, spec, seed);
+  }
+  return numpy_object<double>(std::move(g));
+}
+
+nb::object shepp_logan(index n) {
+  linv::Matrix<double> p;
+  {
+    nb::gil_scoped_release released;
+    p = im::shepp_logan(n);
+  }
+  return numpy_object<double>(std::move(p));
+}
+
+nb::object system_matrix(index height, index width, const Input<double>& kernel, const std::string& boundary) {
+  linv::Matrix<double> k_copy;
+  const linv::ConstMatrixView<double> K = column_major(kernel, k_copy);
+  const im::Boundary b = im::parse_boundary(boundary);
+  linv::Matrix<double> h;
+  {
+    nb::gil_scoped_release released;
+    h = im::system_matrix(height, width, K, b);
+  }
+  return numpy_object<double>(std::move(h));
+}
+
+double estimate_noise(const Input<double>& g, int channels) {
+  linv::Matrix<double> copy;
+  const linv::ConstMatrixView<double> G = column_major(g, copy);
+  nb::gil_scoped_release released;
+  return im::estimate_noise(G, channels);
+}
+
+im::DeblurOptions deblur_options(double lambda, const std::string& rule, const std::string& boundary,
+                                 const std::string& regularizer, const std::string& robust, const std::string& path,
+                                 int channels, int max_iterations, double tolerance) {
+  im::DeblurOptions o;
+  o.lambda = lambda;
+  if (rule == "auto") o.rule = im::LambdaRule::Auto;
+  else if (rule == "gcv") o.rule = im::LambdaRule::GCV;
+  else if (rule == "discrepancy") o.rule = im::LambdaRule::Discrepancy;
+  else throw linv::InvalidArgument("rule is 'auto', 'gcv' or 'discrepancy', not '" + rule + "'");
+  o.boundary = im::parse_boundary(boundary);
+  o.regularizer = im::parse_regularizer(regularizer);
+  if (robust == "auto") o.robust = im::Robust::Auto;
+  else if (robust == "on") o.robust = im::Robust::On;
+  else if (robust == "off") o.robust = im::Robust::Off;
+  else throw linv::InvalidArgument("robust is 'auto', True or False, not '" + robust + "'");
+  if (path == "auto") o.path = im::DeblurPath::Auto;
+  else if (path == "spectral") o.path = im::DeblurPath::Spectral;
+  else if (path == "dense") o.path = im::DeblurPath::Dense;
+  else if (path == "matrix-free") o.path = im::DeblurPath::MatrixFree;
+  else throw linv::InvalidArgument("path is 'auto', 'spectral', 'dense' or 'matrix-free', not '" + path + "'");
+  o.channels = channels;
+  o.max_iterations = max_iterations;
+  o.tolerance = tolerance;
+  return o;
+}
+
+// g: height x (width * channels), the channels side by side; kernel: the PSF (psf_from checks it).
+nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
+                 const std::string& rule, const std::string& boundary, const std::string& regularizer,
+                 const std::string& robust, const std::string& path, int channels, int max_iterations,
+                 double tolerance, const std::string& device) {
+  linv::Matrix<double> g_copy, k_copy;
+  const linv::ConstMatrixView<double> G = column_major(g, g_copy), K = column_major(kernel, k_copy);
+  const im::Psf p = im::psf_from(K, psf_name);
+  const im::DeblurOptions o =
+      deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance);
+  const linv::Device d = pick_device(device, linv::Operation::Deblur, G.rows() * G.cols());
+  im::DeblurResult r;
+  {
+    nb::gil_scoped_release released;
+    linv::Matrix<double> on;
+    r = im::deblur(placed(G, d, on), p, o);
+    if (!r.image.device().is_cpu()) r.image = r.image.to(linv::Device::cpu());
+  }
+  nb::dict rep = report_dict(r.report);
+  rep["lambda"] = r.lambda;
+  rep["lambda_from"] = r.lambda_from;
+  rep["noise_sigma"] = r.noise_sigma;
+  rep["robust"] = r.robust;
+  return nb::make_tuple(numpy_object<double>(std::move(r.image)), rep);
+}
+
+// ---- SLAM ----
+
+template <class T>
+struct Bordered {
+  linv::slam::BorderedJacobian<T> J;
+
+  nb::tuple step(const Input<T>& d, double damping) const {
+    linv::Matrix<T> copy;
+    const linv::ConstMatrixView<T> D = column_major(d, copy);
+    if (D.rows() != J.rows())
+      throw linv::ShapeMismatch("slam step: d needs one row per row of J", J.rows(), J.cols(), D.rows(), D.cols());
+    linv::Solution<T> s;
+    {
+      nb::gil_scoped_release released;
+      linv::Matrix<T> on;
+      s = linv::slam::pinv_apply(J, placed(D, J.device(), on), damping);
+      if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
+    }
+    return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+  }
+  nb::tuple pinv(double damping) const {
+    linv::Solution<T> s;
+    {
+      nb::gil_scoped_release released;
+      s = linv::slam::pinv(J, damping);
+      if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
+    }
+    return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+  }
+  nb::object normal_inverse(double damping) const {
+    linv::Matrix<T> m;
+    {
+      nb::gil_scoped_release released;
+      m = linv::slam::normal_inverse(J, damping);
+    }
+    return numpy_object<T>(std::move(m));
+  }
+  nb::object to_dense() const { return numpy_object<T>(J.to_dense()); }
+};
+
+template <class T>
+Bordered<T>* make_bordered(const Input<T>& j, index k, const std::string& device) {
+  linv::Matrix<T> copy;
+  const linv::ConstMatrixView<T> J = column_major(j, copy);
+  const linv::Device d = pick_device(device, linv::Operation::SlamStep, J.rows() * (k + 1));
+  nb::gil_scoped_release released;
+  auto host = linv::slam::BorderedJacobian<T>::from_dense(J, k);
+  if (d.is_cpu()) return new Bordered<T>{std::move(host)};
+  return new Bordered<T>{host.to(d)};
+}
+
+// The least-squares step argmin ||J x - d|| for a J without the bordered structure (sparse, CGLS).
+template <class T>
+nb::tuple sparse_step(const Input<T>& j, const Input<T>& d, double tolerance, int max_iterations,
+                      const std::string& device) {
+  linv::Matrix<T> j_copy, d_copy;
+  const linv::ConstMatrixView<T> J = column_major(j, j_copy), D = column_major(d, d_copy);
+  if (D.rows() != J.rows())
+    throw linv::ShapeMismatch("slam sparse step: d needs one row per row of J", J.rows(), J.cols(), D.rows(), D.cols());
+  const linv::Device dev = pick_device(device, linv::Operation::SlamStep, J.rows() * J.cols());
+  linv::Solution<T> s;
+  {
+    nb::gil_scoped_release released;
+    const auto sparse = linv::slam::SparseJacobian<T>::from_dense(J);
+    linv::slam::CglsOptions o;
+    o.tolerance = tolerance;
+    o.max_iterations = max_iterations;
+    linv::Matrix<T> on;
+    s = linv::slam::cgls_apply(sparse, placed(D, dev, on), o);
+    if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
+  }
+  return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+}
+
+template <class T>
+void bind_slam_typed(nb::module_& m, const char* suffix) {
+  nb::class_<Bordered<T>>(m, (std::string("BorderedJacobian") + suffix).c_str())
+      .def("step", &Bordered<T>::step, nb::arg("d"), nb::arg("damping"))
+      .def("pinv", &Bordered<T>::pinv, nb::arg("damping"))
+      .def("normal_inverse", &Bordered<T>::normal_inverse, nb::arg("damping"))
+      .def("to_dense", &Bordered<T>::to_dense)
+      .def_prop_ro("device", [](const Bordered<T>& b) { return b.J.device().name(); })
+      .def_prop_ro("shape", [](const Bordered<T>& b) { return nb::make_tuple(b.J.rows(), b.J.cols()); })
+      .def_prop_ro("dense_cols", [](const Bordered<T>& b) { return b.J.dense_cols(); })
+      .def_prop_ro("starts", [](const Bordered<T>& b) { return b.J.starts(); })
+      .def_prop_ro("lengths", [](const Bordered<T>& b) { return b.J.lengths(); });
+  m.def("bordered_jacobian", &make_bordered<T>, nb::arg("j"), nb::arg("k"), nb::arg("device"));
+  m.def("slam_sparse_step", &sparse_step<T>, nb::arg("j"), nb::arg("d"), nb::arg("tolerance"),
+        nb::arg("max_iterations"), nb::arg("device"));
+}
+
+}  // namespace
+
+void bind_imaging(nb::module_& m) {
+  m.def("psf", &psf, nb::arg("spec"));
+  m.def("convolve", &convolve, nb::arg("f"), nb::arg("kernel"), nb::arg("boundary"), nb::arg("adjoint"));
+  m.def("add_noise", &add_noise, nb::arg("image"), nb::arg("spec"), nb::arg("seed"));
+  m.def("shepp_logan", &shepp_logan, nb::arg("n"));
+  m.def("system_matrix", &system_matrix, nb::arg("height"), nb::arg("width"), nb::arg("kernel"), nb::arg("boundary"));
+  m.def("estimate_noise", &estimate_noise, nb::arg("g"), nb::arg("channels"));
+  m.def("deblur", &deblur, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"), nb::arg("rule"),
+        nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"), nb::arg("channels"),
+        nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("device"));
+  m.attr("have_fft") = im::Convolution::have_fft();
+}
+
+void bind_slam(nb::module_& m) {
+  bind_slam_typed<double>(m, "64");
+  bind_slam_typed<float>(m, "32");
+}
+
+}  // namespace linv_py

@@ -1,0 +1,88 @@
+"""linv.read and linv.write against NumPy and SciPy's own readers and writers, on fresh random arrays:
+.npy matrices and stacks, Matrix Market, MATLAB, and PNG/PGM images (exact to the quantisation step)."""
+import numpy as np
+import pytest
+import scipy.io
+
+import linv
+
+RNG = np.random.default_rng()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_npy_matrices_and_stacks(tmp_path, dtype, order):
+    a = np.asarray(RNG.standard_normal((7, 5)), dtype=dtype, order=order)
+    linv.write(tmp_path / "a.npy", a)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), a)
+    np.save(tmp_path / "b.npy", a)
+    b = linv.read(tmp_path / "b.npy")
+    assert b.dtype == dtype
+    np.testing.assert_array_equal(b, a)
+    s = np.asarray(RNG.standard_normal((3, 4, 6)), dtype=dtype, order=order)
+    linv.write(tmp_path / "s.npy", s)
+    np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), s)
+    np.save(tmp_path / "t.npy", s)
+    t = linv.read(tmp_path / "t.npy")
+    assert t.shape == s.shape and t.dtype == dtype
+    np.testing.assert_array_equal(t, s)
+
+
+def test_matrix_market_both_ways(tmp_path):
+    a = RNG.standard_normal((6, 4))
+    linv.write(tmp_path / "a.mtx", a)
+    np.testing.assert_allclose(scipy.io.mmread(str(tmp_path / "a.mtx")), a, rtol=1e-15, atol=0)
+    sparse = scipy.sparse.random(8, 9, density=0.3, random_state=int(RNG.integers(1 << 31)), format="coo")
+    scipy.io.mmwrite(str(tmp_path / "s.mtx"), sparse)
+    np.testing.assert_allclose(linv.read(tmp_path / "s.mtx"), sparse.toarray(), rtol=1e-15, atol=0)
+
+
+def test_mat_files(tmp_path):
+    if not linv.io.formats()["mat"]:
+        pytest.skip("this build of linv has no .mat support")
+    a = RNG.standard_normal((5, 3))
+    scipy.io.savemat(str(tmp_path / "m.mat"), {"x": a, "y": 2 * a})
+    np.testing.assert_array_equal(linv.read(f"{tmp_path / 'm.mat'}:y"), 2 * a)
+    linv.write(tmp_path / "w.mat", a)
+    (name, value), = [(k, v) for k, v in scipy.io.loadmat(str(tmp_path / "w.mat")).items() if not k.startswith("__")]
+    np.testing.assert_array_equal(value, a)
+
+
+def read_pgm(path):
+    data = open(path, "rb").read()
+    fields = data.split(maxsplit=4)
+    assert fields[0] == b"P5"
+    w, h, maxval = int(fields[1]), int(fields[2]), int(fields[3])
+    pixels = np.frombuffer(fields[4][: w * h * (2 if maxval > 255 else 1)], dtype=">u2" if maxval > 255 else "u1")
+    return pixels.reshape(h, w) / maxval
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_images(tmp_path, bits):
+    grey = RNG.uniform(0, 1, (9, 13))
+    step = 1 / (2 ** bits - 1)
+    linv.write(tmp_path / "g.pgm", grey, bits=bits)
+    assert np.abs(read_pgm(tmp_path / "g.pgm") - grey).max() <= step / 2 + 1e-12
+    assert np.abs(linv.read(tmp_path / "g.pgm") - grey).max() <= step / 2 + 1e-12
+    if not linv.io.formats()["png"]:
+        pytest.skip("this build of linv has no PNG support")
+    colour = RNG.uniform(0, 1, (9, 13, 3))
+    linv.write(tmp_path / "c.png", colour, bits=bits)
+    back = linv.read(tmp_path / "c.png")
+    assert back.shape == colour.shape
+    assert np.abs(back - colour).max() <= step / 2 + 1e-12
+    g = linv.read(tmp_path / "c.png", grey=True)
+    ref = back @ np.array([0.2126, 0.7152, 0.0722])
+    assert g.shape == (9, 13) and np.abs(g - ref).max() <= 1e-12
+    with pytest.raises(ValueError, match="3 channels"):
+        linv.write(tmp_path / "c.pgm", colour)
+
+
+def test_io_errors(tmp_path):
+    with pytest.raises(linv.InputError):
+        linv.read(tmp_path / "missing.npy")
+    (tmp_path / "bad.mtx").write_text("%%MatrixMarket matrix array real general\n2 2\n1.0\n")
+    with pytest.raises(linv.InputError, match="bad.mtx"):
+        linv.read(tmp_path / "bad.mtx")
+    with pytest.raises(ValueError, match=r"\(2, 3, 4\)"):
+        linv.write(tmp_path / "s.mtx", np.zeros((2, 3, 4)))
