@@ -55,6 +55,11 @@ struct GpuList {
 };
 GpuList cuda_devices();
 
+// Waits until every piece of work queued on `device` in this process has finished, whoever queued it
+// (nothing to wait for on the CPU). linv's own calls return when their results are complete; this is for
+// data another library (PyTorch, CuPy) is still producing on a stream linv does not know.
+void synchronize(Device device);
+
 // What this build of linv contains.
 struct BuildInfo {
   std::string version;

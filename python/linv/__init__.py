@@ -22,7 +22,7 @@ import numpy as _np
 
 from . import _batched, _linv
 from ._common import (DeviceError, InputError, NotPositiveDefiniteError, NumericalError, SingularMatrixError,
-                      _columns, _float, _matrix, _shaped, _square)
+                      _columns, _float, _framework, _gpu_array, _gpu_matrix, _matrix, _shaped, _square)
 from ._wls import WeightedLeastSquares, wls
 from . import fmri, imaging, io, slam
 from .io import read, write
@@ -40,7 +40,7 @@ def info():
     return _linv.info()
 
 
-def inv(a, *, method="auto", device="cpu", check=False, report=False, singular="raise"):
+def inv(a, *, method="auto", device=None, check=False, report=False, singular="raise"):
     """The inverse of a square matrix, or of each matrix of a stack.
 
     Parameters
@@ -52,9 +52,13 @@ def inv(a, *, method="auto", device="cpu", check=False, report=False, singular="
         `linv inv` command). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
         per matrix on the CPU, Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one
         by one through the dense routine): there only "auto" is accepted.
-    device : str
+    device : str, optional
         "cpu", "cuda", "cuda:N" or "auto". The data is moved there and the result back. "auto" lets linv
         choose: for a stack the GPU when one is usable and the batch large enough to repay the transfers.
+        Left out: where the data lies (the CPU for NumPy arrays). A GPU array (a PyTorch or CuPy CUDA
+        tensor, or anything with __dlpack__ on a CUDA device) is used in place on its GPU, after the work
+        queued there has finished, and the result comes back as a tensor of the same kind on that GPU (a
+        PyTorch tensor for PyTorch, else a CuPy array).
     check : bool
         Also compute the scaled residual ||A X - I||_1 / (n eps ||A||_1 ||X||_1) into the report (for a
         stack, the largest over its regular matrices, computed in float64 by NumPy).
@@ -88,13 +92,43 @@ def inv(a, *, method="auto", device="cpu", check=False, report=False, singular="
     C-ordered input is inverted in place as the transpose of a Fortran one (inv(A.T) = inv(A).T), so
     there the pivot is that of the factorization of A.T.
     """
+    if _gpu_array(a):
+        _gpu_matrix(a, "a", device)
+        return _linv.inv_gpu(a, method, check, report, _framework(a))
+    device = "cpu" if device is None else device
     a = _float(a)
     if a.ndim > 2:
         return _batched.inv(a, method, device, check, report, singular)
     return _linv.inv(_square(a), method, device, check, report)
 
 
-def solve(a, b, *, method="auto", device="cpu", check=False, report=False, singular="raise"):
+def _fortran_on_gpu(x):
+    """A GPU array in column-major order, made by its own framework on its GPU if it is not already."""
+    if _framework(x) == "torch":
+        return x if x.dim() < 2 or x.stride(0) == 1 else x.t().contiguous().t()
+    import cupy
+    return cupy.asfortranarray(x)
+
+
+def _solve_gpu(a, b, method, device, check, report):
+    dtype = _gpu_matrix(a, "a", device)
+    if not _gpu_array(b):
+        raise TypeError("a is a GPU array and b is not: put b on a's GPU with your framework")
+    if str(b.dtype).rsplit(".", 1)[-1] != dtype:
+        raise TypeError(f"a is {dtype} and b is {b.dtype}: give them one dtype")
+    n, shape = a.shape[0], tuple(b.shape)
+    vector = len(shape) == 1
+    if len(shape) not in (1, 2) or shape[0] != n:
+        raise ValueError(f"solve: a has shape {tuple(a.shape)} and b has shape {shape}: b needs {n} rows")
+    b2 = b.reshape(n, 1) if vector else b
+    out = _linv.solve_gpu(_fortran_on_gpu(a), _fortran_on_gpu(b2), method, check, report, _framework(a))
+    x, rep = out if report else (out, None)
+    if vector:
+        x = x.reshape(n)
+    return (x, rep) if report else x
+
+
+def solve(a, b, *, method="auto", device=None, check=False, report=False, singular="raise"):
     """x with a x = b, for one square matrix or a stack of them.
 
     Parameters
@@ -104,7 +138,9 @@ def solve(a, b, *, method="auto", device="cpu", check=False, report=False, singu
         As numpy.linalg.solve in NumPy 2: b is a vector only when it is 1-D; otherwise its last two
         dimensions are (n, k) and its leading dimensions broadcast against a's.
     method, device, check, report, singular
-        As for `inv`. check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)).
+        As for `inv`. check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays
+        (one matrix a, b of shape (n,) or (n, k)) stay on their GPU; a and b are made column-major there
+        by their own framework when they are not.
 
     Returns
     -------
@@ -118,6 +154,9 @@ def solve(a, b, *, method="auto", device="cpu", check=False, report=False, singu
     ValueError
         Shapes that do not fit, naming both.
     """
+    if _gpu_array(a):
+        return _solve_gpu(a, b, method, device, check, report)
+    device = "cpu" if device is None else device
     a = _float(a)
     b_arr = _np.asarray(b)
     if a.ndim > 2 or (a.ndim == 2 and b_arr.ndim > 2):

@@ -77,3 +77,39 @@ def _shaped(out, vector, report):
     return (x, rep) if report else x
 
 
+
+
+# DLPack device types of memory a CUDA kernel can read: kDLCUDA, kDLCUDAHost (pinned), kDLCUDAManaged.
+_DLPACK_CUDA = (2, 3, 13)
+
+
+def _gpu_array(a):
+    """Whether a is a GPU array of another framework (PyTorch, CuPy, anything with __dlpack__ on a CUDA
+    device), which linv uses where it lies."""
+    if isinstance(a, _np.ndarray) or not hasattr(a, "__dlpack_device__"):
+        return False
+    return a.__dlpack_device__()[0] in _DLPACK_CUDA
+
+
+def _framework(a):
+    """The kind of array results go back as: "torch" for PyTorch tensors, else "cupy"."""
+    return "torch" if type(a).__module__.split(".")[0] == "torch" else "cupy"
+
+
+def _gpu_matrix(a, name, device, square=True):
+    """Checks a GPU array for linv: float32/float64, 2-D (square), and `device` None, "auto" or its own GPU."""
+    dtype = str(a.dtype).rsplit(".", 1)[-1]
+    if dtype not in ("float32", "float64"):
+        raise TypeError(f"{name} is a GPU array of dtype {a.dtype}: linv takes float32 or float64 there (convert it "
+                        f"with your framework, e.g. a.double())")
+    shape = tuple(a.shape)
+    if len(shape) != 2:
+        raise ValueError(f"{name} is a GPU array of shape {shape}: stacks of GPU arrays are not supported yet; "
+                         f"pass one matrix, or a NumPy stack")
+    if square and shape[0] != shape[1]:
+        raise ValueError(f"{name} must be a square matrix; its shape is {shape}")
+    where = a.__dlpack_device__()[1]
+    if device not in (None, "auto", "cuda", f"cuda:{where}"):
+        raise ValueError(f"{name} lies on cuda:{where}; device={device!r} would move it: move it yourself, or leave "
+                         f"device out")
+    return dtype

@@ -33,22 +33,30 @@ using Input = nb::ndarray<const T, nb::ndim<2>, nb::device::cpu>;
 template <class T>
 using Stack = nb::ndarray<const T, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
-// A 2-D NumPy array as a column-major view: Fortran order as it is; C order as its transpose, which
-// `transposed` reports.
+// A matrix on a CUDA GPU from any framework that speaks DLPack (PyTorch, CuPy, JAX ...), used in place.
 template <class T>
-linv::ConstMatrixView<T> view(const Input<T>& a, bool& transposed) {
+using GpuInput = nb::ndarray<const T, nb::ndim<2>, nb::device::cuda>;
+
+// A 2-D array (NumPy's, or a GPU array on `device`) as a column-major view: Fortran order as it is; C
+// order as its transpose, which `transposed` reports.
+template <class T, class A>
+linv::ConstMatrixView<T> view_any(const A& a, bool& transposed, linv::Device device) {
   const auto rows = static_cast<linv::index>(a.shape(0)), cols = static_cast<linv::index>(a.shape(1));
   const auto s0 = a.stride(0), s1 = a.stride(1);  // in elements
   if (s0 == 1 && (cols <= 1 || s1 >= rows)) {
     transposed = false;
-    return {a.data(), rows, cols, cols <= 1 ? std::max<linv::index>(rows, 1) : s1};
+    return {a.data(), rows, cols, cols <= 1 ? std::max<linv::index>(rows, 1) : s1, device};
   }
   if (s1 == 1 && (rows <= 1 || s0 >= cols)) {
     transposed = true;
-    return {a.data(), cols, rows, rows <= 1 ? std::max<linv::index>(cols, 1) : s0};
+    return {a.data(), cols, rows, rows <= 1 ? std::max<linv::index>(cols, 1) : s0, device};
   }
   throw linv::InvalidArgument("the array is neither C- nor Fortran-contiguous in one dimension: pass "
                               "numpy.ascontiguousarray(a)");
+}
+template <class T>
+linv::ConstMatrixView<T> view(const Input<T>& a, bool& transposed) {
+  return view_any<T>(a, transposed, linv::Device::cpu());
 }
 
 // A column-major view of `a`: in place when it is Fortran-ordered, else a column-major copy in `copy`.
@@ -85,6 +93,23 @@ Array<T> to_numpy(linv::Matrix<T>&& m, bool transposed) {
   const std::size_t tshape[2] = {shape[1], shape[0]};
   const std::int64_t tstrides[2] = {strides[1], strides[0]};
   return Array<T>(owned->data(), 2, tshape, owner, tstrides);
+}
+
+// A linv matrix on a GPU handed to PyTorch (framework "torch") or CuPy (anything else) without a copy,
+// through DLPack; the array owns it. transposed: the array is its transpose.
+template <class T>
+nb::object to_gpu_array(linv::Matrix<T>&& m, bool transposed, const std::string& framework) {
+  auto* owned = new linv::Matrix<T>(std::move(m));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); });
+  std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
+  std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
+  if (transposed) std::swap(shape[0], shape[1]), std::swap(strides[0], strides[1]);
+  const int id = owned->device().index();
+  if (framework == "torch")
+    return nb::cast(nb::ndarray<nb::pytorch, T, nb::ndim<2>>(owned->data(), 2, shape, owner, strides, nb::dtype<T>(),
+                                                             nb::device::cuda::value, id));
+  return nb::cast(nb::ndarray<nb::cupy, T, nb::ndim<2>>(owned->data(), 2, shape, owner, strides, nb::dtype<T>(),
+                                                        nb::device::cuda::value, id));
 }
 
 template <class T>

@@ -72,6 +72,53 @@ nb::object inv(const Input<T>& a, const std::string& method, const std::string& 
 }
 
 using linv_py::column_major;
+using linv_py::GpuInput;
+
+// GPU arrays (DLPack) stay on their GPU: linv reads them in place once the work queued on that GPU by
+// their producer has finished, and the result goes back as the caller's kind of array on the same GPU.
+template <class T>
+linv::Device device_of(const GpuInput<T>& a) {
+  return linv::Device::cuda(a.device_id());
+}
+
+template <class T>
+nb::object inv_gpu(const GpuInput<T>& a, const std::string& method, bool check, bool report,
+                   const std::string& framework) {
+  const linv::Device d = device_of(a);
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = linv_py::view_any<T>(a, transposed, d);
+  linv::Solution<T> s;
+  {
+    nb::gil_scoped_release released;
+    linv::synchronize(d);
+    s = linv::inv<T>(A, options(method, check));
+  }
+  nb::object x = linv_py::to_gpu_array<T>(std::move(s.x), transposed, framework);
+  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+}
+
+// a and b must be column-major (Fortran order) here: the Python layer makes them so with the caller's
+// framework, on the GPU.
+template <class T>
+nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::string& method, bool check, bool report,
+                     const std::string& framework) {
+  const linv::Device d = device_of(a);
+  if (device_of(b) != d)
+    throw linv::InvalidArgument("a is on " + d.name() + " and b on " + device_of(b).name() + ": put them on one GPU");
+  bool a_transposed = false, b_transposed = false;
+  const linv::ConstMatrixView<T> A = linv_py::view_any<T>(a, a_transposed, d),
+                                 B = linv_py::view_any<T>(b, b_transposed, d);
+  if ((a_transposed && a.shape(0) > 1) || (b_transposed && b.shape(1) > 1))
+    throw linv::InvalidArgument("solve on a GPU takes column-major (Fortran-ordered) a and b");
+  linv::Solution<T> s;
+  {
+    nb::gil_scoped_release released;
+    linv::synchronize(d);
+    s = linv::solve<T>(A, B, options(method, check));
+  }
+  nb::object x = linv_py::to_gpu_array<T>(std::move(s.x), false, framework);
+  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+}
 
 template <class T>
 nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method, const std::string& device,
@@ -291,6 +338,14 @@ NB_MODULE(_linv, m) {
     g_input = input.release().ptr();
   });
   nb::register_exception_translator(&translate);
+  m.def("inv_gpu", &inv_gpu<double>, nb::arg("a"), nb::arg("method"), nb::arg("check"), nb::arg("report"),
+        nb::arg("framework"));
+  m.def("inv_gpu", &inv_gpu<float>, nb::arg("a"), nb::arg("method"), nb::arg("check"), nb::arg("report"),
+        nb::arg("framework"));
+  m.def("solve_gpu", &solve_gpu<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("check"),
+        nb::arg("report"), nb::arg("framework"));
+  m.def("solve_gpu", &solve_gpu<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("check"),
+        nb::arg("report"), nb::arg("framework"));
   m.def("inv", &inv<double>, nb::arg("a"), nb::arg("method"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
   m.def("inv", &inv<float>, nb::arg("a"), nb::arg("method"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
   m.def("solve", &solve<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("device"), nb::arg("check"),

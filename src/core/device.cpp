@@ -53,6 +53,8 @@ GpuList cuda_devices() {
   return list;
 }
 
+void synchronize(Device device) { kernels::runtime(device.kind()).synchronize(device.index()); }
+
 BuildInfo build_info() {
   BuildInfo info;
   info.version = LINV_VERSION;

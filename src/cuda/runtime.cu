@@ -39,6 +39,7 @@ class Runtime final : public kernels::Runtime {
   void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
                std::size_t height, int device) const override;
   void fill_zero(void* p, std::size_t bytes, int device) const override;
+  void synchronize(int device) const override;
 };
 
 int Runtime::device_count(std::string& why) const {
@@ -148,6 +149,11 @@ void Runtime::fill_zero(void* p, std::size_t bytes, int device) const {
   select(device);
   check(cudaMemset(p, 0, bytes), "cudaMemset", device);
   finish_legacy("cudaMemset", device);
+}
+
+void Runtime::synchronize(int device) const {
+  select(device);
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device);
 }
 
 }  // namespace

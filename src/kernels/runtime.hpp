@@ -26,6 +26,8 @@ class Runtime {
   virtual void copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
                        std::size_t height, int device) const = 0;
   virtual void fill_zero(void* p, std::size_t bytes, int device) const = 0;
+  // Waits for all work queued on `device` by anyone in this process (other libraries' streams too).
+  virtual void synchronize(int device) const = 0;
 };
 
 // The runtime of a kind of device. Throws DeviceError when this linv was built without it.

@@ -31,6 +31,13 @@ TEST_F(Cuda, DiscoveryReportsEveryGpu) {
   EXPECT_THROW(Device::cuda(static_cast<int>(list.gpus.size())), DeviceError);
 }
 
+// synchronize waits for other libraries' work (tests/python/test_gpu_arrays.py checks that with PyTorch
+// streams); here, that it is there for each kind of device.
+TEST_F(Cuda, SynchronizeOnEveryKindOfDevice) {
+  EXPECT_NO_THROW(synchronize(Device::cpu()));
+  EXPECT_NO_THROW(synchronize(Device::cuda(0)));
+}
+
 TEST_F(Cuda, TransfersRoundTripExactly) {
   const auto seed = testing::case_seed(1);
   LINV_TRACE_SEED(seed);
