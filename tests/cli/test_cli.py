@@ -217,7 +217,10 @@ class CliTest(unittest.TestCase):
         with open(report) as f:
             r = json.load(f)
         self.assertEqual(len(r["rmse"]), 21)
-        self.assertLess(r["rmse"][-1], 0.5 * r["rmse"][0])
+        # k-SVD with OMP is not monotone (single iterations rose by up to 14 % on 60 random problems of this
+        # shape) and its 20 iterations cut the error by 37-99 % there: 20 % is a failure, not bad luck
+        # (0.5 failed about once in 40 runs)
+        self.assertLess(r["rmse"][-1], 0.8 * r["rmse"][0])
         fit = np.sqrt(((np.load(self.path("x.npy")) - dictionary @ gamma) ** 2).mean())
         self.assertLess(abs(fit - r["rmse"][-1]), 1e-9)
         _, err = run("ksvd", x, "-k", str(K), "--sparsity", "21", "--dictionary", d, "--codes", g, expect=2)
