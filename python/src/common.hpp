@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,6 +159,16 @@ linv::ConstMatrixView<T> placed(linv::ConstMatrixView<T> v, linv::Device device,
   if (device.is_cpu()) return v;
   copy = linv::Matrix<T>::copy_of(v).to(device);
   return copy.view();
+}
+
+// A progress hook that lets Ctrl-C stop an iterative run (k-SVD, ADL, PARAFAC2) after the iteration in
+// progress: it takes the GIL for a moment and raises what the signal handlers raise (KeyboardInterrupt)
+// through linv, whose calls unwind cleanly.
+inline std::function<void(int, double)> interruptible() {
+  return [](int, double) {
+    nb::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  };
 }
 
 // The bindings of each part of the library (one file each).

@@ -83,6 +83,7 @@ nb::tuple ksvd(const Input<T>& x, index atoms, index sparsity, int iterations, b
   o.coherence = coherence;
   o.min_use = min_use;
   o.keep_better_codes = keep_better_codes;
+  o.progress = linv_py::interruptible();
   const linv::Device dev = pick_device(device, linv::Operation::Ksvd, X.cols());
   fm::KsvdResult<T> r;
   linv::Matrix<T> codes;
@@ -113,6 +114,7 @@ nb::tuple adl(const Input<T>& x, index atoms, const std::optional<Input<T>>& tas
   o.c_d = c_d;
   o.tolerance = tolerance;
   o.seed = seed;
+  o.progress = linv_py::interruptible();
   const linv::Device dev = pick_device(device, linv::Operation::Adl, X.cols());
   fm::AdlResult<T> r;
   {
@@ -146,6 +148,7 @@ nb::tuple parafac2(const std::vector<Input<T>>& slabs, index rank, int max_itera
   else if (start == "random") o.start = fm::Parafac2Start::Random;
   else throw linv::InvalidArgument("start is 'svd' or 'random', not '" + start + "'");
   o.seed = seed;
+  o.progress = linv_py::interruptible();
   const linv::Matrix<T> A0 = optional_matrix(a0), H0 = optional_matrix(h0), C0 = optional_matrix(c0);
   const bool given = a0.has_value();
   const fm::Parafac2Init<T> init{A0.view(), H0.view(), C0.view()};

@@ -1,0 +1,50 @@
+"""Ctrl-C stops linv's long iterative runs (k-SVD, ADL, PARAFAC2) after the iteration in progress, with
+Python's KeyboardInterrupt, and linv works normally afterwards."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import linv
+
+RNG = np.random.default_rng()
+DELAY = 0.3  # seconds before the simulated Ctrl-C
+LIMIT = 1.0  # the most an interrupted run may go on (the issue's promise)
+
+
+def _interrupted_after(delay, run):
+    """Runs `run` with a SIGINT sent to this process `delay` seconds in; the seconds it went on after."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach only the main thread")
+    timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run()
+    finally:
+        timer.cancel()
+    return time.monotonic() - start - delay
+
+
+def test_ctrl_c_stops_ksvd():
+    x = RNG.standard_normal((32, 4000))
+    late = _interrupted_after(DELAY, lambda: linv.fmri.ksvd(x, 24, 3, iterations=1_000_000))
+    assert late < LIMIT
+    d = linv.fmri.ksvd(x[:, :200], 8, 2, iterations=2).dictionary  # still usable afterwards
+    assert d.shape == (32, 8)
+
+
+def test_ctrl_c_stops_adl():
+    x = RNG.standard_normal((32, 4000))
+    late = _interrupted_after(DELAY, lambda: linv.fmri.adl(x, 16, max_iterations=1_000_000, tolerance=0.0))
+    assert late < LIMIT
+
+
+def test_ctrl_c_stops_parafac2():
+    slabs = [RNG.standard_normal((20, 300)) for _ in range(20)]
+    late = _interrupted_after(DELAY, lambda: linv.fmri.parafac2(slabs, 3, max_iterations=10_000_000, tolerance=0.0))
+    assert late < LIMIT
