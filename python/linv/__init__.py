@@ -15,8 +15,10 @@ linv's C++ library over NumPy arrays:
 
 float32 stays float32, float64 stays float64, other numeric types are taken as float64. The solvers and
 factorisations take device= ("cpu", "cuda", "cuda:N", "auto") and report=True, which returns (result,
-report dict); convolution, noise and file io run on the CPU and report nothing. Arrays in C or Fortran order are used in place where linv can; results are NumPy arrays that own
-linv's memory. The GIL is released while linv computes.
+report dict); convolution, noise and file io run on the CPU and report nothing. Arrays in C or Fortran
+order are used in place where linv can; results are NumPy arrays over linv's own memory, handed over
+without a copy (their .base keeps it alive; .flags.owndata is False). The GIL is released while linv
+computes.
 """
 import numpy as _np
 
