@@ -42,7 +42,8 @@ def info():
     return _linv.info()
 
 
-def inv(a, *, method="auto", device=None, check=False, report=False, singular="raise"):
+def inv(a, *, method="auto", precision="native", factor="auto", device=None, check=False, report=False,
+        singular="raise"):
     """The inverse of a square matrix, or of each matrix of a stack.
 
     Parameters
@@ -54,6 +55,13 @@ def inv(a, *, method="auto", device=None, check=False, report=False, singular="r
         `linv inv` command). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
         per matrix on the CPU, Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one
         by one through the dense routine): there only "auto" is accepted.
+    precision : {"native", "mixed"}
+        "native" computes in a's dtype. "mixed" (float64 a, methods auto, lu and cholesky, one matrix):
+        a lower-precision factorization refined to float64 accuracy, which falls back to a float64
+        factorization when refinement does not converge; the report says which ran.
+    factor : str
+        Under "mixed", the factorization's precision: "auto" (float32 where the device factors it faster
+        than float64, else float64 itself), "float32", or on a GPU "tf32", "bf16", "fp16".
     device : str, optional
         "cpu", "cuda", "cuda:N" or "auto". The data is moved there and the result back. "auto" lets linv
         choose: for a stack the GPU when one is usable and the batch large enough to repay the transfers.
@@ -96,12 +104,19 @@ def inv(a, *, method="auto", device=None, check=False, report=False, singular="r
     """
     if _gpu_array(a):
         _gpu_matrix(a, "a", device)
-        return _linv.inv_gpu(a, method, check, report, _framework(a))
+        return _linv.inv_gpu(a, method, precision, factor, check, report, _framework(a))
     device = "cpu" if device is None else device
     a = _float(a)
     if a.ndim > 2:
+        _native_only(precision, factor)
         return _batched.inv(a, method, device, check, report, singular)
-    return _linv.inv(_square(a), method, device, check, report)
+    return _linv.inv(_square(a), method, precision, factor, device, check, report)
+
+
+def _native_only(precision, factor):
+    if precision != "native" or factor != "auto":
+        raise ValueError(f"precision={precision!r}, factor={factor!r}: stacks are computed in their own dtype "
+                         f"(precision='native' only)")
 
 
 def _fortran_on_gpu(x):
@@ -112,7 +127,7 @@ def _fortran_on_gpu(x):
     return cupy.asfortranarray(x)
 
 
-def _solve_gpu(a, b, method, device, check, report):
+def _solve_gpu(a, b, method, precision, factor, device, check, report):
     dtype = _gpu_matrix(a, "a", device)
     if not _gpu_array(b):
         raise TypeError("a is a GPU array and b is not: put b on a's GPU with your framework")
@@ -123,14 +138,16 @@ def _solve_gpu(a, b, method, device, check, report):
     if len(shape) not in (1, 2) or shape[0] != n:
         raise ValueError(f"solve: a has shape {tuple(a.shape)} and b has shape {shape}: b needs {n} rows")
     b2 = b.reshape(n, 1) if vector else b
-    out = _linv.solve_gpu(_fortran_on_gpu(a), _fortran_on_gpu(b2), method, check, report, _framework(a))
+    out = _linv.solve_gpu(_fortran_on_gpu(a), _fortran_on_gpu(b2), method, precision, factor, check, report,
+                          _framework(a))
     x, rep = out if report else (out, None)
     if vector:
         x = x.reshape(n)
     return (x, rep) if report else x
 
 
-def solve(a, b, *, method="auto", device=None, check=False, report=False, singular="raise"):
+def solve(a, b, *, method="auto", precision="native", factor="auto", device=None, check=False, report=False,
+          singular="raise"):
     """x with a x = b, for one square matrix or a stack of them.
 
     Parameters
@@ -157,15 +174,16 @@ def solve(a, b, *, method="auto", device=None, check=False, report=False, singul
         Shapes that do not fit, naming both.
     """
     if _gpu_array(a):
-        return _solve_gpu(a, b, method, device, check, report)
+        return _solve_gpu(a, b, method, precision, factor, device, check, report)
     device = "cpu" if device is None else device
     a = _float(a)
     b_arr = _np.asarray(b)
     if a.ndim > 2 or (a.ndim == 2 and b_arr.ndim > 2):
+        _native_only(precision, factor)
         return _batched.solve(a, b_arr, method, device, check, report, singular)
     a = _square(a)
     b2, vector = _columns("solve", a.shape, a.dtype, b_arr)
-    return _shaped(_linv.solve(a, b2, method, device, check, report), vector, report)
+    return _shaped(_linv.solve(a, b2, method, precision, factor, device, check, report), vector, report)
 
 
 def cholesky(a, *, device="cpu", check=False, report=False):

@@ -96,7 +96,7 @@ def inv(a, method, device, check, report, singular):
         x, pivots, _, rep = _linv.batched_inv(flat, device)
         pivots = _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
     else:
-        x, pivots, rep = _one_by_one(lambda k: _linv.inv(flat[k], "auto", device, False, True), count,
+        x, pivots, rep = _one_by_one(lambda k: _linv.inv(flat[k], "auto", "native", "auto", device, False, True), count,
                                      "inv", a.dtype, (n, n))
     rep["singular"] = int(_np.count_nonzero(pivots))
     rep["pivots"] = pivots.reshape(lead)
@@ -140,8 +140,8 @@ def solve(a, b, method, device, check, report, singular):
         pivots = _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
     else:
         x, pivots, rep = _one_by_one(
-            lambda i: _linv.solve(_np.ascontiguousarray(af[i]), _np.ascontiguousarray(bf[i]), "auto", device, False,
-                                  True), count, "solve", a.dtype, (n, k))
+            lambda i: _linv.solve(_np.ascontiguousarray(af[i]), _np.ascontiguousarray(bf[i]), "auto", "native",
+                                  "auto", device, False, True), count, "solve", a.dtype, (n, k))
     rep["singular"] = int(_np.count_nonzero(pivots))
     rep["pivots"] = pivots.reshape(lead)
     if check:

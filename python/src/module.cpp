@@ -17,9 +17,17 @@ using linv_py::report_dict;
 using linv_py::to_numpy;
 using linv_py::view;
 
-linv::SolveOptions options(const std::string& method, bool check) {
+// inv's and solve's keywords: method, precision ("native" or "mixed": a lower-precision factorization
+// refined to float64) and the factorization's precision under "mixed" (factor: "auto", "float32", ...).
+linv::SolveOptions options(const std::string& method, const std::string& precision, const std::string& factor,
+                           bool check) {
   linv::SolveOptions o;
   o.method = linv::parse_method(method);
+  if (precision == "mixed")
+    o.precision = linv::Precision::Mixed;
+  else if (precision != "native")
+    throw linv::InvalidArgument("precision is 'native' or 'mixed', not '" + precision + "'");
+  o.factor_precision = linv::parse_factor_precision(factor);
   o.compute_residual = check;
   return o;
 }
@@ -54,15 +62,16 @@ linv::NonFiniteInput non_finite_as_given(const Input<T>& a) {
 }
 
 template <class T>
-nb::object inv(const Input<T>& a, const std::string& method, const std::string& device, bool check, bool report) {
+nb::object inv(const Input<T>& a, const std::string& method, const std::string& precision,
+                   const std::string& factor, const std::string& device, bool check, bool report) {
   bool transposed = false;
   const linv::ConstMatrixView<T> A = view(a, transposed);
   linv::Solution<T> s;
   try {
     s = run<T>(device, [&](linv::Device d) {
-      if (d.is_cpu()) return linv::inv<T>(A, options(method, check));
+      if (d.is_cpu()) return linv::inv<T>(A, options(method, precision, factor, check));
       const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
-      return linv::inv<T>(on.view(), options(method, check));
+      return linv::inv<T>(on.view(), options(method, precision, factor, check));
     });
   } catch (const linv::NonFiniteInput&) {
     if (!transposed) throw;
@@ -82,7 +91,8 @@ linv::Device device_of(const GpuInput<T>& a) {
 }
 
 template <class T>
-nb::object inv_gpu(const GpuInput<T>& a, const std::string& method, bool check, bool report,
+nb::object inv_gpu(const GpuInput<T>& a, const std::string& method, const std::string& precision,
+                   const std::string& factor, bool check, bool report,
                    const std::string& framework) {
   const linv::Device d = device_of(a);
   bool transposed = false;
@@ -91,7 +101,7 @@ nb::object inv_gpu(const GpuInput<T>& a, const std::string& method, bool check, 
   {
     nb::gil_scoped_release released;
     linv::synchronize(d);
-    s = linv::inv<T>(A, options(method, check));
+    s = linv::inv<T>(A, options(method, precision, factor, check));
   }
   nb::object x = linv_py::to_gpu_array<T>(std::move(s.x), transposed, framework);
   return report ? nb::make_tuple(x, report_dict(s.report)) : x;
@@ -100,7 +110,8 @@ nb::object inv_gpu(const GpuInput<T>& a, const std::string& method, bool check, 
 // a and b must be column-major (Fortran order) here: the Python layer makes them so with the caller's
 // framework, on the GPU.
 template <class T>
-nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::string& method, bool check, bool report,
+nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::string& method, const std::string& precision,
+                   const std::string& factor, bool check, bool report,
                      const std::string& framework) {
   const linv::Device d = device_of(a);
   if (device_of(b) != d)
@@ -114,21 +125,22 @@ nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::stri
   {
     nb::gil_scoped_release released;
     linv::synchronize(d);
-    s = linv::solve<T>(A, B, options(method, check));
+    s = linv::solve<T>(A, B, options(method, precision, factor, check));
   }
   nb::object x = linv_py::to_gpu_array<T>(std::move(s.x), false, framework);
   return report ? nb::make_tuple(x, report_dict(s.report)) : x;
 }
 
 template <class T>
-nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method, const std::string& device,
+nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method, const std::string& precision,
+                   const std::string& factor, const std::string& device,
                  bool check, bool report) {
   linv::Matrix<T> a_copy, b_copy;
   const linv::ConstMatrixView<T> A = column_major(a, a_copy), B = column_major(b, b_copy);
   return finish<T>(run<T>(device, [&](linv::Device d) {
-                     if (d.is_cpu()) return linv::solve<T>(A, B, options(method, check));
+                     if (d.is_cpu()) return linv::solve<T>(A, B, options(method, precision, factor, check));
                      const linv::Matrix<T> ga = linv::Matrix<T>::copy_of(A).to(d), gb = linv::Matrix<T>::copy_of(B).to(d);
-                     return linv::solve<T>(ga.view(), gb.view(), options(method, check));
+                     return linv::solve<T>(ga.view(), gb.view(), options(method, precision, factor, check));
                    }),
                    false, report);
 }
@@ -338,19 +350,19 @@ NB_MODULE(_linv, m) {
     g_input = input.release().ptr();
   });
   nb::register_exception_translator(&translate);
-  m.def("inv_gpu", &inv_gpu<double>, nb::arg("a"), nb::arg("method"), nb::arg("check"), nb::arg("report"),
+  m.def("inv_gpu", &inv_gpu<double>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"), nb::arg("report"),
         nb::arg("framework"));
-  m.def("inv_gpu", &inv_gpu<float>, nb::arg("a"), nb::arg("method"), nb::arg("check"), nb::arg("report"),
+  m.def("inv_gpu", &inv_gpu<float>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"), nb::arg("report"),
         nb::arg("framework"));
-  m.def("solve_gpu", &solve_gpu<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("check"),
+  m.def("solve_gpu", &solve_gpu<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"),
         nb::arg("report"), nb::arg("framework"));
-  m.def("solve_gpu", &solve_gpu<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("check"),
+  m.def("solve_gpu", &solve_gpu<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"),
         nb::arg("report"), nb::arg("framework"));
-  m.def("inv", &inv<double>, nb::arg("a"), nb::arg("method"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
-  m.def("inv", &inv<float>, nb::arg("a"), nb::arg("method"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
-  m.def("solve", &solve<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("device"), nb::arg("check"),
+  m.def("inv", &inv<double>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("inv", &inv<float>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("solve", &solve<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"),
         nb::arg("report"));
-  m.def("solve", &solve<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("device"), nb::arg("check"),
+  m.def("solve", &solve<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"),
         nb::arg("report"));
   m.def("cholesky", &cholesky<double>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
   m.def("cholesky", &cholesky<float>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));

@@ -191,3 +191,19 @@ def test_factor_once_solve_many(dtype):
     assert ch.det == pytest.approx(np.exp(log_abs))
     with pytest.raises(ValueError, match="pivoting"):
         linv.LU(a, pivoting="rook")
+
+
+def test_mixed_precision_refines_to_float64_accuracy():
+    a = random_matrix(200, np.float64)
+    b = RNG.uniform(-1, 1, 200)
+    x, report = linv.solve(a, b, precision="mixed", factor="float32", report=True, check=True)
+    assert "float32" in report["precision"] and report["iterations"] >= 1
+    assert scaled_solve_residual(a, x, b) <= THRESHOLD
+    xi, report = linv.inv(a, precision="mixed", report=True, check=True)
+    assert scaled_inverse_residual(a, xi) <= THRESHOLD
+    with pytest.raises(ValueError, match="float64"):
+        linv.solve(a.astype(np.float32), b, precision="mixed")
+    with pytest.raises(ValueError, match="'native' or 'mixed'"):
+        linv.solve(a, b, precision="half")
+    with pytest.raises(ValueError, match="stacks"):
+        linv.inv(np.stack([a, a]), precision="mixed")
