@@ -13,29 +13,22 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_inverse import cpu_name, write_json  # noqa: E402
+from cpu_inverse import cpu_name, median_time, write_json  # noqa: E402
+from gpu_inverse import git_sha  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def numpy_seconds(n, batch, dtype, repeats):
     a = np.random.default_rng().uniform(-1, 1, (batch, n, n)).astype(dtype)
-    np.linalg.inv(a)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        np.linalg.inv(a)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_time(lambda: np.linalg.inv(a), repeats)[0]
 
 
 def main():
@@ -64,9 +57,8 @@ def main():
                      "batch": r["batch"], "linv_s": r["seconds"], "peer": "numpy.linalg.inv", "peer_s": peer,
                      "ratio": peer / r["seconds"], "linv_error": r["max_scaled_residual"],
                      "method": r["method_used"]})
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
     result = {"benchmark": "batched-cpu", "device": cpu_name(), "date": datetime.date.today().isoformat(),
-              "versions": {"linv": os.environ.get("LINV_GIT_SHA") or sha or None, "numpy": np.__version__},
+              "versions": {"linv": git_sha(), "numpy": np.__version__},
               "command": "python3 bench/cpu_batched.py " + " ".join(sys.argv[1:]), "cpu_threads": os.cpu_count(),
               "rows": rows}
     out = os.path.join(args.out_dir, "cpu", args.name + ".json")

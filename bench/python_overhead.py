@@ -24,7 +24,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -34,7 +33,9 @@ import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_inverse import median_time, write_json  # noqa: E402
+from gpu_inverse import REPO, device_dir, git_sha  # noqa: E402
 
 import linv  # noqa: E402  (the installed package: ./scripts/python-package)
 
@@ -59,16 +60,6 @@ def per_call(f, calls, batches):
         for _ in range(calls):
             f()
         times.append((time.perf_counter() - start) / calls)
-    return statistics.median(times)
-
-
-def median_of(f, repeats):
-    f()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
@@ -107,7 +98,7 @@ def cpu_rows(args):
     into = linv_bench(args, "batched", "--device", "cpu", "--cases", "8:100000", "--dtypes", "f64",
                       "--repeats", str(args.repeats))[0]["seconds"]
     rows.append(row(case, 8, 100000, py, "linv C++ batched::inv_into (preallocated)", into, cpp))
-    rows.append(row(case, 8, 100000, py, "numpy.linalg.inv", median_of(lambda: np.linalg.inv(stack), args.repeats), cpp))
+    rows.append(row(case, 8, 100000, py, "numpy.linalg.inv", median_time(lambda: np.linalg.inv(stack), args.repeats)[0], cpp))
     return rows
 
 
@@ -184,19 +175,14 @@ def main():
         if torch is not None:
             gpu_name = torch.cuda.get_device_name()
     name = gpu_name or "cpu"
-    up = name.upper()
-    slug = "h100" if "H100" in up else "h200" if "H200" in up else "cpu" if name == "cpu" else \
-        re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    slug = device_dir(name)
     result = {"benchmark": "python-overhead", "device": name, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": os.environ.get("LINV_GIT_SHA") or sha or None, "python": sys.version.split()[0],
+              "versions": {"linv": git_sha(), "python": sys.version.split()[0],
                            "numpy": np.__version__, "torch": torch.__version__ if torch else None},
               "command": "python3 bench/python_overhead.py " + " ".join(sys.argv[1:]),
               "cpu_threads": os.cpu_count(), "rows": rows}
-    os.makedirs(os.path.join(args.out_dir, slug), exist_ok=True)
     path = os.path.join(args.out_dir, slug, "python-overhead.json")
-    with open(path, "w") as f:
-        json.dump(result, f, indent=1)
+    write_json(result, path)
     if os.environ.get("OUT"):
         shutil.copy(path, os.environ["OUT"])
     print(f"\n{'case':42} {'n':>6} {'linv (Python) s':>16} {'peer':>42} {'peer s':>11} {'ratio':>7} {'overhead':>10}")

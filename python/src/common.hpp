@@ -72,12 +72,18 @@ linv::ConstMatrixView<T> column_major(const Input<T>& a, linv::Matrix<T>& copy) 
   return copy.view();
 }
 
+// linv's matrix moved to the heap, and the capsule that deletes it: the owner of an array over its memory.
+template <class T>
+std::pair<linv::Matrix<T>*, nb::capsule> owned_by_capsule(linv::Matrix<T>&& m) {
+  auto* owned = new linv::Matrix<T>(std::move(m));
+  return {owned, nb::capsule(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); })};
+}
+
 // A linv matrix as a NumPy array of any shape over its storage (strides in elements), owning it.
 template <class T>
 AnyArray<T> to_numpy_nd(linv::Matrix<T>&& m, std::vector<std::size_t> shape, std::vector<std::int64_t> strides) {
   if (!m.device().is_cpu()) m = m.to(linv::Device::cpu());
-  auto* owned = new linv::Matrix<T>(std::move(m));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); });
+  auto [owned, owner] = owned_by_capsule(std::move(m));
   return AnyArray<T>(owned->data(), shape.size(), shape.data(), owner, strides.data());
 }
 
@@ -86,22 +92,18 @@ AnyArray<T> to_numpy_nd(linv::Matrix<T>&& m, std::vector<std::size_t> shape, std
 template <class T>
 Array<T> to_numpy(linv::Matrix<T>&& m, bool transposed) {
   if (!m.device().is_cpu()) m = m.to(linv::Device::cpu());
-  auto* owned = new linv::Matrix<T>(std::move(m));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); });
-  const std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
-  const std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
-  if (!transposed) return Array<T>(owned->data(), 2, shape, owner, strides);
-  const std::size_t tshape[2] = {shape[1], shape[0]};
-  const std::int64_t tstrides[2] = {strides[1], strides[0]};
-  return Array<T>(owned->data(), 2, tshape, owner, tstrides);
+  auto [owned, owner] = owned_by_capsule(std::move(m));
+  std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
+  std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
+  if (transposed) std::swap(shape[0], shape[1]), std::swap(strides[0], strides[1]);
+  return Array<T>(owned->data(), 2, shape, owner, strides);
 }
 
 // A linv matrix on a GPU handed to PyTorch (framework "torch") or CuPy (anything else) without a copy,
 // through DLPack; the array owns it. transposed: the array is its transpose.
 template <class T>
 nb::object to_gpu_array(linv::Matrix<T>&& m, bool transposed, const std::string& framework) {
-  auto* owned = new linv::Matrix<T>(std::move(m));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<linv::Matrix<T>*>(p); });
+  auto [owned, owner] = owned_by_capsule(std::move(m));
   std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
   std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
   if (transposed) std::swap(shape[0], shape[1]), std::swap(strides[0], strides[1]);

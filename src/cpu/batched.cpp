@@ -82,97 +82,73 @@ void small_lu_solve(const T* lu, index n, const int* pivots, T* x, index ldx, in
   }
 }
 
+// Each matrix m of the batch A (n x n blocks side by side) factored in a work copy by LU with partial
+// pivoting (small_lu up to kSmallOrder, LAPACK's getrf above), its first zero pivot recorded in pivot[m]
+// (0: regular); a regular one goes to finish(m, lu, ipiv, x, small) with x its k columns of X, a singular
+// one's columns become NaN. Matrices are spread across threads.
+template <Real T, class Finish>
+void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, std::vector<index>& pivot, const Finish& finish) {
+  const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
+  const bool small = n <= kSmallOrder;
+  pivot.assign(static_cast<std::size_t>(count), 0);
+  detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
+    Matrix<T> lu(n, n);
+    std::vector<int> ipiv(static_cast<std::size_t>(n));
+    for (index m = first; m < last; ++m) {
+      for (index j = 0; j < n; ++j)
+        for (index i = 0; i < n; ++i) lu(i, j) = A(i, m * n + j);
+      const int info = small ? small_lu(lu.data(), n, ipiv.data()) : lapack::getrf<T>(lu.view(), ipiv.data());
+      pivot[static_cast<std::size_t>(m)] = info;
+      MatrixView<T> x = X.block(0, m * k, n, k);
+      if (info != 0)
+        fill_nan(x);
+      else
+        finish(m, lu, ipiv, x, small);
+    }
+  });
+}
+
 template <Real T>
 class Batched final : public kernels::Batched<T> {
  public:
-  // LU per matrix, then its inverse column by column of the identity (LAPACK's getrf + getri above
-  // kSmallOrder).
+  // LU per matrix, then its inverse: column by column of the identity, or LAPACK's getri above kSmallOrder.
   kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
-    const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
-    pivot.assign(static_cast<std::size_t>(count), 0);
-    if (n > kSmallOrder) {
-      detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
-        std::vector<int> ipiv(static_cast<std::size_t>(n));
-        for (index m = first; m < last; ++m) {
-          MatrixView<T> x = X.block(0, m * n, n, n);
-          for (index j = 0; j < n; ++j)
-            for (index i = 0; i < n; ++i) x(i, j) = A(i, m * n + j);
-          const int info = lapack::getrf<T>(x, ipiv.data());
-          pivot[static_cast<std::size_t>(m)] = info;
-          if (info == 0)
-            lapack::getri<T>(x, ipiv.data());
-          else
-            fill_nan(x);
-        }
-      });
-      return {Method::BatchedLU, "LAPACK getrf and getri per matrix"};
-    }
-    detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
-      std::vector<T> lu(static_cast<std::size_t>(n * n));
-      std::vector<int> ipiv(static_cast<std::size_t>(n));
-      for (index m = first; m < last; ++m) {
-        MatrixView<T> x = X.block(0, m * n, n, n);
-        for (index j = 0; j < n; ++j)
-          for (index i = 0; i < n; ++i) lu[static_cast<std::size_t>(i + j * n)] = A(i, m * n + j);
-        const int info = small_lu(lu.data(), n, ipiv.data());
-        pivot[static_cast<std::size_t>(m)] = info;
-        if (info != 0) {
-          fill_nan(x);
-          continue;
-        }
+    const index n = A.rows();
+    factor_each(A, X, n, pivot, [n](index, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x,
+                                    bool small) {
+      if (small) {
         for (index j = 0; j < n; ++j)
           for (index i = 0; i < n; ++i) x(i, j) = i == j ? T(1) : T(0);
         small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), n);
+      } else {
+        for (index j = 0; j < n; ++j)
+          for (index i = 0; i < n; ++i) x(i, j) = lu(i, j);
+        lapack::getri<T>(x, ipiv.data());
       }
     });
-    return {Method::BatchedLU, "LU with partial pivoting per matrix (as LAPACK's getf2), then the identity's columns"};
+    if (n <= kSmallOrder)
+      return {Method::BatchedLU,
+              "LU with partial pivoting per matrix (as LAPACK's getf2), then the identity's columns"};
+    return {Method::BatchedLU, "LAPACK getrf and getri per matrix"};
   }
 
   // LU and substitution per matrix (LAPACK's getrf + getrs above kSmallOrder).
   kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
                                std::vector<index>& pivot) const override {
-    const index n = A.rows(), count = A.cols() / std::max<index>(n, 1), nrhs = B.cols() / std::max<index>(count, 1);
-    pivot.assign(static_cast<std::size_t>(count), 0);
-    if (n > kSmallOrder) {
-      detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
-        Matrix<T> lu(n, n);
-        std::vector<int> ipiv(static_cast<std::size_t>(n));
-        for (index m = first; m < last; ++m) {
-          for (index j = 0; j < n; ++j)
-            for (index i = 0; i < n; ++i) lu(i, j) = A(i, m * n + j);
-          MatrixView<T> x = X.block(0, m * nrhs, n, nrhs);
-          const int info = lapack::getrf<T>(lu.view(), ipiv.data());
-          pivot[static_cast<std::size_t>(m)] = info;
-          if (info != 0) {
-            fill_nan(x);
-            continue;
-          }
-          for (index j = 0; j < nrhs; ++j)
-            for (index i = 0; i < n; ++i) x(i, j) = B(i, m * nrhs + j);
-          lapack::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
-        }
-      });
-      return {Method::BatchedLU, "LAPACK getrf and getrs per matrix"};
-    }
-    detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
-      std::vector<T> lu(static_cast<std::size_t>(n * n));
-      std::vector<int> ipiv(static_cast<std::size_t>(n));
-      for (index m = first; m < last; ++m) {
-        for (index j = 0; j < n; ++j)
-          for (index i = 0; i < n; ++i) lu[static_cast<std::size_t>(i + j * n)] = A(i, m * n + j);
-        MatrixView<T> x = X.block(0, m * nrhs, n, nrhs);
-        const int info = small_lu(lu.data(), n, ipiv.data());
-        pivot[static_cast<std::size_t>(m)] = info;
-        if (info != 0) {
-          fill_nan(x);
-          continue;
-        }
-        for (index j = 0; j < nrhs; ++j)
-          for (index i = 0; i < n; ++i) x(i, j) = B(i, m * nrhs + j);
+    const index n = A.rows(), nrhs = B.cols() / std::max<index>(A.cols() / std::max<index>(n, 1), 1);
+    factor_each(A, X, nrhs, pivot, [&](index m, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x,
+                                       bool small) {
+      for (index j = 0; j < nrhs; ++j)
+        for (index i = 0; i < n; ++i) x(i, j) = B(i, m * nrhs + j);
+      if (small)
         small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), nrhs);
-      }
+      else
+        lapack::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
     });
-    return {Method::BatchedLU, "LU with partial pivoting and substitution per matrix (as LAPACK's getf2 and getrs)"};
+    if (n <= kSmallOrder)
+      return {Method::BatchedLU,
+              "LU with partial pivoting and substitution per matrix (as LAPACK's getf2 and getrs)"};
+    return {Method::BatchedLU, "LAPACK getrf and getrs per matrix"};
   }
 };
 
