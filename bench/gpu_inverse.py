@@ -3,7 +3,7 @@
 
 First `linv bench inverse` runs alone on the GPU (it generates its matrices there and times `linv::inv`,
 a call that returns when the inverse is complete, with a host clock after a warm-up, median of --repeats, for every method that applies to each kind:
-general: auto, lu, calu, gauss-jordan; spd: auto, cholesky, cholesky-gets). Then, in this process, the ceilings
+general: auto, lu, calu, rbt, gauss-jordan; spd: auto, cholesky, cholesky-gets). Then, in this process, the ceilings
 (FP64/FP32 matrix-product rate with TF32 off, device-to-device copy bandwidth) and the peers
 (bench/peers/torch_cupy.py) on matrices of the same definitions, timed the same way:
     general  entries uniform in [-1, 1]       torch.linalg.inv; cupy.linalg.inv
@@ -17,7 +17,7 @@ it to $OUT/ when OUT is set), then prints a table and the targets, each met or m
 be imported or used is skipped, and that is said in the output and in the JSON.
 
     python3 bench/gpu_inverse.py --linv build/bin/linv [--sizes 1024,4096,8192,16384] [--dtypes f64,f32]
-        [--kinds general,spd] [--methods auto,lu,calu,gauss-jordan,cholesky,cholesky-gets] [--peers torch,cupy]
+        [--kinds general,spd] [--methods auto,lu,calu,rbt,gauss-jordan,cholesky,cholesky-gets] [--peers torch,cupy]
         [--repeats 5] [--out-dir bench/results] [--dry-run [--dry-run-device NAME]]
 
 --dry-run runs neither linv nor any GPU code: it fakes linv's report, the peers and the ceilings with
@@ -58,8 +58,8 @@ _spec.loader.exec_module(plot_sweep)  # imports matplotlib only when asked to pl
 
 KINDS = ("general", "spd")
 DTYPES = ("f64", "f32")
-KIND_METHODS = {"general": ("auto", "lu", "calu", "gauss-jordan"), "spd": ("auto", "cholesky", "cholesky-gets")}
-METHODS = ("auto", "lu", "calu", "gauss-jordan", "cholesky", "cholesky-gets")
+KIND_METHODS = {"general": ("auto", "lu", "calu", "rbt", "gauss-jordan"), "spd": ("auto", "cholesky", "cholesky-gets")}
+METHODS = ("auto", "lu", "calu", "rbt", "gauss-jordan", "cholesky", "cholesky-gets")
 PRIMARY = "torch"
 # linv's targets: linv auto against torch.
 TARGETS = [
@@ -163,7 +163,7 @@ def fake_linv(args, device):
     """A report shaped like `linv bench inverse --json`, with made-up but plausible numbers."""
     rng = random.Random(1)
     rows = []
-    eff = {"auto": 0.75, "lu": 0.75, "calu": 0.8, "gauss-jordan": 0.6, "cholesky": 0.7, "cholesky-gets": 0.65}
+    eff = {"auto": 0.75, "lu": 0.75, "calu": 0.8, "rbt": 0.8, "gauss-jordan": 0.6, "cholesky": 0.7, "cholesky-gets": 0.65}
     for kind in args.kinds:
         for dtype in args.dtypes:
             for n in args.sizes:

@@ -85,12 +85,13 @@ def main():
     # "mixed:float32" forces cuSOLVER's IRS from float32 factors
     precisions = ["mixed", "mixed:float32", "mixed:tf32", "mixed:bf16", "double"]
     # (precision, method): every precision by LU with partial pivoting, and float64 by tournament pivoting
-    cases = [(p, "lu") for p in precisions] + [("double", "calu")]
+    # and by the randomized LU (random butterflies, no pivoting, refinement)
+    cases = [(p, "lu") for p in precisions] + [("double", "calu"), ("double", "rbt")]
 
     with tempfile.TemporaryDirectory(prefix="linv-mixed-") as tmp:
         linv_json = os.path.join(tmp, "linv.json")
         cmd = [args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.sizes, "--precisions",
-               ",".join(precisions), "--methods", "lu,calu", "--repeats", str(args.repeats), "--json", linv_json]
+               ",".join(precisions), "--methods", "lu,calu,rbt", "--repeats", str(args.repeats), "--json", linv_json]
         linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
         irs_binary = args.irs or os.path.join(os.path.dirname(os.path.abspath(args.linv)), "peer_cusolver_irs")
         irs_rows, irs_failure = cusolver_irs(irs_binary, args.sizes, args.repeats, tmp)

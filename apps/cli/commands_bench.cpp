@@ -39,7 +39,7 @@ Matrix<T> bench_matrix(const std::string& kind, index n, Device device) {
 
 bool applies(const std::string& kind, const std::string& method) {
   if (method == "auto") return true;
-  if (kind == "general") return method == "lu" || method == "calu" || method == "gauss-jordan";
+  if (kind == "general") return method == "lu" || method == "calu" || method == "rbt" || method == "gauss-jordan";
   return method == "cholesky" || method == "cholesky-gets";
 }
 
@@ -97,8 +97,8 @@ void run_bench_solve(const SolveBenchArgs& a) {
   std::vector<std::pair<std::string, Method>> methods;
   for (const std::string& name : split(a.methods)) {
     const Method method = parse_method(name);
-    if (method != Method::LU && method != Method::CALU)
-      throw InvalidArgument(fmt::format("bench solve times the lu and calu methods, not {}", name));
+    if (method != Method::Auto && method != Method::LU && method != Method::CALU && method != Method::RBT)
+      throw InvalidArgument(fmt::format("bench solve times the auto, lu, calu and rbt methods, not {}", name));
     methods.emplace_back(name, method);
   }
   nlohmann::json out = bench_output(device);
@@ -260,7 +260,8 @@ const Command kCommands[] = {
                       "faster than float64) or mixed:float32|tf32|bf16|fp16")
            ->capture_default_str();
        cmd.add_option("--methods", a->methods,
-                      "Comma-separated: lu (partial pivoting) and/or calu (tournament pivoting; double only)")
+                      "Comma-separated: auto, lu (partial pivoting), calu (tournament pivoting) and/or rbt (random butterflies, "
+                      "no pivoting, refinement); mixed precision with lu only")
            ->capture_default_str();
        cmd.callback([a] { run_bench_solve(*a); });
      }},

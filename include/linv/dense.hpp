@@ -133,8 +133,26 @@ struct Determinant {
 //    than partial pivoting's (2^(n (log2(tile rows) + 1)) against 2^(n-1), both far from what is seen), so
 //    LU measures the growth of every tournament factorization and falls back to partial pivoting past
 //    kTournamentGrowthLimit.
-enum class Pivoting { Partial, Tournament };
-std::string_view to_string(Pivoting p);  // "partial", "tournament"
+//  - Randomized: no row interchanges at all. A is first multiplied by random butterfly matrices on both
+//    sides, A_r = U^T A V (Parker 1995; Baboulin, Dongarra et al., "Accelerating linear system solutions
+//    using randomization techniques", ACM TOMS 2013), which makes every leading minor of A_r nonsingular
+//    with probability 1, and A_r is factored without pivoting: the panel has no search, so a GPU runs the
+//    factorization at the rate of its matrix products (6x cuSOLVER's partial pivoting at n = 4096 on an
+//    H100). Its growth is larger than partial pivoting's (1e4-1e5 on random matrices of order 4096), so
+//    solve() refines against A in working precision until the backward error is partial pivoting's, and
+//    LU falls back to partial pivoting past randomized_growth_limit. The butterflies come from a fixed
+//    seed: the same A gives the same factors on every run and device. The factors and pivots (the
+//    identity) are A_r's; LU keeps a copy of A (n^2 more elements) for the refinement.
+enum class Pivoting { Partial, Tournament, Randomized };
+std::string_view to_string(Pivoting p);  // "partial", "tournament", "randomized"
+
+// The growth factor max|U| / max|A_r| past which inv() does not use a randomized factorization (its
+// inverse has no refinement): the scaled residual of the inverse was measured at 5e-5 to 3.5e-4 times the
+// growth (orders 1001 to 4096; growth 5.9e5 gave 206), so this limit keeps it near 3, a tenth of the bound
+// of 30 that every linv inverse meets. Growth is heavy-tailed without pivoting (1e4-1e6 on random
+// matrices of order 1000-4000), so inverses often fall back: the randomized LU is for solves, which are
+// judged by their refinement instead.
+double randomized_growth_limit();
 
 // The growth factor max|U| / max|A| past which a tournament-pivoted factorization is redone with partial
 // pivoting: n^(2/3) is typical for partial pivoting on random matrices (Trefethen and Schreiber 1990)
@@ -152,9 +170,10 @@ class LU {
  public:
   explicit LU(ConstMatrixView<T> A, Pivoting pivoting = Pivoting::Partial);
 
-  // The pivoting that made the factors: Partial when a tournament's growth or a zero pivot sent it back.
+  // The pivoting that made the factors: Partial when a tournament's growth or a zero pivot sent it back
+  // (a randomized factorization goes back on a zero pivot only).
   Pivoting pivoting() const noexcept { return pivoting_; }
-  // Why a tournament fell back to partial pivoting; empty when it did not.
+  // Why a tournament or randomized factorization fell back to partial pivoting; empty when it did not.
   const std::string& fallback_reason() const noexcept { return fallback_; }
   // max|U| / max|A| of the factors kept.
   double growth() const noexcept { return growth_; }
@@ -167,14 +186,26 @@ class LU {
   // value once inverse() has run.
   double rcond() const;
   Determinant determinant() const;
+  // A^-1 B. A randomized factorization refines against A (at most kMaxRefinementSteps steps, until the
+  // normwise backward error stops halving) and throws NumericalError when it stays above n eps, the
+  // backward error partial pivoting reaches; refinement_steps() says how many steps the last solve took.
   Matrix<T> solve(ConstMatrixView<T> B) const;
+  int refinement_steps() const noexcept { return refinement_steps_; }
+  // A^-1. From a randomized factorization its residual grows with growth() (randomized_growth_limit).
   Matrix<T> inverse() const;
+  static constexpr int kMaxRefinementSteps = 5;
   const Matrix<T>& factors() const noexcept { return factors_; }  // L (unit, below) and U (on and above)
   const std::vector<int>& pivots() const noexcept { return pivots_; }  // LAPACK ipiv, 1-based
 
  private:
+  // op(A)^-1 B through the factors, the butterflies applied where the pivoting is Randomized.
+  Matrix<T> apply_inverse(ConstMatrixView<T> B, Op op) const;
+
   Matrix<T> factors_;
   std::vector<int> pivots_;
+  Matrix<T> butterflies_;  // Randomized: n x 2d, U's levels then V's (kernels::Dense::butterflies)
+  Matrix<T> original_;     // Randomized: A, for the refinement
+  mutable int refinement_steps_ = 0;
   index zero_pivot_ = 0;
   double anorm_ = 0;
   Pivoting pivoting_ = Pivoting::Partial;

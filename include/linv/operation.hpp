@@ -34,6 +34,7 @@ enum class Method {
   // What inv and solve take (SolveOptions::method):
   LU,            // LU with partial pivoting (LAPACK getrf, then getri / getrs)
   CALU,          // LU with tournament pivoting (communication-avoiding LU, Pivoting::Tournament)
+  RBT,           // random butterfly transform, LU without pivoting, refinement (Pivoting::Randomized)
   Cholesky,      // Cholesky (potrf, then potri / potrs); fails on matrices that are not positive definite
   GaussJordan,   // blocked in-place Gauss-Jordan with partial pivoting
   CholeskyGETS,  // Cholesky, triangular inverse by Gaussian elimination on the triangle, L^-T L^-1
@@ -55,14 +56,14 @@ enum class Method {
   PARAFAC2,            // PARAFAC2 by alternating least squares
 };
 // The methods inv and solve take.
-inline constexpr Method kSolveMethods[] = {Method::Auto,         Method::LU,           Method::CALU,
-                                           Method::Cholesky,     Method::GaussJordan,  Method::CholeskyGETS,
-                                           Method::GaussSeidel,  Method::Triangular};
-// "auto", "lu", "calu", "cholesky", "gauss-jordan", "cholesky-gets", "gauss-seidel", "triangular", "qr",
+inline constexpr Method kSolveMethods[] = {Method::Auto,        Method::LU,          Method::CALU,
+                                           Method::RBT,         Method::Cholesky,    Method::GaussJordan,
+                                           Method::CholeskyGETS, Method::GaussSeidel, Method::Triangular};
+// "auto", "lu", "calu", "rbt", "cholesky", "gauss-jordan", "cholesky-gets", "gauss-seidel", "triangular", "qr",
 // "normal-equations", "svd", "spectral", "cg", "bordered-schur", "cgls", "batched-gauss-jordan", "batched-lu",
 // "batch-omp", "ksvd", "adl", "parafac2".
 std::string_view to_string(Method m);
-// The methods inv and solve take, by their names ("auto", "lu", "calu", "cholesky", "gauss-jordan", "cholesky-gets",
+// The methods inv and solve take, by their names ("auto", "lu", "calu", "rbt", "cholesky", "gauss-jordan", "cholesky-gets",
 // "gauss-seidel", "triangular"); throws InvalidArgument listing them otherwise.
 Method parse_method(std::string_view name);
 

@@ -254,8 +254,9 @@ class _Factored:
 class LU(_Factored):
     """An LU factorization of the square matrix a, made once and used for many solves.
 
-    pivoting: "partial" (LAPACK's) or "tournament" (CALU; falls back to partial pivoting past its growth
-    limit, see `pivoting`, `growth` and `fallback_reason`). device: "cpu" or "cuda[:N]".
+    pivoting: "partial" (LAPACK's), "tournament" (CALU; falls back to partial pivoting past its growth
+    limit, see `pivoting`, `growth` and `fallback_reason`) or "randomized" (random butterflies, no pivoting,
+    solves refined against a; the fastest GPU solve; keeps a copy of a). device: "cpu" or "cuda[:N]".
     Exactly singular matrices are factored (solve raises SingularMatrixError); check rcond() before trusting
     a solution of a nearly singular one.
     """

@@ -248,10 +248,12 @@ template <class T>
 LUObject<T>* make_lu(const Input<T>& a, const std::string& pivoting, const std::string& device) {
   linv::Matrix<T> copy;
   const linv::ConstMatrixView<T> A = column_major(a, copy);
-  const linv::Pivoting p = pivoting == "partial" ? linv::Pivoting::Partial
-                           : pivoting == "tournament"
-                               ? linv::Pivoting::Tournament
-                               : throw linv::InvalidArgument("pivoting is 'partial' or 'tournament', not '" + pivoting + "'");
+  const linv::Pivoting p =
+      pivoting == "partial"      ? linv::Pivoting::Partial
+      : pivoting == "tournament" ? linv::Pivoting::Tournament
+      : pivoting == "randomized"
+          ? linv::Pivoting::Randomized
+          : throw linv::InvalidArgument("pivoting is 'partial', 'tournament' or 'randomized', not '" + pivoting + "'");
   const linv::Device d = linv::Device::parse(device);
   nb::gil_scoped_release released;
   if (d.is_cpu()) return new LUObject<T>{linv::LU<T>(A, p), d};

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 
 #include "core/stopwatch.hpp"
+#include "cpu/norm_estimate.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -103,7 +105,7 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
   }
   if (requested != Method::Auto) {
     if (std::find(std::begin(kSolveMethods), std::end(kSolveMethods), requested) == std::end(kSolveMethods))
-      throw InvalidArgument(fmt::format("inv and solve take the methods auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, "
+      throw InvalidArgument(fmt::format("inv and solve take the methods auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, "
                                         "gauss-seidel and triangular, not {}",
                                         to_string(requested)));
     return {requested, "", uplo};
@@ -117,6 +119,10 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     const bool gets = inverse && fastest.triangles == TriangularInverse::GETS;
     return {gets ? Method::CholeskyGETS : Method::Cholesky, "matrix is symmetric: trying Cholesky", uplo};
   }
+  if (!inverse && A.rows() >= fastest.randomized_solve_from)
+    return {Method::RBT, fmt::format("general matrix; the randomized LU is the faster solve on {} at this size",
+                                     A.device().name()),
+            uplo};
   if (inverse && A.rows() >= fastest.gauss_jordan_from)
     return {Method::GaussJordan, fmt::format("general matrix; Gauss-Jordan is the faster inverse on {} at this size",
                                              A.device().name()),
@@ -327,9 +333,54 @@ Structure detect_structure(ConstMatrixView<T> A) {
 }
 
 // ---- LU -------------------------------------------------------------------------------------------
-std::string_view to_string(Pivoting p) { return p == Pivoting::Partial ? "partial" : "tournament"; }
+std::string_view to_string(Pivoting p) {
+  switch (p) {
+    case Pivoting::Partial: return "partial";
+    case Pivoting::Tournament: return "tournament";
+    case Pivoting::Randomized: return "randomized";
+  }
+  return "?";
+}
 
 double tournament_growth_limit(index n) { return std::max(64.0, 8.0 * std::pow(static_cast<double>(n), 2.0 / 3.0)); }
+
+double randomized_growth_limit() { return 1e4; }
+
+namespace {
+
+// The butterflies' factors r = exp(rho / 10), rho uniform in [-1/2, 1/2] (Parker's choice, MAGMA's and
+// SLATE's): well conditioned (each level's condition number in the 1-norm is at most 2 e^0.1), yet random
+// enough to make every leading minor nonsingular with probability 1. A fixed seed makes the factorization
+// reproducible.
+template <Real T>
+Matrix<T> random_butterflies(index n, Device device) {
+  Matrix<T> r(n, 2 * kernels::kButterflyDepth);
+  std::mt19937_64 generator(0x6275747465726679ULL);  // "butterfly"
+  std::uniform_real_distribution<double> rho(-0.5, 0.5);
+  for (index j = 0; j < r.cols(); ++j)
+    for (index i = 0; i < n; ++i) r(i, j) = static_cast<T>(std::exp(rho(generator) / 10));
+  return r.to(device);
+}
+
+// (-1)^sign and log|det W| of the butterflies W of r: each pair's 2 x 2 block [r_i r_j; r_i -r_j] / sqrt2
+// has determinant -r_i r_j, an odd block's last entry r.
+template <Real T>
+Determinant butterfly_determinant(ConstMatrixView<T> r) {
+  const Matrix<T> host = Matrix<T>::copy_of(r).to(Device::cpu());
+  const index n = r.rows();
+  Determinant d{1, 0.0};
+  for (index level = 0; level < r.cols(); ++level) {
+    const index blocks = index{1} << level;
+    for (index b = 0; b < blocks; ++b) {
+      const index h = ((b + 1) * n / blocks - b * n / blocks) / 2;
+      if (h % 2 != 0) d.sign = -d.sign;
+    }
+    for (index i = 0; i < n; ++i) d.log_abs += std::log(static_cast<double>(host(i, level)));
+  }
+  return d;
+}
+
+}  // namespace
 
 template <Real T>
 LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting) : pivoting_(pivoting) {
@@ -338,7 +389,26 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting) : pivoting_(pivoting) {
   factors_ = Matrix<T>::copy_of(A);
   anorm_ = norm1(A);
   const kernels::Dense<T>& dense = dense_of(A);
+  if (pivoting == Pivoting::Randomized) {  // A_r = U^T A V
+    butterflies_ = random_butterflies<T>(A.rows(), A.device());
+    const index d = kernels::kButterflyDepth;
+    dense.butterflies(butterflies_.block(0, 0, A.rows(), d), Side::Left, Op::Transpose, factors_.view());
+    dense.butterflies(butterflies_.block(0, d, A.rows(), d), Side::Right, Op::None, factors_.view());
+  }
   kernels::LuOutcome o = dense.lu_factor(factors_.view(), pivots_, pivoting);
+  if (pivoting == Pivoting::Randomized) {
+    // A zero pivot of A_r says nothing of A (a leading minor vanished): partial pivoting decides.
+    if (o.zero_pivot > 0 || !std::isfinite(o.growth)) {
+      fallback_ = o.zero_pivot > 0 ? fmt::format("the randomized factorization met a zero pivot at column {}", o.zero_pivot)
+                                   : std::string("the randomized factorization overflowed");
+      copy<T>(A, factors_.view());
+      o = dense.lu_factor(factors_.view(), pivots_, Pivoting::Partial);
+      pivoting_ = Pivoting::Partial;
+      butterflies_ = Matrix<T>();
+    } else {
+      original_ = Matrix<T>::copy_of(A);
+    }
+  }
   if (pivoting == Pivoting::Tournament) {
     // A zero pivot may be the tournament's (a row left out of the final round held the column's only
     // nonzero) and large growth costs digits: partial pivoting decides both.
@@ -356,10 +426,11 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting) : pivoting_(pivoting) {
   growth_ = o.growth;
 }
 
-// The LU that inv and solve use for `method` (LU or CALU), its pivoting and growth in the report.
+// The LU that inv and solve use for `method` (LU, CALU or RBT), its pivoting and growth in the report.
 template <Real T>
 LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
-  LU<T> lu(A, method == Method::CALU ? Pivoting::Tournament : Pivoting::Partial);
+  LU<T> lu(A, method == Method::CALU ? Pivoting::Tournament :
+              method == Method::RBT  ? Pivoting::Randomized : Pivoting::Partial);
   r.growth = lu.growth();
   if (!lu.fallback_reason().empty()) {
     r.method = Method::LU;
@@ -369,17 +440,53 @@ LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
 }
 
 template <Real T>
-double LU<T>::rcond() const {
-  if (rcond_ < 0) {
-    rcond_ = zero_pivot_ > 0 ? 0.0 : dense_of<T>(factors_).lu_rcond(factors_, pivots_, anorm_);
+Matrix<T> LU<T>::apply_inverse(ConstMatrixView<T> B, Op op) const {
+  const kernels::Dense<T>& dense = dense_of<T>(factors_);
+  Matrix<T> x = Matrix<T>::copy_of(B);
+  if (pivoting_ != Pivoting::Randomized) {
+    dense.lu_solve(factors_, pivots_, x.view(), op);
+    return x;
   }
-  return rcond_;
+  // A^-1 = V A_r^-1 U^T and A^-T = U A_r^-T V^T
+  const index n = size(), d = kernels::kButterflyDepth;
+  const ConstMatrixView<T> u = butterflies_.block(0, 0, n, d), v = butterflies_.block(0, d, n, d);
+  dense.butterflies(op == Op::None ? u : v, Side::Left, Op::Transpose, x.view());
+  dense.lu_solve(factors_, pivots_, x.view(), op);
+  dense.butterflies(op == Op::None ? v : u, Side::Left, Op::None, x.view());
+  return x;
+}
+
+template <Real T>
+double LU<T>::rcond() const {
+  if (rcond_ >= 0) return rcond_;
+  if (zero_pivot_ > 0) return rcond_ = 0.0;
+  if (pivoting_ != Pivoting::Randomized) return rcond_ = dense_of<T>(factors_).lu_rcond(factors_, pivots_, anorm_);
+  // ||A^-1||_1 through the butterflies (A_r's estimate could be off by their condition numbers, up to 24)
+  const index n = size();
+  if (n == 0 || anorm_ == 0) return rcond_ = n == 0 ? 1.0 : 0.0;
+  constexpr int kColumns = 2;
+  const double est = cpu::block_norm1_estimate<T>(n, kColumns, [&](std::vector<T>& X, bool transpose) {
+    Matrix<T> block(n, static_cast<index>(X.size()) / n);
+    std::copy(X.begin(), X.end(), block.data());
+    const Matrix<T> y = apply_inverse(block.to(factors_.device()).view(), transpose ? Op::Transpose : Op::None)
+                            .to(Device::cpu());
+    std::copy(y.data(), y.data() + X.size(), X.begin());
+  });
+  return rcond_ = est > 0 ? 1.0 / (anorm_ * est) : 0.0;
 }
 
 template <Real T>
 Determinant LU<T>::determinant() const {
   if (zero_pivot_ > 0) return {0, -std::numeric_limits<double>::infinity()};
   Determinant d{1, 0.0};
+  if (pivoting_ == Pivoting::Randomized) {  // det A = det A_r / (det U det V)
+    const index d_levels = kernels::kButterflyDepth;
+    for (index side = 0; side < 2; ++side) {
+      const Determinant w = butterfly_determinant<T>(butterflies_.block(0, side * d_levels, size(), d_levels));
+      d.sign *= w.sign;
+      d.log_abs -= w.log_abs;
+    }
+  }
   const std::vector<T> u = dense_of<T>(factors_).diagonal(factors_);
   for (std::size_t i = 0; i < u.size(); ++i) {
     if (u[i] < 0) d.sign = -d.sign;
@@ -394,8 +501,32 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
   require_same_device<T>(factors_, B, "LU::solve");
   if (B.rows() != size()) throw ShapeMismatch("LU::solve: A and B", size(), size(), B.rows(), B.cols());
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU solve");
-  Matrix<T> x = Matrix<T>::copy_of(B);
-  dense_of<T>(factors_).lu_solve(factors_, pivots_, x.view());
+  refinement_steps_ = 0;
+  Matrix<T> x = apply_inverse(B, Op::None);
+  if (pivoting_ != Pivoting::Randomized || B.empty()) return x;
+  // Refinement in working precision (LAPACK's gerfs criteria): r = B - A x until the normwise backward
+  // error ||r|| / (||A|| ||x|| + ||B||) reaches eps or stops halving.
+  const double bnorm = norm1(B), epsilon = eps<T>();
+  double previous = std::numeric_limits<double>::infinity(), berr = 0;
+  Matrix<T> r(B.rows(), B.cols(), B.device());
+  for (;;) {
+    copy<T>(B, r.view());
+    gemm<T>(Op::None, Op::None, T(-1), original_, x, T(1), r.view());
+    berr = norm1<T>(r) / (anorm_ * norm1<T>(x) + bnorm);
+    if (!std::isfinite(berr))
+      throw NumericalError("randomized LU solve: the refinement's residual is not finite (growth " +
+                           fmt::format("{:.3g}", growth_) + "); factor with partial pivoting");
+    if (berr <= epsilon || berr > previous / 2 || refinement_steps_ == kMaxRefinementSteps) break;
+    const Matrix<T> correction = apply_inverse(r, Op::None);
+    kernels::vectors<T>(x.device()).axpy(T(1), correction, x.view());
+    previous = berr;
+    ++refinement_steps_;
+  }
+  const double bound = static_cast<double>(size()) * epsilon;
+  if (!(berr <= bound))
+    throw NumericalError(fmt::format("randomized LU solve: refinement stalled at backward error {:.3g} after {} steps "
+                                     "(partial pivoting reaches {:.3g}); factor with partial pivoting",
+                                     berr, refinement_steps_, bound));
   return x;
 }
 
@@ -403,7 +534,13 @@ template <Real T>
 Matrix<T> LU<T>::inverse() const {
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU inverse");
   Matrix<T> x = factors_.clone();
-  dense_of<T>(x).lu_inverse(x.view(), pivots_);
+  const kernels::Dense<T>& dense = dense_of<T>(x);
+  dense.lu_inverse(x.view(), pivots_);
+  if (pivoting_ == Pivoting::Randomized) {  // A^-1 = V A_r^-1 U^T
+    const index n = size(), d = kernels::kButterflyDepth;
+    dense.butterflies(butterflies_.block(0, d, n, d), Side::Left, Op::None, x.view());
+    dense.butterflies(butterflies_.block(0, 0, n, d), Side::Right, Op::Transpose, x.view());
+  }
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
   require_finite_rcond(rcond_, smallest_diagonal<T>(factors_), "LU inverse overflowed");
   return x;
@@ -530,8 +667,15 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         r.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
         break;
       }
-      default: {  // LU or CALU: choose() admits only the methods above and these
-        const LU<T> lu = factor_lu(A, c.method, r);
+      default: {  // LU, CALU or RBT: choose() admits only the methods above and these
+        LU<T> lu = factor_lu(A, c.method, r);
+        if (lu.pivoting() == Pivoting::Randomized && !(lu.growth() <= randomized_growth_limit())) {
+          r.notes.push_back(fmt::format("the randomized factorization grew the entries {:.3g}-fold (limit {:.3g} for an "
+                                        "inverse, which has no refinement): factored again with partial pivoting",
+                                        lu.growth(), randomized_growth_limit()));
+          lu = factor_lu(A, Method::LU, r);
+          r.method = Method::LU;
+        }
         out.x = lu.inverse();
         r.rcond = lu.rcond();
         smallest = smallest_diagonal<T>(lu.factors());
@@ -623,10 +767,24 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
         break;
       }
-      default: {  // LU or CALU: choose() admits only the methods above and these
+      default: {  // LU, CALU or RBT: choose() admits only the methods above and these
         const LU<T> lu = factor_lu(A, c.method, r);
         judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
-        out.x = lu.solve(B);
+        if (lu.pivoting() != Pivoting::Randomized) {
+          out.x = lu.solve(B);
+          break;
+        }
+        try {
+          out.x = lu.solve(B);
+          r.iterations = lu.refinement_steps();
+          r.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
+                                        lu.refinement_steps()));
+        } catch (const NumericalError& stalled) {
+          r.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
+          const LU<T> partial = factor_lu(A, Method::LU, r);
+          r.method = Method::LU;
+          out.x = partial.solve(B);
+        }
         break;
       }
     }

@@ -32,6 +32,7 @@ std::string_view to_string(Method m) {
     case Method::Auto: return "auto";
     case Method::LU: return "lu";
     case Method::CALU: return "calu";
+    case Method::RBT: return "rbt";
     case Method::Cholesky: return "cholesky";
     case Method::GaussJordan: return "gauss-jordan";
     case Method::CholeskyGETS: return "cholesky-gets";
@@ -58,7 +59,7 @@ Method parse_method(std::string_view name) {
   for (Method m : kSolveMethods)
     if (to_string(m) == name) return m;
   throw InvalidArgument(fmt::format(
-      "unknown method '{}': expected auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
+      "unknown method '{}': expected auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
 }
 
 std::string_view to_string(StopReason s) {

@@ -14,6 +14,15 @@ namespace linv::cpu {
 // factors and LAPACK-style pivots of P A = L U, the first zero pivot, and the growth max|U| / max|A|.
 template <Real T>
 kernels::LuOutcome tournament_lu(MatrixView<T> A, std::vector<int>& pivots);
+
+// In-place LU without pivoting (Pivoting::Randomized, on the butterflied matrix): recursive, the bulk in
+// trsm and gemm. The first exactly zero pivot and the growth max|U| / max|A|.
+template <Real T>
+kernels::LuOutcome unpivoted_lu(MatrixView<T> A);
+
+// X := op(W) X or X op(W) for the butterflies W of r (kernels::Dense::butterflies says which).
+template <Real T>
+void apply_butterflies(ConstMatrixView<T> r, Side side, Op op, MatrixView<T> X);
 // max |a(i, j)| over A, or over its upper triangle (diagonal included).
 template <Real T>
 double max_abs_entry(ConstMatrixView<T> A, bool upper_only);

@@ -99,13 +99,21 @@ class Dense final : public kernels::Dense<T> {
 
   kernels::LuOutcome lu_factor(MatrixView<T> A, std::vector<int>& pivots, Pivoting pivoting) const override {
     if (pivoting == Pivoting::Tournament) return tournament_lu<T>(A, pivots);
+    if (pivoting == Pivoting::Randomized) {
+      pivots.resize(static_cast<std::size_t>(A.rows()));
+      for (std::size_t i = 0; i < pivots.size(); ++i) pivots[i] = static_cast<int>(i) + 1;
+      return unpivoted_lu<T>(A);
+    }
     pivots.assign(static_cast<std::size_t>(A.rows()), 0);
     const double a_max = max_abs_entry<T>(A, false);
     const index info = lapack::getrf<T>(A, pivots.data());
     return {info, a_max > 0 ? max_abs_entry<T>(A, true) / a_max : 0.0};
   }
-  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override {
-    lapack::getrs<T>(Op::None, LU, pivots.data(), B);
+  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B, Op op) const override {
+    lapack::getrs<T>(op, LU, pivots.data(), B);
+  }
+  void butterflies(ConstMatrixView<T> r, Side side, Op op, MatrixView<T> X) const override {
+    apply_butterflies<T>(r, side, op, X);
   }
   void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const override {
     lapack::getri<T>(LU, pivots.data());

@@ -257,8 +257,9 @@ class Dense final : public kernels::Dense<T> {
   // with U^-1 by elimination: 9.3 against 9.6 ms at 2048, 23.9 against 24.1 ms at 4096, 71 against 67 ms
   // at 8192). Elimination on the triangle (GETS) beats cuSOLVER's trtri at every size (10.7 ms against
   // about 2 ms at 4096 on an H200), and the GETS pipeline cuSOLVER's potri for SPD inverses (0.142 s
-  // against 0.278 s at 16384, equal at 1024).
-  kernels::DensePreferences preferences() const override { return {8192, TriangularInverse::GETS}; }
+  // against 0.278 s at 16384, equal at 1024). Solves go to the randomized LU from the order where it
+  // was measured faster, refinement included (bench/results/h100/solve-rbt.json: 2.3 against 3.4 ms at 1024).
+  kernels::DensePreferences preferences() const override { return {8192, TriangularInverse::GETS, 1024}; }
   double norm1(ConstMatrixView<T> A) const override {
     if (A.empty()) return 0.0;
     Context& ctx = context_of(A.device());
@@ -366,19 +367,22 @@ class Dense final : public kernels::Dense<T> {
     check(cudaMemsetAsync(d_small, 0, 2 * sizeof(double), lane.stream), "cudaMemset");
     check(cudaMemsetAsync(d_zero, 0x7F, sizeof(int), lane.stream), "cudaMemset");  // 0x7F7F7F7F: none yet
     launch::max_abs(A.data(), n, n, ld, /*upper=*/false, d_small, lane.stream);
-    PhaseProfile profile(pivoting == Pivoting::Tournament ? "calu" : "getrf");
+    PhaseProfile profile(pivoting == Pivoting::Tournament ? "calu" : pivoting == Pivoting::Randomized ? "getrf, no pivoting" : "getrf");
     profile.begin("factor", lane.stream);
     int info = 0;
     if (pivoting == Pivoting::Tournament) {
       tournament_factor(ctx, A.data(), n, ld, d_piv, d_zero, profile);
     } else {
+      // Without a pivot array cuSOLVER factors without interchanges (Pivoting::Randomized): the panel has
+      // no search and runs 6x faster than with one at n = 4096 (docs/gpu-performance-notes.md).
+      std::int64_t* ipiv = pivoting == Pivoting::Randomized ? nullptr : d_piv;
       std::size_t dev_bytes = 0, host_bytes = 0;
       check(cusolverDnXgetrf_bufferSize(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld,
                                         blas::data_type<T>(), &dev_bytes, &host_bytes),
             "getrf workspace query");
       void* dev_work = ctx.scratch(Slot::solver, dev_bytes);
       void* host_work = ctx.host_scratch(host_bytes);
-      check(cusolverDnXgetrf(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld, d_piv,
+      check(cusolverDnXgetrf(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), ld, ipiv,
                              blas::data_type<T>(), dev_work, dev_bytes, host_work, host_bytes, ctx.info()),
             "getrf");
     }
@@ -395,17 +399,18 @@ class Dense final : public kernels::Dense<T> {
       for (std::size_t i = 0; i < p.size(); ++i) pivots[i] = static_cast<int>(p[i]) + 1;  // 0-based rows
     } else {
       info = read_back(ctx.info(), lane.stream);
-      for (std::size_t i = 0; i < p.size(); ++i) pivots[i] = static_cast<int>(p[i]);  // getrf's are 1-based
+      for (std::size_t i = 0; i < p.size(); ++i)  // getrf's are 1-based
+        pivots[i] = pivoting == Pivoting::Randomized ? static_cast<int>(i) + 1 : static_cast<int>(p[i]);
     }
     profile.report();
     return {info, maxima[0] > 0 ? maxima[1] / maxima[0] : 0.0};
   }
-  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const override {
+  void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B, Op op) const override {
     if (B.empty()) return;
     Context& ctx = context_of(LU.device());
     if (B.cols() > launch::kFewRhs) {  // enough columns for cuSOLVER's trsm to run at its product rate
       const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-      check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), CUBLAS_OP_N, LU.rows(), B.cols(), blas::data_type<T>(),
+      check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), op == Op::Transpose ? CUBLAS_OP_T : CUBLAS_OP_N, LU.rows(), B.cols(), blas::data_type<T>(),
                              LU.data(), ld_of(LU.ld()), d_piv, blas::data_type<T>(), B.data(), ld_of(B.ld()),
                              ctx.info()),
             "getrs");
@@ -415,10 +420,22 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t* perm = upload_permutation(ctx, pivots);
     PhaseProfile profile("lu solve");
     profile.begin("triangular solves (few right-hand sides)", ctx.main().stream);
-    lu_solve_few<T>(ctx, LU, pivots, perm, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()), Op::None);
+    lu_solve_few<T>(ctx, LU, pivots, perm, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()), op);
     profile.end("triangular solves (few right-hand sides)", ctx.main().stream);
     ctx.synchronize();
     profile.report();
+  }
+  void butterflies(ConstMatrixView<T> r, Side side, Op op, MatrixView<T> X) const override {
+    const bool left = side == Side::Left, ascending = left == (op == Op::Transpose);
+    const std::int64_t n = left ? X.rows() : X.cols(), other = left ? X.cols() : X.rows();
+    Context& ctx = context_of(X.device());
+    const int depth = static_cast<int>(r.cols());
+    for (int step = 0; step < depth; ++step) {
+      const int level = ascending ? step : depth - 1 - step;
+      launch::butterfly_level(r.data() + level * r.ld(), level, n, other, X.data(), ld_of(X.ld()), left,
+                              /*mix_first=*/ascending, ctx.main().stream);
+    }
+    ctx.synchronize();
   }
   void lu_inverse(MatrixView<T> A, const std::vector<int>& pivots) const override {
     const std::int64_t n = A.rows(), ld = ld_of(A.ld());

@@ -37,6 +37,41 @@ __global__ void set_diagonal_kernel(T* A, std::int64_t n, std::int64_t ld, T val
   for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) A[i + i * ld] = value;
 }
 
+// One thread per entry; the bottom entry of each pair is its top's thread's work. Rows run fastest in the
+// thread index either way, so a warp reads consecutive entries.
+template <class T>
+__global__ void butterfly_level_kernel(const T* r, int blocks, std::int64_t n, std::int64_t other, T* X,
+                                       std::int64_t ld, bool left, bool mix_first) {
+  const std::int64_t total = n * other;
+  const T half = static_cast<T>(0.70710678118654752440);
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t p = left ? idx % n : idx / other, e = left ? idx / n : idx % other;
+    std::int64_t start = 0, end = n;
+    for (int b = 0; b < blocks; ++b) {
+      const std::int64_t s = b * n / blocks, t = (b + 1) * n / blocks;
+      if (p >= s && p < t) start = s, end = t;
+    }
+    const std::int64_t m = end - start, h = m / 2;
+    T* x = left ? X + p + e * ld : X + e + p * ld;
+    if (p - start < h) {
+      T* y = left ? x + h : x + h * ld;
+      const T rx = r[p], ry = r[p + h];
+      if (mix_first) {
+        const T s = *x + *y, d = *x - *y;
+        *x = rx * s * half;
+        *y = ry * d * half;
+      } else {
+        const T a = rx * *x, c = ry * *y;
+        *x = (a + c) * half;
+        *y = (a - c) * half;
+      }
+    } else if (m % 2 != 0 && p == end - 1) {
+      *x *= r[p];
+    }
+  }
+}
+
 template <class T>
 __global__ void zero_triangle_kernel(T* A, std::int64_t n, std::int64_t ld, bool upper) {
   for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
@@ -366,6 +401,15 @@ void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t s
 }
 
 template <class T>
+void butterfly_level(const T* r, int level, std::int64_t n, std::int64_t other, T* X, std::int64_t ld, bool left,
+                     bool mix_first, cudaStream_t stream) {
+  if (n == 0 || other == 0) return;
+  butterfly_level_kernel<<<blocks_for(n * other), kThreads, 0, stream>>>(r, 1 << level, n, other, X, ld, left,
+                                                                         mix_first);
+  check_launch("butterfly_level");
+}
+
+template <class T>
 void copy_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, bool upper,
                    bool with_diagonal, cudaStream_t stream) {
   if (n == 0) return;
@@ -580,6 +624,8 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void scale_rows<T>(T*, std::int64_t, std::int64_t, std::int64_t, const double*, cudaStream_t);         \
   template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                 \
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
+  template void butterfly_level<T>(const T*, int, std::int64_t, std::int64_t, T*, std::int64_t, bool, bool,     \
+                                   cudaStream_t);                                                               \
   template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \
   template void copy_triangle<T>(const T*, std::int64_t, T*, std::int64_t, std::int64_t, bool, bool,             \
                                  cudaStream_t);                                                                 \

@@ -16,6 +16,12 @@ void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
 // A(i, i) := value.
 template <class T>
 void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t stream);
+// One level of a random butterfly (kernels::Dense::butterflies): level `level`'s blocks of 0..n-1, the pairs
+// of X's rows (left) or columns (right), r the level's n factors; mix_first: (x + y) r / sqrt2 rather than
+// (r x + r y) / sqrt2. `other`: X's columns (left) or rows (right).
+template <class T>
+void butterfly_level(const T* r, int level, std::int64_t n, std::int64_t other, T* X, std::int64_t ld, bool left,
+                     bool mix_first, cudaStream_t stream);
 // Zeroes the strict upper (upper = true) or strict lower triangle.
 template <class T>
 void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream);

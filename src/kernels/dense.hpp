@@ -24,7 +24,12 @@ struct DensePreferences {
   index gauss_jordan_from = std::numeric_limits<index>::max();
   // Triangular inverses (and the SPD inverse's L^-1): LAPACK's trtri, or elimination on the triangle.
   TriangularInverse triangles = TriangularInverse::Lapack;
+  // Solves of this order and above by the randomized LU (Method::RBT) instead of partial pivoting.
+  index randomized_solve_from = std::numeric_limits<index>::max();
 };
+
+// The random butterfly transform's depth (Pivoting::Randomized): two levels, as in MAGMA and SLATE.
+inline constexpr int kButterflyDepth = 2;
 
 // An LU factorization's result besides its factors.
 struct LuOutcome {
@@ -75,11 +80,21 @@ class Dense {
   virtual void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B) const = 0;
 
   // ---- LU with row pivoting (pivots 1-based, as LAPACK's ipiv, whichever the pivoting) ----
+  // Pivoting::Randomized factors A as it is, without interchanges (the caller has applied the
+  // butterflies): pivots come back as the identity, zero_pivot names the first exactly zero pivot.
   virtual LuOutcome lu_factor(MatrixView<T> A, std::vector<int>& pivots, Pivoting pivoting) const = 0;
-  virtual void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B) const = 0;
+  // B := op(A)^-1 B from the factors.
+  virtual void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B, Op op) const = 0;
   virtual void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const = 0;  // in place
   // Reciprocal condition estimate in the 1-norm (LAPACK's estimator), given ||A||_1.
   virtual double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>& pivots, double anorm) const = 0;
+
+  // Random butterfly transforms (Pivoting::Randomized). W = B_0 B_1 ... B_{d-1} with d = r.cols(): level l
+  // cuts 0..n-1 into 2^l consecutive blocks (block b starts at b n / 2^l, rounded down); in a block of m
+  // entries, entry i < m/2 pairs with i + m/2 (m/2 rounded down) through [r_i r_j; r_i -r_j] / sqrt(2),
+  // and the last entry of an odd block is scaled by its r. Column l of r holds level l's n factors.
+  // X := op(W) X (Side::Left, X has n rows) or X op(W) (Side::Right, X has n columns).
+  virtual void butterflies(ConstMatrixView<T> r, Side side, Op op, MatrixView<T> X) const = 0;
 
   // ---- Cholesky, lower factor ----
   virtual index cholesky_factor(MatrixView<T> A) const = 0;  // LAPACK's info: the failing minor

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cpu/norm_estimate.hpp"
+#include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -167,6 +168,102 @@ TYPED_TEST(Dense, TournamentOnAdversarialMatrices) {
     }
     if (!adv.growth_explodes) {
       EXPECT_EQ(lu.pivoting(), Pivoting::Tournament);
+    }
+  });
+}
+
+// The four ways of applying the butterflies W (kernels::Dense::butterflies) agree: W X = (X^T W^T)^T and
+// W^T X = (X^T W)^T, and W^T W is W's Gram matrix, near the identity (factors e^(+-0.05)).
+TYPED_TEST(Dense, ButterfliesAgreeFromEitherSide) {
+  using T = TypeParam;
+  const kernels::Dense<T>& dense = kernels::dense<T>(Device::cpu());
+  for (index n : {1, 2, 3, 7, 64, 101}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Matrix<T> r = random_uniform<T>(n, kernels::kButterflyDepth, testing::case_seed(40 + n));
+    Matrix<T> r_pos(n, kernels::kButterflyDepth);  // the factors are positive: 1.5 + u in [0.5, 2.5]
+    for (index j = 0; j < r.cols(); ++j)
+      for (index i = 0; i < n; ++i) r_pos(i, j) = T(1.5) + r(i, j);
+    Matrix<T> w = Matrix<T>::identity(n), wt = Matrix<T>::identity(n), w_right = Matrix<T>::identity(n),
+              wt_right = Matrix<T>::identity(n);
+    dense.butterflies(r_pos.view(), Side::Left, Op::None, w.view());            // W
+    dense.butterflies(r_pos.view(), Side::Left, Op::Transpose, wt.view());      // W^T
+    dense.butterflies(r_pos.view(), Side::Right, Op::None, w_right.view());     // W
+    dense.butterflies(r_pos.view(), Side::Right, Op::Transpose, wt_right.view());  // W^T
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) {
+        const double tolerance = 8 * eps<T>();
+        EXPECT_NEAR(w(i, j), w_right(i, j), tolerance);
+        EXPECT_NEAR(wt(i, j), wt_right(i, j), tolerance);
+        EXPECT_NEAR(w(i, j), wt(j, i), tolerance);
+      }
+  }
+}
+
+// Random butterflies, then LU without pivoting, then refinement: solutions as accurate as partial
+// pivoting's, inverses within the bound, the same determinant and a comparable rcond; orders that are
+// odd, prime or 1 exercise the butterflies' odd blocks.
+TYPED_TEST(Dense, RandomizedLUIsAsAccurateAsPartialPivoting) {
+  using T = TypeParam;
+  for (index n : {1, 2, 3, 37, 300, 1001}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const auto seed = testing::case_seed(60 + n);
+    LINV_TRACE_SEED(seed);
+    const Matrix<T> a = random_uniform<T>(n, n, seed);
+    const Matrix<T> b = random_uniform<T>(n, 3, seed + 1);
+    const LU<T> lu(a.view(), Pivoting::Randomized), partial(a.view());
+    ASSERT_EQ(lu.pivoting(), Pivoting::Randomized) << lu.fallback_reason();
+    try {  // refinement reaches partial pivoting's backward error, or says it could not
+      EXPECT_LE(scaled_residual_solve<T>(a.view(), lu.solve(b.view()).view(), b.view(), eps<T>()), kResidualThreshold);
+      EXPECT_LE(lu.refinement_steps(), LU<T>::kMaxRefinementSteps);
+    } catch (const NumericalError& e) {
+      EXPECT_TRUE(contains(e.what(), "refinement stalled")) << e.what();
+    }
+    // the inverse has no refinement: within the bound where inv() would take it
+    if (lu.growth() <= randomized_growth_limit()) {
+      EXPECT_LE(scaled_residual_inverse<T>(a.view(), lu.inverse().view(), eps<T>()), kResidualThreshold);
+    }
+    const Solution<T> inverse = inv<T>(a.view(), {.method = Method::RBT, .compute_residual = true,
+                                                   .allow_ill_conditioned = true});
+    EXPECT_LE(inverse.report.scaled_residual, kResidualThreshold) << "growth " << lu.growth();
+    // both determinants carry n eps cond of relative error
+    const double cond = 1 / partial.rcond();
+    EXPECT_EQ(lu.determinant().sign, partial.determinant().sign);
+    EXPECT_NEAR(lu.determinant().log_abs, partial.determinant().log_abs, 10 * n * eps<T>() * cond);
+    const LU<T> fresh(a.view(), Pivoting::Randomized);  // the estimate, not inverse()'s exact value
+    EXPECT_LE(fresh.rcond(), 10 * partial.rcond());
+    EXPECT_GE(fresh.rcond(), partial.rcond() / 10);
+    const Solution<T> s =
+        solve<T>(a.view(), b.view(), {.method = Method::RBT, .compute_residual = true, .allow_ill_conditioned = true});
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    if (s.report.method == Method::RBT) {
+      EXPECT_EQ(s.report.growth, lu.growth());
+    } else {  // refinement stalled (float32 at the larger orders): partial pivoting, said
+      EXPECT_EQ(s.report.method, Method::LU);
+      EXPECT_TRUE(contains(s.report.to_json(), "refinement stalled")) << s.report.to_json();
+    }
+  }
+}
+
+// The matrices that stress pivoting: every randomized result meets the residual bound, or it gave way to
+// partial pivoting and the report says so, or the matrix is singular to working precision and refused.
+TYPED_TEST(Dense, RandomizedLUOnAdversarialMatrices) {
+  using T = TypeParam;
+  testing::for_each_adversary<T>(35, [](const testing::Adversary&, index, const Matrix<T>& a, const Matrix<T>& b) {
+    std::optional<Solution<T>> solution;
+    try {
+      solution = solve<T>(a.view(), b.view(), {.method = Method::RBT, .compute_residual = true});
+    } catch (const SingularMatrix&) {
+      EXPECT_LT(LU<T>(a.view()).rcond(), 100 * eps<T>());
+      return;
+    }
+    const Solution<T>& s = *solution;
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    if (s.report.method == Method::LU) {
+      bool said = false;
+      for (const std::string& note : s.report.notes) said = said || contains(note, "partial pivoting");
+      EXPECT_TRUE(said);
+    } else {
+      EXPECT_EQ(s.report.method, Method::RBT);
     }
   });
 }

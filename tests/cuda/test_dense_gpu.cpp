@@ -237,6 +237,91 @@ TYPED_TEST(CudaDense, TournamentPivotsAreTheCpusAndSolveAccurately) {
   }
 }
 
+// The randomized LU on the GPU: the CPU's butterflies (one seed) and the same decision; solutions and
+// inverses within the bound, the determinant's sign and a comparable rcond; `auto` takes it for solves
+// from order 1024 and says how many refinement steps it took; a singular matrix is still refused.
+TYPED_TEST(CudaDense, RandomizedLUAgreesWithCpu) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  for (index n : {3, 37, 1001, 2050}) {
+    const auto seed = testing::case_seed(720 + n);
+    LINV_TRACE_SEED(seed);
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Matrix<T> A = random_uniform<T>(n, n, seed);
+    const Matrix<T> B = random_uniform<T>(n, 2, seed + 1);
+    const Matrix<T> gA = A.to(Device::cuda(0)), gB = B.to(Device::cuda(0));
+    const LU<T> cpu(A.view(), Pivoting::Randomized), gpu(gA.view(), Pivoting::Randomized), partial(A.view());
+    ASSERT_EQ(gpu.pivoting(), Pivoting::Randomized) << gpu.fallback_reason();
+    ASSERT_EQ(cpu.pivoting(), Pivoting::Randomized) << cpu.fallback_reason();
+    // the same butterflies make the same A_r; the factors then differ by rounding alone, which float32's
+    // small pivots (no pivoting keeps them) can amplify into a growth twice or half the CPU's
+    const double growth_tolerance = std::is_same_v<T, double> ? 1e-3 : 1.0;
+    EXPECT_NEAR(std::log(gpu.growth()), std::log(cpu.growth()), growth_tolerance);
+    try {  // refinement reaches partial pivoting's backward error, or says it could not (float32)
+      const Matrix<T> x = gpu.solve(gB.view()).to(Device::cpu());
+      EXPECT_LE(scaled_residual_solve<T>(A.view(), x.view(), B.view(), eps<T>()), kResidualThreshold);
+    } catch (const NumericalError& e) {
+      EXPECT_NE(std::string(e.what()).find("refinement stalled"), std::string::npos) << e.what();
+    }
+    const Solution<T> s = inv<T>(gA.view(), {.method = Method::RBT, .allow_ill_conditioned = true});
+    const Matrix<T> inverse = s.x.to(Device::cpu());
+    EXPECT_LE(std::min(scaled_residual_inverse<T>(A.view(), inverse.view(), eps<T>()),
+                       scaled_left_residual_inverse<T>(A.view(), inverse.view(), eps<T>())),
+              kResidualThreshold)
+        << "growth " << gpu.growth();
+    EXPECT_EQ(s.report.method, gpu.growth() <= randomized_growth_limit() ? Method::RBT : Method::LU);
+    EXPECT_EQ(gpu.determinant().sign, partial.determinant().sign);
+    const LU<T> fresh(gA.view(), Pivoting::Randomized);  // the estimate, not inverse()'s exact value
+    EXPECT_LE(fresh.rcond(), 10 * partial.rcond());
+    EXPECT_GE(fresh.rcond(), partial.rcond() / 10);
+  }
+  const index n = 1100;
+  const Matrix<T> A = random_uniform<T>(n, n, testing::case_seed(790));
+  const Matrix<T> B = random_uniform<T>(n, 1, testing::case_seed(791));
+  const Solution<T> s = solve<T>(A.to(Device::cuda(0)).view(), B.to(Device::cuda(0)).view(),
+                                 {.compute_residual = true, .allow_ill_conditioned = true});
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+  bool said = false;  // refined, or (float32) stalled and factored again
+  for (const std::string& note : s.report.notes)
+    said = said || note.find(s.report.method == Method::RBT ? "refined in" : "refinement stalled") != std::string::npos;
+  EXPECT_TRUE(said) << s.report.to_json();
+  if constexpr (std::is_same_v<T, double>) {
+    EXPECT_EQ(s.report.method, Method::RBT) << s.report.to_json();
+  }
+  Matrix<T> Z = random_uniform<T>(300, 300, testing::case_seed(792));
+  for (index i = 0; i < 300; ++i) Z(i, 270) = T(0);
+  const Matrix<T> b300 = Matrix<T>::copy_of(B.block(0, 0, 300, 1)).to(Device::cuda(0));
+  EXPECT_THROW((void)solve<T>(Z.to(Device::cuda(0)).view(), b300.view(),
+                              {.method = Method::RBT}),
+               SingularMatrix);
+}
+
+// The matrices that stress pivoting, randomized on the GPU: every result within the residual bound, or
+// partial pivoting again with a note, or the matrix refused as singular to working precision.
+TYPED_TEST(CudaDense, RandomizedLUOnAdversarialMatrices) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  testing::for_each_adversary<T>(490, [](const testing::Adversary&, index, const Matrix<T>& a, const Matrix<T>& b) {
+    std::optional<Solution<T>> solution;
+    try {
+      solution = solve<T>(a.to(Device::cuda(0)).view(), b.to(Device::cuda(0)).view(),
+                          {.method = Method::RBT, .compute_residual = true});
+    } catch (const SingularMatrix&) {
+      EXPECT_LT(LU<T>(a.view()).rcond(), 100 * eps<T>());
+      return;
+    }
+    const Solution<T>& s = *solution;
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    if (s.report.method == Method::LU) {
+      bool said = false;
+      for (const std::string& note : s.report.notes) said = said || note.find("partial pivoting") != std::string::npos;
+      EXPECT_TRUE(said);
+    } else {
+      EXPECT_EQ(s.report.method, Method::RBT);
+    }
+  });
+}
+
 TYPED_TEST(CudaDense, SmallSolveAgreesWithCpu) {
   REQUIRE_GPU();
   using T = TypeParam;
