@@ -16,7 +16,7 @@ constexpr const char* kMethodHelp =
     "if its growth factor passes 8 n^(2/3)), rbt (random butterfly transform, LU without pivoting, refinement "
     "against A: the fastest GPU solve; partial pivoting again if refinement stalls, or for an inverse if the "
     "growth passes 2e5), cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. auto picks triangular "
-    "for triangular input, cholesky for symmetric positive definite input, rbt for GPU solves of order 1024 and "
+    "for triangular input, cholesky for symmetric positive definite input, rbt for GPU solves of order 512 and "
     "above, lu otherwise";
 
 struct SolveArgs {

@@ -168,7 +168,8 @@ double tournament_growth_limit(index n);
 template <Real T>
 class LU {
  public:
-  explicit LU(ConstMatrixView<T> A, Pivoting pivoting = Pivoting::Partial);
+  // check_finite: refuse NaN / Inf in A with NonFiniteInput (a pass over A; off where the caller checked).
+  explicit LU(ConstMatrixView<T> A, Pivoting pivoting = Pivoting::Partial, bool check_finite = true);
 
   // The pivoting that made the factors: Partial when a tournament's growth or a zero pivot sent it back
   // (a randomized factorization goes back on a zero pivot only).

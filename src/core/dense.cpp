@@ -383,9 +383,9 @@ Determinant butterfly_determinant(ConstMatrixView<T> r) {
 }  // namespace
 
 template <Real T>
-LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting) : pivoting_(pivoting) {
+LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting_(pivoting) {
   require_square(A, "LU");
-  require_finite(A, "A");
+  if (check_finite) require_finite(A, "A");
   factors_ = Matrix<T>::copy_of(A);
   anorm_ = norm1(A);
   const kernels::Dense<T>& dense = dense_of(A);
@@ -427,10 +427,13 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting) : pivoting_(pivoting) {
 }
 
 // The LU that inv and solve use for `method` (LU, CALU or RBT), its pivoting and growth in the report.
+// Their callers applied the finiteness policy (SolveOptions::check_finite) already.
 template <Real T>
 LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
-  LU<T> lu(A, method == Method::CALU ? Pivoting::Tournament :
-              method == Method::RBT  ? Pivoting::Randomized : Pivoting::Partial);
+  LU<T> lu(A,
+           method == Method::CALU ? Pivoting::Tournament :
+           method == Method::RBT  ? Pivoting::Randomized : Pivoting::Partial,
+           /*check_finite=*/false);
   r.growth = lu.growth();
   if (!lu.fallback_reason().empty()) {
     r.method = Method::LU;

@@ -258,8 +258,9 @@ class Dense final : public kernels::Dense<T> {
   // at 8192). Elimination on the triangle (GETS) beats cuSOLVER's trtri at every size (10.7 ms against
   // about 2 ms at 4096 on an H200), and the GETS pipeline cuSOLVER's potri for SPD inverses (0.142 s
   // against 0.278 s at 16384, equal at 1024). Solves go to the randomized LU from the order where it
-  // was measured faster, refinement included (bench/results/h100/solve-rbt.json: 2.3 against 3.4 ms at 1024).
-  kernels::DensePreferences preferences() const override { return {8192, TriangularInverse::GETS, 1024}; }
+  // was measured faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at
+  // 512, 1.3 against 1.0 ms at 256).
+  kernels::DensePreferences preferences() const override { return {8192, TriangularInverse::GETS, 512}; }
   double norm1(ConstMatrixView<T> A) const override {
     if (A.empty()) return 0.0;
     Context& ctx = context_of(A.device());
@@ -430,6 +431,12 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = left ? X.rows() : X.cols(), other = left ? X.cols() : X.rows();
     Context& ctx = context_of(X.device());
     const int depth = static_cast<int>(r.cols());
+    if (depth == 2 && n % 4 == 0) {  // half the memory traffic of a pass per level
+      launch::butterfly_two_levels(r.data(), r.ld(), n, other, X.data(), ld_of(X.ld()), left, ascending,
+                                   ctx.main().stream);
+      ctx.synchronize();
+      return;
+    }
     for (int step = 0; step < depth; ++step) {
       const int level = ascending ? step : depth - 1 - step;
       launch::butterfly_level(r.data() + level * r.ld(), level, n, other, X.data(), ld_of(X.ld()), left,

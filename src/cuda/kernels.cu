@@ -73,6 +73,57 @@ __global__ void butterfly_level_kernel(const T* r, int blocks, std::int64_t n, s
 }
 
 template <class T>
+__device__ __forceinline__ void butterfly_pair(T& x, T& y, T rx, T ry, bool mix_first) {
+  const T half = static_cast<T>(0.70710678118654752440);
+  if (mix_first) {
+    const T s = x + y, d = x - y;
+    x = rx * s * half;
+    y = ry * d * half;
+  } else {
+    const T a = rx * x, c = ry * y;
+    x = (a + c) * half;
+    y = (a - c) * half;
+  }
+}
+
+// One thread per quadruple: four loads, both levels in registers, four stores (half the memory traffic
+// of a pass per level).
+template <class T>
+__global__ void butterfly_two_levels_kernel(const T* r, std::int64_t ld_r, std::int64_t n, std::int64_t other, T* X,
+                                            std::int64_t ld, bool left, bool ascending) {
+  const std::int64_t q = n / 4, total = q * other;
+  const T* r0 = r;
+  const T* r1 = r + ld_r;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t i = left ? idx % q : idx / other, e = left ? idx / q : idx % other;
+    const std::int64_t step = left ? q : q * ld;
+    T* x = left ? X + i + e * ld : X + e + i * ld;
+    T v0 = x[0], v1 = x[step], v2 = x[2 * step], v3 = x[3 * step];
+    const std::int64_t i1 = i + q, i2 = i + 2 * q, i3 = i + 3 * q;
+    auto level0 = [&] {
+      butterfly_pair(v0, v2, r0[i], r0[i2], ascending);
+      butterfly_pair(v1, v3, r0[i1], r0[i3], ascending);
+    };
+    auto level1 = [&] {
+      butterfly_pair(v0, v1, r1[i], r1[i1], ascending);
+      butterfly_pair(v2, v3, r1[i2], r1[i3], ascending);
+    };
+    if (ascending) {
+      level0();
+      level1();
+    } else {
+      level1();
+      level0();
+    }
+    x[0] = v0;
+    x[step] = v1;
+    x[2 * step] = v2;
+    x[3 * step] = v3;
+  }
+}
+
+template <class T>
 __global__ void zero_triangle_kernel(T* A, std::int64_t n, std::int64_t ld, bool upper) {
   for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
     for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
@@ -410,6 +461,15 @@ void butterfly_level(const T* r, int level, std::int64_t n, std::int64_t other, 
 }
 
 template <class T>
+void butterfly_two_levels(const T* r, std::int64_t ld_r, std::int64_t n, std::int64_t other, T* X, std::int64_t ld,
+                          bool left, bool ascending, cudaStream_t stream) {
+  if (n == 0 || other == 0) return;
+  butterfly_two_levels_kernel<<<blocks_for(n / 4 * other), kThreads, 0, stream>>>(r, ld_r, n, other, X, ld, left,
+                                                                                  ascending);
+  check_launch("butterfly_two_levels");
+}
+
+template <class T>
 void copy_triangle(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, bool upper,
                    bool with_diagonal, cudaStream_t stream) {
   if (n == 0) return;
@@ -626,6 +686,8 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void butterfly_level<T>(const T*, int, std::int64_t, std::int64_t, T*, std::int64_t, bool, bool,     \
                                    cudaStream_t);                                                               \
+  template void butterfly_two_levels<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*, std::int64_t,   \
+                                        bool, bool, cudaStream_t);                                              \
   template void zero_triangle<T>(T*, std::int64_t, std::int64_t, bool, cudaStream_t);                           \
   template void copy_triangle<T>(const T*, std::int64_t, T*, std::int64_t, std::int64_t, bool, bool,             \
                                  cudaStream_t);                                                                 \

@@ -22,6 +22,12 @@ void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t s
 template <class T>
 void butterfly_level(const T* r, int level, std::int64_t n, std::int64_t other, T* X, std::int64_t ld, bool left,
                      bool mix_first, cudaStream_t stream);
+// Both levels of a depth-2 butterfly in one pass, for n divisible by 4 (the levels' pairs then close over
+// quadruples i, i + n/4, i + n/2, i + 3n/4): levels 0 then 1 with mix_first when `ascending`, else 1 then 0
+// scaling first. r: the two levels' factors, column l at r + l * ld_r.
+template <class T>
+void butterfly_two_levels(const T* r, std::int64_t ld_r, std::int64_t n, std::int64_t other, T* X, std::int64_t ld,
+                          bool left, bool ascending, cudaStream_t stream);
 // Zeroes the strict upper (upper = true) or strict lower triangle.
 template <class T>
 void zero_triangle(T* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream);
