@@ -51,8 +51,9 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
     a : array_like, shape (n, n) or (..., n, n)
         The matrix, or a stack of matrices over any leading dimensions (as numpy.linalg.inv).
     method : str
-        For one matrix: auto, lu, calu, cholesky, gauss-jordan, cholesky-gets, triangular (as the
-        `linv inv` command). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
+        For one matrix: auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, triangular (as the
+        `linv inv` command; rbt, random butterflies and LU without pivoting, is for solves: an inverse
+        takes it only where its growth stays small). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
         per matrix on the CPU, Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one
         by one through the dense routine): there only "auto" is accepted.
     precision : {"native", "mixed"}
@@ -157,7 +158,8 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
         As numpy.linalg.solve in NumPy 2: b is a vector only when it is 1-D; otherwise its last two
         dimensions are (n, k) and its leading dimensions broadcast against a's.
     method, device, check, report, singular
-        As for `inv`. check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays
+        As for `inv`; on a GPU, auto solves general matrices of order 512 and up by rbt (random butterflies,
+        LU without pivoting, refinement against a: the report's notes say how many steps). check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays
         (one matrix a, b of shape (n,) or (n, k)) stay on their GPU; a and b are made column-major there
         by their own framework when they are not.
 

@@ -80,7 +80,7 @@ PhaseProfile::~PhaseProfile() {
 
 void PhaseProfile::begin(const char* phase, cudaStream_t stream) {
   if (!enabled_) return;
-  Interval i{phase, nullptr, nullptr};
+  Interval i{phase, nullptr, nullptr, false};
   check(cudaEventCreate(&i.start), "cudaEventCreate");
   check(cudaEventCreate(&i.stop), "cudaEventCreate");
   check(cudaEventRecord(i.start, stream), "cudaEventRecord");
@@ -92,6 +92,7 @@ void PhaseProfile::end(const char* phase, cudaStream_t stream) {
   for (auto it = intervals_.rbegin(); it != intervals_.rend(); ++it)
     if (std::string(it->phase) == phase) {
       check(cudaEventRecord(it->stop, stream), "cudaEventRecord");
+      it->ended = true;
       return;
     }
 }
@@ -100,6 +101,9 @@ void PhaseProfile::report() {
   if (!enabled_) return;
   std::vector<std::pair<std::string, double>> totals;
   for (const Interval& i : intervals_) {
+    if (!i.ended) continue;
+    // a caller that synchronised before end() recorded the stop has not waited for it: "device not ready"
+    check(cudaEventSynchronize(i.stop), "cudaEventSynchronize");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, i.start, i.stop), "cudaEventElapsedTime");
     auto it = std::find_if(totals.begin(), totals.end(), [&](const auto& t) { return t.first == i.phase; });

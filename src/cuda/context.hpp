@@ -56,12 +56,15 @@ class PhaseProfile {
   PhaseProfile& operator=(const PhaseProfile&) = delete;
   void begin(const char* phase, cudaStream_t stream);
   void end(const char* phase, cudaStream_t stream);
-  void report();  // call after synchronising
+  // Waits for each phase's end and prints the totals; a phase that was begun but never ended (an early
+  // return on a fallback path) is left out.
+  void report();
 
  private:
   struct Interval {
     const char* phase;
     cudaEvent_t start, stop;
+    bool ended;
   };
   const char* what_;
   bool enabled_;
