@@ -139,20 +139,14 @@ struct Determinant {
 //    with probability 1, and A_r is factored without pivoting: the panel has no search, so a GPU runs the
 //    factorization at the rate of its matrix products (6x cuSOLVER's partial pivoting at n = 4096 on an
 //    H100). Its growth is larger than partial pivoting's (1e4-1e5 on random matrices of order 4096), so
-//    solve() refines against A in working precision until the backward error is partial pivoting's, and
-//    LU falls back to partial pivoting past randomized_growth_limit. The butterflies come from a fixed
+//    solve() and inverse() refine against A in working precision until the backward error is partial
+//    pivoting's (inverse() solves against the identity: the growth bounds neither U's nor L's error, and
+//    without refinement an inverse's residual was measured up to 114 times the bound), and say when they
+//    cannot; inv() and solve() then fall back to partial pivoting. The butterflies come from a fixed
 //    seed: the same A gives the same factors on every run and device. The factors and pivots (the
 //    identity) are A_r's; LU keeps a copy of A (n^2 more elements) for the refinement.
 enum class Pivoting { Partial, Tournament, Randomized };
 std::string_view to_string(Pivoting p);  // "partial", "tournament", "randomized"
-
-// The growth factor max|U| / max|A_r| past which inv() does not use a randomized factorization (its
-// inverse has no refinement): the scaled residual of the inverse was measured at 5e-5 to 3.5e-4 times the
-// growth (orders 1001 to 4096; growth 5.9e5 gave 206), so this limit keeps it near 3, a tenth of the bound
-// of 30 that every linv inverse meets. Growth is heavy-tailed without pivoting (1e4-1e6 on random
-// matrices of order 1000-4000), so inverses often fall back: the randomized LU is for solves, which are
-// judged by their refinement instead.
-double randomized_growth_limit();
 
 // The growth factor max|U| / max|A| past which a tournament-pivoted factorization is redone with partial
 // pivoting: n^(2/3) is typical for partial pivoting on random matrices (Trefethen and Schreiber 1990)
@@ -192,7 +186,8 @@ class LU {
   // backward error partial pivoting reaches; refinement_steps() says how many steps the last solve took.
   Matrix<T> solve(ConstMatrixView<T> B) const;
   int refinement_steps() const noexcept { return refinement_steps_; }
-  // A^-1. From a randomized factorization its residual grows with growth() (randomized_growth_limit).
+  // A^-1. From a randomized factorization: solve() against the identity, refined as solve() is (n^3 more
+  // flops a step), throwing NumericalError as it does.
   Matrix<T> inverse() const;
   static constexpr int kMaxRefinementSteps = 5;
   const Matrix<T>& factors() const noexcept { return factors_; }  // L (unit, below) and U (on and above)

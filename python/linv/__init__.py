@@ -52,8 +52,8 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
         The matrix, or a stack of matrices over any leading dimensions (as numpy.linalg.inv).
     method : str
         For one matrix: auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, triangular (as the
-        `linv inv` command; rbt, random butterflies and LU without pivoting, is for solves: an inverse
-        takes it only where its growth stays small). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
+        `linv inv` command; rbt, random butterflies and LU without pivoting, is for solves: its inverse is a
+        refined solve against the identity, slower than lu's at large orders). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
         per matrix on the CPU, Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one
         by one through the dense routine): there only "auto" is accepted.
     precision : {"native", "mixed"}

@@ -344,7 +344,6 @@ std::string_view to_string(Pivoting p) {
 
 double tournament_growth_limit(index n) { return std::max(64.0, 8.0 * std::pow(static_cast<double>(n), 2.0 / 3.0)); }
 
-double randomized_growth_limit() { return 1e4; }
 
 namespace {
 
@@ -536,13 +535,12 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
 template <Real T>
 Matrix<T> LU<T>::inverse() const {
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU inverse");
-  Matrix<T> x = factors_.clone();
-  const kernels::Dense<T>& dense = dense_of<T>(x);
-  dense.lu_inverse(x.view(), pivots_);
-  if (pivoting_ == Pivoting::Randomized) {  // A^-1 = V A_r^-1 U^T
-    const index n = size(), d = kernels::kButterflyDepth;
-    dense.butterflies(butterflies_.block(0, d, n, d), Side::Left, Op::None, x.view());
-    dense.butterflies(butterflies_.block(0, 0, n, d), Side::Right, Op::Transpose, x.view());
+  Matrix<T> x;
+  if (pivoting_ == Pivoting::Randomized) {
+    x = solve(Matrix<T>::identity(size()).to(factors_.device()));
+  } else {
+    x = factors_.clone();
+    dense_of<T>(x).lu_inverse(x.view(), pivots_);
   }
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
   require_finite_rcond(rcond_, smallest_diagonal<T>(factors_), "LU inverse overflowed");
@@ -672,14 +670,18 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
         LU<T> lu = factor_lu(A, c.method, r);
-        if (lu.pivoting() == Pivoting::Randomized && !(lu.growth() <= randomized_growth_limit())) {
-          r.notes.push_back(fmt::format("the randomized factorization grew the entries {:.3g}-fold (limit {:.3g} for an "
-                                        "inverse, which has no refinement): factored again with partial pivoting",
-                                        lu.growth(), randomized_growth_limit()));
+        try {
+          out.x = lu.inverse();
+          if (lu.pivoting() == Pivoting::Randomized)
+            r.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
+                                          lu.refinement_steps()));
+        } catch (const NumericalError& stalled) {  // a randomized factorization's refinement stalled
+          if (lu.pivoting() != Pivoting::Randomized) throw;
+          r.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
           lu = factor_lu(A, Method::LU, r);
           r.method = Method::LU;
+          out.x = lu.inverse();
         }
-        out.x = lu.inverse();
         r.rcond = lu.rcond();
         smallest = smallest_diagonal<T>(lu.factors());
         break;

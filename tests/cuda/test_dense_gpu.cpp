@@ -296,7 +296,9 @@ TYPED_TEST(CudaDense, RandomizedLUAgreesWithCpu) {
                        scaled_left_residual_inverse<T>(A.view(), inverse.view(), eps<T>())),
               kResidualThreshold)
         << "growth " << gpu.growth();
-    EXPECT_EQ(s.report.method, gpu.growth() <= randomized_growth_limit() ? Method::RBT : Method::LU);
+    if constexpr (std::is_same_v<T, double>) {  // float32's refinement may stall and fall back, said
+      EXPECT_EQ(s.report.method, Method::RBT) << s.report.to_json();
+    }
     EXPECT_EQ(gpu.determinant().sign, partial.determinant().sign);
     const LU<T> fresh(gA.view(), Pivoting::Randomized);  // the estimate, not inverse()'s exact value
     // comparable where the factors carry digits: growth eps well below rcond (float32 at order 2050 has
