@@ -25,7 +25,8 @@ enum class Precision {
 
 // The factorization's precision under Precision::Mixed. Auto: float32 where the device factors float32
 // faster than float64, otherwise float64 itself (GPUs with float64 at half float32's rate or better, such
-// as the H100, where the LU's panels bound both precisions alike: refinement would only add time); the
+// as the H100, where the LU's panels bound both precisions alike: refinement would only add time), by the
+// method a native solve takes (the randomized LU for general matrices from order 512 on such a GPU); the
 // report says which. Float32 everywhere; the others on a CUDA GPU only, as LU with float32 storage and
 // tensor-core updates in that format (cuSOLVER's IRS solver). They converge only where their unit
 // roundoff times cond(A) stays well below 1 (TF32 and Float16 keep 11 significant bits, BFloat16 8):

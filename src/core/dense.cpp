@@ -147,8 +147,9 @@ void require_supported(const SolveOptions& o, Method m) {
   if (p != Precision::Mixed) return;
   if constexpr (!std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give a float64 matrix");
-  if (m != Method::LU && m != Method::Cholesky)
-    throw InvalidArgument(fmt::format("mixed precision is available with the lu and cholesky methods, not {}", to_string(m)));
+  if (m != Method::LU && m != Method::RBT && m != Method::Cholesky)
+    throw InvalidArgument(
+        fmt::format("mixed precision is available with the lu, rbt and cholesky methods, not {}", to_string(m)));
 }
 
 double default_tolerance(index n, double epsilon) { return static_cast<double>(std::max<index>(n, 16)) * epsilon; }
@@ -158,9 +159,28 @@ double default_tolerance(index n, double epsilon) { return static_cast<double>(s
 // stall; on a GPU cuSOLVER's IRS solver for LU and dsposv's refinement for Cholesky). When refinement
 // cannot reach float64's backward error, A is factored in float64 instead, the report says so, and that
 // factorization is checked for singularity to working precision like any other.
-// X from a float64 factorization (LU or Cholesky), its rcond and smallest pivot in the report.
-Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, bool cholesky, Report& report) {
-  if (cholesky) {
+// X from a float64 factorization (LU, randomized LU or Cholesky: `m`), its rcond and smallest pivot in the
+// report. A randomized LU whose refinement stalls gives way to partial pivoting, said.
+Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, Report& report) {
+  if (m == Method::RBT) {
+    const LU<double> lu(A, Pivoting::Randomized, /*check_finite=*/false);
+    if (lu.pivoting() == Pivoting::Randomized) {
+      report.rcond = lu.rcond();
+      try {
+        Matrix<double> x = lu.solve(B);
+        report.growth = lu.growth();
+        report.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
+                                           lu.refinement_steps()));
+        return x;
+      } catch (const NumericalError& stalled) {
+        report.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
+      }
+    } else {
+      report.notes.push_back(lu.fallback_reason() + ": factored again with partial pivoting");
+    }
+    report.method = Method::LU;
+  }
+  if (m == Method::Cholesky) {
     const Cholesky<double> chol(A);  // NotPositiveDefinite names the failing minor
     report.rcond = chol.rcond();
     report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
@@ -186,7 +206,7 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
       report.notes.push_back(fmt::format("mixed precision: {}; factored in float64 (--factor float32 refines from "
                                          "float32 anyway)",
                                          why));
-      return float64_solve(A, B, cholesky, report);
+      return float64_solve(A, B, m, report);
     }
     low = FactorPrecision::Float32;
     report.precision = precision_name("", Precision::Mixed, low);
@@ -194,6 +214,10 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   if (low != FactorPrecision::Float32 && cholesky)
     throw InvalidArgument(fmt::format("a {} factorization is available for LU only; Cholesky refines from float32",
                                       to_string(low)));
+  if (m == Method::RBT) {  // lower-precision factors are the device mixed family's, with partial pivoting
+    report.method = Method::LU;
+    report.method_reason = fmt::format("a {} factorization is LU with partial pivoting", to_string(low));
+  }
   Matrix<double> x = Matrix<double>::uninitialized(n, B.cols(), A.device());
   const kernels::MixedOutcome r = kernels::mixed(A.device()).solve(A, B, x.view(), cholesky, low);
   report.iterations = r.iterations;
@@ -210,7 +234,7 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
   report.stop = StopReason::FellBack;
   report.iterations = 0;
   report.backward_error = std::numeric_limits<double>::quiet_NaN();
-  return float64_solve(A, B, cholesky, report);
+  return float64_solve(A, B, m, report);
 }
 
 // Factors A for the Cholesky methods. Under Method::Auto an indefinite matrix is no error: it returns
@@ -251,7 +275,7 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
       report.method_reason = c.reason;
     }
   }
-  return mixed_solve(A, B, Method::LU, low, report);
+  return mixed_solve(A, B, c.method == Method::RBT ? Method::RBT : Method::LU, low, report);
 }
 
 // A triangle's rcond (LAPACK's estimate, before any inversion work); an exact zero on the diagonal is

@@ -249,6 +249,22 @@ TYPED_TEST(Dense, RandomizedLUIsAsAccurateAsPartialPivoting) {
   }
 }
 
+// Mixed precision takes method rbt: float64-accurate either way, by the randomized LU where the device
+// factors in float64, else from float32 LU factors (partial pivoting, said).
+TEST(DenseMixed, AcceptsTheRandomizedMethod) {
+  const index n = 150;
+  const Matrix<double> a = random_uniform<double>(n, n, testing::case_seed(70));
+  const Matrix<double> b = random_uniform<double>(n, 2, testing::case_seed(71));
+  const Solution<double> s = solve<double>(
+      a.view(), b.view(), {.method = Method::RBT, .precision = Precision::Mixed, .compute_residual = true});
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+  if (s.report.method == Method::LU) {
+    EXPECT_TRUE(contains(s.report.method_reason + s.report.to_json(), "partial pivoting")) << s.report.to_json();
+  } else {
+    EXPECT_EQ(s.report.method, Method::RBT);
+  }
+}
+
 // The matrices that stress pivoting: every randomized result meets the residual bound, or it gave way to
 // partial pivoting and the report says so, or the matrix is singular to working precision and refused.
 TYPED_TEST(Dense, RandomizedLUOnAdversarialMatrices) {

@@ -533,6 +533,29 @@ TYPED_TEST(CudaDense, SmallTriangularAndProducts) {
 
 // Mixed precision on the GPU reaches float64's backward error, or falls back to a float64
 // factorization and says so; it never returns a lower-precision answer as if it were float64.
+// From order 512 a GPU solve of a general matrix is the randomized LU's; mixed precision keeps it where the
+// device factors in float64 anyway, and a named lower-precision factor is LU with partial pivoting, said.
+TEST(CudaMixed, LargeGeneralMatricesKeepTheRandomizedSolve) {
+  REQUIRE_GPU();
+  const index n = 600;
+  const Matrix<double> A = generate<double>(MatrixKind::Band, n, {.seed = testing::case_seed(1500)});
+  const Matrix<double> B = random_uniform<double>(n, 2, testing::case_seed(1501));
+  const Matrix<double> gA = A.to(Device::cuda(0)), gB = B.to(Device::cuda(0));
+  const Solution<double> native = solve<double>(gA.view(), gB.view(), {.compute_residual = true});
+  EXPECT_EQ(native.report.method, Method::RBT) << native.report.to_json();
+  const Solution<double> mixed =
+      solve<double>(gA.view(), gB.view(), {.precision = Precision::Mixed, .compute_residual = true});
+  EXPECT_LE(mixed.report.scaled_residual, kResidualThreshold);
+  const bool float64_here = !kernels::mixed(Device::cuda(0)).float64_is_as_fast(Device::cuda(0)).empty();
+  EXPECT_EQ(mixed.report.method, float64_here ? Method::RBT : Method::LU) << mixed.report.to_json();
+  const Solution<double> tf32 = solve<double>(
+      gA.view(), gB.view(),
+      {.precision = Precision::Mixed, .factor_precision = FactorPrecision::TF32, .compute_residual = true});
+  EXPECT_LE(tf32.report.scaled_residual, kResidualThreshold);
+  EXPECT_EQ(tf32.report.method, Method::LU) << tf32.report.to_json();
+  EXPECT_TRUE(testing::contains(tf32.report.method_reason, "partial pivoting")) << tf32.report.method_reason;
+}
+
 TEST(CudaMixed, RefinesToDoubleOrFallsBackVisibly) {
   REQUIRE_GPU();
   enum class Expect { Converges, FallsBack, Either };
