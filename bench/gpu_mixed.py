@@ -84,14 +84,15 @@ def main():
     # "mixed" is what users get (the device's choice: float64 factors where float32 is no faster);
     # "mixed:float32" forces cuSOLVER's IRS from float32 factors
     precisions = ["mixed", "mixed:float32", "mixed:tf32", "mixed:bf16", "double"]
-    # (precision, method): every precision by LU with partial pivoting, and float64 by tournament pivoting
-    # and by the randomized LU (random butterflies, no pivoting, refinement)
-    cases = [(p, "lu") for p in precisions] + [("double", "calu"), ("double", "rbt")]
+    # (precision, method): every precision by LU with partial pivoting, float64 by tournament pivoting and by
+    # the randomized LU (random butterflies, no pivoting, refinement), and what auto gives each precision
+    cases = [(p, "lu") for p in precisions] + [("double", "calu"), ("double", "rbt"), ("double", "auto"),
+                                               ("mixed", "auto")]
 
     with tempfile.TemporaryDirectory(prefix="linv-mixed-") as tmp:
         linv_json = os.path.join(tmp, "linv.json")
         cmd = [args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.sizes, "--precisions",
-               ",".join(precisions), "--methods", "lu,calu,rbt", "--repeats", str(args.repeats), "--json", linv_json]
+               ",".join(precisions), "--methods", "lu,calu,rbt,auto", "--repeats", str(args.repeats), "--json", linv_json]
         linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
         irs_binary = args.irs or os.path.join(os.path.dirname(os.path.abspath(args.linv)), "peer_cusolver_irs")
         irs_rows, irs_failure = cusolver_irs(irs_binary, args.sizes, args.repeats, tmp)
@@ -126,7 +127,7 @@ def main():
                              "linv_notes": lr.get("notes"), "linv_s_all": lr.get("seconds_all"),
                              "peer_s_all": peer.get("seconds_all")})
     irs_all = [dict(r, label=label) for (n, label), r in sorted(irs_rows.items())]
-    target = next((r for r in rows if r["n"] == 16384 and r["case"].endswith("linv mixed")
+    target = next((r for r in rows if r["n"] == 16384 and r["case"].endswith("linv mixed auto")
                    and r["peer"].startswith("torch")), None)
     targets = []
     if target:

@@ -169,6 +169,7 @@ Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> 
       try {
         Matrix<double> x = lu.solve(B);
         report.growth = lu.growth();
+        report.iterations = lu.refinement_steps();
         report.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
                                            lu.refinement_steps()));
         return x;

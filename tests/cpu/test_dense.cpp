@@ -226,10 +226,13 @@ TYPED_TEST(Dense, RandomizedLUIsAsAccurateAsPartialPivoting) {
     const Solution<T> inverse = inv<T>(a.view(), {.method = Method::RBT, .compute_residual = true,
                                                    .allow_ill_conditioned = true});
     EXPECT_LE(inverse.report.scaled_residual, kResidualThreshold) << "growth " << lu.growth();
-    // both determinants carry n eps cond of relative error
-    const double cond = 1 / partial.rcond();
-    EXPECT_EQ(lu.determinant().sign, partial.determinant().sign);
-    EXPECT_NEAR(lu.determinant().log_abs, partial.determinant().log_abs, 10 * n * eps<T>() * cond);
+    // the determinants carry n eps cond (times the growth, without pivoting) of relative error: compared
+    // where that is small (float32 at order 1001 is not: one run's signs differed)
+    const double cond = 1 / partial.rcond(), error = 10 * n * eps<T>() * cond * std::max(1.0, lu.growth());
+    if (error < 0.1) {
+      EXPECT_EQ(lu.determinant().sign, partial.determinant().sign);
+      EXPECT_NEAR(lu.determinant().log_abs, partial.determinant().log_abs, error);
+    }
     const LU<T> fresh(a.view(), Pivoting::Randomized);  // the estimate, not inverse()'s exact value
     // comparable where the factors carry digits: growth eps well below rcond (float32 at order 2050 has
     // rcond 3e-7 and growth 4e4, and its estimate came out 10x low)

@@ -299,7 +299,9 @@ TYPED_TEST(CudaDense, RandomizedLUAgreesWithCpu) {
     if constexpr (std::is_same_v<T, double>) {  // float32's refinement may stall and fall back, said
       EXPECT_EQ(s.report.method, Method::RBT) << s.report.to_json();
     }
-    EXPECT_EQ(gpu.determinant().sign, partial.determinant().sign);
+    if (10 * n * eps<T>() * std::max(1.0, gpu.growth()) / partial.rcond() < 0.1) {  // a sign that is known
+      EXPECT_EQ(gpu.determinant().sign, partial.determinant().sign);
+    }
     const LU<T> fresh(gA.view(), Pivoting::Randomized);  // the estimate, not inverse()'s exact value
     // comparable where the factors carry digits: growth eps well below rcond (float32 at order 2050 has
     // rcond 3e-7 and growth 4e4, and its estimate came out 10x low)
