@@ -18,6 +18,10 @@
 #include "linv/errors.hpp"
 
 namespace linv {
+
+template <Real T>
+LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r);  // below, with LU
+
 namespace {
 
 template <Real T>
@@ -163,7 +167,7 @@ double default_tolerance(index n, double epsilon) { return static_cast<double>(s
 // report. A randomized LU whose refinement stalls gives way to partial pivoting, said.
 Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, Report& report) {
   if (m == Method::RBT) {
-    const LU<double> lu(A, Pivoting::Randomized, /*check_finite=*/false);
+    const LU<double> lu = judgeable(LU<double>(A, Pivoting::Randomized, /*check_finite=*/false), A, report);
     if (lu.pivoting() == Pivoting::Randomized) {
       report.rcond = lu.rcond();
       try {
@@ -176,7 +180,7 @@ Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> 
       } catch (const NumericalError& stalled) {
         report.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
       }
-    } else {
+    } else if (!lu.fallback_reason().empty()) {  // judgeable() has said why otherwise
       report.notes.push_back(lu.fallback_reason() + ": factored again with partial pivoting");
     }
     report.method = Method::LU;
@@ -466,6 +470,23 @@ LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
   return lu;
 }
 
+// A randomized factorization's condition estimate is only as good as its factors, whose backward error
+// is about n eps growth: a matrix closer than that to a singular one (a zero column, once the butterflies
+// have mixed it, no longer shows as a zero pivot) is judged by partial pivoting instead, which finds exact
+// zero pivots and estimates from stable factors. Returns the factorization to use, with a note when it
+// changed.
+template <Real T>
+LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r) {
+  if (lu.pivoting() != Pivoting::Randomized) return lu;
+  const double floor = static_cast<double>(lu.size()) * eps<T>() * std::max(1.0, lu.growth());
+  if (lu.rcond() >= floor) return lu;
+  r.notes.push_back(fmt::format("the randomized factorization cannot judge this matrix (rcond estimate {:.3g} below "
+                                "n eps growth = {:.3g}): factored again with partial pivoting",
+                                lu.rcond(), floor));
+  r.method = Method::LU;
+  return factor_lu(A, Method::LU, r);
+}
+
 template <Real T>
 Matrix<T> LU<T>::apply_inverse(ConstMatrixView<T> B, Op op) const {
   const kernels::Dense<T>& dense = dense_of<T>(factors_);
@@ -694,7 +715,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         break;
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
-        LU<T> lu = factor_lu(A, c.method, r);
+        LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
         try {
           out.x = lu.inverse();
           if (lu.pivoting() == Pivoting::Randomized)
@@ -798,7 +819,7 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         break;
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
-        const LU<T> lu = factor_lu(A, c.method, r);
+        const LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
         judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
         if (lu.pivoting() != Pivoting::Randomized) {
           out.x = lu.solve(B);
