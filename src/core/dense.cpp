@@ -19,8 +19,13 @@
 
 namespace linv {
 
+// Below, with LU.
 template <Real T>
-LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r);  // below, with LU
+LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r);
+template <Real T>
+LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r);
+template <Real T, class Use>
+Matrix<T> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use);
 
 namespace {
 
@@ -167,23 +172,10 @@ double default_tolerance(index n, double epsilon) { return static_cast<double>(s
 // report. A randomized LU whose refinement stalls gives way to partial pivoting, said.
 Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, Report& report) {
   if (m == Method::RBT) {
-    const LU<double> lu = judgeable(LU<double>(A, Pivoting::Randomized, /*check_finite=*/false), A, report);
-    if (lu.pivoting() == Pivoting::Randomized) {
-      report.rcond = lu.rcond();
-      try {
-        Matrix<double> x = lu.solve(B);
-        report.growth = lu.growth();
-        report.iterations = lu.refinement_steps();
-        report.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
-                                           lu.refinement_steps()));
-        return x;
-      } catch (const NumericalError& stalled) {
-        report.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
-      }
-    } else if (!lu.fallback_reason().empty()) {  // judgeable() has said why otherwise
-      report.notes.push_back(lu.fallback_reason() + ": factored again with partial pivoting");
-    }
-    report.method = Method::LU;
+    LU<double> lu = judgeable(factor_lu(A, Method::RBT, report), A, report);
+    if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, float64 LU");
+    report.rcond = lu.rcond();
+    return randomized_or_partial(lu, A, report, [&](const LU<double>& f) { return f.solve(B); });
   }
   if (m == Method::Cholesky) {
     const Cholesky<double> chol(A);  // NotPositiveDefinite names the failing minor
@@ -488,6 +480,25 @@ LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r) {
   return factor_lu(A, Method::LU, r);
 }
 
+// use(lu), and where a randomized factorization's refinement stalls, a note and use() of partial
+// pivoting's factors instead (lu then holds them).
+template <Real T, class Use>
+Matrix<T> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use) {
+  if (lu.pivoting() != Pivoting::Randomized) return use(lu);
+  try {
+    Matrix<T> x = use(lu);
+    r.iterations = lu.refinement_steps();
+    r.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
+                                  lu.refinement_steps()));
+    return x;
+  } catch (const NumericalError& stalled) {
+    r.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
+    lu = factor_lu(A, Method::LU, r);
+    r.method = Method::LU;
+    return use(lu);
+  }
+}
+
 template <Real T>
 Matrix<T> LU<T>::apply_inverse(ConstMatrixView<T> B, Op op) const {
   const kernels::Dense<T>& dense = dense_of<T>(factors_);
@@ -717,18 +728,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
         LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
-        try {
-          out.x = lu.inverse();
-          if (lu.pivoting() == Pivoting::Randomized)
-            r.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
-                                          lu.refinement_steps()));
-        } catch (const NumericalError& stalled) {  // a randomized factorization's refinement stalled
-          if (lu.pivoting() != Pivoting::Randomized) throw;
-          r.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
-          lu = factor_lu(A, Method::LU, r);
-          r.method = Method::LU;
-          out.x = lu.inverse();
-        }
+        out.x = randomized_or_partial(lu, A, r, [](const LU<T>& f) { return f.inverse(); });
         r.rcond = lu.rcond();
         smallest = smallest_diagonal<T>(lu.factors());
         break;
@@ -820,23 +820,9 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         break;
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
-        const LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
+        LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
         judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
-        if (lu.pivoting() != Pivoting::Randomized) {
-          out.x = lu.solve(B);
-          break;
-        }
-        try {
-          out.x = lu.solve(B);
-          r.iterations = lu.refinement_steps();
-          r.notes.push_back(fmt::format("randomized LU (growth {:.3g}), refined in {} step(s)", lu.growth(),
-                                        lu.refinement_steps()));
-        } catch (const NumericalError& stalled) {
-          r.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
-          const LU<T> partial = factor_lu(A, Method::LU, r);
-          r.method = Method::LU;
-          out.x = partial.solve(B);
-        }
+        out.x = randomized_or_partial(lu, A, r, [&](const LU<T>& f) { return f.solve(B); });
         break;
       }
     }
