@@ -1,5 +1,7 @@
 """linv.read and linv.write against NumPy and SciPy's own readers and writers, on fresh random arrays:
 .npy matrices and stacks, Matrix Market, MATLAB, and PNG/PGM images (exact to the quantisation step)."""
+import re
+
 import numpy as np
 import pytest
 import scipy.io
@@ -50,10 +52,13 @@ def test_mat_files(tmp_path):
 
 def read_pgm(path):
     data = open(path, "rb").read()
-    fields = data.split(maxsplit=4)
-    assert fields[0] == b"P5"
-    w, h, maxval = int(fields[1]), int(fields[2]), int(fields[3])
-    pixels = np.frombuffer(fields[4][: w * h * (2 if maxval > 255 else 1)], dtype=">u2" if maxval > 255 else "u1")
+    # the header ends with exactly one whitespace byte after maxval: the pixels may begin with bytes that
+    # look like whitespace (9-13, 32), which a split would eat
+    header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s", data)
+    assert header is not None
+    w, h, maxval = (int(v) for v in header.groups())
+    pixels = np.frombuffer(data[header.end():][: w * h * (2 if maxval > 255 else 1)],
+                           dtype=">u2" if maxval > 255 else "u1")
     return pixels.reshape(h, w) / maxval
 
 
