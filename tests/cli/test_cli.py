@@ -455,7 +455,11 @@ class CliTest(unittest.TestCase):
         norm = sum(np.linalg.norm(x) ** 2 for x in slabs)
         eps = np.finfo(np.float64).eps
         report = load_json(os.path.join(out, "report.json"))
-        self.assertEqual(report["stop_reason"], "converged")
+        # even 10^6 sweeps may not leave a swamp (run seed 3353352657 did not, in 27 s): then the limit is
+        # reported as such, and the fit must still match TensorLy's below
+        self.assertIn(report["stop_reason"], ("converged", "iteration limit"))
+        if report["stop_reason"] == "iteration limit":
+            self.assertEqual(report["iterations"], iters)
         self.assertEqual(len(report["loss_history"]), report["iterations"])
         ours = loss(a, h, c, P)
         self.assertLessEqual(abs(report["loss"] - ours), THRESHOLD * max(cols) * eps * norm)
