@@ -37,13 +37,26 @@ __global__ void set_diagonal_kernel(T* A, std::int64_t n, std::int64_t ld, T val
   for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) A[i + i * ld] = value;
 }
 
+template <class T>
+__device__ __forceinline__ void butterfly_pair(T& x, T& y, T rx, T ry, bool mix_first) {
+  const T half = static_cast<T>(0.70710678118654752440);
+  if (mix_first) {
+    const T s = x + y, d = x - y;
+    x = rx * s * half;
+    y = ry * d * half;
+  } else {
+    const T a = rx * x, c = ry * y;
+    x = (a + c) * half;
+    y = (a - c) * half;
+  }
+}
+
 // One thread per entry; the bottom entry of each pair is its top's thread's work. Rows run fastest in the
 // thread index either way, so a warp reads consecutive entries.
 template <class T>
 __global__ void butterfly_level_kernel(const T* r, int blocks, std::int64_t n, std::int64_t other, T* X,
                                        std::int64_t ld, bool left, bool mix_first) {
   const std::int64_t total = n * other;
-  const T half = static_cast<T>(0.70710678118654752440);
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t p = left ? idx % n : idx / other, e = left ? idx / n : idx % other;
@@ -56,33 +69,10 @@ __global__ void butterfly_level_kernel(const T* r, int blocks, std::int64_t n, s
     T* x = left ? X + p + e * ld : X + e + p * ld;
     if (p - start < h) {
       T* y = left ? x + h : x + h * ld;
-      const T rx = r[p], ry = r[p + h];
-      if (mix_first) {
-        const T s = *x + *y, d = *x - *y;
-        *x = rx * s * half;
-        *y = ry * d * half;
-      } else {
-        const T a = rx * *x, c = ry * *y;
-        *x = (a + c) * half;
-        *y = (a - c) * half;
-      }
+      butterfly_pair(*x, *y, r[p], r[p + h], mix_first);
     } else if (m % 2 != 0 && p == end - 1) {
       *x *= r[p];
     }
-  }
-}
-
-template <class T>
-__device__ __forceinline__ void butterfly_pair(T& x, T& y, T rx, T ry, bool mix_first) {
-  const T half = static_cast<T>(0.70710678118654752440);
-  if (mix_first) {
-    const T s = x + y, d = x - y;
-    x = rx * s * half;
-    y = ry * d * half;
-  } else {
-    const T a = rx * x, c = ry * y;
-    x = (a + c) * half;
-    y = (a - c) * half;
   }
 }
 
