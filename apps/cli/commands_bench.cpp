@@ -31,7 +31,7 @@ Matrix<T> bench_matrix(const std::string& kind, index n, Device device) {
   if (kind == "general") return random_uniform<T>(n, n, /*seed=*/1, T(-1), T(1), device);
   if (kind != "spd") throw InvalidArgument(fmt::format("unknown benchmark kind '{}': expected general or spd", kind));
   const Matrix<T> g = random_uniform<T>(n, n, /*seed=*/2, T(-1), T(1), device);
-  Matrix<T> a = Matrix<T>::identity(n).to(device);
+  Matrix<T> a = identity<T>(n, device);
   syrk<T>(Uplo::Lower, Op::None, T(1) / static_cast<T>(n), g.view(), T(1), a.view());
   symmetrize_from_lower<T>(a.view());
   return a;

@@ -14,10 +14,11 @@ constexpr const char* kMatrixHelp = "Input matrix: .npy, .mtx or .mat[:variable]
 constexpr const char* kMethodHelp =
     "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
     "if its growth factor passes 8 n^(2/3)), rbt (random butterfly transform, LU without pivoting, refinement "
-    "against A: the fastest GPU solve; an inverse solves against the identity, refined; partial pivoting again "
+    "against A: the fastest GPU solve; an inverse is refined by a Newton step; partial pivoting again "
     "if refinement stalls), cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. auto picks triangular "
     "for triangular input, cholesky for symmetric positive definite input, rbt for GPU solves of order 512 and "
-    "above, lu otherwise";
+    "above and for float64 GPU inverses of order 512 to 4095, gauss-jordan for GPU inverses from 8192, lu "
+    "otherwise";
 
 struct SolveArgs {
   std::string a, b, output, method = "auto";

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels/backend.hpp"
+#include "linv/dense.hpp"
 
 namespace linv {
 namespace {
@@ -17,12 +18,6 @@ Matrix<double> widened(ConstMatrixView<T> A) {
   Matrix<double> d = Matrix<double>::uninitialized(A.rows(), A.cols(), A.device());
   kernels::vectors<T>(A.device()).widen(A, d.view());
   return d;
-}
-
-Matrix<double> identity_on(index n, Device device) {
-  Matrix<double> I(n, n, device);
-  kernels::dense<double>(device).set_diagonal(I.view(), 1.0);
-  return I;
 }
 
 // C := alpha op(A) op(B) + beta C in float64 where the operands live.
@@ -50,7 +45,7 @@ double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, doubl
   const index n = A.rows();
   if (n == 0) return 0;
   const Matrix<double> a = widened(A), x = widened(X);
-  Matrix<double> r = identity_on(n, A.device());
+  Matrix<double> r = identity<double>(n, A.device());
   product(Op::None, Op::None, 1.0, a, x, -1.0, r);  // A X - I
   return ratio(norm1<double>(r), static_cast<double>(n) * eps * norm1<double>(a) * norm1<double>(x));
 }
@@ -60,7 +55,7 @@ double scaled_left_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, 
   const index n = A.rows();
   if (n == 0) return 0;
   const Matrix<double> a = widened(A), x = widened(X);
-  Matrix<double> r = identity_on(n, A.device());
+  Matrix<double> r = identity<double>(n, A.device());
   product(Op::None, Op::None, 1.0, x, a, -1.0, r);  // X A - I
   return ratio(norm1<double>(r), static_cast<double>(n) * eps * norm1<double>(a) * norm1<double>(x));
 }

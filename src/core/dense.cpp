@@ -132,6 +132,11 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     return {Method::RBT, fmt::format("general matrix; the randomized LU is the faster solve on {} at this size",
                                      A.device().name()),
             uplo};
+  if (inverse && A.rows() >= fastest.randomized_inverse_from && A.rows() < fastest.randomized_inverse_to)
+    return {Method::RBT, fmt::format("general matrix; the randomized LU and a Newton step are the faster inverse on {} "
+                                     "at this size",
+                                     A.device().name()),
+            uplo};
   if (inverse && A.rows() >= fastest.gauss_jordan_from)
     return {Method::GaussJordan, fmt::format("general matrix; Gauss-Jordan is the faster inverse on {} at this size",
                                              A.device().name()),
@@ -590,12 +595,49 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
   return x;
 }
 
+// A^-1 = V A_r^-1 U^T from the factors of A_r, then Newton-Schulz steps X := X + X (I - A X) in working
+// precision. Without pivoting the factors' backward error is eps times a growth of 1e4-6e5 on random
+// matrices, so the first X's residual is 100-1000x partial pivoting's; each step squares ||I - A X||
+// and adds only the products' rounding (n eps ||A|| ||X||), so one step reaches getri's accuracy once
+// ||I - A X||^2 is below that level. Two n^3 products a step: cheaper than the refined solve against
+// the identity (an n-column solve and a product per step). Throws NumericalError when ||I - A X|| >= 1
+// (the step would diverge) or after kMaxRefinementSteps steps.
+template <Real T>
+Matrix<T> LU<T>::refined_randomized_inverse() const {
+  const index n = size(), d = kernels::kButterflyDepth;
+  const kernels::Dense<T>& dense = dense_of<T>(factors_);
+  Matrix<T> x = factors_.clone();
+  dense.lu_inverse(x.view(), pivots_);  // the pivots are the identity: A_r^-1
+  dense.butterflies(butterflies_.block(0, d, n, d), Side::Left, Op::None, x.view());
+  dense.butterflies(butterflies_.block(0, 0, n, d), Side::Right, Op::Transpose, x.view());
+  const double level = 0.1 * static_cast<double>(n) * eps<T>() * anorm_;  // times ||X||: the products' rounding
+  const Matrix<T> eye = identity<T>(n, factors_.device());
+  Matrix<T> r(n, n, factors_.device());
+  for (refinement_steps_ = 1;; ++refinement_steps_) {
+    copy<T>(eye, r.view());
+    gemm<T>(Op::None, Op::None, T(-1), original_, x, T(1), r.view());  // I - A X
+    const double rnorm = norm1<T>(r), xnorm = norm1<T>(x);
+    if (!(rnorm < 1))
+      throw NumericalError(fmt::format("randomized LU inverse: ||I - A X||_1 = {:.3g} (growth {:.3g}), too far for "
+                                       "Newton steps; factor with partial pivoting",
+                                       rnorm, growth_));
+    Matrix<T> next = x.clone();
+    gemm<T>(Op::None, Op::None, T(1), x, r, T(1), next.view());  // X + X (I - A X)
+    x = std::move(next);
+    if (rnorm * rnorm <= level * xnorm) return x;
+    if (refinement_steps_ == kMaxRefinementSteps)
+      throw NumericalError(fmt::format("randomized LU inverse: ||I - A X||_1 still {:.3g} after {} Newton steps "
+                                       "(growth {:.3g}); factor with partial pivoting",
+                                       rnorm, refinement_steps_, growth_));
+  }
+}
+
 template <Real T>
 Matrix<T> LU<T>::inverse() const {
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU inverse");
   Matrix<T> x;
   if (pivoting_ == Pivoting::Randomized) {
-    x = solve(Matrix<T>::identity(size()).to(factors_.device()));
+    x = refined_randomized_inverse();
   } else {
     x = factors_.clone();
     dense_of<T>(x).lu_inverse(x.view(), pivots_);
@@ -682,8 +724,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
 
   if (options.precision == Precision::Mixed) {
     if constexpr (std::is_same_v<T, double>) {
-      const Matrix<double> identity = Matrix<double>::identity(n).to(A.device());
-      out.x = mixed_solve_choosing(A, identity.view(), c, options.method, options.factor_precision, r);
+      const Matrix<double> eye = identity<double>(n, A.device());
+      out.x = mixed_solve_choosing(A, eye.view(), c, options.method, options.factor_precision, r);
       r.rcond = 1.0 / (norm1(A) * norm1<double>(out.x.view()));
     }
   } else {
@@ -716,10 +758,10 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       }
       case Method::GaussSeidel: {
         const double tol = options.tolerance > 0 ? options.tolerance : default_tolerance(n, eps<T>());
-        const Matrix<T> identity = Matrix<T>::identity(n).to(A.device());
+        const Matrix<T> eye = identity<T>(n, A.device());
         out.x = Matrix<T>(n, n, A.device());
         const kernels::IterationOutcome it =
-            dense_of(A).gauss_seidel(A, identity.view(), out.x.view(), tol, options.max_iterations);
+            dense_of(A).gauss_seidel(A, eye.view(), out.x.view(), tol, options.max_iterations);
         r.iterations = it.iterations;
         r.stop = StopReason::Converged;
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
@@ -727,7 +769,9 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         break;
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
-        LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
+        // No judgeable(): a randomized inverse is accepted only once ||I - A X|| < 1, which no singular A
+        // allows (I - A X then has the eigenvalue 1), and its rcond is then exact, from X.
+        LU<T> lu = factor_lu(A, c.method, r);
         out.x = randomized_or_partial(lu, A, r, [](const LU<T>& f) { return f.inverse(); });
         r.rcond = lu.rcond();
         smallest = smallest_diagonal<T>(lu.factors());
@@ -972,8 +1016,16 @@ Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B) {
   return c;
 }
 
+template <Real T>
+Matrix<T> identity(index n, Device device) {
+  Matrix<T> m(n, n, device);
+  if (n > 0) dense_of<T>(m).set_diagonal(m.view(), T(1));
+  return m;
+}
+
 #define LINV_INSTANTIATE(T)                                                                                  \
   template class LU<T>;                                                                                      \
+  template Matrix<T> identity<T>(index, Device);                                                             \
   template class Cholesky<T>;                                                                                \
   template void require_finite<T>(ConstMatrixView<T>, const char*);                                          \
   template void require_symmetric<T>(ConstMatrixView<T>, const char*);                                       \

@@ -260,7 +260,19 @@ class Dense final : public kernels::Dense<T> {
   // against 0.278 s at 16384, equal at 1024). Solves go to the randomized LU from the order where it
   // was measured faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at
   // 512, 1.3 against 1.0 ms at 256).
-  kernels::DensePreferences preferences() const override { return {8192, TriangularInverse::GETS, 512}; }
+  kernels::DensePreferences preferences() const override {
+    // The randomized inverse from 512 to 4095, where its factorization and Newton step (two n^3 products)
+    // beat getrf's panels on the H100: 1.29-1.34x torch.linalg.inv against partial pivoting's 0.87-0.96x;
+    // a tie at 4096, 1.8x slower at 8192 (bench/results/h100/inverse-rbt-newton.json). Only in float64:
+    // in float32, eps times the growth of factors without pivoting leaves ||I - A X|| near 1 on random
+    // matrices of order 300 and up, and partial pivoting then runs after all.
+    const bool float64 = std::is_same_v<T, double>;
+    return {.gauss_jordan_from = 8192,
+            .triangles = TriangularInverse::GETS,
+            .randomized_solve_from = 512,
+            .randomized_inverse_from = float64 ? 512 : std::numeric_limits<index>::max(),
+            .randomized_inverse_to = 4096};
+  }
   double norm1(ConstMatrixView<T> A) const override {
     if (A.empty()) return 0.0;
     Context& ctx = context_of(A.device());

@@ -26,6 +26,10 @@ struct DensePreferences {
   TriangularInverse triangles = TriangularInverse::Lapack;
   // Solves of this order and above by the randomized LU (Method::RBT) instead of partial pivoting.
   index randomized_solve_from = std::numeric_limits<index>::max();
+  // General inverses of order in [from, to) by the randomized LU and a Newton-Schulz step: faster than
+  // getrf's panels while the step's two n^3 products cost less than the pivot search they replace.
+  index randomized_inverse_from = std::numeric_limits<index>::max();
+  index randomized_inverse_to = 0;
 };
 
 // The random butterfly transform's depth (Pivoting::Randomized): two levels, as in MAGMA and SLATE.
