@@ -19,12 +19,18 @@ report dict); convolution, noise and file io run on the CPU and report nothing. 
 order are used in place where linv can; results are NumPy arrays over linv's own memory, handed over
 without a copy (their .base keeps it alive; .flags.owndata is False). The GIL is released while linv
 computes.
+
+GPU arrays (PyTorch or CuPy CUDA tensors, anything with __dlpack__ on a CUDA device) are taken by inv,
+solve (stacks too), cholesky, slogdet, LU, Cholesky, wls, WeightedLeastSquares, deblur, omp, ksvd, adl and
+parafac2, which compute on that GPU and return the same kind of array there (float32 kept); lstsq, pinv,
+degrade and imaging.convolve take them too but compute on the CPU (copies both ways); the other functions
+take host arrays only and say so with a TypeError. docs/python.md has the table.
 """
 import numpy as _np
 
 from . import _batched, _linv
 from ._common import (DeviceError, InputError, NotPositiveDefiniteError, NumericalError, SingularMatrixError,
-                      _columns, _float, _framework, _gpu_array, _gpu_matrix, _matrix, _shaped, _square)
+                      _columns, _float, _gpu_call, _matrix, _shaped, _square)
 from ._wls import WeightedLeastSquares, wls
 from . import fmri, imaging, io, slam
 from .io import read, write
@@ -52,10 +58,11 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
         The matrix, or a stack of matrices over any leading dimensions (as numpy.linalg.inv).
     method : str
         For one matrix: auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, triangular (as the
-        `linv inv` command; rbt, random butterflies and LU without pivoting, is for solves: its inverse is a
-        refined solve against the identity, slower than lu's at large orders). A stack runs linv's batched kernels, which choose their own method (LAPACK's LU
-        per matrix on the CPU, Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one
-        by one through the dense routine): there only "auto" is accepted.
+        `linv inv` command; rbt, random butterflies and LU without pivoting, refines its inverse by a Newton
+        step: auto takes it for float64 GPU inverses of order 512 to 4095, slower than lu's above). A stack
+        runs linv's batched kernels, which choose their own method (LAPACK's LU per matrix on the CPU,
+        Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one by one through the
+        dense routine): there only "auto" is accepted.
     precision : {"native", "mixed"}
         "native" computes in a's dtype. "mixed" (float64 a, methods auto, lu and cholesky, one matrix):
         a lower-precision factorization refined to float64 accuracy, which falls back to a float64
@@ -69,7 +76,8 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
         Left out: where the data lies (the CPU for NumPy arrays). A GPU array (a PyTorch or CuPy CUDA
         tensor, or anything with __dlpack__ on a CUDA device) is used in place on its GPU, after the work
         queued there has finished, and the result comes back as a tensor of the same kind on that GPU (a
-        PyTorch tensor for PyTorch, else a CuPy array).
+        PyTorch tensor for PyTorch, else a CuPy array), float32 kept; device may then be left out, "auto",
+        "cuda" or that GPU. A stack on a GPU runs the batched kernels there.
     check : bool
         Also compute the scaled residual ||A X - I||_1 / (n eps ||A||_1 ||X||_1) into the report (for a
         stack, the largest over its regular matrices, computed in float64 by NumPy).
@@ -103,9 +111,13 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
     C-ordered input is inverted in place as the transpose of a Fortran one (inv(A.T) = inv(A).T), so
     there the pivot is that of the factorization of A.T.
     """
-    if _gpu_array(a):
-        _gpu_matrix(a, "a", device)
-        return _linv.inv_gpu(a, method, precision, factor, check, report, _framework(a))
+    gpu = _gpu_call("inv", device, a=a)
+    if gpu:
+        if len(a.shape) > 2:
+            _native_only(precision, factor)
+            return _batched.inv_gpu(a, gpu, method, check, report, singular)
+        a = gpu.matrix(a, "a", square=True, order="any")
+        return _linv.inv_gpu(a, method, precision, factor, check, report, gpu.framework)
     device = "cpu" if device is None else device
     a = _float(a)
     if a.ndim > 2:
@@ -120,33 +132,6 @@ def _native_only(precision, factor):
                          f"(precision='native' only)")
 
 
-def _fortran_on_gpu(x):
-    """A GPU array in column-major order, made by its own framework on its GPU if it is not already."""
-    if _framework(x) == "torch":
-        return x if x.dim() < 2 or x.stride(0) == 1 else x.t().contiguous().t()
-    import cupy
-    return cupy.asfortranarray(x)
-
-
-def _solve_gpu(a, b, method, precision, factor, device, check, report):
-    dtype = _gpu_matrix(a, "a", device)
-    if not _gpu_array(b):
-        raise TypeError("a is a GPU array and b is not: put b on a's GPU with your framework")
-    if str(b.dtype).rsplit(".", 1)[-1] != dtype:
-        raise TypeError(f"a is {dtype} and b is {b.dtype}: give them one dtype")
-    n, shape = a.shape[0], tuple(b.shape)
-    vector = len(shape) == 1
-    if len(shape) not in (1, 2) or shape[0] != n:
-        raise ValueError(f"solve: a has shape {tuple(a.shape)} and b has shape {shape}: b needs {n} rows")
-    b2 = b.reshape(n, 1) if vector else b
-    out = _linv.solve_gpu(_fortran_on_gpu(a), _fortran_on_gpu(b2), method, precision, factor, check, report,
-                          _framework(a))
-    x, rep = out if report else (out, None)
-    if vector:
-        x = x.reshape(n)
-    return (x, rep) if report else x
-
-
 def solve(a, b, *, method="auto", precision="native", factor="auto", device=None, check=False, report=False,
           singular="raise"):
     """x with a x = b, for one square matrix or a stack of them.
@@ -159,9 +144,10 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
         dimensions are (n, k) and its leading dimensions broadcast against a's.
     method, device, check, report, singular
         As for `inv`; on a GPU, auto solves general matrices of order 512 and up by rbt (random butterflies,
-        LU without pivoting, refinement against a: the report's notes say how many steps). check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays
-        (one matrix a, b of shape (n,) or (n, k)) stay on their GPU; a and b are made column-major there
-        by their own framework when they are not.
+        LU without pivoting, refinement against a: the report's notes say how many steps). check's
+        residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays (a and b both, on one
+        GPU, one dtype; stacks too) stay on their GPU; a and b are made column-major there by their own
+        framework when they are not, and x comes back as their kind of array.
 
     Returns
     -------
@@ -175,8 +161,15 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
     ValueError
         Shapes that do not fit, naming both.
     """
-    if _gpu_array(a):
-        return _solve_gpu(a, b, method, precision, factor, device, check, report)
+    gpu = _gpu_call("solve", device, a=a, b=b)
+    if gpu:
+        if len(a.shape) > 2 or (len(a.shape) == 2 and len(b.shape) > 2):
+            _native_only(precision, factor)
+            return _batched.solve_gpu(a, b, gpu, method, check, report, singular)
+        a = gpu.matrix(a, "a", square=True)
+        b2, vector = gpu.columns(b, a.shape[0], a.shape)
+        return _shaped(_linv.solve_gpu(a, b2, method, precision, factor, check, report, gpu.framework), vector,
+                       report)
     device = "cpu" if device is None else device
     a = _float(a)
     b_arr = _np.asarray(b)
@@ -188,13 +181,19 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
     return _shaped(_linv.solve(a, b2, method, precision, factor, device, check, report), vector, report)
 
 
-def cholesky(a, *, device="cpu", check=False, report=False):
+def cholesky(a, *, device=None, check=False, report=False):
     """The lower-triangular L with a = L L^T (zeros above), like numpy.linalg.cholesky.
+
+    device: "cpu" or "cuda[:N]"; left out, where a lies (the CPU for NumPy arrays). A GPU array is factored
+    on its GPU and L comes back there as the same kind of array.
 
     Raises NotPositiveDefiniteError (a numpy.linalg.LinAlgError) with `.minor`, the failing leading minor,
     and NumericalError when `a` is not symmetric.
     """
-    return _linv.cholesky(_square(a), device, check, report)
+    gpu = _gpu_call("cholesky", device, a=a)
+    if gpu:
+        return _linv.cholesky_gpu(gpu.matrix(a, "a", square=True, order="any"), check, report, gpu.framework)
+    return _linv.cholesky(_square(a), "cpu" if device is None else device, check, report)
 
 
 def lstsq(a, b, rcond=None, *, check=False, report=False):
@@ -202,8 +201,12 @@ def lstsq(a, b, rcond=None, *, check=False, report=False):
 
     Unlike numpy.linalg.lstsq it returns x alone; report=True adds the report, whose `rank` is the
     numerical rank. rcond: singular values below rcond * the largest count as zero (default
-    max(m, n) * eps). x has b's shape (n,) or (n, k). CPU only in this version.
+    max(m, n) * eps). x has b's shape (n,) or (n, k). CPU only in this version: GPU arrays (a and b both)
+    are copied to the host, solved there, and x is copied back to their GPU as their kind of array.
     """
+    gpu = _gpu_call("lstsq", None, a=a, b=b)
+    if gpu:
+        return gpu.back(lstsq(gpu.host(a), gpu.host(b), rcond, check=check, report=report))
     a = _matrix(a)
     b2, vector = _columns("lstsq", a.shape, a.dtype, b)
     return _shaped(_linv.lstsq(a, b2, -1.0 if rcond is None else float(rcond), check, report), vector, report)
@@ -211,30 +214,46 @@ def lstsq(a, b, rcond=None, *, check=False, report=False):
 
 def pinv(a, rcond=None, *, check=False, report=False):
     """The Moore-Penrose pseudoinverse by SVD, like numpy.linalg.pinv (singular values below rcond * the
-    largest dropped; default max(m, n) * eps). CPU only in this version."""
+    largest dropped; default max(m, n) * eps). CPU only in this version: a GPU array is copied to the host
+    and the result back to its GPU, as its kind of array."""
+    gpu = _gpu_call("pinv", None, a=a)
+    if gpu:
+        return gpu.back(pinv(gpu.host(a), rcond, check=check, report=report))
     return _linv.pinv(_matrix(a), -1.0 if rcond is None else float(rcond), check, report)
 
 
-def slogdet(a, *, device="cpu"):
+def slogdet(a, *, device=None):
     """(sign, log |det a|) from an LU factorization, like numpy.linalg.slogdet (sign 0, log -inf when a
-    pivot is exactly zero)."""
-    return _linv.slogdet(_square(a), device)
+    pivot is exactly zero). device: as for `cholesky`; a GPU array is factored on its GPU."""
+    gpu = _gpu_call("slogdet", device, a=a)
+    if gpu:
+        return _linv.slogdet_gpu(gpu.matrix(a, "a", square=True, order="any"))
+    return _linv.slogdet(_square(a), "cpu" if device is None else device)
 
 
 class _Factored:
-    """Shared by LU and Cholesky: the factors live where they were made; b and results move as needed."""
+    """Shared by LU and Cholesky: the factors live where they were made; b and results move as needed.
+    Factors of a GPU array live on its GPU and give results there, as its kind of array."""
 
-    def __init__(self, a, native):
-        self._shape, self._dtype = a.shape, a.dtype
-        self._native = native
+    def __init__(self, shape, dtype, native, gpu):
+        self._shape, self._dtype = tuple(shape), _np.dtype(dtype)
+        self._native, self._gpu = native, gpu
 
     def solve(self, b):
-        """x with a x = b; b of shape (n,) or (n, k), x of b's shape."""
+        """x with a x = b; b of shape (n,) or (n, k), x of b's shape. A GPU array b (on the factors' GPU, of
+        their dtype) gives x there as b's kind of array; a NumPy b gives a NumPy x."""
+        gpu = _gpu_call("solve", None, b=b)
+        if gpu:
+            gpu.require_dtype(self._dtype, "the factors")
+            b2, vector = gpu.columns(b, self._shape[0], self._shape)
+            return _shaped(self._native.solve_gpu(b2, gpu.framework), vector, report=False)
         b2, vector = _columns("solve", self._shape, self._dtype, b)
         return _shaped(self._native.solve(b2), vector, report=False)
 
     def inv(self):
-        """The inverse of a."""
+        """The inverse of a (as a's kind of array, on its GPU for a GPU array)."""
+        if self._gpu:
+            return self._native.inv_gpu(self._gpu.framework)
         return self._native.inv()
 
     def slogdet(self):
@@ -258,14 +277,20 @@ class LU(_Factored):
 
     pivoting: "partial" (LAPACK's), "tournament" (CALU; falls back to partial pivoting past its growth
     limit, see `pivoting`, `growth` and `fallback_reason`) or "randomized" (random butterflies, no pivoting,
-    solves refined against a; the fastest GPU solve; keeps a copy of a). device: "cpu" or "cuda[:N]".
-    Exactly singular matrices are factored (solve raises SingularMatrixError); check rcond() before trusting
-    a solution of a nearly singular one.
+    solves refined against a; the fastest GPU solve; keeps a copy of a). device: "cpu" or "cuda[:N]"; left
+    out, where a lies. A GPU array a is factored on its GPU (made column-major there by its framework when
+    it is not); solve, inv, slogdet, det and rcond then run there. Exactly singular matrices are factored
+    (solve raises SingularMatrixError); check rcond() before trusting a solution of a nearly singular one.
     """
 
-    def __init__(self, a, *, pivoting="partial", device="cpu"):
+    def __init__(self, a, *, pivoting="partial", device=None):
+        gpu = _gpu_call("LU", device, a=a)
+        if gpu:
+            a = gpu.matrix(a, "a", square=True)
+            super().__init__(a.shape, gpu.dtype, _linv.lu_gpu(a, pivoting), gpu)
+            return
         a = _square(a)
-        super().__init__(a, _linv.lu(a, pivoting, device))
+        super().__init__(a.shape, a.dtype, _linv.lu(a, pivoting, "cpu" if device is None else device), None)
 
     pivots = property(lambda self: self._native.pivots, doc="LAPACK's ipiv (1-based)")
     pivoting = property(lambda self: self._native.pivoting, doc="the pivoting that made the factors")
@@ -276,8 +301,14 @@ class LU(_Factored):
 
 class Cholesky(_Factored):
     """A Cholesky factorization a = L L^T of a symmetric positive definite a (NotPositiveDefiniteError
-    otherwise, with the failing minor), made once and used for many solves."""
+    otherwise, with the failing minor), made once and used for many solves. device: as for LU; a GPU array
+    is factored on its GPU, in either order."""
 
-    def __init__(self, a, *, device="cpu"):
+    def __init__(self, a, *, device=None):
+        gpu = _gpu_call("Cholesky", device, a=a)
+        if gpu:
+            a = gpu.matrix(a, "a", square=True, order="any")
+            super().__init__(a.shape, gpu.dtype, _linv.cholesky_object_gpu(a), gpu)
+            return
         a = _square(a)
-        super().__init__(a, _linv.cholesky_object(a, device))
+        super().__init__(a.shape, a.dtype, _linv.cholesky_object(a, "cpu" if device is None else device), None)

@@ -1,6 +1,7 @@
 """Stacks of matrices (..., n, n) for `linv.inv` and `linv.solve`: NumPy's broadcasting over the leading
 dimensions, linv's batched kernels (include/linv/batched.hpp) for orders up to `MAX_ORDER`, one dense
-call per matrix above it."""
+call per matrix above it. Stacks of GPU arrays (inv_gpu, solve_gpu) take the same steps with their own
+framework on their GPU, where the batched kernels read them in place."""
 import numpy as _np
 
 from . import _linv
@@ -61,9 +62,10 @@ def _residual_solve(a, x, b, ok):
     return float((norm1(b64 - a64 @ x64) / _np.where(den > 0, den, 1)).max())
 
 
-def _one_by_one(native, count, what, dtype, out_shape):
-    """Above MAX_ORDER: each matrix by linv's dense routine, singular ones as NaN with their pivot."""
-    x = _np.empty((count,) + out_shape, dtype=dtype)
+def _one_by_one(native, x, what):
+    """Above MAX_ORDER: each matrix by linv's dense routine into x (count, ...), a NumPy array or a GPU
+    array, singular ones as NaN with their pivot."""
+    count = x.shape[0]
     pivots = _np.zeros(count, dtype=_np.int64)
     rep = None
     seconds = 0.0
@@ -81,55 +83,93 @@ def _one_by_one(native, count, what, dtype, out_shape):
     return x, pivots, rep
 
 
+def _pivots(pivots, count):
+    return _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
+
+
+def _empty(zeros, shape, what, device, lead, report):
+    x = zeros(shape)
+    return (x, {"operation": f"batched-{what}", "device": device, "singular": 0,
+                "pivots": _np.zeros(lead, dtype=_np.int64), "notes": ["empty stack"]}) if report else x
+
+
+def _finish(x, pivots, rep, lead, what, shape, singular, report):
+    rep["singular"] = int(_np.count_nonzero(pivots))
+    rep["pivots"] = pivots.reshape(lead)
+    _singular(pivots, lead, what, shape, singular)
+    return (x, rep) if report else x
+
+
 def inv(a, method, device, check, report, singular):
     a = _stack(a)
     _check_method(method, "inv")
     lead, n = a.shape[:-2], a.shape[-1]
     count = int(_np.prod(lead))
     if count == 0 or n == 0:
-        x = _np.zeros(a.shape, dtype=a.dtype)
-        return (x, {"operation": "batched-inv", "device": device, "singular": 0,
-                    "pivots": _np.zeros(lead, dtype=_np.int64), "notes": ["empty stack"]}) if report else x
+        return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), a.shape, "inv", device, lead, report)
     flat = _np.ascontiguousarray(a.reshape(count, n, n))
     if n <= MAX_ORDER:
         # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
         x, pivots, _, rep = _linv.batched_inv(flat, device)
-        pivots = _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
+        pivots = _pivots(pivots, count)
     else:
-        x, pivots, rep = _one_by_one(lambda k: _linv.inv(flat[k], "auto", "native", "auto", device, False, True), count,
-                                     "inv", a.dtype, (n, n))
-    rep["singular"] = int(_np.count_nonzero(pivots))
-    rep["pivots"] = pivots.reshape(lead)
+        x, pivots, rep = _one_by_one(lambda k: _linv.inv(flat[k], "auto", "native", "auto", device, False, True),
+                                     _np.empty((count, n, n), dtype=a.dtype), "inv")
     if check:
         rep["scaled_residual"] = _residual_inv(flat, x, pivots == 0)
-    _singular(pivots, lead, "inv", a.shape, singular)
-    x = x.reshape(a.shape)
-    return (x, rep) if report else x
+    return _finish(x.reshape(a.shape), pivots, rep, lead, "inv", a.shape, singular, report)
+
+
+def inv_gpu(a, gpu, method, check, report, singular):
+    """inv of a stack of GPU arrays (gpu: its _Gpu), on its GPU; the check's residual is computed on host
+    copies."""
+    shape = tuple(a.shape)
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"a must be a stack of square matrices (..., n, n); its shape is {shape}")
+    _check_method(method, "inv")
+    lead, n = shape[:-2], shape[-1]
+    count = int(_np.prod(lead))
+    if count == 0 or n == 0:
+        return _empty(gpu.zeros, shape, "inv", f"cuda:{gpu.index}", lead, report)
+    flat = gpu.contiguous(gpu.adopt(a).reshape(count, n, n))
+    if n <= MAX_ORDER:
+        x, pivots, _, rep = _linv.batched_inv_gpu(flat, gpu.framework)
+        pivots = _pivots(pivots, count)
+    else:
+        x, pivots, rep = _one_by_one(
+            lambda k: _linv.inv_gpu(flat[k], "auto", "native", "auto", False, True, gpu.framework),
+            gpu.zeros((count, n, n)), "inv")
+    if check:
+        rep["scaled_residual"] = _residual_inv(gpu.to_numpy(flat), gpu.to_numpy(x), pivots == 0)
+    return _finish(x.reshape(shape), pivots, rep, lead, "inv", shape, singular, report)
+
+
+def _solve_shapes(a_shape, b_shape):
+    """n, k, the broadcast leading dimensions and whether b is a vector, naming both shapes if they do not fit."""
+    n = a_shape[-1]
+    vector = len(b_shape) == 1  # as NumPy 2: b is a vector only when it is 1-D
+    b2_shape = b_shape + (1,) if vector else b_shape
+    if len(b2_shape) < 2 or b2_shape[-2] != n:
+        raise ValueError(f"solve: a has shape {a_shape} and b has shape {b_shape}: b needs {n} rows "
+                         f"(b of shape (n,) or (..., n, k))")
+    try:
+        lead = _np.broadcast_shapes(a_shape[:-2], b2_shape[:-2])
+    except ValueError:
+        raise ValueError(f"solve: a has shape {a_shape} and b has shape {b_shape}: their leading dimensions "
+                         f"{a_shape[:-2]} and {b2_shape[:-2]} do not broadcast") from None
+    return n, b2_shape[-1], lead, vector
 
 
 def solve(a, b, method, device, check, report, singular):
     a = _stack(a)
     b = _np.asarray(b)
     _check_method(method, "solve")
-    n = a.shape[-1]
-    vector = b.ndim == 1  # as NumPy 2: b is a vector only when it is 1-D
-    b2 = b[:, None] if vector else b
-    if b2.ndim < 2 or b2.shape[-2] != n:
-        raise ValueError(f"solve: a has shape {a.shape} and b has shape {b.shape}: b needs {n} rows "
-                         f"(b of shape (n,) or (..., n, k))")
-    try:
-        lead = _np.broadcast_shapes(a.shape[:-2], b2.shape[:-2])
-    except ValueError:
-        raise ValueError(f"solve: a has shape {a.shape} and b has shape {b.shape}: their leading dimensions "
-                         f"{a.shape[:-2]} and {b2.shape[:-2]} do not broadcast") from None
-    k = b2.shape[-1]
-    b2 = _float(b2, "b").astype(a.dtype, copy=False)
+    n, k, lead, vector = _solve_shapes(a.shape, b.shape)
+    b2 = _float(b[:, None] if vector else b, "b").astype(a.dtype, copy=False)
     count = int(_np.prod(lead))
     out_shape = lead + ((n,) if vector else (n, k))
     if count == 0 or n == 0 or k == 0:
-        x = _np.zeros(out_shape, dtype=a.dtype)
-        return (x, {"operation": "batched-solve", "device": device, "singular": 0,
-                    "pivots": _np.zeros(lead, dtype=_np.int64), "notes": ["empty stack"]}) if report else x
+        return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), out_shape, "solve", device, lead, report)
     af = _np.broadcast_to(a, lead + (n, n)).reshape(count, n, n)
     bf = _np.broadcast_to(b2, lead + (n, k)).reshape(count, n, k)
     if n <= MAX_ORDER:
@@ -137,17 +177,43 @@ def solve(a, b, method, device, check, report, singular):
         at = _np.ascontiguousarray(af.swapaxes(1, 2))
         bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
         x, pivots, _, rep = _linv.batched_solve(at, bt, device)
-        pivots = _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
+        pivots = _pivots(pivots, count)
     else:
         x, pivots, rep = _one_by_one(
             lambda i: _linv.solve(_np.ascontiguousarray(af[i]), _np.ascontiguousarray(bf[i]), "auto", "native",
-                                  "auto", device, False, True), count, "solve", a.dtype, (n, k))
-    rep["singular"] = int(_np.count_nonzero(pivots))
-    rep["pivots"] = pivots.reshape(lead)
+                                  "auto", device, False, True), _np.empty((count, n, k), dtype=a.dtype), "solve")
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)
-    _singular(pivots, lead, "solve", a.shape, singular)
     x = x.reshape(lead + (n, k))
-    if vector:
-        x = x[..., 0]
-    return (x, rep) if report else x
+    return _finish(x[..., 0] if vector else x, pivots, rep, lead, "solve", a.shape, singular, report)
+
+
+def solve_gpu(a, b, gpu, method, check, report, singular):
+    """solve for stacks of GPU arrays (a and b on one GPU, one dtype), on their GPU: broadcast and laid out by
+    their framework there; the check's residual is computed on host copies."""
+    a_shape, b_shape = tuple(a.shape), tuple(b.shape)
+    if len(a_shape) < 2 or a_shape[-1] != a_shape[-2]:
+        raise ValueError(f"a must be a stack of square matrices (..., n, n); its shape is {a_shape}")
+    _check_method(method, "solve")
+    n, k, lead, vector = _solve_shapes(a_shape, b_shape)
+    a, b = gpu.adopt(a), gpu.adopt(b)
+    b2 = b.reshape(n, 1) if vector else b
+    count = int(_np.prod(lead))
+    out_shape = lead + ((n,) if vector else (n, k))
+    if count == 0 or n == 0 or k == 0:
+        return _empty(gpu.zeros, out_shape, "solve", f"cuda:{gpu.index}", lead, report)
+    af = gpu.contiguous(gpu.broadcast_to(a, lead + (n, n))).reshape(count, n, n)
+    bf = gpu.contiguous(gpu.broadcast_to(b2, lead + (n, k))).reshape(count, n, k)
+    if n <= MAX_ORDER:
+        at = gpu.contiguous(af.swapaxes(1, 2))
+        bt = gpu.contiguous(bf.swapaxes(1, 2))
+        x, pivots, _, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
+        pivots = _pivots(pivots, count)
+    else:
+        x, pivots, rep = _one_by_one(
+            lambda i: _linv.solve_gpu(gpu.fortran(af[i]), gpu.fortran(bf[i]), "auto", "native", "auto", False, True,
+                                      gpu.framework), gpu.zeros((count, n, k)), "solve")
+    if check:
+        rep["scaled_residual"] = _residual_solve(gpu.to_numpy(af), gpu.to_numpy(x), gpu.to_numpy(bf), pivots == 0)
+    x = x.reshape(lead + (n, k))
+    return _finish(x[..., 0] if vector else x, pivots, rep, lead, "solve", a_shape, singular, report)

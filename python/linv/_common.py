@@ -28,7 +28,7 @@ class InputError(ValueError):
 
 def _float(a, name="a"):
     """a as a float32 or float64 array (float32 stays float32; other numeric types become float64)."""
-    a = _np.asarray(a)
+    a = _host(a, name)
     if a.dtype not in (_np.float32, _np.float64):
         if not (_np.issubdtype(a.dtype, _np.number) or a.dtype == _np.bool_):
             raise ValueError(f"{name} must hold real numbers; its dtype is {a.dtype}")
@@ -44,7 +44,6 @@ def _contiguous(a):
 
 
 def _matrix(a, name="a"):
-    a = _np.asarray(a)
     a = _float(a, name)
     if a.ndim != 2:
         raise ValueError(f"{name} must be a matrix (2-D); its shape is {a.shape}")
@@ -61,7 +60,7 @@ def _square(a, name="a"):
 def _columns(what, shape, dtype, b):
     """b as an (n, k) block of a's dtype, and whether it was a vector (n,), naming both shapes (a's is
     `shape`) if b does not fit."""
-    b = _np.asarray(b)
+    b = _host(b, "b")
     vector = b.ndim == 1
     b2 = b.reshape(-1, 1) if vector else b
     if b2.ndim != 2 or b2.shape[0] != shape[0]:
@@ -96,20 +95,178 @@ def _framework(a):
     return "torch" if type(a).__module__.split(".")[0] == "torch" else "cupy"
 
 
-def _gpu_matrix(a, name, device, square=True):
-    """Checks a GPU array for linv: float32/float64, 2-D (square), and `device` None, "auto" or its own GPU."""
-    dtype = str(a.dtype).rsplit(".", 1)[-1]
-    if dtype not in ("float32", "float64"):
-        raise TypeError(f"{name} is a GPU array of dtype {a.dtype}: linv takes float32 or float64 there (convert it "
-                        f"with your framework, e.g. a.double())")
-    shape = tuple(a.shape)
-    if len(shape) != 2:
-        raise ValueError(f"{name} is a GPU array of shape {shape}: stacks of GPU arrays are not supported yet; "
-                         f"pass one matrix, or a NumPy stack")
-    if square and shape[0] != shape[1]:
-        raise ValueError(f"{name} must be a square matrix; its shape is {shape}")
+def _host(a, name):
+    """a as NumPy reads it, refusing GPU arrays with a TypeError that says which arrays are taken (the
+    functions that take GPU arrays check for them before they get here)."""
+    if _gpu_array(a):
+        raise TypeError(f"{name} is a GPU array (on cuda:{a.__dlpack_device__()[1]}); this linv function takes host "
+                        f"arrays only (NumPy, or anything numpy.asarray reads): copy it to the host with its framework "
+                        f"(e.g. tensor.cpu() or cupy.asnumpy(x)). The functions that take GPU arrays are listed in "
+                        f"docs/python.md")
+    return _np.asarray(a)
+
+
+class _Gpu:
+    """The GPU arrays of one call (PyTorch, CuPy, or anything with __dlpack__ on a CUDA device; other
+    producers' arrays are taken through CuPy): their GPU, dtype and framework, which the results come back
+    as, and the few array operations the package needs, done by that framework on that GPU (layouts,
+    reshapes, host copies). linv itself computes through _linv's *_gpu functions, which read the arrays in
+    place (python/src/common.hpp, Gpu)."""
+
+    def __init__(self, what, index, dtype, framework):
+        self.what, self.index, self.dtype, self.framework = what, index, dtype, framework
+
+    # ---- checks and layouts ----
+
+    def adopt(self, x):
+        """x as an array of this call's framework (CuPy takes other producers' arrays through DLPack); a
+        PyTorch tensor detached from autograd (linv reads its values, which DLPack does not export otherwise)."""
+        if self.framework == "torch":
+            return x.detach()
+        if type(x).__module__.split(".")[0] == "cupy":
+            return x
+        return self._cupy().from_dlpack(x)
+
+    def require_dtype(self, dtype, owner):
+        """Refuses this call's arrays unless they have the dtype of `owner` (factors or a system made earlier)."""
+        if self.dtype != str(_np.dtype(dtype)):
+            raise TypeError(f"{self.what}: {owner} are {_np.dtype(dtype)} and this array is {self.dtype}: give them "
+                            f"one dtype")
+
+    def matrix(self, x, name, *, square=False, order="F"):
+        """x checked to be a 2-D array of this call, column-major ("F") or in either order ("any", for the
+        operations that read a C-ordered matrix as its transpose), made so by its framework if it is not."""
+        shape = tuple(x.shape)
+        if len(shape) != 2:
+            raise ValueError(f"{self.what}: {name} must be a matrix (2-D); its shape is {shape}")
+        if square and shape[0] != shape[1]:
+            raise ValueError(f"{self.what}: {name} must be a square matrix; its shape is {shape}")
+        x = self.adopt(x)
+        if order == "any" and self._c_contiguous(x):
+            return x
+        return self.fortran(x)
+
+    def columns(self, b, rows, a_shape, name="b"):
+        """b of shape (rows,) or (rows, k) as a column-major (rows, k) array, and whether it was a vector."""
+        shape = tuple(b.shape)
+        vector = len(shape) == 1
+        if len(shape) not in (1, 2) or shape[0] != rows:
+            raise ValueError(f"{self.what}: a has shape {tuple(a_shape)} and {name} has shape {shape}: {name} needs "
+                             f"{rows} rows")
+        b = self.adopt(b)
+        return self.fortran(b.reshape(rows, 1) if vector else b), vector
+
+    def fortran(self, x):
+        """A 2-D array in column-major order, made by its framework on its GPU if it is not already."""
+        if self.framework == "torch":
+            if x.dim() == 2 and (x.shape[0] <= 1 or x.stride(0) == 1) and (x.shape[1] <= 1 or
+                                                                           x.stride(1) >= max(x.shape[0], 1)):
+                return x
+            return x.t().contiguous().t()
+        return self._cupy().asfortranarray(x)
+
+    def contiguous(self, x):
+        """x in C order, copied by its framework if it is not."""
+        return x.contiguous() if self.framework == "torch" else self._cupy().ascontiguousarray(x)
+
+    def _c_contiguous(self, x):
+        return x.is_contiguous() if self.framework == "torch" else x.flags.c_contiguous
+
+    # ---- array operations of the framework ----
+
+    def broadcast_to(self, x, shape):
+        return x.broadcast_to(shape) if self.framework == "torch" else self._cupy().broadcast_to(x, shape)
+
+    def concatenate(self, xs, axis):
+        if self.framework == "torch":
+            import torch
+            return torch.cat(xs, dim=axis)
+        return self._cupy().concatenate(xs, axis=axis)
+
+    def stack(self, xs, axis):
+        if self.framework == "torch":
+            import torch
+            return torch.stack(xs, dim=axis)
+        return self._cupy().stack(xs, axis=axis)
+
+    def astype(self, x, dtype):
+        """x as `dtype` ("float32" or "float64"), x itself when it is that already."""
+        if self.framework == "torch":
+            import torch
+            return x.to(getattr(torch, dtype))
+        return x.astype(dtype, copy=False)
+
+    def zeros(self, shape, dtype=None):
+        dtype = dtype or self.dtype
+        if self.framework == "torch":
+            import torch
+            return torch.zeros(shape, dtype=getattr(torch, dtype), device=f"cuda:{self.index}")
+        cupy = self._cupy()
+        with cupy.cuda.Device(self.index):
+            return cupy.zeros(shape, dtype=dtype)
+
+    def to_numpy(self, x):
+        """A host copy of a GPU array of this call."""
+        if self.framework == "torch":
+            return x.detach().cpu().numpy()
+        return self._cupy().asnumpy(self.adopt(x))
+
+    def from_numpy(self, x):
+        """A NumPy array copied to this call's GPU as an array of its framework."""
+        if self.framework == "torch":
+            import torch
+            return torch.from_numpy(_np.ascontiguousarray(x) if x.strides and min(x.strides) < 0 else x).to(
+                f"cuda:{self.index}")
+        cupy = self._cupy()
+        with cupy.cuda.Device(self.index):
+            return cupy.asarray(x)
+
+    def host(self, x):
+        """A host copy of x for the functions linv runs on the CPU only (None stays None)."""
+        return None if x is None else self.to_numpy(x)
+
+    def back(self, out):
+        """The result of a CPU call on host copies, moved to this GPU: an array, or (array, report)."""
+        if isinstance(out, tuple):
+            return (self.from_numpy(out[0]),) + out[1:]
+        return self.from_numpy(out)
+
+    def _cupy(self):
+        try:
+            import cupy
+        except ImportError:
+            raise TypeError(f"{self.what}: GPU arrays other than PyTorch's are used through CuPy, which is not "
+                            f"installed") from None
+        return cupy
+
+
+def _gpu_call(what, device, **arrays):
+    """The _Gpu of a call whose array arguments are `arrays` (None for those not given), or None when none of
+    them is a GPU array (the NumPy path). GPU arrays must not be mixed with host arrays in one call, and must
+    share one GPU and one dtype (float32 or float64); `device` must be None, "auto", "cuda" or their GPU."""
+    given = {name: a for name, a in arrays.items() if a is not None}
+    on_gpu = {name: a for name, a in given.items() if _gpu_array(a)}
+    if not on_gpu:
+        return None
+    first, a = next(iter(on_gpu.items()))
+    for name in given:
+        if name not in on_gpu:
+            raise TypeError(f"{what}: {first} is a GPU array and {name} is not: put {name} on {first}'s GPU with your "
+                            f"framework (linv does not mix GPU and host arrays in one call)")
     where = a.__dlpack_device__()[1]
+    dtype = None
+    for name, x in on_gpu.items():
+        if x.__dlpack_device__()[1] != where:
+            raise ValueError(f"{what}: {first} lies on cuda:{where} and {name} on cuda:{x.__dlpack_device__()[1]}: put "
+                             f"them on one GPU")
+        d = str(x.dtype).rsplit(".", 1)[-1]
+        if d not in ("float32", "float64"):
+            raise TypeError(f"{what}: {name} is a GPU array of dtype {x.dtype}: linv takes float32 or float64 there "
+                            f"(convert it with your framework, e.g. a.double())")
+        if dtype is not None and d != dtype:
+            raise TypeError(f"{what}: {first} is {dtype} and {name} is {d}: give them one dtype")
+        dtype = d
     if device not in (None, "auto", "cuda", f"cuda:{where}"):
-        raise ValueError(f"{name} lies on cuda:{where}; device={device!r} would move it: move it yourself, or leave "
-                         f"device out")
-    return dtype
+        raise ValueError(f"{what}: {first} lies on cuda:{where}; device={device!r} would move it: move it yourself, "
+                         f"or leave device out")
+    return _Gpu(what, where, dtype, _framework(a))

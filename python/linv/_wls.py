@@ -1,11 +1,29 @@
-"""Weighted least squares through the normal equations A D^2 A^T x = A D^2 b (include/linv/wls.hpp)."""
+"""Weighted least squares through the normal equations A D^2 A^T x = A D^2 b (include/linv/wls.hpp). GPU
+arrays (a, d and b all on one GPU) are solved there through _linv's *_gpu functions."""
+import numpy as _np
+
 from . import _linv
-from ._common import _contiguous, _float, _matrix
+from ._common import _contiguous, _float, _gpu_call, _matrix
 
 
 def _options(weights, precision, storage, tolerance, max_iterations, device, check):
-    """The native call's option arguments, in its order."""
+    """The native call's option arguments, in its order (the GPU calls' without device)."""
+    if device is None:
+        return precision, storage, weights, float(tolerance), int(max_iterations), bool(check)
     return precision, storage, weights, float(tolerance), int(max_iterations), device, bool(check)
+
+
+def _shape_of_system(what, shape):
+    if shape[0] > shape[1]:
+        raise ValueError(f"{what}: a has shape {shape}: it must be m x n with m <= n (full row rank)")
+
+
+def _weights_gpu(gpu, what, shape, d):
+    n = shape[1]
+    if tuple(d.shape) != (n,):
+        raise ValueError(f"{what}: a has shape {shape} and d has shape {tuple(d.shape)}: d needs {n} entries, one "
+                         f"per column of a")
+    return gpu.fortran(gpu.adopt(d).reshape(n, 1))
 
 
 def _weights(what, shape, dtype, d):
@@ -30,13 +48,12 @@ def _rhs(what, shape, dtype, b):
 
 def _system(what, a):
     a = _matrix(a)
-    if a.shape[0] > a.shape[1]:
-        raise ValueError(f"{what}: a has shape {a.shape}: it must be m x n with m <= n (full row rank)")
+    _shape_of_system(what, a.shape)
     return a
 
 
 def wls(a, d, b, *, weights="squared", precision="native", storage="full", tolerance=0.0, max_iterations=100,
-        device="cpu", check=False, report=False):
+        device=None, check=False, report=False):
     """Weighted least squares: x minimising ||D (b - a^T x)||_2, from a D^2 a^T x = a D^2 b.
 
     Parameters
@@ -57,8 +74,11 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
         Mixed precision's stopping test; 0: float64's own level.
     max_iterations : int
         Mixed precision's refinement steps at most.
-    device : str
-        "cpu", "cuda", "cuda:N" or "auto" (linv's choice by size).
+    device : str, optional
+        "cpu", "cuda", "cuda:N" or "auto" (linv's choice by size). Left out: where the data lies (the CPU
+        for NumPy arrays). GPU arrays (a, d and b all, on one GPU, one dtype) are solved on their GPU,
+        made column-major there by their framework when they are not, and x comes back there as their
+        kind of array.
     check : bool
         Fill the report's scaled_residual (the least-squares test of lstsq).
     report : bool
@@ -67,7 +87,7 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
     Returns
     -------
     x : ndarray, shape (m,) or (m, k)
-        a's dtype (float32 stays float32).
+        a's dtype (float32 stays float32); a GPU array for GPU arrays.
 
     Raises
     ------
@@ -76,10 +96,20 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
     ValueError
         Shapes that do not fit (naming both), or a bad keyword.
     """
-    a = _system("wls", a)
-    d2 = _weights("wls", a.shape, a.dtype, d)
-    b2, vector = _rhs("wls", a.shape, a.dtype, b)
-    x, rep = _linv.wls(a, d2, b2, *_options(weights, precision, storage, tolerance, max_iterations, device, check))
+    gpu = _gpu_call("wls", device, a=a, d=d, b=b)
+    if gpu:
+        a = gpu.matrix(a, "a")
+        _shape_of_system("wls", tuple(a.shape))
+        d2 = _weights_gpu(gpu, "wls", tuple(a.shape), d)
+        b2, vector = gpu.columns(b, a.shape[1], a.shape)
+        x, rep = _linv.wls_gpu(a, d2, b2, *_options(weights, precision, storage, tolerance, max_iterations, None,
+                                                    check), gpu.framework)
+    else:
+        a = _system("wls", a)
+        d2 = _weights("wls", a.shape, a.dtype, d)
+        b2, vector = _rhs("wls", a.shape, a.dtype, b)
+        x, rep = _linv.wls(a, d2, b2, *_options(weights, precision, storage, tolerance, max_iterations,
+                                                "cpu" if device is None else device, check))
     if vector:
         x = x.reshape(-1)
     return (x, rep) if report else x
@@ -89,7 +119,9 @@ class WeightedLeastSquares:
     """A weighted least-squares system for one matrix a, re-factored for each new set of weights.
 
     The pattern of interior-point methods and iteratively reweighted least squares: a stays on its device,
-    and each `factor(d)` re-forms and re-factors C = a D^2 a^T there without reallocating.
+    and each `factor(d)` re-forms and re-factors C = a D^2 a^T there without reallocating. A system made
+    from a GPU array lives on its GPU; there d and b may be GPU arrays (on that GPU, of a's dtype: used in
+    place, x comes back as b's kind of array) or NumPy arrays (moved there, x comes back as NumPy).
 
     Parameters
     ----------
@@ -106,11 +138,19 @@ class WeightedLeastSquares:
     """
 
     def __init__(self, a, *, weights="squared", precision="native", storage="full", tolerance=0.0,
-                 max_iterations=100, device="cpu", check=False):
-        a = _system("WeightedLeastSquares", a)
-        self.shape, self.dtype = a.shape, a.dtype
-        self._native = _linv.wls_object(a, *_options(weights, precision, storage, tolerance, max_iterations,
-                                                               device, check))
+                 max_iterations=100, device=None, check=False):
+        gpu = _gpu_call("WeightedLeastSquares", device, a=a)
+        if gpu:
+            a = gpu.matrix(a, "a")
+            self.shape, self.dtype = tuple(a.shape), _np.dtype(gpu.dtype)
+            _shape_of_system("WeightedLeastSquares", self.shape)
+            self._native = _linv.wls_object_gpu(a, *_options(weights, precision, storage, tolerance, max_iterations,
+                                                              None, check))
+        else:
+            a = _system("WeightedLeastSquares", a)
+            self.shape, self.dtype = a.shape, a.dtype
+            self._native = _linv.wls_object(a, *_options(weights, precision, storage, tolerance, max_iterations,
+                                                          "cpu" if device is None else device, check))
         self._factored = False
 
     @property
@@ -126,7 +166,12 @@ class WeightedLeastSquares:
         NotPositiveDefiniteError
             C is singular, naming the failing minor.
         """
-        self._native.factor(_weights("WeightedLeastSquares.factor", self.shape, self.dtype, d))
+        gpu = _gpu_call("WeightedLeastSquares.factor", None, d=d)
+        if gpu:
+            gpu.require_dtype(self.dtype, "the system's a and C")
+            self._native.factor_gpu(_weights_gpu(gpu, "WeightedLeastSquares.factor", self.shape, d))
+        else:
+            self._native.factor(_weights("WeightedLeastSquares.factor", self.shape, self.dtype, d))
         self._factored = True
         return self
 
@@ -140,8 +185,14 @@ class WeightedLeastSquares:
         """
         if not self._factored:
             raise ValueError("WeightedLeastSquares.solve: call factor(d) first")
-        b2, vector = _rhs("WeightedLeastSquares.solve", self.shape, self.dtype, b)
-        x, rep = self._native.solve(b2)
+        gpu = _gpu_call("WeightedLeastSquares.solve", None, b=b)
+        if gpu:
+            gpu.require_dtype(self.dtype, "the system's a and C")
+            b2, vector = gpu.columns(b, self.shape[1], self.shape)
+            x, rep = self._native.solve_gpu(b2, gpu.framework)
+        else:
+            b2, vector = _rhs("WeightedLeastSquares.solve", self.shape, self.dtype, b)
+            x, rep = self._native.solve(b2)
         if vector:
             x = x.reshape(-1)
         return (x, rep) if report else x

@@ -7,24 +7,35 @@ own columns (e.g. the voxels of slice k, or one subject's voxels); J_k may diffe
 
 Results are NumPy arrays (`omp`) or small dataclasses holding the factors (`ksvd`, `adl`, `parafac2`).
 float32 data is computed and returned in float32.
+
+GPU arrays (PyTorch, CuPy; every array argument of a call on one GPU, one dtype) are computed on their GPU
+and the results (codes, dictionaries, factors) come back there as the same kind of array; histories
+(rmse, objective, loss) and reports stay NumPy. They are made column-major there by their framework when
+they are not. ADL's task and initial dictionary and PARAFAC2's starting factors are read by linv in host
+memory: given as GPU arrays, they are copied there.
 """
 from dataclasses import dataclass, field
 
 import numpy as _np
 
 from . import _linv
-from ._common import _contiguous, _float, _matrix
+from ._common import _contiguous, _float, _gpu_call, _matrix
 
 __all__ = ["omp", "ksvd", "adl", "parafac2", "KsvdResult", "AdlResult", "Parafac2Result"]
 
 
-def _same(name, a, dtype, shape=None, what=""):
+def _same(name, a, dtype, shape=None, what="", gpu=None):
+    """An optional matrix argument with the data's dtype (NumPy) or a column-major GPU array of the call
+    (gpu: its _Gpu), of `shape` when given."""
     if a is None:
         return None
-    a = _matrix(a, name).astype(dtype, copy=False)
-    if shape is not None and a.shape != shape:
-        raise ValueError(f"{what}: {name} has shape {a.shape}; it must have shape {shape}")
-    return _contiguous(a)
+    if gpu:
+        a = gpu.matrix(a, name)
+    else:
+        a = _contiguous(_matrix(a, name).astype(dtype, copy=False))
+    if shape is not None and tuple(a.shape) != shape:
+        raise ValueError(f"{what}: {name} has shape {tuple(a.shape)}; it must have shape {shape}")
+    return a
 
 
 @dataclass
@@ -109,7 +120,7 @@ class Parafac2Result:
         return (self.A * self.C[k]) @ (self.P[k] @ self.H).T
 
 
-def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device="cpu", report=False):
+def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device=None, report=False):
     """Orthogonal matching pursuit of each column of x over the dictionary's atoms (Batch-OMP).
 
     Parameters
@@ -124,8 +135,9 @@ def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device="cpu", 
         Also stop a signal once ||x - D gamma||_2^2 <= tolerance (0: only at `sparsity` atoms).
     kernel : {"auto", "thread", "warp"}
         The GPU kernel (a thread or a warp per signal); "auto" on the CPU.
-    device : str
-        "cpu", "cuda", "cuda:N" or "auto".
+    device : str, optional
+        "cpu", "cuda", "cuda:N" or "auto"; left out, where the data lies (the CPU for NumPy arrays). GPU
+        arrays (dictionary and x) are coded on their GPU and the codes come back there.
     report : bool
         Return (codes, report); the report adds "atoms_used", per signal.
 
@@ -140,16 +152,24 @@ def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device="cpu", 
     ValueError
         dictionary and x with different time points (naming both shapes), or sparsity outside [1, K].
     """
-    d = _matrix(dictionary, "dictionary")
-    xa = _float(x, "x")
-    vector = xa.ndim == 1
-    x2 = _contiguous(xa.reshape(-1, 1) if vector else xa).astype(d.dtype, copy=False)
-    if x2.ndim != 2 or x2.shape[0] != d.shape[0]:
-        raise ValueError(f"omp: the dictionary has shape {d.shape} and x has shape {xa.shape}: x needs {d.shape[0]} "
+    gpu = _gpu_call("omp", device, dictionary=dictionary, x=x)
+    if gpu:
+        d, xa = gpu.matrix(dictionary, "dictionary"), gpu.adopt(x)
+    else:
+        d, xa = _matrix(dictionary, "dictionary"), _float(x, "x")
+    d_shape, x_shape = tuple(d.shape), tuple(xa.shape)
+    vector = len(x_shape) == 1
+    if len(x_shape) not in (1, 2) or x_shape[0] != d_shape[0]:
+        raise ValueError(f"omp: the dictionary has shape {d_shape} and x has shape {x_shape}: x needs {d_shape[0]} "
                          f"rows (time points)")
-    if not 1 <= int(sparsity) <= d.shape[1]:
-        raise ValueError(f"omp: sparsity {sparsity} must be between 1 and the {d.shape[1]} atoms")
-    codes, count, rep = _linv.omp(d, x2, int(sparsity), float(tolerance), kernel, device)
+    if not 1 <= int(sparsity) <= d_shape[1]:
+        raise ValueError(f"omp: sparsity {sparsity} must be between 1 and the {d_shape[1]} atoms")
+    x2 = xa.reshape(-1, 1) if vector else xa
+    if gpu:
+        codes, count, rep = _linv.omp_gpu(d, gpu.fortran(x2), int(sparsity), float(tolerance), kernel, gpu.framework)
+    else:
+        codes, count, rep = _linv.omp(d, _contiguous(x2).astype(d.dtype, copy=False), int(sparsity),
+                                      float(tolerance), kernel, "cpu" if device is None else device)
     rep["atoms_used"] = count
     if vector:
         codes = codes.reshape(-1)
@@ -157,7 +177,7 @@ def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device="cpu", 
 
 
 def ksvd(x, atoms, sparsity, *, iterations=10, exact=True, seed=0, clear=True, coherence=0.8, min_use=4,
-         keep_better_codes=False, initial=None, device="cpu", report=False):
+         keep_better_codes=False, initial=None, device=None, report=False):
     """k-SVD dictionary learning: x ~ dictionary @ codes with sparse codes.
 
     Parameters
@@ -181,8 +201,9 @@ def ksvd(x, atoms, sparsity, *, iterations=10, exact=True, seed=0, clear=True, c
         Keep a signal's updated old code when the new sparse coding represents it worse.
     initial : array_like, shape (T, K), optional
         A dictionary to start from (its atoms are normalised).
-    device : str
-        "cpu", "cuda", "cuda:N" or "auto".
+    device : str, optional
+        "cpu", "cuda", "cuda:N" or "auto"; left out, where x lies (the CPU for NumPy arrays). A GPU array
+        x (and initial, if given, on its GPU) is learned from on its GPU.
     report : bool
         Return (result, report).
 
@@ -190,17 +211,21 @@ def ksvd(x, atoms, sparsity, *, iterations=10, exact=True, seed=0, clear=True, c
     -------
     KsvdResult
     """
-    xa = _matrix(x, "x")
-    initial = _same("initial", initial, xa.dtype, (xa.shape[0], int(atoms)), "ksvd")
-    d, codes, rmse, replaced, rep = _linv.ksvd(xa, int(atoms), int(sparsity), int(iterations), bool(exact), int(seed),
-                                               bool(clear), float(coherence), int(min_use), bool(keep_better_codes),
-                                               initial, device)
+    gpu = _gpu_call("ksvd", device, x=x, initial=initial)
+    xa = gpu.matrix(x, "x") if gpu else _matrix(x, "x")
+    initial = _same("initial", initial, xa.dtype, (xa.shape[0], int(atoms)), "ksvd", gpu)
+    options = (int(atoms), int(sparsity), int(iterations), bool(exact), int(seed), bool(clear), float(coherence),
+               int(min_use), bool(keep_better_codes), initial)
+    if gpu:
+        d, codes, rmse, replaced, rep = _linv.ksvd_gpu(xa, *options, gpu.framework)
+    else:
+        d, codes, rmse, replaced, rep = _linv.ksvd(xa, *options, "cpu" if device is None else device)
     result = KsvdResult(d, codes, rmse, int(replaced))
     return (result, rep) if report else result
 
 
 def adl(x, atoms, *, task=None, lam=None, c=None, c_d=1.0, max_iterations=200, coefficient_steps=20,
-        dictionary_steps=20, tolerance=0.0, seed=0, initial=None, device="cpu", report=False):
+        dictionary_steps=20, tolerance=0.0, seed=0, initial=None, device=None, report=False):
     """Atom-assisted dictionary learning: minimise ||x - D S||_F^2 + lam ||S||_1 with the first M atoms
     kept within sqrt(c) of the task's time courses and the others within sqrt(c_d) of 0.
 
@@ -226,8 +251,10 @@ def adl(x, atoms, *, task=None, lam=None, c=None, c_d=1.0, max_iterations=200, c
         The random normal initial dictionary.
     initial : array_like, shape (T, K), optional
         A dictionary to start from instead.
-    device : str
-        "cpu", "cuda", "cuda:N" or "auto".
+    device : str, optional
+        "cpu", "cuda", "cuda:N" or "auto"; left out, where x lies (the CPU for NumPy arrays). A GPU array
+        x (task and initial, if given, on its GPU too) runs on its GPU; task and initial are copied to the
+        host, where linv reads them.
     report : bool
         Return (result, report).
 
@@ -235,25 +262,29 @@ def adl(x, atoms, *, task=None, lam=None, c=None, c_d=1.0, max_iterations=200, c
     -------
     AdlResult
     """
-    xa = _matrix(x, "x")
+    gpu = _gpu_call("adl", device, x=x, task=task, initial=initial)
+    xa = gpu.matrix(x, "x") if gpu else _matrix(x, "x")
     if task is not None:
-        t = _float(task, "task")
-        task = _same("task", t.reshape(-1, 1) if t.ndim == 1 else t, xa.dtype)
+        t = gpu.adopt(task) if gpu else _float(task, "task")
+        task = _same("task", t.reshape(-1, 1) if len(t.shape) == 1 else t, xa.dtype, gpu=gpu)
         if task.shape[0] != xa.shape[0]:
-            raise ValueError(f"adl: x has shape {xa.shape} and task has shape {t.shape}: the task needs "
+            raise ValueError(f"adl: x has shape {tuple(xa.shape)} and task has shape {tuple(t.shape)}: the task needs "
                              f"{xa.shape[0]} rows (time points)")
         if c is None:
             raise ValueError("adl: a task needs c, the squared radius around its time courses")
-    initial = _same("initial", initial, xa.dtype, (xa.shape[0], int(atoms)), "adl")
+    initial = _same("initial", initial, xa.dtype, (xa.shape[0], int(atoms)), "adl", gpu)
     nan = float("nan")
-    d, s, objective, inner, lam_used, rep = _linv.adl(
-        xa, int(atoms), task, nan if lam is None else float(lam), int(max_iterations), int(coefficient_steps),
-        int(dictionary_steps), nan if c is None else float(c), float(c_d), float(tolerance), int(seed), initial, device)
+    options = (int(atoms), task, nan if lam is None else float(lam), int(max_iterations), int(coefficient_steps),
+               int(dictionary_steps), nan if c is None else float(c), float(c_d), float(tolerance), int(seed), initial)
+    if gpu:
+        d, s, objective, inner, lam_used, rep = _linv.adl_gpu(xa, *options, gpu.framework)
+    else:
+        d, s, objective, inner, lam_used, rep = _linv.adl(xa, *options, "cpu" if device is None else device)
     result = AdlResult(d, s, objective, inner, float(lam_used))
     return (result, rep) if report else result
 
 
-def parafac2(slabs, rank, *, max_iterations=1000, tolerance=1e-7, start="svd", seed=0, init=None, device="cpu",
+def parafac2(slabs, rank, *, max_iterations=1000, tolerance=1e-7, start="svd", seed=0, init=None, device=None,
              report=False):
     """Fit a rank-F PARAFAC2 model X_k ~ A diag(c_k) (P_k H)^T by alternating least squares.
 
@@ -272,8 +303,10 @@ def parafac2(slabs, rank, *, max_iterations=1000, tolerance=1e-7, start="svd", s
     seed : int
     init : tuple of array_like (A, H, C), optional
         Starting factors of shapes (I, F), (F, F), (K, F).
-    device : str
-        "cpu", "cuda", "cuda:N" or "auto".
+    device : str, optional
+        "cpu", "cuda", "cuda:N" or "auto"; left out, where the slabs lie (the CPU for NumPy arrays). GPU
+        slabs (a list of GPU arrays, or one of shape (K, I, J), with init on their GPU if given) are fitted
+        on their GPU; A, H, C and P come back there, and init is copied to the host, where linv reads it.
     report : bool
         Return (result, report).
 
@@ -287,25 +320,38 @@ def parafac2(slabs, rank, *, max_iterations=1000, tolerance=1e-7, start="svd", s
     ValueError
         Slabs whose row counts differ (naming the shapes), rank out of range, or init that does not fit.
     """
-    if isinstance(slabs, _np.ndarray) and slabs.ndim == 3:
+    if hasattr(slabs, "shape") and len(slabs.shape) == 3:  # (K, I, J): NumPy's, or a GPU array
         slabs = list(slabs)
-    slabs = [_matrix(s, f"slab {k}") for k, s in enumerate(slabs)]
+    slabs = list(slabs)
+    init = tuple(init) if init is not None else (None, None, None)
+    if len(init) != 3 or len({v is None for v in init}) > 1:
+        raise ValueError("parafac2: init is (A, H, C), all three given")
+    gpu = _gpu_call("parafac2", device, **{f"slab {k}": s for k, s in enumerate(slabs)},
+                    **{f"init {n}": v for n, v in zip("AHC", init)})
+    if gpu:
+        slabs = [gpu.matrix(s, f"slab {k}") for k, s in enumerate(slabs)]
+        dtype = gpu.dtype
+    else:
+        slabs = [_matrix(s, f"slab {k}") for k, s in enumerate(slabs)]
+        dtype = _np.result_type(*[s.dtype for s in slabs]) if slabs else None
+        slabs = [_contiguous(s.astype(dtype, copy=False)) for s in slabs]
     if not slabs:
         raise ValueError("parafac2 needs at least one slab")
-    dtype = _np.result_type(*[s.dtype for s in slabs])
-    slabs = [_contiguous(s.astype(dtype, copy=False)) for s in slabs]
     rows = slabs[0].shape[0]
     for k, s in enumerate(slabs):
         if s.shape[0] != rows:
-            raise ValueError(f"parafac2: slab 0 has shape {slabs[0].shape} and slab {k} has shape {s.shape}: every "
-                             f"slab needs the same number of rows (the shared mode)")
+            raise ValueError(f"parafac2: slab 0 has shape {tuple(slabs[0].shape)} and slab {k} has shape "
+                             f"{tuple(s.shape)}: every slab needs the same number of rows (the shared mode)")
     a0 = h0 = c0 = None
-    if init is not None:
+    if any(v is not None for v in init):
         f = int(rank)
-        a0, h0, c0 = (_same(n, v, dtype, shape, "parafac2 init")
+        a0, h0, c0 = (_same(n, v, dtype, shape, "parafac2 init", gpu)
                       for n, v, shape in zip("AHC", init, [(rows, f), (f, f), (len(slabs), f)]))
-    a, h, c, p, history, extra, rep = _linv.parafac2(slabs, int(rank), int(max_iterations), float(tolerance), start,
-                                                     int(seed), a0, h0, c0, device)
+    options = (int(rank), int(max_iterations), float(tolerance), start, int(seed), a0, h0, c0)
+    if gpu:
+        a, h, c, p, history, extra, rep = _linv.parafac2_gpu(slabs, *options, gpu.framework)
+    else:
+        a, h, c, p, history, extra, rep = _linv.parafac2(slabs, *options, "cpu" if device is None else device)
     result = Parafac2Result(a, h, c, list(p), history, extra["loss"], extra["norm_squared"],
                             extra["variance_explained"])
     return (result, rep) if report else result

@@ -7,11 +7,16 @@ linv computes in float64; float32 images come back as float32.
 PSFs follow MATLAB's fspecial: `gaussian_psf`, `box_psf`, `disk_psf`, `motion_psf`, `sharpen_psf`, or
 `psf("gaussian:size=5,sigma=1")`. Any 2-D kernel array (a measured PSF) is accepted where a PSF is.
 Boundaries: "zero", "reflexive" (the scene mirrored at the frame; right for photographs) or "periodic".
+
+GPU arrays (PyTorch, CuPy): `deblur` runs on their GPU; `convolve` and `degrade` take them too but run on
+the CPU (linv's convolution and noise are host code), copying the image there and the result back; either
+way the result is the caller's kind of array on its GPU. A PSF given as a GPU array is copied to the host
+(linv reads kernels there). The other functions take host arrays only.
 """
 import numpy as _np
 
 from . import _linv
-from ._common import _contiguous, _float
+from ._common import _contiguous, _float, _gpu_array, _gpu_call
 
 __all__ = ["psf", "gaussian_psf", "box_psf", "disk_psf", "motion_psf", "sharpen_psf", "convolve", "degrade",
            "deblur", "phantom", "system_matrix", "estimate_noise"]
@@ -65,34 +70,50 @@ def sharpen_psf(alpha=0.2):
 
 
 def _kernel(p):
-    """A PSF argument (spec string or kernel array) as (float64 kernel, name)."""
+    """A PSF argument (spec string or kernel array; a GPU array is copied to the host) as (float64 kernel,
+    name)."""
     if isinstance(p, str):
         return _linv.psf(p)[0], p
+    if _gpu_array(p):
+        p = _gpu_call("psf", None, psf=p).to_numpy(p)
     k = _float(p, "psf")
     if k.ndim != 2:
         raise ValueError(f"psf must be a spec string or a 2-D kernel; its shape is {k.shape}")
     return _contiguous(k.astype(_np.float64, copy=False)), "kernel"
 
 
-def _image(f, name):
-    """f as (float64 height x (width * channels) with the channels side by side, channels, dtype, shape)."""
-    f = _float(f, name)
-    if f.ndim == 2:
-        return _contiguous(f.astype(_np.float64, copy=False)), 1, f.dtype, f.shape
-    if f.ndim == 3 and 1 <= f.shape[2] <= 4:
-        side = _np.concatenate([f[:, :, c] for c in range(f.shape[2])], axis=1)
-        return _np.asfortranarray(side, dtype=_np.float64), f.shape[2], f.dtype, f.shape
-    raise ValueError(f"{name} must be an image of shape (height, width) or (height, width, channels) with 1 to 4 "
-                     f"channels; its shape is {f.shape}")
+def _image(f, name, gpu=None):
+    """f as (float64 height x (width * channels) with the channels side by side, channels, dtype, shape);
+    for a GPU array (gpu: its _Gpu) a column-major GPU array made by its framework, and dtype's name."""
+    if gpu:
+        shape, dtype, f = tuple(f.shape), gpu.dtype, gpu.adopt(f)
+        concatenate = gpu.concatenate
+    else:
+        f = _float(f, name)
+        shape, dtype = f.shape, f.dtype
+        concatenate = _np.concatenate
+    if len(shape) == 2:
+        side = f
+    elif len(shape) == 3 and 1 <= shape[2] <= 4:
+        side = concatenate([f[:, :, c] for c in range(shape[2])], axis=1)
+    else:
+        raise ValueError(f"{name} must be an image of shape (height, width) or (height, width, channels) with 1 to 4 "
+                         f"channels; its shape is {shape}")
+    channels = 1 if len(shape) == 2 else shape[2]
+    if gpu:
+        return gpu.fortran(gpu.astype(side, "float64")), channels, dtype, shape
+    if channels == 1:
+        return _contiguous(side.astype(_np.float64, copy=False)), 1, dtype, shape
+    return _np.asfortranarray(side, dtype=_np.float64), channels, dtype, shape
 
 
-def _restore(side, channels, dtype, shape):
+def _restore(side, channels, dtype, shape, gpu=None):
     if channels == 1:
         out = side.reshape(shape)
     else:
         w = side.shape[1] // channels
-        out = _np.stack([side[:, c * w:(c + 1) * w] for c in range(channels)], axis=2)
-    return out.astype(dtype, copy=False)
+        out = (gpu.stack if gpu else _np.stack)([side[:, c * w:(c + 1) * w] for c in range(channels)], axis=2)
+    return gpu.astype(out, dtype) if gpu else out.astype(dtype, copy=False)
 
 
 def _check_kernel(what, image_shape, kernel):
@@ -116,8 +137,12 @@ def convolve(f, psf, *, boundary="reflexive", adjoint=False):
     Returns
     -------
     g : ndarray
-        f's shape and dtype.
+        f's shape and dtype. For a GPU array f: computed on the CPU (f copied to the host, g back to f's
+        GPU as f's kind of array).
     """
+    gpu = _gpu_call("convolve", None, f=f)
+    if gpu:
+        return gpu.back(convolve(gpu.host(f), psf, boundary=boundary, adjoint=adjoint))
     kernel, _ = _kernel(psf)
     side, channels, dtype, shape = _image(f, "f")
     _check_kernel("convolve", shape, kernel)
@@ -145,8 +170,12 @@ def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
     Returns
     -------
     g : ndarray
-        f's shape and dtype.
+        f's shape and dtype. For a GPU array f: computed on the CPU, where linv's convolution and noise
+        run (f copied to the host, g back to f's GPU as f's kind of array).
     """
+    gpu = _gpu_call("degrade", None, f=f)
+    if gpu:
+        return gpu.back(degrade(gpu.host(f), psf, boundary=boundary, noise=noise, seed=seed))
     g = convolve(f, psf, boundary=boundary)
     if noise is None:
         return g
@@ -160,7 +189,7 @@ def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
 
 
 def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="laplacian", robust="auto",
-           path="auto", max_iterations=1000, tolerance=1e-10, device="cpu", report=False):
+           path="auto", max_iterations=1000, tolerance=1e-10, device=None, report=False):
     """The regularised reconstruction f = argmin ||H f - g||^2 + lam ||L f||^2.
 
     Parameters
@@ -184,8 +213,10 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
         preconditioned conjugate gradients.
     max_iterations, tolerance
         The matrix-free path's limits (per solve; relative residual of the normal equations).
-    device : str
-        "cpu", "cuda", "cuda:N" or "auto".
+    device : str, optional
+        "cpu", "cuda", "cuda:N" or "auto". Left out: where g lies (the CPU for NumPy arrays). A GPU array g
+        is deblurred on its GPU (made float64 and column-major there by its framework) and f comes back
+        there as g's kind of array.
     report : bool
         Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma" and "robust".
 
@@ -199,14 +230,19 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
     ValueError
         A PSF larger than the image (naming both shapes) or a bad option.
     """
+    gpu = _gpu_call("deblur", device, g=g)
     kernel, name = _kernel(psf)
-    side, channels, dtype, shape = _image(g, "g")
+    side, channels, dtype, shape = _image(g, "g", gpu)
     _check_kernel("deblur", shape, kernel)
     if isinstance(robust, (bool, _np.bool_)):
         robust = "on" if robust else "off"
-    f, rep = _linv.deblur(side, kernel, name, -1.0 if lam is None else float(lam), rule, boundary, regularizer,
-                          str(robust), path, channels, int(max_iterations), float(tolerance), device)
-    f = _restore(f, channels, dtype, shape)
+    options = (-1.0 if lam is None else float(lam), rule, boundary, regularizer, str(robust), path, channels,
+               int(max_iterations), float(tolerance))
+    if gpu:
+        f, rep = _linv.deblur_gpu(side, kernel, name, *options, gpu.framework)
+    else:
+        f, rep = _linv.deblur(side, kernel, name, *options, "cpu" if device is None else device)
+    f = _restore(f, channels, dtype, shape, gpu)
     return (f, rep) if report else f
 
 

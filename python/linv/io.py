@@ -6,7 +6,8 @@
     .png, .pgm      images (8 or 16 bits) as values in [0, 1]; PNG in builds with libpng
     .nii, .nii.gz   NIfTI-1/2 fMRI runs (read only here), in builds with libnifti2
 
-Writes are atomic: a temporary file beside the target, renamed into place.
+Writes are atomic: a temporary file beside the target, renamed into place. `write` takes host arrays:
+a GPU array (PyTorch, CuPy) is refused with a TypeError (copy it to the host with its framework).
 """
 import os as _os
 

@@ -9,6 +9,9 @@ solved through the Schur complement of its diagonal in O(n k + m k^2 + k^3) inst
     x = J.step(d)                             # (J^T J)^-1 J^T d, the Gauss-Newton step
     x = J.step(d, damping=1e-3)               # Levenberg-Marquardt: J^T J + damping diag(J^T J)
     P = J.pinv()                              # J^+ materialised, m x n
+
+Host arrays only: a GPU array (PyTorch, CuPy) is refused with a TypeError; J itself can live on a GPU
+(device="cuda"), with NumPy arrays in and out.
 """
 import numpy as _np
 

@@ -14,13 +14,17 @@ namespace {
 
 using linv::index;
 
-// A stack's result: the matrices (shaped for NumPy by the caller's strides), each matrix's pivot (0: regular;
-// an empty list when all were), the count of singular ones, and the report.
+// A stack's result: the matrices (an array placed by the caller), each matrix's pivot (0: regular; an empty
+// list when all were), the count of singular ones, and the report.
+nb::tuple batch_tuple(nb::object x, const linv::batched::Status& status) {
+  std::vector<long long> pivots(status.pivot.begin(), status.pivot.end());
+  return nb::make_tuple(x, pivots, static_cast<long long>(status.singular), report_dict(status.report));
+}
+
 template <class T>
 nb::tuple batch_result(linv::batched::Result<T>&& r, std::vector<std::size_t> shape, std::vector<std::int64_t> strides) {
   nb::object x = nb::cast(to_numpy_nd<T>(std::move(r.x), std::move(shape), std::move(strides)));
-  std::vector<long long> pivots(r.status.pivot.begin(), r.status.pivot.end());
-  return nb::make_tuple(x, pivots, static_cast<long long>(r.status.singular), report_dict(r.status.report));
+  return batch_tuple(x, r.status);
 }
 
 // The inverses of a C-ordered stack (count, n, n). Its memory holds the column-major transposes, which
@@ -67,6 +71,38 @@ nb::tuple batched_solve(const Stack<T>& at, const Stack<T>& bt, const std::strin
                          {static_cast<std::int64_t>(n * k), 1, static_cast<std::int64_t>(n)});
 }
 
+// The same for C-contiguous stacks on a GPU (linv_py::Gpu), computed there by the batched kernels; the
+// results are arrays of the caller's framework on that GPU, shaped as the NumPy versions'.
+template <class T>
+nb::tuple batched_inv_gpu(const GpuStack<T>& a, const std::string& framework) {
+  const Gpu gpu(a, framework);
+  const auto count = static_cast<std::size_t>(a.shape(0)), n = static_cast<std::size_t>(a.shape(1));
+  if (a.shape(2) != n)
+    throw linv::ShapeMismatch("batched inv needs square matrices", static_cast<index>(n),
+                              static_cast<index>(a.shape(2)), static_cast<index>(n), static_cast<index>(n));
+  const linv::ConstMatrixView<T> A = gpu.batch<T>(a, "a");
+  linv::batched::Result<T> r = gpu.run([&] { return linv::batched::inv<T>(A); });
+  const auto ld = static_cast<std::int64_t>(r.x.ld()), sn = static_cast<std::int64_t>(n);
+  nb::object x = to_gpu_array_nd<T>(std::move(r.x), {count, n, n}, {sn * ld, ld, 1}, framework);
+  return batch_tuple(x, r.status);
+}
+
+template <class T>
+nb::tuple batched_solve_gpu(const GpuStack<T>& at, const GpuStack<T>& bt, const std::string& framework) {
+  const Gpu gpu(at, framework);
+  const auto count = static_cast<std::size_t>(at.shape(0)), n = static_cast<std::size_t>(at.shape(1));
+  const auto k = static_cast<std::size_t>(bt.shape(1));
+  if (bt.shape(0) != count || bt.shape(2) != n || at.shape(2) != n)
+    throw linv::ShapeMismatch("batched solve: one n x k block of right-hand sides per n x n matrix",
+                              static_cast<index>(count * n), static_cast<index>(at.shape(2)),
+                              static_cast<index>(bt.shape(0) * bt.shape(2)), static_cast<index>(k));
+  const linv::ConstMatrixView<T> A = gpu.batch<T>(at, "a"), B = gpu.batch<T>(bt, "b");
+  linv::batched::Result<T> r = gpu.run([&] { return linv::batched::solve<T>(A, B); });
+  const auto ld = static_cast<std::int64_t>(r.x.ld()), sk = static_cast<std::int64_t>(k);
+  nb::object x = to_gpu_array_nd<T>(std::move(r.x), {count, n, k}, {sk * ld, 1, ld}, framework);
+  return batch_tuple(x, r.status);
+}
+
 // ---- weighted least squares ----
 
 linv::WlsOptions wls_options(const std::string& precision, const std::string& storage, const std::string& weights,
@@ -105,6 +141,18 @@ nb::tuple wls(const Input<T>& a, const Input<T>& d, const Input<T>& b, const std
   return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
 }
 
+// The same for GPU arrays, on their GPU (d of shape (n, 1), b (n, k), all column-major).
+template <class T>
+nb::tuple wls_gpu(const GpuInput<T>& a, const GpuInput<T>& d, const GpuInput<T>& b, const std::string& precision,
+                  const std::string& storage, const std::string& weights, double tolerance, int max_iterations,
+                  bool check, const std::string& framework) {
+  const Gpu gpu(a, framework);
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a"), D = gpu.view<T>(d, "d"), B = gpu.view<T>(b, "b");
+  const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  linv::Solution<T> s = gpu.run([&] { return linv::wls<T>(A, D, B, o); });
+  return nb::make_tuple(gpu.array<T>(std::move(s.x)), report_dict(s.report));
+}
+
 // linv::WeightedLeastSquares for one A on one device: factor(d) for each set of weights, solve(b) after.
 template <class T>
 struct WlsObject {
@@ -129,6 +177,20 @@ struct WlsObject {
     }
     return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
   }
+  // Weights and right-hand sides on the system's GPU, used in place; x as an array of b's framework there.
+  void factor_gpu(const GpuInput<T>& d) {
+    const Gpu gpu(d, "");
+    gpu.require_at(device, "the system's a and C");
+    const linv::ConstMatrixView<T> D = gpu.view<T>(d, "d");
+    gpu.run([&] { system->factor(D); });
+  }
+  nb::tuple solve_gpu(const GpuInput<T>& b, const std::string& framework) {
+    const Gpu gpu(b, framework);
+    gpu.require_at(device, "the system's a and C");
+    const linv::ConstMatrixView<T> B = gpu.view<T>(b, "b");
+    linv::Solution<T> s = gpu.run([&] { return system->solve(B); });
+    return nb::make_tuple(gpu.array<T>(std::move(s.x)), report_dict(s.report));
+  }
 };
 
 template <class T>
@@ -144,18 +206,36 @@ WlsObject<T>* make_wls(const Input<T>& a, const std::string& precision, const st
   return new WlsObject<T>{std::make_unique<linv::WeightedLeastSquares<T>>(placed(A, dev, on), o), dev};
 }
 
+// A system for a GPU array a, on its GPU (a column-major).
+template <class T>
+WlsObject<T>* make_wls_gpu(const GpuInput<T>& a, const std::string& precision, const std::string& storage,
+                           const std::string& weights, double tolerance, int max_iterations, bool check) {
+  const Gpu gpu(a, "");
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a");
+  const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  return gpu.run([&] { return new WlsObject<T>{std::make_unique<linv::WeightedLeastSquares<T>>(A, o), gpu.device()}; });
+}
+
 template <class T>
 void bind_typed(nb::module_& m, const char* suffix) {
   m.def("batched_inv", &batched_inv<T>, nb::arg("a"), nb::arg("device"));
   m.def("batched_solve", &batched_solve<T>, nb::arg("at"), nb::arg("bt"), nb::arg("device"));
+  m.def("batched_inv_gpu", &batched_inv_gpu<T>, nb::arg("a"), nb::arg("framework"));
+  m.def("batched_solve_gpu", &batched_solve_gpu<T>, nb::arg("at"), nb::arg("bt"), nb::arg("framework"));
+  m.def("wls_gpu", &wls_gpu<T>, nb::arg("a"), nb::arg("d"), nb::arg("b"), nb::arg("precision"), nb::arg("storage"),
+        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("check"), nb::arg("framework"));
   m.def("wls", &wls<T>, nb::arg("a"), nb::arg("d"), nb::arg("b"), nb::arg("precision"), nb::arg("storage"),
         nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("device"), nb::arg("check"));
   nb::class_<WlsObject<T>>(m, (std::string("WeightedLeastSquares") + suffix).c_str())
       .def("factor", &WlsObject<T>::factor)
       .def("solve", &WlsObject<T>::solve)
+      .def("factor_gpu", &WlsObject<T>::factor_gpu, nb::arg("d"))
+      .def("solve_gpu", &WlsObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
       .def_prop_ro("device", [](const WlsObject<T>& o) { return o.device.name(); });
   m.def("wls_object", &make_wls<T>, nb::arg("a"), nb::arg("precision"), nb::arg("storage"), nb::arg("weights"),
         nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("device"), nb::arg("check"));
+  m.def("wls_object_gpu", &make_wls_gpu<T>, nb::arg("a"), nb::arg("precision"), nb::arg("storage"),
+        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("check"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,9 +35,12 @@ using Input = nb::ndarray<const T, nb::ndim<2>, nb::device::cpu>;
 template <class T>
 using Stack = nb::ndarray<const T, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
-// A matrix on a CUDA GPU from any framework that speaks DLPack (PyTorch, CuPy, JAX ...), used in place.
+// A matrix, or a C-contiguous stack of matrices (count, rows, cols), on a CUDA GPU from any framework that
+// speaks DLPack (PyTorch, CuPy, JAX ...), used in place: see Gpu below.
 template <class T>
 using GpuInput = nb::ndarray<const T, nb::ndim<2>, nb::device::cuda>;
+template <class T>
+using GpuStack = nb::ndarray<const T, nb::ndim<3>, nb::c_contig, nb::device::cuda>;
 
 // A 2-D array (NumPy's, or a GPU array on `device`) as a column-major view: Fortran order as it is; C
 // order as its transpose, which `transposed` reports.
@@ -100,19 +104,26 @@ Array<T> to_numpy(linv::Matrix<T>&& m, bool transposed) {
 }
 
 // A linv matrix on a GPU handed to PyTorch (framework "torch") or CuPy (anything else) without a copy,
-// through DLPack; the array owns it. transposed: the array is its transpose.
+// through DLPack, as an array of `shape` and `strides` (in elements) over its storage; the array owns it.
 template <class T>
-nb::object to_gpu_array(linv::Matrix<T>&& m, bool transposed, const std::string& framework) {
+nb::object to_gpu_array_nd(linv::Matrix<T>&& m, std::vector<std::size_t> shape, std::vector<std::int64_t> strides,
+                           const std::string& framework) {
   auto [owned, owner] = owned_by_capsule(std::move(m));
-  std::size_t shape[2] = {static_cast<std::size_t>(owned->rows()), static_cast<std::size_t>(owned->cols())};
-  std::int64_t strides[2] = {1, static_cast<std::int64_t>(owned->ld())};
-  if (transposed) std::swap(shape[0], shape[1]), std::swap(strides[0], strides[1]);
   const int id = owned->device().index();
   if (framework == "torch")
-    return nb::cast(nb::ndarray<nb::pytorch, T, nb::ndim<2>>(owned->data(), 2, shape, owner, strides, nb::dtype<T>(),
-                                                             nb::device::cuda::value, id));
-  return nb::cast(nb::ndarray<nb::cupy, T, nb::ndim<2>>(owned->data(), 2, shape, owner, strides, nb::dtype<T>(),
-                                                        nb::device::cuda::value, id));
+    return nb::cast(nb::ndarray<nb::pytorch, T>(owned->data(), shape.size(), shape.data(), owner, strides.data(),
+                                                nb::dtype<T>(), nb::device::cuda::value, id));
+  return nb::cast(nb::ndarray<nb::cupy, T>(owned->data(), shape.size(), shape.data(), owner, strides.data(),
+                                           nb::dtype<T>(), nb::device::cuda::value, id));
+}
+
+// The same for one matrix; transposed: the array is its transpose.
+template <class T>
+nb::object to_gpu_array(linv::Matrix<T>&& m, bool transposed, const std::string& framework) {
+  std::vector<std::size_t> shape = {static_cast<std::size_t>(m.rows()), static_cast<std::size_t>(m.cols())};
+  std::vector<std::int64_t> strides = {1, static_cast<std::int64_t>(m.ld())};
+  if (transposed) std::swap(shape[0], shape[1]), std::swap(strides[0], strides[1]);
+  return to_gpu_array_nd<T>(std::move(m), std::move(shape), std::move(strides), framework);
 }
 
 template <class T>
@@ -128,6 +139,116 @@ nb::object vector_to_numpy(const std::vector<T>& v) {
   const std::size_t shape[1] = {owned->size()};
   return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), 1, shape, owner));
 }
+
+// Where a call's results go. Two placements with one interface (array, for a linv matrix): Host hands them
+// to NumPy (from any device), Gpu to the GPU framework of the call's arrays, on their GPU.
+struct Host {
+  template <class T>
+  nb::object array(linv::Matrix<T>&& m, bool transposed = false) const {
+    return nb::cast(to_numpy<T>(std::move(m), transposed));
+  }
+};
+
+// The column-major view of a 2-D array of `rows` x `cols` at `data` with strides s0, s1 (in elements), if it
+// is one: unit stride down the columns and columns apart by at least `rows` (or a single row or column).
+template <class T>
+std::optional<linv::ConstMatrixView<T>> column_major_view(const T* data, linv::index rows, linv::index cols,
+                                                         std::int64_t s0, std::int64_t s1, linv::Device device) {
+  if (rows > 1 && s0 != 1) return std::nullopt;
+  if (cols <= 1) return linv::ConstMatrixView<T>(data, rows, cols, std::max<linv::index>(rows, 1), device);
+  if (s1 < std::max<linv::index>(rows, 1)) return std::nullopt;
+  return linv::ConstMatrixView<T>(data, rows, cols, s1, device);
+}
+
+// A call on GPU arrays of another framework (PyTorch, CuPy, anything with __dlpack__ on a CUDA device): linv
+// computes on their GPU through its public API, reading them in place once the work queued there by their
+// producer has finished, and hands results back as arrays of `framework` ("torch", else "cupy") on that GPU,
+// without a copy. Every GPU entry point of _linv goes through one of these; the Python layer
+// (linv/_common.py, _Gpu) checks dtypes and devices first and makes arrays column-major with their framework
+// where an operation needs it.
+class Gpu {
+ public:
+  template <class A>
+  Gpu(const A& first, std::string framework)
+      : device_(linv::Device::cuda(first.device_id())), framework_(std::move(framework)) {}
+
+  linv::Device device() const { return device_; }
+  const std::string& framework() const { return framework_; }
+
+  // A 2-D GPU array as a column-major view in place. A C-ordered array is its transpose: where `transposed`
+  // is given the view is that transpose (the caller knows what that means for its operation, and says
+  // so in *transposed), else it is refused.
+  template <class T, class A>
+  linv::ConstMatrixView<T> view(const A& a, const char* name, bool* transposed = nullptr) const {
+    require_here(a, name);
+    const auto rows = static_cast<linv::index>(a.shape(0)), cols = static_cast<linv::index>(a.shape(1));
+    if (auto v = column_major_view<T>(a.data(), rows, cols, a.stride(0), a.stride(1), device_)) {
+      if (transposed) *transposed = false;
+      return *v;
+    }
+    if (transposed)
+      if (auto v = column_major_view<T>(a.data(), cols, rows, a.stride(1), a.stride(0), device_)) {
+        *transposed = true;
+        return *v;
+      }
+    throw linv::InvalidArgument(std::string(name) + " is a GPU array that is not column-major (Fortran order) in "
+                                "one piece: make it so with its framework (the linv package does)");
+  }
+
+  // A C-contiguous GPU stack (count, n, k) as linv's batch layout: n x (k count), each matrix column-major,
+  // which is its transpose (k x n as stored) read in C order.
+  template <class T>
+  linv::ConstMatrixView<T> batch(const GpuStack<T>& a, const char* name) const {
+    require_here(a, name);
+    const auto count = static_cast<linv::index>(a.shape(0)), rows = static_cast<linv::index>(a.shape(2)),
+               k = static_cast<linv::index>(a.shape(1));
+    return {a.data(), rows, k * count, std::max<linv::index>(rows, 1), device_};
+  }
+
+  // A copy in host memory of a view on this GPU, for the arguments linv reads on the CPU (ADL's task, the
+  // starting factors of PARAFAC2), after the work queued on the GPU has finished.
+  template <class T>
+  linv::Matrix<T> host(linv::ConstMatrixView<T> v) const {
+    linv::synchronize(device_);
+    linv::Matrix<T> h = linv::Matrix<T>::uninitialized(v.rows(), v.cols());
+    linv::copy<T>(v, h.view());
+    return h;
+  }
+
+  // f() with the GIL released, once the work queued on this GPU (by any stream, any library) has finished.
+  template <class F>
+  auto run(F&& f) const {
+    nb::gil_scoped_release released;
+    linv::synchronize(device_);
+    return f();
+  }
+
+  // A result as an array of the caller's framework on this GPU (moved there when linv left it on the host,
+  // as it does for Batch-OMP's codes). transposed: the array is the matrix's transpose.
+  template <class T>
+  nb::object array(linv::Matrix<T>&& m, bool transposed = false) const {
+    if (m.device() != device_) m = m.to(device_);
+    return to_gpu_array<T>(std::move(m), transposed, framework_);
+  }
+
+  // Throws unless this call's GPU is `where`, the device of an object made earlier (`what`: "the factors").
+  void require_at(linv::Device where, const std::string& what) const {
+    if (where != device_)
+      throw linv::InvalidArgument(what + " live on " + where.name() + " and this array on " + device_.name() +
+                                  ": give arrays where " + what + " live (or make them there)");
+  }
+
+ private:
+  template <class A>
+  void require_here(const A& a, const char* name) const {
+    if (a.device_id() != device_.index())
+      throw linv::InvalidArgument(std::string(name) + " lies on cuda:" + std::to_string(a.device_id()) +
+                                  " and the call's first array on " + device_.name() + ": put them on one GPU");
+  }
+
+  linv::Device device_;
+  std::string framework_;
+};
 
 inline nb::dict report_dict(const linv::Report& r) {
   nb::dict d;
@@ -146,6 +267,13 @@ inline nb::dict report_dict(const linv::Report& r) {
   d["rank"] = r.rank;
   d["notes"] = r.notes;
   return d;
+}
+
+// A Solution's matrix placed by `out` (Host or Gpu), with its report as a dict when asked for.
+template <class T, class Out>
+nb::object solution(const Out& out, linv::Solution<T>&& s, bool report, bool transposed = false) {
+  nb::object x = out.template array<T>(std::move(s.x), transposed);
+  return report ? nb::object(nb::make_tuple(x, report_dict(s.report))) : x;
 }
 
 // "cpu", "cuda", "cuda:N" as Device::parse reads them; "auto": linv's own choice for this operation and size

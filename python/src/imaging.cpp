@@ -100,6 +100,16 @@ im::DeblurOptions deblur_options(double lambda, const std::string& rule, const s
   return o;
 }
 
+// The report of a deblur, with what it chose.
+nb::dict deblur_report(const im::DeblurResult& r) {
+  nb::dict rep = report_dict(r.report);
+  rep["lambda"] = r.lambda;
+  rep["lambda_from"] = r.lambda_from;
+  rep["noise_sigma"] = r.noise_sigma;
+  rep["robust"] = r.robust;
+  return rep;
+}
+
 // g: height x (width * channels), the channels side by side; kernel: the PSF (psf_from checks it).
 nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
                  const std::string& rule, const std::string& boundary, const std::string& regularizer,
@@ -118,12 +128,24 @@ nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std:
     r = im::deblur(placed(G, d, on), p, o);
     if (!r.image.device().is_cpu()) r.image = r.image.to(linv::Device::cpu());
   }
-  nb::dict rep = report_dict(r.report);
-  rep["lambda"] = r.lambda;
-  rep["lambda_from"] = r.lambda_from;
-  rep["noise_sigma"] = r.noise_sigma;
-  rep["robust"] = r.robust;
+  nb::dict rep = deblur_report(r);
   return nb::make_tuple(numpy_object<double>(std::move(r.image)), rep);
+}
+
+// The same for a column-major g on a GPU (linv_py::Gpu), deblurred there; the kernel stays in host memory.
+nb::tuple deblur_gpu(const GpuInput<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
+                     const std::string& rule, const std::string& boundary, const std::string& regularizer,
+                     const std::string& robust, const std::string& path, int channels, int max_iterations,
+                     double tolerance, const std::string& framework) {
+  const Gpu gpu(g, framework);
+  const linv::ConstMatrixView<double> G = gpu.view<double>(g, "g");
+  linv::Matrix<double> k_copy;
+  const im::Psf p = im::psf_from(column_major(kernel, k_copy), psf_name);
+  const im::DeblurOptions o =
+      deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance);
+  im::DeblurResult r = gpu.run([&] { return im::deblur(G, p, o); });
+  nb::dict rep = deblur_report(r);
+  return nb::make_tuple(gpu.array<double>(std::move(r.image)), rep);
 }
 
 // ---- SLAM ----
@@ -229,6 +251,9 @@ void bind_imaging(nb::module_& m) {
   m.def("deblur", &deblur, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"), nb::arg("rule"),
         nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"), nb::arg("channels"),
         nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("device"));
+  m.def("deblur_gpu", &deblur_gpu, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"),
+        nb::arg("rule"), nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"),
+        nb::arg("channels"), nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("framework"));
   m.attr("have_fft") = im::Convolution::have_fft();
 }
 

@@ -81,54 +81,52 @@ nb::object inv(const Input<T>& a, const std::string& method, const std::string& 
 }
 
 using linv_py::column_major;
+using linv_py::Gpu;
 using linv_py::GpuInput;
 
-// GPU arrays (DLPack) stay on their GPU: linv reads them in place once the work queued on that GPU by
-// their producer has finished, and the result goes back as the caller's kind of array on the same GPU.
-template <class T>
-linv::Device device_of(const GpuInput<T>& a) {
-  return linv::Device::cuda(a.device_id());
-}
-
+// GPU arrays (DLPack) stay on their GPU (linv_py::Gpu): read in place once the work queued there by their
+// producer has finished, results back as the caller's kind of array on the same GPU. A C-ordered a is
+// inverted in place as the transpose of a Fortran one (inv(A^T) = inv(A)^T).
 template <class T>
 nb::object inv_gpu(const GpuInput<T>& a, const std::string& method, const std::string& precision,
-                   const std::string& factor, bool check, bool report,
-                   const std::string& framework) {
-  const linv::Device d = device_of(a);
+                   const std::string& factor, bool check, bool report, const std::string& framework) {
+  const Gpu gpu(a, framework);
   bool transposed = false;
-  const linv::ConstMatrixView<T> A = linv_py::view_any<T>(a, transposed, d);
-  linv::Solution<T> s;
-  {
-    nb::gil_scoped_release released;
-    linv::synchronize(d);
-    s = linv::inv<T>(A, options(method, precision, factor, check));
-  }
-  nb::object x = linv_py::to_gpu_array<T>(std::move(s.x), transposed, framework);
-  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
+  const linv::SolveOptions o = options(method, precision, factor, check);
+  return linv_py::solution<T>(gpu, gpu.run([&] { return linv::inv<T>(A, o); }), report, transposed);
 }
 
-// a and b must be column-major (Fortran order) here: the Python layer makes them so with the caller's
-// framework, on the GPU.
+// a and b column-major (the Python layer makes them so with the caller's framework, on the GPU).
 template <class T>
-nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::string& method, const std::string& precision,
-                   const std::string& factor, bool check, bool report,
+nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::string& method,
+                     const std::string& precision, const std::string& factor, bool check, bool report,
                      const std::string& framework) {
-  const linv::Device d = device_of(a);
-  if (device_of(b) != d)
-    throw linv::InvalidArgument("a is on " + d.name() + " and b on " + device_of(b).name() + ": put them on one GPU");
-  bool a_transposed = false, b_transposed = false;
-  const linv::ConstMatrixView<T> A = linv_py::view_any<T>(a, a_transposed, d),
-                                 B = linv_py::view_any<T>(b, b_transposed, d);
-  if ((a_transposed && a.shape(0) > 1) || (b_transposed && b.shape(1) > 1))
-    throw linv::InvalidArgument("solve on a GPU takes column-major (Fortran-ordered) a and b");
-  linv::Solution<T> s;
-  {
-    nb::gil_scoped_release released;
-    linv::synchronize(d);
-    s = linv::solve<T>(A, B, options(method, precision, factor, check));
-  }
-  nb::object x = linv_py::to_gpu_array<T>(std::move(s.x), false, framework);
-  return report ? nb::make_tuple(x, report_dict(s.report)) : x;
+  const Gpu gpu(a, framework);
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a"), B = gpu.view<T>(b, "b");
+  const linv::SolveOptions o = options(method, precision, factor, check);
+  return linv_py::solution<T>(gpu, gpu.run([&] { return linv::solve<T>(A, B, o); }), report);
+}
+
+// Cholesky of a symmetric a in any order (a C-ordered array's transpose is a itself).
+template <class T>
+nb::object cholesky_gpu(const GpuInput<T>& a, bool check, bool report, const std::string& framework) {
+  const Gpu gpu(a, framework);
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
+  linv::SolveOptions o;
+  o.compute_residual = check;
+  return linv_py::solution<T>(gpu, gpu.run([&] { return linv::cholesky<T>(A, o); }), report);
+}
+
+// (sign, log |det a|) by an LU factorization on a's GPU (det A^T = det A: any order in place).
+template <class T>
+nb::tuple slogdet_gpu(const GpuInput<T>& a) {
+  const Gpu gpu(a, "");
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
+  const linv::Determinant det = gpu.run([&] { return linv::LU<T>(A).determinant(); });
+  return nb::make_tuple(det.sign, det.log_abs);
 }
 
 template <class T>
@@ -229,6 +227,23 @@ struct Factored {
     }
     return nb::cast(to_numpy<T>(std::move(x), false));
   }
+  // b on the factors' GPU: x there, as an array of b's framework.
+  nb::object solve_gpu(const GpuInput<T>& b, const std::string& framework) const {
+    const Gpu gpu(b, framework);
+    gpu.require_at(device, "the factors");
+    const linv::ConstMatrixView<T> B = gpu.view<T>(b, "b");
+    return gpu.array<T>(gpu.run([&] { return factors.solve(B); }));
+  }
+  // The inverse on the factors' GPU, as an array of `framework`.
+  nb::object inverse_gpu(const std::string& framework) const {
+    if (device.is_cpu()) throw linv::InvalidArgument("the factors live on the CPU: use inv()");
+    linv::Matrix<T> x;
+    {
+      nb::gil_scoped_release released;
+      x = factors.inverse();
+    }
+    return linv_py::to_gpu_array<T>(std::move(x), false, framework);
+  }
   nb::tuple slogdet() const {
     const linv::Determinant d = factors.determinant();
     return nb::make_tuple(d.sign, d.log_abs);
@@ -244,16 +259,18 @@ using LUObject = Factored<linv::LU<T>, T>;
 template <class T>
 using CholeskyObject = Factored<linv::Cholesky<T>, T>;
 
+linv::Pivoting parse_pivoting(const std::string& pivoting) {
+  if (pivoting == "partial") return linv::Pivoting::Partial;
+  if (pivoting == "tournament") return linv::Pivoting::Tournament;
+  if (pivoting == "randomized") return linv::Pivoting::Randomized;
+  throw linv::InvalidArgument("pivoting is 'partial', 'tournament' or 'randomized', not '" + pivoting + "'");
+}
+
 template <class T>
 LUObject<T>* make_lu(const Input<T>& a, const std::string& pivoting, const std::string& device) {
   linv::Matrix<T> copy;
   const linv::ConstMatrixView<T> A = column_major(a, copy);
-  const linv::Pivoting p =
-      pivoting == "partial"      ? linv::Pivoting::Partial
-      : pivoting == "tournament" ? linv::Pivoting::Tournament
-      : pivoting == "randomized"
-          ? linv::Pivoting::Randomized
-          : throw linv::InvalidArgument("pivoting is 'partial', 'tournament' or 'randomized', not '" + pivoting + "'");
+  const linv::Pivoting p = parse_pivoting(pivoting);
   const linv::Device d = linv::Device::parse(device);
   nb::gil_scoped_release released;
   if (d.is_cpu()) return new LUObject<T>{linv::LU<T>(A, p), d};
@@ -272,11 +289,30 @@ CholeskyObject<T>* make_cholesky(const Input<T>& a, const std::string& device) {
   return new CholeskyObject<T>{linv::Cholesky<T>(on.view()), d};
 }
 
+// Factors of a GPU array, made on its GPU: a column-major for LU; any order for Cholesky (symmetric).
+template <class T>
+LUObject<T>* make_lu_gpu(const GpuInput<T>& a, const std::string& pivoting) {
+  const Gpu gpu(a, "");
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a");
+  const linv::Pivoting p = parse_pivoting(pivoting);
+  return gpu.run([&] { return new LUObject<T>{linv::LU<T>(A, p), gpu.device()}; });
+}
+
+template <class T>
+CholeskyObject<T>* make_cholesky_gpu(const GpuInput<T>& a) {
+  const Gpu gpu(a, "");
+  bool transposed = false;
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
+  return gpu.run([&] { return new CholeskyObject<T>{linv::Cholesky<T>(A), gpu.device()}; });
+}
+
 template <class T>
 void bind_factored(nb::module_& m, const char* suffix) {
   nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
       .def("solve", &LUObject<T>::solve)
+      .def("solve_gpu", &LUObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
       .def("inv", &LUObject<T>::inverse)
+      .def("inv_gpu", &LUObject<T>::inverse_gpu, nb::arg("framework"))
       .def("slogdet", &LUObject<T>::slogdet)
       .def("rcond", &LUObject<T>::rcond)
       .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
@@ -285,11 +321,15 @@ void bind_factored(nb::module_& m, const char* suffix) {
       .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
   nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
       .def("solve", &CholeskyObject<T>::solve)
+      .def("solve_gpu", &CholeskyObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
       .def("inv", &CholeskyObject<T>::inverse)
+      .def("inv_gpu", &CholeskyObject<T>::inverse_gpu, nb::arg("framework"))
       .def("slogdet", &CholeskyObject<T>::slogdet)
       .def("rcond", &CholeskyObject<T>::rcond);
   m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
   m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
+  m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
+  m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
 }
 
 nb::dict info() {
@@ -360,6 +400,12 @@ NB_MODULE(_linv, m) {
         nb::arg("report"), nb::arg("framework"));
   m.def("solve_gpu", &solve_gpu<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"),
         nb::arg("report"), nb::arg("framework"));
+  m.def("cholesky_gpu", &cholesky_gpu<double>, nb::arg("a"), nb::arg("check"), nb::arg("report"),
+        nb::arg("framework"));
+  m.def("cholesky_gpu", &cholesky_gpu<float>, nb::arg("a"), nb::arg("check"), nb::arg("report"),
+        nb::arg("framework"));
+  m.def("slogdet_gpu", &slogdet_gpu<double>, nb::arg("a"));
+  m.def("slogdet_gpu", &slogdet_gpu<float>, nb::arg("a"));
   m.def("inv", &inv<double>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
   m.def("inv", &inv<float>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
   m.def("solve", &solve<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"),

@@ -1,11 +1,17 @@
 """GPU arrays of other frameworks (PyTorch, CuPy) stay on their GPU: linv reads them in place, after the
-work their framework queued, and returns the same kind of array on the same GPU, float32 kept. Skips,
-saying why, without a usable GPU or without the framework."""
+work their framework queued, and returns the same kind of array on the same GPU, float32 kept. Each GPU
+path is compared with NumPy (or linv's CPU path) within bounds scaled by n eps cond, and its inputs are
+checked to be left as they were. The GPU tests skip, saying why, without a usable GPU or without the
+framework; the checks made before linv reads an array (test_gpu_array_checks_need_no_gpu) run everywhere."""
 import numpy as np
 import pytest
 
 import linv
+from test_batched import random_stack
 from test_linv import THRESHOLD, random_matrix, scaled_inverse_residual, scaled_solve_residual
+from test_wls import problem, reference
+
+RNG = np.random.default_rng()
 
 
 def _need_gpu():
@@ -25,6 +31,79 @@ def _cupy():
     _need_gpu()
     return pytest.importorskip("cupy", reason="CuPy is not installed: its GPU-array tests skipped")
 
+
+class Torch:
+    """PyTorch's side of the tests: NumPy arrays to its CUDA tensors and back, and what a result must be."""
+
+    def __init__(self):
+        self.torch = _torch()
+        self.index = self.torch.cuda.current_device()
+        self.device = f"cuda:{self.index}"
+
+    def put(self, a, order="C"):
+        t = self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+        return t.t().contiguous().t() if order == "F" and t.dim() == 2 else t
+
+    def get(self, x):
+        return x.detach().cpu().numpy()
+
+    def check(self, x, dtype, shape=None):
+        assert isinstance(x, self.torch.Tensor), type(x)
+        assert x.device == self.torch.device(self.device) and str(x.dtype) == f"torch.{np.dtype(dtype).name}"
+        assert shape is None or tuple(x.shape) == tuple(shape)
+
+
+class CuPy:
+    def __init__(self):
+        self.cupy = _cupy()
+        self.index = self.cupy.cuda.Device().id
+        self.device = f"cuda:{self.index}"
+
+    def put(self, a, order="C"):
+        return self.cupy.asarray(a, order=order)
+
+    def get(self, x):
+        return self.cupy.asnumpy(x)
+
+    def check(self, x, dtype, shape=None):
+        assert isinstance(x, self.cupy.ndarray), type(x)
+        assert x.device.id == self.index and x.dtype == np.dtype(dtype)
+        assert shape is None or tuple(x.shape) == tuple(shape)
+
+
+@pytest.fixture(params=["torch", "cupy"])
+def fw(request):
+    return Torch() if request.param == "torch" else CuPy()
+
+
+class Untouched:
+    """Host copies of GPU arrays taken before a call, to check after it that linv only read them."""
+
+    def __init__(self, fw, *arrays):
+        self.fw, self.arrays = fw, arrays
+        self.before = [fw.get(x).copy() for x in arrays]
+
+    def check(self):
+        for x, before in zip(self.arrays, self.before):
+            np.testing.assert_array_equal(self.fw.get(x), before)
+
+
+def relative_error(x, ref):
+    x, ref = np.asarray(x, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    return np.abs(x - ref).max() / np.abs(ref).max()
+
+
+def unit_atoms(t, k, dtype=np.float64):
+    d = RNG.standard_normal((t, k))
+    return (d / np.linalg.norm(d, axis=0)).astype(dtype)
+
+
+def spd_matrix(n, dtype):
+    g = RNG.uniform(-1, 1, (n, n))
+    return (g @ g.T / n + np.eye(n)).astype(dtype)
+
+
+# ---- inv and solve of one matrix ----
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("order", ["C", "F"])
@@ -77,6 +156,393 @@ def test_cupy_inverse_and_solve(order):
     assert scaled_solve_residual(a, cupy.asnumpy(y), b) <= THRESHOLD
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_inv_and_solve_match_numpy(fw, dtype, order):
+    n = 150
+    a = random_matrix(n, np.dtype(dtype), order)
+    b = RNG.uniform(-1, 1, (n, 2)).astype(dtype)
+    ga, gb = fw.put(a, order), fw.put(b, order)
+    untouched = Untouched(fw, ga, gb)
+    eps, cond = np.finfo(dtype).eps, np.linalg.cond(a.astype(np.float64), 1)
+    x = linv.inv(ga)
+    fw.check(x, dtype, (n, n))
+    assert relative_error(fw.get(x), np.linalg.inv(a.astype(np.float64))) <= THRESHOLD * n * eps * cond
+    y, report = linv.solve(ga, gb, report=True, check=True)
+    fw.check(y, dtype, (n, 2))
+    assert report["device"] == fw.device and report["scaled_residual"] <= THRESHOLD
+    ref = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+    assert relative_error(fw.get(y), ref) <= THRESHOLD * n * eps * cond
+    untouched.check()
+
+
+# ---- cholesky, slogdet, lstsq, pinv ----
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_cholesky_and_slogdet_on_the_gpu(fw, dtype, order):
+    n = 90
+    spd = spd_matrix(n, dtype)
+    a = random_matrix(n, np.dtype(dtype))
+    gspd, ga = fw.put(spd, order), fw.put(a, order)
+    untouched = Untouched(fw, gspd, ga)
+    eps = np.finfo(dtype).eps
+    l, report = linv.cholesky(gspd, report=True, check=True)
+    fw.check(l, dtype, (n, n))
+    assert report["device"] == fw.device and report["scaled_residual"] <= THRESHOLD
+    lh = fw.get(l).astype(np.float64)
+    assert np.all(np.triu(lh, 1) == 0)
+    assert np.abs(lh @ lh.T - spd).max() <= THRESHOLD * n * eps * np.abs(spd).max()
+    ref = np.linalg.cholesky(spd.astype(np.float64))
+    assert relative_error(lh, ref) <= THRESHOLD * n * eps * np.linalg.cond(spd.astype(np.float64))
+    sign, logdet = linv.slogdet(ga)
+    rsign, rlog = np.linalg.slogdet(a.astype(np.float64))
+    assert sign == rsign and abs(logdet - rlog) <= THRESHOLD * n * eps * max(1.0, abs(rlog))
+    untouched.check()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_lstsq_and_pinv_go_through_the_host(fw, dtype):
+    n = 40
+    tall = RNG.uniform(-1, 1, (3 * n, n)).astype(dtype)
+    eps, cond = np.finfo(dtype).eps, np.linalg.cond(tall.astype(np.float64))
+    gt = fw.put(tall)
+    for shape in (3 * n, (3 * n, 2)):
+        b = RNG.uniform(-1, 1, shape).astype(dtype)
+        gb = fw.put(b)
+        untouched = Untouched(fw, gt, gb)
+        x, report = linv.lstsq(gt, gb, report=True)
+        fw.check(x, dtype, (n,) if b.ndim == 1 else (n, 2))
+        assert report["rank"] == n and report["device"] == "cpu"
+        ref = np.linalg.lstsq(tall.astype(np.float64), b.astype(np.float64), rcond=None)[0]
+        assert relative_error(fw.get(x), ref) <= THRESHOLD * 3 * n * eps * cond ** 2
+        untouched.check()
+    p = linv.pinv(gt)
+    fw.check(p, dtype, (n, 3 * n))
+    assert relative_error(fw.get(p), np.linalg.pinv(tall.astype(np.float64))) <= THRESHOLD * 3 * n * eps * cond
+
+
+# ---- LU and Cholesky objects ----
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("pivoting", ["partial", "tournament", "randomized"])
+def test_lu_of_a_gpu_array(fw, dtype, pivoting):
+    n = 80
+    a = random_matrix(n, np.dtype(dtype))
+    ga = fw.put(a)
+    untouched = Untouched(fw, ga)
+    eps, cond = np.finfo(dtype).eps, np.linalg.cond(a.astype(np.float64), 1)
+    lu = linv.LU(ga, pivoting=pivoting)
+    for shape in (n, (n, 3)):
+        b = RNG.uniform(-1, 1, shape).astype(dtype)
+        gb = fw.put(b)
+        x = lu.solve(gb)
+        fw.check(x, dtype, b.shape)
+        assert scaled_solve_residual(a, fw.get(x), b) <= THRESHOLD
+        ref = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+        assert relative_error(fw.get(x), ref) <= THRESHOLD * n * eps * cond
+        assert isinstance(lu.solve(b), np.ndarray)  # a NumPy b: moved to the factors, x back as NumPy
+    xi = lu.inv()
+    fw.check(xi, dtype, (n, n))
+    assert scaled_inverse_residual(a, fw.get(xi)) <= THRESHOLD
+    if pivoting != "randomized":  # whose factors are those of a times random butterflies
+        sign, log_abs = lu.slogdet()
+        rsign, rlog = np.linalg.slogdet(a.astype(np.float64))
+        assert sign == rsign and abs(log_abs - rlog) <= THRESHOLD * n * eps * max(1.0, abs(rlog))
+        assert lu.det == pytest.approx(rsign * np.exp(rlog), rel=THRESHOLD * n * eps * max(1.0, abs(rlog)))
+        slack = n * eps * cond  # an estimate of ||a^-1|| from below (exact after inv), within 3
+        assert (1 - slack) / cond <= lu.rcond() <= 3 / cond
+    untouched.check()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cholesky_object_and_numpy_factors_with_gpu_b(fw, dtype):
+    n = 70
+    spd = spd_matrix(n, dtype)
+    gspd = fw.put(spd)
+    untouched = Untouched(fw, gspd)
+    eps, cond = np.finfo(dtype).eps, np.linalg.cond(spd.astype(np.float64), 1)
+    ch = linv.Cholesky(gspd)
+    b = RNG.uniform(-1, 1, n).astype(dtype)
+    x = ch.solve(fw.put(b))
+    fw.check(x, dtype, (n,))
+    assert scaled_solve_residual(spd, fw.get(x), b) <= THRESHOLD
+    xi = ch.inv()
+    fw.check(xi, dtype, (n, n))
+    assert relative_error(fw.get(xi), np.linalg.inv(spd.astype(np.float64))) <= THRESHOLD * n * eps * cond
+    sign, log_abs = ch.slogdet()
+    rsign, rlog = np.linalg.slogdet(spd.astype(np.float64))
+    assert sign == 1 and abs(log_abs - rlog) <= THRESHOLD * n * eps * max(1.0, abs(rlog))
+    assert (1 - n * eps * cond) / cond <= ch.rcond() <= 3 / cond
+    untouched.check()
+    # factors made from NumPy on the GPU take b from a framework there, and give x as its kind of array
+    a = random_matrix(n, np.dtype(dtype))
+    lu = linv.LU(a, device=fw.device)
+    y = lu.solve(fw.put(b))
+    fw.check(y, dtype, (n,))
+    assert scaled_solve_residual(a, fw.get(y), b) <= THRESHOLD
+    assert isinstance(lu.inv(), np.ndarray)
+    with pytest.raises(ValueError, match="factors live on cpu"):
+        linv.LU(a).solve(fw.put(b))
+    with pytest.raises(TypeError, match="one dtype"):
+        ch.solve(fw.put(b.astype(np.float64 if dtype == "float32" else np.float32)))
+
+
+# ---- stacks: the batched kernels on the GPU ----
+
+def assert_stack_close(x, ref, a, dtype):
+    n = a.shape[-1]
+    cond = np.linalg.cond(a.astype(np.float64), 1)
+    err = np.abs(x.astype(np.float64) - ref).max(axis=(-2, -1)) / np.abs(ref).max(axis=(-2, -1))
+    assert np.all(err <= THRESHOLD * n * np.finfo(dtype).eps * cond)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("lead,n", [((3, 4), 7), ((5,), 33), ((2,), 64), ((2,), 70)])
+def test_inv_of_a_gpu_stack(fw, dtype, lead, n):
+    a = random_stack(lead, n, np.dtype(dtype))
+    ga = fw.put(a)
+    untouched = Untouched(fw, ga)
+    x, report = linv.inv(ga, report=True, check=True)
+    fw.check(x, dtype, a.shape)
+    assert report["device"] == fw.device and report["singular"] == 0
+    assert_stack_close(fw.get(x), np.linalg.inv(a.astype(np.float64)), a, dtype)
+    untouched.check()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("n", [6, 70])
+def test_solve_of_a_gpu_stack_broadcasts_as_numpy(fw, dtype, n):
+    a = random_stack((3, 1), n, np.dtype(dtype))
+    ga = fw.put(a)
+    eps = np.finfo(dtype).eps
+    cond = np.linalg.cond(a.astype(np.float64), 1).max()
+    for b in (RNG.uniform(-1, 1, (4, n, 2)), RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, (n, 3))):
+        b = b.astype(dtype)
+        gb = fw.put(b)
+        untouched = Untouched(fw, ga, gb)
+        x, report = linv.solve(ga, gb, report=True)
+        ref = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+        fw.check(x, dtype, ref.shape)
+        assert report["device"] == fw.device
+        assert relative_error(fw.get(x), ref) <= THRESHOLD * n * eps * cond
+        untouched.check()
+    one = random_stack((), n, np.dtype(dtype))  # one matrix against a stack of right-hand sides
+    b = RNG.uniform(-1, 1, (5, n, 2)).astype(dtype)
+    x = linv.solve(fw.put(one), fw.put(b))
+    fw.check(x, dtype, (5, n, 2))
+    ref = np.linalg.solve(one.astype(np.float64), b.astype(np.float64))
+    assert relative_error(fw.get(x), ref) <= THRESHOLD * n * eps * np.linalg.cond(one.astype(np.float64), 1)
+
+
+def test_singular_members_of_a_gpu_stack(fw):
+    n = 4
+    a = random_stack((2, 3), n, np.float64)
+    a[1, 2, :, 1] = 0.0  # matrix (1, 2): a zero column, an exactly zero pivot for the batched kernels
+    ga = fw.put(a)
+    with pytest.raises(linv.SingularMatrixError) as e:
+        linv.inv(ga)
+    assert e.value.index == (1, 2) and e.value.indices == [(1, 2)]
+    x, report = linv.inv(ga, singular="nan", report=True)
+    xh = fw.get(x)
+    assert np.all(np.isnan(xh[1, 2])) and report["singular"] == 1 and report["pivots"][1, 2] >= 1
+    regular = np.ones((2, 3), bool)
+    regular[1, 2] = False
+    assert_stack_close(xh[regular], np.linalg.inv(a[regular]), a[regular], "float64")
+    xs = linv.solve(ga, fw.put(RNG.uniform(-1, 1, n)), singular="nan")
+    assert np.all(np.isnan(fw.get(xs)[1, 2])) and np.all(np.isfinite(fw.get(xs)[regular]))
+
+
+# ---- weighted least squares ----
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("k", [0, 3])
+def test_wls_of_gpu_arrays(fw, dtype, k):
+    m, n = 30, 100
+    a, d, b = problem(m, n, k, np.dtype(dtype))
+    ga, gd, gb = fw.put(a), fw.put(d), fw.put(b)
+    untouched = Untouched(fw, ga, gd, gb)
+    eps = np.finfo(dtype).eps
+    x, report = linv.wls(ga, gd, gb, report=True)
+    fw.check(x, dtype, (m, k) if k else (m,))
+    assert report["device"] == fw.device
+    ref, cond = reference(a, d, b)
+    assert relative_error(fw.get(x), ref) <= THRESHOLD * n * eps * cond
+    system = linv.WeightedLeastSquares(ga)
+    assert system.device == fw.device
+    for _ in range(2):
+        d = RNG.uniform(0.1, 3.0, n).astype(dtype)
+        x = system.factor(fw.put(d)).solve(gb)
+        fw.check(x, dtype, (m, k) if k else (m,))
+        ref, cond = reference(a, d, b)
+        assert relative_error(fw.get(x), ref) <= THRESHOLD * n * eps * cond
+        assert isinstance(system.solve(b), np.ndarray)  # NumPy b: moved to the system's GPU, x back as NumPy
+    untouched.check()
+
+
+# ---- imaging ----
+
+def test_degrade_and_convolve_go_through_the_host(fw):
+    k = linv.imaging.gaussian_psf(5, 1.0)
+    f = RNG.uniform(0, 1, (20, 18, 3)).astype(np.float32)
+    gf = fw.put(f)
+    untouched = Untouched(fw, gf)
+    g = linv.degrade(gf, k, noise="gaussian:var=0.001", seed=3)
+    fw.check(g, "float32", f.shape)
+    np.testing.assert_array_equal(fw.get(g), linv.degrade(f, k, noise="gaussian:var=0.001", seed=3))
+    h = linv.imaging.convolve(gf, fw.put(k), boundary="zero", adjoint=True)  # a PSF on the GPU is copied too
+    fw.check(h, "float32", f.shape)
+    np.testing.assert_array_equal(fw.get(h), linv.imaging.convolve(f, k, boundary="zero", adjoint=True))
+    untouched.check()
+
+
+@pytest.mark.parametrize("path,boundary", [("dense", "zero"), ("spectral", "periodic"), ("spectral", "reflexive")])
+def test_deblur_on_the_gpu_solves_the_regularised_normal_equations(fw, path, boundary):
+    pytest.importorskip("scipy", reason="SciPy is not installed: the reference of this GPU test is missing")
+    from test_imaging import EPS, dense_h, scipy_convolve
+    shape, lam = (14, 12), 0.01
+    k = linv.imaging.gaussian_psf(5, 1.0)
+    f = RNG.uniform(0, 1, shape)
+    g = scipy_convolve(f, k, boundary) + RNG.normal(0, 0.01, shape)
+    h = dense_h(shape, k, boundary)
+    c = h.T @ h + lam * np.eye(h.shape[1])
+    ref = np.linalg.solve(c, h.T @ g.ravel(order="F")).reshape(shape, order="F")
+    gg = fw.put(g)
+    untouched = Untouched(fw, gg)
+    x, report = linv.deblur(gg, k, lam=lam, boundary=boundary, regularizer="identity", path=path, report=True)
+    fw.check(x, "float64", shape)
+    assert report["lambda"] == lam and report["device"] == fw.device
+    assert relative_error(fw.get(x), ref) <= THRESHOLD * c.shape[0] * EPS * np.linalg.cond(c)
+    untouched.check()
+
+
+def test_deblur_of_a_colour_float32_gpu_image(fw):
+    k = linv.imaging.gaussian_psf(3, 0.8)
+    g = linv.degrade(RNG.uniform(0, 1, (16, 16, 3)), k).astype(np.float32)
+    x = linv.deblur(fw.put(g), k, lam=0.02, path="dense")
+    fw.check(x, "float32", g.shape)
+    ref = linv.deblur(g, k, lam=0.02, path="dense")  # float64 inside, float32 out: as the CPU's
+    assert np.abs(fw.get(x) - ref).max() <= THRESHOLD * g.size * np.finfo(np.float32).eps * np.abs(ref).max()
+
+
+# ---- fMRI ----
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_omp_of_gpu_arrays(fw, dtype):
+    t, k, n, s = 30, 40, 60, 4
+    d = unit_atoms(t, k, np.dtype(dtype))
+    x = RNG.standard_normal((t, n)).astype(dtype)
+    gd, gx = fw.put(d), fw.put(x)
+    untouched = Untouched(fw, gd, gx)
+    codes, report = linv.omp(gd, gx, s, report=True)
+    fw.check(codes, dtype, (k, n))
+    assert report["device"] == fw.device
+    ref = linv.omp(d, x, s)
+    got = fw.get(codes)
+    eps = np.finfo(dtype).eps
+    for j in range(n):
+        support = np.flatnonzero(ref[:, j])
+        assert set(np.flatnonzero(got[:, j])) == set(support)
+        cond = np.linalg.cond(d[:, support].astype(np.float64))
+        assert relative_error(got[support, j], ref[support, j]) <= THRESHOLD * t * eps * cond
+    one = linv.omp(gd, gx[:, 0], s)
+    fw.check(one, dtype, (k,))
+    untouched.check()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_ksvd_and_adl_of_gpu_arrays(fw, dtype):
+    t, n, k, s = 20, 200, 12, 3
+    truth = unit_atoms(t, k)
+    gamma = np.zeros((k, n))
+    for j in range(n):
+        gamma[RNG.choice(k, s, replace=False), j] = RNG.standard_normal(s)
+    x = (truth @ gamma + 0.01 * RNG.standard_normal((t, n))).astype(dtype)
+    gx = fw.put(x)
+    untouched = Untouched(fw, gx)
+    eps = np.finfo(dtype).eps
+    x64 = x.astype(np.float64)
+    r, report = linv.ksvd(gx, k, s, iterations=4, seed=int(RNG.integers(1 << 31)), report=True)
+    fw.check(r.dictionary, dtype, (t, k))
+    fw.check(r.codes, dtype, (k, n))
+    assert report["device"] == fw.device
+    d64, c64 = fw.get(r.dictionary).astype(np.float64), fw.get(r.codes).astype(np.float64)
+    assert np.abs(np.linalg.norm(d64, axis=0) - 1).max() <= THRESHOLD * t * eps
+    assert np.count_nonzero(c64, axis=0).max() <= s
+    rmse = np.sqrt(((x64 - d64 @ c64) ** 2).sum() / (t * n))
+    assert abs(r.rmse[-1] - rmse) <= THRESHOLD * t * s * eps * np.abs(x64).max()
+    again = linv.ksvd(gx, k, s, iterations=1, initial=r.dictionary)  # a GPU dictionary to start from
+    fw.check(again.dictionary, dtype, (t, k))
+
+    m, c, c_d = 2, 0.5, 1.0
+    task = RNG.standard_normal((t, m)).astype(dtype)
+    gtask = fw.put(task)
+    r, report = linv.adl(gx, 5, task=gtask, c=c, c_d=c_d, max_iterations=6, coefficient_steps=4,
+                         dictionary_steps=4, seed=int(RNG.integers(1 << 31)), report=True)
+    fw.check(r.dictionary, dtype, (t, 5))
+    fw.check(r.codes, dtype, (5, n))
+    assert report["device"] == fw.device and isinstance(r.objective, np.ndarray)
+    d64, s64 = fw.get(r.dictionary).astype(np.float64), fw.get(r.codes).astype(np.float64)
+    f = ((x64 - d64 @ s64) ** 2).sum() + r.lam * np.abs(s64).sum()
+    scale = (x64 ** 2).sum()
+    assert abs(r.objective[-1] - f) <= THRESHOLD * t * eps * scale
+    assert np.all(np.diff(r.objective) <= THRESHOLD * t * eps * scale)
+    radius = np.linalg.norm(d64[:, :m] - task.astype(np.float64), axis=0)
+    assert np.all(radius <= np.sqrt(c) * (1 + THRESHOLD * eps))
+    untouched.check()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_parafac2_of_gpu_slabs(fw, dtype):
+    i, f, widths = 15, 3, [10, 12, 9, 11]
+    a = RNG.standard_normal((i, f))
+    h = RNG.standard_normal((f, f))
+    c = RNG.uniform(0.5, 1.5, (len(widths), f))
+    slabs = []
+    for kk, j in enumerate(widths):
+        p = np.linalg.qr(RNG.standard_normal((j, f)))[0]
+        slabs.append(((a * c[kk]) @ (p @ h).T).astype(dtype))
+    gslabs = [fw.put(s) for s in slabs]
+    untouched = Untouched(fw, *gslabs)
+    r, report = linv.parafac2(gslabs, f, tolerance=1e-12, max_iterations=300, seed=int(RNG.integers(1 << 31)),
+                              report=True)
+    for v, shape in ((r.A, (i, f)), (r.H, (f, f)), (r.C, (len(widths), f))):
+        fw.check(v, dtype, shape)
+    for p, j in zip(r.P, widths):
+        fw.check(p, dtype, (j, f))
+    assert report["device"] == fw.device
+    eps = np.finfo(dtype).eps
+    norm = sum((s.astype(np.float64) ** 2).sum() for s in slabs)
+    a64, h64, c64 = (fw.get(v).astype(np.float64) for v in (r.A, r.H, r.C))
+    loss = 0.0
+    for kk, s in enumerate(slabs):
+        p64 = fw.get(r.P[kk]).astype(np.float64)
+        assert np.abs(p64.T @ p64 - np.eye(f)).max() <= THRESHOLD * max(widths) * eps
+        loss += ((s.astype(np.float64) - (a64 * c64[kk]) @ (p64 @ h64).T) ** 2).sum()
+    assert abs(r.norm_squared - norm) <= THRESHOLD * sum(s.size for s in slabs) * eps * norm
+    assert abs(r.loss - loss) <= THRESHOLD * f * sum(widths) * eps * norm
+    started = linv.parafac2(fw.put(np.stack([s[:, :9] for s in slabs])), f, max_iterations=3,
+                            init=(r.A, r.H, r.C))  # one (K, I, J) GPU array; a start on the GPU
+    fw.check(started.C, dtype, (len(widths), f))
+    untouched.check()
+
+
+# ---- what is refused ----
+
+def test_host_only_functions_and_mixed_calls_refuse_gpu_arrays(fw, tmp_path):
+    a = fw.put(np.eye(4))
+    with pytest.raises(TypeError, match="host arrays only"):
+        linv.slam.BorderedJacobian(a, 1)
+    with pytest.raises(TypeError, match="host arrays only"):
+        linv.write(tmp_path / "a.npy", a)
+    with pytest.raises(TypeError, match="host arrays only"):
+        linv.imaging.estimate_noise(a)
+    with pytest.raises(TypeError, match="b is a GPU array and a is not"):
+        linv.solve(np.eye(4), fw.put(np.ones(4)))
+    with pytest.raises(TypeError, match="a is a GPU array and d is not"):
+        linv.wls(fw.put(np.ones((2, 4))), np.ones(4), fw.put(np.ones(4)))
+
+
 def test_gpu_array_errors():
     torch = _torch()
     a = torch.ones(4, 4, dtype=torch.float64, device="cuda")
@@ -92,3 +558,46 @@ def test_gpu_array_errors():
         linv.solve(torch.eye(3, dtype=torch.float64, device="cuda"), torch.ones(3, dtype=torch.float32, device="cuda"))
     with pytest.raises(ValueError, match=r"\(3, 3\).*\(4,\)"):
         linv.solve(torch.eye(3, dtype=torch.float64, device="cuda"), torch.ones(4, dtype=torch.float64, device="cuda"))
+    with pytest.raises(linv.NotPositiveDefiniteError):
+        linv.cholesky(-torch.eye(3, dtype=torch.float64, device="cuda"))
+    with pytest.raises(ValueError, match=r"\(2, 3, 4\)"):
+        linv.inv(torch.zeros(2, 3, 4, dtype=torch.float64, device="cuda"))
+
+
+class FakeGpuArray:
+    """Says it lives on a CUDA device (DLPack's kDLCUDA) and holds nothing: enough for the checks linv makes
+    before it reads an array, which therefore run without a GPU."""
+
+    def __init__(self, shape, dtype="float64", device=0):
+        self.shape, self.dtype, self._device = tuple(shape), dtype, device
+
+    def __dlpack_device__(self):
+        return (2, self._device)
+
+
+def test_gpu_array_checks_need_no_gpu(tmp_path):
+    square = FakeGpuArray((3, 3))
+    with pytest.raises(TypeError, match="host arrays only"):
+        linv.slam.BorderedJacobian(square, 1)
+    with pytest.raises(TypeError, match="host arrays only"):
+        linv.write(tmp_path / "a.npy", square)
+    with pytest.raises(TypeError, match="b is a GPU array and a is not"):
+        linv.solve(np.eye(3), FakeGpuArray((3,)))
+    with pytest.raises(TypeError, match="a is a GPU array and b is not"):
+        linv.lstsq(square, np.ones(3))
+    with pytest.raises(TypeError, match="int64"):
+        linv.inv(FakeGpuArray((3, 3), "int64"))
+    with pytest.raises(TypeError, match="one dtype"):
+        linv.solve(square, FakeGpuArray((3,), "float32"))
+    with pytest.raises(ValueError, match="one GPU"):
+        linv.solve(square, FakeGpuArray((3,), device=1))
+    with pytest.raises(ValueError, match="would move it"):
+        linv.cholesky(square, device="cpu")
+    with pytest.raises(ValueError, match="would move it"):
+        linv.deblur(square, "box:size=3", device="cuda:1")
+    with pytest.raises(ValueError, match=r"\(3, 4\)"):
+        linv.LU(FakeGpuArray((3, 4)))
+    with pytest.raises(ValueError, match=r"\(3, 4\)"):
+        linv.slogdet(FakeGpuArray((3, 4)))
+    with pytest.raises(ValueError, match="all three"):
+        linv.parafac2([square], 1, init=(square, None, None))
