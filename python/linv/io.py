@@ -4,9 +4,10 @@
     .mtx            Matrix Market (array or coordinate; real, integer or pattern; general, symmetric, skew)
     .mat[:name]     MATLAB, in builds with matio (`formats()["mat"]`); `name` picks the variable
     .png, .pgm      images (8 or 16 bits) as values in [0, 1]; PNG in builds with libpng
-    .nii, .nii.gz   NIfTI-1/2 fMRI runs (read only here), in builds with libnifti2
+    .nii, .nii.gz   NIfTI-1/2 fMRI runs (read_fmri) and maps or runs written back (write_fmri), in builds
+                    with libnifti2
 
-Writes are atomic: a temporary file beside the target, renamed into place. `write` takes host arrays:
+Writes are atomic: a temporary file beside the target, renamed into place. `write` and `write_fmri` take host arrays:
 a GPU array (PyTorch, CuPy) is refused with a TypeError (copy it to the host with its framework).
 """
 import os as _os
@@ -16,7 +17,11 @@ import numpy as _np
 from . import _linv
 from ._common import _contiguous, _float
 
-__all__ = ["read", "write", "read_fmri", "formats"]
+__all__ = ["read", "write", "read_fmri", "write_fmri", "grid_space", "formats"]
+
+# The keys of a NIfTI space (read_fmri's third result, write_fmri's `space`).
+_SPACE_KEYS = ("shape", "voxel_size", "spatial_units", "tr", "qform_code", "quatern", "qoffset", "qfac",
+               "sform_code", "srow", "descrip")
 
 _IMAGES = (".png", ".pgm")
 
@@ -100,9 +105,62 @@ def read_fmri(path, mask=None):
     voxels : ndarray of int64, shape (N,)
         Each column's linear voxel index x + nx (y + ny z).
     space : dict
-        "shape" (nx, ny, nz), "voxel_size", "tr" (seconds), "descrip".
+        The image's grid and orientation, as write_fmri takes it: "shape" (nx, ny, nz), "voxel_size" (in
+        "spatial_units": 0 unknown, 1 m, 2 mm, 3 micron), "tr" (seconds between volumes), "qform_code",
+        "quatern" (b, c, d), "qoffset" (x, y, z), "qfac", "sform_code", "srow" (three rows of four),
+        "descrip".
     """
     return _linv.read_fmri(_os.fspath(path), "" if mask is None else _os.fspath(mask))
+
+
+def grid_space(shape, voxel_size=2.0, tr=2.0):
+    """A NIfTI space for synthetic data: `shape` (nx, ny, nz) voxels of `voxel_size` mm, axis-aligned and
+    centred at the origin (qform and sform), `tr` seconds between volumes (0: not a time series)."""
+    nx, ny, nz = (int(v) for v in shape)
+    if min(nx, ny, nz) < 1:
+        raise ValueError(f"grid_space: shape {tuple(shape)} needs at least one voxel along each axis")
+    return _linv.grid_space(nx, ny, nz, float(voxel_size), float(tr))
+
+
+def write_fmri(path, values, voxels, space):
+    """Write volumes on an fMRI grid as NIfTI, atomically: the inverse of read_fmri.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        .nii, or .nii.gz (compressed).
+    values : array_like, shape (V, N)
+        V volumes (time points, or maps such as k-SVD's codes G, one per atom), column j at voxel
+        voxels[j]; float32 is written as float32, anything else as float64. Voxels not listed are 0.
+    voxels : array_like of int, shape (N,)
+        Linear voxel indices x + nx (y + ny z), as read_fmri returns them.
+    space : dict
+        The grid and orientation: read_fmri's third result (so a map lands where its run was), or
+        grid_space(...).
+
+    Raises
+    ------
+    ValueError
+        values not 2-D, voxels not 1-D integers, their lengths differing, a space missing keys, or an
+        index outside the grid (naming it).
+    """
+    p = _os.fspath(path)
+    if _kind(p) not in (".nii", ".nii.gz"):
+        raise ValueError(f"write_fmri {p}: NIfTI files end in .nii or .nii.gz")
+    v = _float(values, "values")
+    if v.ndim != 2:
+        raise ValueError(f"write_fmri {p}: values must be (volumes, voxels), 2-D; their shape is {v.shape}")
+    idx = _np.asarray(voxels)
+    if idx.ndim != 1 or not (_np.issubdtype(idx.dtype, _np.integer) or idx.size == 0):
+        raise ValueError(f"write_fmri {p}: voxels must be a 1-D array of integers; got shape {idx.shape}, dtype "
+                         f"{idx.dtype}")
+    if idx.shape[0] != v.shape[1]:
+        raise ValueError(f"write_fmri {p}: values have shape {v.shape} ({v.shape[1]} voxels) and voxels has shape "
+                         f"{idx.shape}")
+    missing = [k for k in _SPACE_KEYS if k not in space]
+    if missing:
+        raise ValueError(f"write_fmri {p}: space lacks {', '.join(missing)} (pass read_fmri's space, or grid_space())")
+    _linv.write_fmri(p, _contiguous(v), _np.ascontiguousarray(idx, dtype=_np.int64), dict(space))
 
 
 def write(path, a, *, bits=16):

@@ -91,3 +91,49 @@ def test_io_errors(tmp_path):
         linv.read(tmp_path / "bad.mtx")
     with pytest.raises(ValueError, match=r"\(2, 3, 4\)"):
         linv.write(tmp_path / "s.mtx", np.zeros((2, 3, 4)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("suffix", [".nii", ".nii.gz"])
+def test_fmri_maps_written_and_read_back(tmp_path, dtype, suffix):
+    """write_fmri puts each value at its voxel (checked in the raw NIfTI-1 file, not only by linv's reader)
+    and keeps the space read_fmri returns; bad arguments name what is wrong."""
+    if not linv.io.formats()["nii"]:
+        pytest.skip("this build of linv has no NIfTI support")
+    space = linv.io.grid_space((4, 5, 3), voxel_size=2.5, tr=1.5)
+    voxels = np.sort(RNG.choice(60, 17, replace=False))
+    values = np.asarray(RNG.standard_normal((6, 17)), dtype=dtype)
+    path = tmp_path / f"run{suffix}"
+    linv.io.write_fmri(path, values, voxels, space)
+    expected = np.zeros((6, 60))
+    expected[:, voxels] = values
+    if suffix == ".nii":
+        raw = path.read_bytes()
+        assert np.frombuffer(raw, "<i4", 1, 0)[0] == 348  # NIfTI-1, little-endian
+        assert list(np.frombuffer(raw, "<i2", 5, 40)) == [4, 4, 5, 3, 6]
+        assert np.frombuffer(raw, "<i2", 1, 70)[0] == (16 if dtype == np.float32 else 64)
+        offset = int(np.frombuffer(raw, "<f4", 1, 108)[0])
+        data = np.frombuffer(raw, "<f4" if dtype == np.float32 else "<f8", 6 * 60, offset).reshape(6, 60)
+        np.testing.assert_array_equal(data, expected)
+    signals, read_voxels, read_space = linv.io.read_fmri(path)
+    np.testing.assert_array_equal(read_voxels, np.arange(60))
+    np.testing.assert_array_equal(signals, expected)
+    for key, value in space.items():
+        if key == "descrip":
+            assert read_space[key] == value
+        else:
+            np.testing.assert_allclose(np.asarray(read_space[key], dtype=float), np.asarray(value, dtype=float),
+                                       rtol=1e-6, atol=1e-6, err_msg=key)
+    # a map written back on the space read lands where the run was
+    linv.io.write_fmri(tmp_path / f"map{suffix}", values[:1], voxels, read_space)
+    again, _, _ = linv.io.read_fmri(tmp_path / f"map{suffix}")
+    np.testing.assert_array_equal(again, expected[:1])
+    with pytest.raises(ValueError, match="outside"):
+        linv.io.write_fmri(tmp_path / "bad.nii", values[:, :1], [60], space)
+    with pytest.raises(ValueError, match=r"\(6, 17\).*\(16,\)"):
+        linv.io.write_fmri(tmp_path / "bad.nii", values, voxels[:16], space)
+    with pytest.raises(ValueError, match="lacks"):
+        linv.io.write_fmri(tmp_path / "bad.nii", values, voxels, {"shape": (4, 5, 3)})
+    with pytest.raises(ValueError, match=".nii"):
+        linv.io.write_fmri(tmp_path / "bad.npy", values, voxels, space)
+    assert not (tmp_path / "bad.nii").exists()
