@@ -78,6 +78,9 @@ struct KsvdOptions {
   // Called after each iteration's sparse coding with the iteration (from 1) and its RMSE, e.g. to show
   // progress on long runs.
   std::function<void(int, double)> progress = {};
+  // Called before each atom update (K times an iteration), e.g. to let an interrupt stop a run whose
+  // iterations are long: whatever it throws propagates, and the run is abandoned.
+  std::function<void()> checkpoint = {};
 };
 
 template <Real T>

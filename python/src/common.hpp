@@ -291,14 +291,15 @@ linv::ConstMatrixView<T> placed(linv::ConstMatrixView<T> v, linv::Device device,
   return copy.view();
 }
 
-// A progress hook that lets Ctrl-C stop an iterative run (k-SVD, ADL, PARAFAC2) after the iteration in
-// progress: it takes the GIL for a moment and raises what the signal handlers raise (KeyboardInterrupt)
-// through linv, whose calls unwind cleanly.
+// Lets Ctrl-C stop an iterative run (k-SVD, ADL, PARAFAC2): called from linv's hooks (after each
+// iteration; in k-SVD also before each atom update), it takes the GIL for a moment and raises what the
+// signal handlers raise (KeyboardInterrupt) through linv, whose calls unwind cleanly.
+inline void raise_pending_signals() {
+  nb::gil_scoped_acquire acquire;
+  if (PyErr_CheckSignals() != 0) throw nb::python_error();
+}
 inline std::function<void(int, double)> interruptible() {
-  return [](int, double) {
-    nb::gil_scoped_acquire acquire;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
-  };
+  return [](int, double) { raise_pending_signals(); };
 }
 
 // The bindings of each part of the library (one file each).

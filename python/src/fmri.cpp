@@ -114,6 +114,7 @@ fm::KsvdOptions ksvd_options(index atoms, index sparsity, int iterations, bool e
   o.min_use = min_use;
   o.keep_better_codes = keep_better_codes;
   o.progress = linv_py::interruptible();
+  o.checkpoint = linv_py::raise_pending_signals;  // an iteration can outlast the one-second promise
   return o;
 }
 

@@ -117,6 +117,7 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
     std::vector<bool> replaced(static_cast<std::size_t>(K), false);
     std::shuffle(order.begin(), order.end(), rng);
     for (index j : order) {
+      if (o.checkpoint) o.checkpoint();
       if (used[static_cast<std::size_t>(j)] > 0) {
         steps->update_atom(j, o.exact, it);
       } else if (steps->replace_with_worst(j)) {  // an atom no signal uses

@@ -140,6 +140,24 @@ TEST(Ksvd, RoundingInTheDataStaysRounding) {
   }
 }
 
+// The checkpoint runs before every atom update, so that a caller (Python's Ctrl-C) can stop an iteration
+// that takes long; what it throws abandons the run.
+TEST(Ksvd, CheckpointsComeBeforeEveryAtomAndCanStopTheRun) {
+  const testing::SparseSynthetic s = testing::sparse_synthetic(testing::case_seed(6));
+  int calls = 0;
+  fmri::KsvdOptions o{.atoms = 40, .sparsity = 3, .iterations = 2, .seed = 7};
+  o.checkpoint = [&] { ++calls; };
+  (void)fmri::ksvd<double>(s.X.view(), o);
+  EXPECT_EQ(calls, 2 * 40);
+  struct Stop {};
+  calls = 0;
+  o.checkpoint = [&] {
+    if (++calls == 45) throw Stop{};  // in the second iteration's atoms
+  };
+  EXPECT_THROW((void)fmri::ksvd<double>(s.X.view(), o), Stop);
+  EXPECT_EQ(calls, 45);
+}
+
 // Noiseless data from a random dictionary and 3-sparse codes (Aharon et al.'s synthetic experiment at a
 // smaller size): k-SVD finds at least 90 % of the true atoms to |correlation| >= 0.99.
 TEST(Ksvd, RecoversTheDictionaryAndItsErrorNeverGrows) {

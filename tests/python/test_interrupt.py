@@ -35,8 +35,8 @@ def _interrupted_after(delay, run):
 
 
 # The problems are small (an iteration takes milliseconds) so that a loaded machine keeps the promise too:
-# linv checks for Ctrl-C once an iteration. The iteration limits end a run that missed its Ctrl-C within
-# about half a minute, which then fails instead of hanging.
+# linv checks for Ctrl-C once an iteration (k-SVD: also before each atom update). The iteration limits end
+# a run that missed its Ctrl-C within about half a minute, which then fails instead of hanging.
 def test_ctrl_c_stops_ksvd():
     x = RNG.standard_normal((16, 300))
     late = _interrupted_after(DELAY, lambda: linv.fmri.ksvd(x, 8, 2, iterations=1000))
