@@ -90,9 +90,10 @@ def test_adl_keeps_its_constraints_and_reports_its_objective(dtype):
         linv.adl(x, k, task=task[1:], c=c)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_parafac2_fits_a_parafac2_model(dtype):
-    i, f, widths = 15, 3, [10, 12, 9, 11]
+def parafac2_model(dtype, i=15, f=3, widths=(10, 12, 9, 11)):
+    """Slabs X_k = A diag(c_k) (P_k H)^T of an exact rank-f PARAFAC2 model (P_k with orthonormal columns),
+    as `dtype`: i, f, the widths and the slabs."""
+    widths = list(widths)
     a = RNG.standard_normal((i, f))
     h = RNG.standard_normal((f, f))
     c = RNG.uniform(0.5, 1.5, (len(widths), f))
@@ -100,6 +101,12 @@ def test_parafac2_fits_a_parafac2_model(dtype):
     for kk, j in enumerate(widths):
         p = np.linalg.qr(RNG.standard_normal((j, f)))[0]
         slabs.append(((a * c[kk]) @ (p @ h).T).astype(dtype))
+    return i, f, widths, slabs
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_parafac2_fits_a_parafac2_model(dtype):
+    i, f, widths, slabs = parafac2_model(dtype)
     r, report = linv.parafac2(slabs, f, tolerance=1e-12, max_iterations=2000, seed=int(RNG.integers(1 << 31)),
                               report=True)
     assert isinstance(r, linv.fmri.Parafac2Result)

@@ -399,14 +399,8 @@ def test_degrade_and_convolve_go_through_the_host(fw):
 @pytest.mark.parametrize("path,boundary", [("dense", "zero"), ("spectral", "periodic"), ("spectral", "reflexive")])
 def test_deblur_on_the_gpu_solves_the_regularised_normal_equations(fw, path, boundary):
     pytest.importorskip("scipy", reason="SciPy is not installed: the reference of this GPU test is missing")
-    from test_imaging import EPS, dense_h, scipy_convolve
-    shape, lam = (14, 12), 0.01
-    k = linv.imaging.gaussian_psf(5, 1.0)
-    f = RNG.uniform(0, 1, shape)
-    g = scipy_convolve(f, k, boundary) + RNG.normal(0, 0.01, shape)
-    h = dense_h(shape, k, boundary)
-    c = h.T @ h + lam * np.eye(h.shape[1])
-    ref = np.linalg.solve(c, h.T @ g.ravel(order="F")).reshape(shape, order="F")
+    from test_imaging import EPS, regularised_problem
+    shape, lam, k, g, c, ref = regularised_problem(boundary)
     gg = fw.put(g)
     untouched = Untouched(fw, gg)
     x, report = linv.deblur(gg, k, lam=lam, boundary=boundary, regularizer="identity", path=path, report=True)
@@ -494,14 +488,8 @@ def test_ksvd_and_adl_of_gpu_arrays(fw, dtype):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_parafac2_of_gpu_slabs(fw, dtype):
-    i, f, widths = 15, 3, [10, 12, 9, 11]
-    a = RNG.standard_normal((i, f))
-    h = RNG.standard_normal((f, f))
-    c = RNG.uniform(0.5, 1.5, (len(widths), f))
-    slabs = []
-    for kk, j in enumerate(widths):
-        p = np.linalg.qr(RNG.standard_normal((j, f)))[0]
-        slabs.append(((a * c[kk]) @ (p @ h).T).astype(dtype))
+    from test_fmri import parafac2_model
+    i, f, widths, slabs = parafac2_model(dtype)
     gslabs = [fw.put(s) for s in slabs]
     untouched = Untouched(fw, *gslabs)
     r, report = linv.parafac2(gslabs, f, tolerance=1e-12, max_iterations=300, seed=int(RNG.integers(1 << 31)),

@@ -79,9 +79,9 @@ def test_degrade_keeps_dtype_channels_and_seed():
         linv.degrade(np.zeros((5, 5)), np.ones((9, 9)))
 
 
-@pytest.mark.parametrize("path,boundary", [("dense", "zero"), ("dense", "reflexive"), ("spectral", "periodic"),
-                                           ("spectral", "reflexive")])
-def test_deblur_solves_the_regularised_normal_equations(path, boundary):
+def regularised_problem(boundary):
+    """A small noisy blurred image and its identity-regularised solution in float64, from the dense system
+    matrix: shape, lambda, the PSF, g, the normal matrix H^T H + lambda I and the reference image."""
     shape, lam = (14, 12), 0.01
     k = linv.imaging.gaussian_psf(5, 1.0)
     f = RNG.uniform(0, 1, shape)
@@ -89,6 +89,13 @@ def test_deblur_solves_the_regularised_normal_equations(path, boundary):
     h = dense_h(shape, k, boundary)
     c = h.T @ h + lam * np.eye(h.shape[1])
     ref = np.linalg.solve(c, h.T @ g.ravel(order="F")).reshape(shape, order="F")
+    return shape, lam, k, g, c, ref
+
+
+@pytest.mark.parametrize("path,boundary", [("dense", "zero"), ("dense", "reflexive"), ("spectral", "periodic"),
+                                           ("spectral", "reflexive")])
+def test_deblur_solves_the_regularised_normal_equations(path, boundary):
+    shape, lam, k, g, c, ref = regularised_problem(boundary)
     x, report = linv.deblur(g, k, lam=lam, boundary=boundary, regularizer="identity", path=path, report=True)
     assert x.shape == shape and report["lambda"] == lam and report["device"] == "cpu"
     cond = np.linalg.cond(c)
