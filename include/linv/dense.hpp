@@ -153,11 +153,14 @@ struct Determinant {
 enum class Pivoting { Partial, Tournament, Randomized };
 std::string_view to_string(Pivoting p);  // "partial", "tournament", "randomized"
 
-// The growth factor max|U| / max|A| past which a tournament-pivoted factorization is redone with partial
-// pivoting: n^(2/3) is typical for partial pivoting on random matrices (Trefethen and Schreiber 1990)
-// and the same was measured for CALU; this allows each factor of 10 in growth to cost a digit that the
-// residual check then sees, and the redo costs one more factorization.
-double tournament_growth_limit(index n);
+// The growth factor max|U| / max|A| past which an LU's factors are not trusted: a tournament-pivoted
+// factorization is redone with partial pivoting, and inv and solve take a partial-pivoting factorization
+// that grew past it to Householder QR (Gaussian elimination's backward error bound is n growth eps, and
+// condition estimates from such factors mean nothing). n^(2/3) is typical for partial pivoting on random
+// matrices (Trefethen and Schreiber 1990) and the same was measured for CALU; this allows each factor of
+// 10 in growth to cost a digit that the residual check then sees, and the redo costs one more
+// factorization.
+double lu_growth_limit(index n);
 
 // LU factorization with row pivoting, P A = L U, on the device A lives on (partial pivoting unless asked
 // otherwise). Factoring never fails on a finite square matrix: a singular matrix has determinant 0, and

@@ -41,7 +41,8 @@ enum class Method {
   GaussSeidel,   // Gauss-Seidel iteration (diagonally dominant or SPD matrices)
   Triangular,    // the matrix is triangular: triangular inverse / substitution
   // What the other operations run:
-  QR,                  // least squares by complete orthogonal factorization (LAPACK gelsy)
+  QR,                  // least squares by complete orthogonal factorization (LAPACK gelsy); for inv and solve,
+                       // Householder QR where elimination's result cannot be trusted (the accuracy promise)
   NormalEquations,     // least squares through A^T A (or A D^2 A^T) and Cholesky
   SVD,                 // pseudoinverse by singular value decomposition (gesdd)
   Spectral,            // deblurring's system made diagonal by the 2-D DFT or DCT: a direct solve

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 
@@ -25,7 +27,7 @@ LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r);
 template <Real T>
 LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r);
 template <Real T, class Use>
-Matrix<T> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use);
+std::optional<Matrix<T>> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use);
 
 namespace {
 
@@ -80,6 +82,153 @@ index smallest_diagonal(ConstMatrixView<T> F) {
   for (std::size_t i = 1; i < d.size(); ++i)
     if (std::abs(d[i]) < std::abs(d[static_cast<std::size_t>(best)])) best = static_cast<index>(i);
   return d.empty() ? 0 : best + 1;
+}
+
+// ---- the accuracy promise of inv and solve (docs/design.md, "Numerical policy") -------------------------
+// A result whose scaled residual (linv/accuracy.hpp) exceeds kResidualBound is never returned as a plain
+// success: the method's own solver refines it (the residual in float64), then Householder QR solves
+// instead, and if neither gets below the bound, NumericalError gives the residual reached. The bound is
+// LAPACK's test threshold: backward-stable methods stay far below it on every matrix.
+constexpr double kResidualBound = 30;
+constexpr int kPromiseRefinementSteps = 3;
+
+// X := op^-1 R with the factorization (or inverse) that produced a result, for its refinement.
+template <Real T>
+using Corrector = std::function<Matrix<T>(ConstMatrixView<T>)>;
+
+// Partial pivoting past lu_growth_limit(n): elimination's backward error bound (n growth eps) then
+// guarantees no residual, and condition estimates from the factors mean nothing (Wilkinson's growth matrix
+// of order 2048, condition number 2000, overflows U and reads as singular). A randomized LU has its own
+// check, the refinement against A.
+template <Real T>
+bool grew_too_much(const LU<T>& lu) {
+  return lu.pivoting() != Pivoting::Randomized && !(lu.growth() <= lu_growth_limit(lu.size()));
+}
+
+template <Real T>
+std::string growth_reason(const LU<T>& lu) {
+  return fmt::format("partial pivoting grew the entries {:.3g}-fold (limit {:.3g}), so its factors bound no residual",
+                     lu.growth(), lu_growth_limit(lu.size()));
+}
+
+// X = A^-1 B by Householder QR, backward stable whatever elimination's growth; judge(rcond, smallest)
+// receives R's reciprocal condition estimate (within a factor n of A's in the 1-norm, A = Q R) and its
+// smallest diagonal entry. `why` goes into the report.
+template <Real T, class Judge>
+Matrix<T> householder_solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const std::string& why, Report& r,
+                            Judge&& judge) {
+  Matrix<T> factors = Matrix<T>::copy_of(A), x = Matrix<T>::copy_of(B);
+  const kernels::Dense<T>& dense = dense_of(A);
+  const index zero = dense.qr_solve(factors.view(), x.view());
+  if (zero > 0) throw SingularMatrix(zero, 0.0, "Householder QR");
+  r.method = Method::QR;
+  r.notes.push_back(why + ": solved by Householder QR instead");
+  judge(dense.triangular_rcond(factors, Uplo::Upper, Diag::NonUnit), smallest_diagonal<T>(factors));
+  return x;
+}
+
+// B - A X with the products in float64, rounded to T.
+template <Real T>
+Matrix<T> residual_in_float64(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B) {
+  if constexpr (std::is_same_v<T, double>) {
+    Matrix<double> r = Matrix<double>::copy_of(B);
+    gemm<double>(Op::None, Op::None, -1.0, A, X, 1.0, r.view());
+    return r;
+  } else {
+    const Device device = A.device();
+    auto widened = [&](ConstMatrixView<float> M) {
+      Matrix<double> w = Matrix<double>::uninitialized(M.rows(), M.cols(), device);
+      kernels::vectors<float>(device).widen(M, w.view());
+      return w;
+    };
+    const Matrix<double> a = widened(A), x = widened(X);
+    Matrix<double> r = widened(B);
+    gemm<double>(Op::None, Op::None, -1.0, a.view(), x.view(), 1.0, r.view());
+    Matrix<float> rounded = Matrix<float>::uninitialized(r.rows(), r.cols(), device);
+    kernels::mixed(device).round_to_float(r.view(), rounded.view());
+    return rounded;
+  }
+}
+
+// Keeps the promise for a solve: returns X (refined, or from Householder QR) whose scaled residual, left in
+// r.scaled_residual, is within `bound`; `judge` re-judges the conditioning when QR takes over.
+template <Real T, class Judge>
+Matrix<T> kept_promise(ConstMatrixView<T> A, ConstMatrixView<T> B, Matrix<T> x, const Corrector<T>& correct,
+                       double e, double bound, Report& r, Judge&& judge, bool& acted) {
+  double s = scaled_residual_solve<T>(A, x.view(), B, e);
+  const double first = s;
+  int steps = 0;
+  for (; correct && s > bound && steps < kPromiseRefinementSteps; ++steps) {
+    Matrix<T> next = x.clone();
+    kernels::vectors<T>(A.device()).axpy(T(1), correct(residual_in_float64<T>(A, x.view(), B).view()), next.view());
+    const double refined = scaled_residual_solve<T>(A, next.view(), B, e);
+    if (!(refined < s / 2)) break;  // no progress: the solver cannot do better
+    x = std::move(next);
+    s = refined;
+  }
+  if (steps > 0)
+    r.notes.push_back(fmt::format("scaled residual {:.3g} above the bound {:g}: refined in {} step(s) to {:.3g}", first,
+                                  bound, steps, s));
+  if (s > bound && r.method != Method::QR) {
+    x = householder_solve<T>(A, B, fmt::format("scaled residual {:.3g} above the bound {:g}", s, bound), r, judge);
+    s = scaled_residual_solve<T>(A, x.view(), B, e);
+  }
+  acted = steps > 0 || first > bound;
+  if (!(s <= bound))
+    throw NumericalError(fmt::format("solve: the scaled residual {:.3g} exceeds linv's bound {:g} after refinement "
+                                     "and Householder QR; no result is returned",
+                                     s, bound));
+  r.scaled_residual = s;
+  return x;
+}
+
+// The scaled residual an inverse is judged on: ||A X - I||, or ||X A - I|| where that is the smaller (an
+// LU-based inverse bounds the left one, Du Croz and Higham 1992), said in the report.
+template <Real T>
+double inverse_residual(ConstMatrixView<T> A, ConstMatrixView<T> X, double e, Report& r) {
+  const double right = scaled_residual_inverse<T>(A, X, e);
+  if (right <= kResidualBound) return right;
+  const double left = scaled_left_residual_inverse<T>(A, X, e);
+  if (!(left < right)) return right;
+  r.notes.push_back(fmt::format("scaled residual of X A - I: {:.3g} (of A X - I: {:.3g})", left, right));
+  return left;
+}
+
+// Keeps the promise for an inverse: Newton-Schulz steps X := X + X (I - A X) while they halve the residual,
+// then Householder QR against the identity.
+template <Real T, class Judge>
+Matrix<T> kept_inverse_promise(ConstMatrixView<T> A, Matrix<T> x, double e, Report& r, bool& acted, Judge&& judge) {
+  const index n = A.rows();
+  double s = inverse_residual<T>(A, x.view(), e, r);
+  const double first = s;
+  int steps = 0;
+  for (; s > kResidualBound && steps < kPromiseRefinementSteps; ++steps) {
+    Matrix<T> residual = identity<T>(n, A.device());
+    gemm<T>(Op::None, Op::None, T(-1), A, x.view(), T(1), residual.view());  // I - A X
+    Matrix<T> next = x.clone();
+    gemm<T>(Op::None, Op::None, T(1), x.view(), residual.view(), T(1), next.view());
+    const double refined = inverse_residual<T>(A, next.view(), e, r);
+    if (!(refined < s / 2)) break;
+    x = std::move(next);
+    s = refined;
+  }
+  if (steps > 0)
+    r.notes.push_back(fmt::format("scaled residual {:.3g} above the bound {:g}: {} Newton step(s) to {:.3g}", first,
+                                  kResidualBound, steps, s));
+  if (s > kResidualBound && r.method != Method::QR) {
+    const Matrix<T> eye = identity<T>(n, A.device());
+    x = householder_solve<T>(A, eye.view(), fmt::format("scaled residual {:.3g} above the bound {:g}", s,
+                                                        kResidualBound),
+                             r, judge);
+    s = inverse_residual<T>(A, x.view(), e, r);
+  }
+  acted = steps > 0 || first > kResidualBound;
+  if (!(s <= kResidualBound))
+    throw NumericalError(fmt::format("inverse: the scaled residual {:.3g} exceeds linv's bound {:g} after Newton steps "
+                                     "and Householder QR; no result is returned",
+                                     s, kResidualBound));
+  r.scaled_residual = s;
+  return x;
 }
 
 // Zeroes the strict triangle opposite `keep`.
@@ -176,11 +325,17 @@ double default_tolerance(index n, double epsilon) { return static_cast<double>(s
 // X from a float64 factorization (LU, randomized LU or Cholesky: `m`), its rcond and smallest pivot in the
 // report. A randomized LU whose refinement stalls gives way to partial pivoting, said.
 Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, Report& report) {
+  auto householder = [&](const LU<double>& lu) {
+    return householder_solve<double>(A, B, growth_reason(lu), report, [&](double rcond, index) { report.rcond = rcond; });
+  };
   if (m == Method::RBT) {
     LU<double> lu = judgeable(factor_lu(A, Method::RBT, report), A, report);
     if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, float64 LU");
+    if (grew_too_much(lu)) return householder(lu);
     report.rcond = lu.rcond();
-    return randomized_or_partial(lu, A, report, [&](const LU<double>& f) { return f.solve(B); });
+    std::optional<Matrix<double>> x =
+        randomized_or_partial(lu, A, report, [&](const LU<double>& f) { return f.solve(B); });
+    return x ? std::move(*x) : householder(lu);
   }
   if (m == Method::Cholesky) {
     const Cholesky<double> chol(A);  // NotPositiveDefinite names the failing minor
@@ -191,6 +346,8 @@ Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> 
   }
   const LU<double> lu(A);
   if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, float64 LU");
+  report.growth = lu.growth();
+  if (grew_too_much(lu)) return householder(lu);
   report.rcond = lu.rcond();
   report.notes.push_back(fmt::format("the float64 factorization's smallest pivot is at position {}",
                                      smallest_diagonal<double>(lu.factors())));
@@ -368,7 +525,7 @@ std::string_view to_string(Pivoting p) {
   return "?";
 }
 
-double tournament_growth_limit(index n) { return std::max(64.0, 8.0 * std::pow(static_cast<double>(n), 2.0 / 3.0)); }
+double lu_growth_limit(index n) { return std::max(64.0, 8.0 * std::pow(static_cast<double>(n), 2.0 / 3.0)); }
 
 
 namespace {
@@ -437,7 +594,7 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting
   if (pivoting == Pivoting::Tournament) {
     // A zero pivot may be the tournament's (a row left out of the final round held the column's only
     // nonzero) and large growth costs digits: partial pivoting decides both.
-    const double limit = tournament_growth_limit(A.rows());
+    const double limit = lu_growth_limit(A.rows());
     if (o.zero_pivot > 0 || !(o.growth <= limit)) {
       fallback_ = o.zero_pivot > 0 ? fmt::format("tournament pivoting met a zero pivot at column {}", o.zero_pivot)
                                    : fmt::format("tournament pivoting grew the entries {:.3g}-fold (limit {:.3g})",
@@ -486,9 +643,10 @@ LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r) {
 }
 
 // use(lu), and where a randomized factorization's refinement stalls, a note and use() of partial
-// pivoting's factors instead (lu then holds them).
+// pivoting's factors instead (lu then holds them), or nothing when those grew too much to be trusted
+// (the caller turns to Householder QR).
 template <Real T, class Use>
-Matrix<T> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use) {
+std::optional<Matrix<T>> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use) {
   if (lu.pivoting() != Pivoting::Randomized) return use(lu);
   try {
     Matrix<T> x = use(lu);
@@ -500,6 +658,7 @@ Matrix<T> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&
     r.notes.push_back(std::string(stalled.what()) + ": factored again with partial pivoting");
     lu = factor_lu(A, Method::LU, r);
     r.method = Method::LU;
+    if (grew_too_much(lu)) return std::nullopt;
     return use(lu);
   }
 }
@@ -720,6 +879,24 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   fill_report<T>(r, Operation::Inverse, c, options, A.device());
   const double e = options.precision == Precision::Mixed ? eps<double>() : eps<T>();
   index smallest = 0;  // the smallest pivot, named when the matrix is refused
+  // An LU inverse, or Householder QR's where partial pivoting grew too much to be trusted.
+  auto lu_or_householder = [&](LU<T>& lu, bool randomized) {
+    if (!grew_too_much(lu)) {
+      std::optional<Matrix<T>> x =
+          randomized ? randomized_or_partial(lu, A, r, [](const LU<T>& f) { return f.inverse(); })
+                     : std::optional<Matrix<T>>(lu.inverse());
+      if (x) {
+        r.rcond = lu.rcond();
+        smallest = smallest_diagonal<T>(lu.factors());
+        return std::move(*x);
+      }
+    }
+    const Matrix<T> eye = identity<T>(n, A.device());
+    return householder_solve<T>(A, eye.view(), growth_reason(lu), r, [&](double rcond, index s) {
+      r.rcond = rcond;
+      smallest = s;
+    });
+  };
   Stopwatch clock;
 
   if (options.precision == Precision::Mixed) {
@@ -740,10 +917,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       case Method::CholeskyGETS: {
         std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, r);
         if (!chol) {
-          const LU<T> lu = factor_lu(A, Method::LU, r);
-          out.x = lu.inverse();
-          r.rcond = lu.rcond();
-          smallest = smallest_diagonal<T>(lu.factors());
+          LU<T> lu = factor_lu(A, Method::LU, r);
+          out.x = lu_or_householder(lu, /*randomized=*/false);
           break;
         }
         out.x = chol->inverse(c.method == Method::CholeskyGETS ? TriangularInverse::GETS : TriangularInverse::Lapack);
@@ -754,6 +929,12 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
       case Method::GaussJordan: {
         out.x = Matrix<T>::copy_of(A);
         r.rcond = gauss_jordan_in_place<T>(A, out.x.view(), smallest);
+        if (!(r.rcond >= e)) {
+          // Singular, or growth ruined the inverse (Gauss-Jordan pivots as partial pivoting does):
+          // partial pivoting's growth tells which, and Householder QR takes the second case.
+          LU<T> lu = factor_lu(A, Method::LU, r);
+          if (grew_too_much(lu)) out.x = lu_or_householder(lu, /*randomized=*/false);
+        }
         break;
       }
       case Method::GaussSeidel: {
@@ -772,9 +953,7 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         // No judgeable(): a randomized inverse is accepted only once ||I - A X|| < 1, which no singular A
         // allows (I - A X then has the eigenvalue 1), and its rcond is then exact, from X.
         LU<T> lu = factor_lu(A, c.method, r);
-        out.x = randomized_or_partial(lu, A, r, [](const LU<T>& f) { return f.inverse(); });
-        r.rcond = lu.rcond();
-        smallest = smallest_diagonal<T>(lu.factors());
+        out.x = lu_or_householder(lu, /*randomized=*/true);
         break;
       }
     }
@@ -782,7 +961,14 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   if (c.method != Method::Triangular)  // the triangle was judged before it was inverted
     apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "inverse");
   r.seconds = clock.seconds();
-  if (options.compute_residual) r.scaled_residual = scaled_residual_inverse<T>(A, out.x.view(), e);
+  if (options.compute_residual) {
+    bool acted = false;
+    out.x = kept_inverse_promise<T>(A, std::move(out.x), e, r, acted, [&](double rcond, index s) {
+      r.rcond = rcond;
+      apply_conditioning_policy(rcond, e, s, options.allow_ill_conditioned, &r, "inverse");
+    });
+    if (acted) r.seconds = clock.seconds();  // the promise had to act: its time counts
+  }
   return out;
 }
 
@@ -807,6 +993,22 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
     r.rcond = rcond;
     apply_conditioning_policy(rcond, e, smallest, options.allow_ill_conditioned, &r, "solve");
   };
+  Corrector<T> correct;  // the solver that produced X, for the accuracy promise's refinement
+  double bound = kResidualBound;
+  // An LU solve, or Householder QR's where partial pivoting grew too much to be trusted.
+  auto lu_or_householder = [&](LU<T> lu, bool randomized) {
+    if (!grew_too_much(lu)) {
+      judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
+      std::optional<Matrix<T>> x = randomized ? randomized_or_partial(lu, A, r, [&](const LU<T>& f) { return f.solve(B); })
+                                              : std::optional<Matrix<T>>(lu.solve(B));
+      if (x) {
+        auto factors = std::make_shared<const LU<T>>(std::move(lu));
+        correct = [factors](ConstMatrixView<T> R) { return factors->solve(R); };
+        return std::move(*x);
+      }
+    }
+    return householder_solve<T>(A, B, growth_reason(lu), r, judge);
+  };
   Stopwatch clock;
 
   if (options.precision == Precision::Mixed) {
@@ -820,25 +1022,29 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       case Method::Triangular: {
         index smallest = 0;
         judge(triangle_rcond(A, c.uplo, Diag::NonUnit, smallest), smallest);
-        out.x = Matrix<T>::copy_of(B);
-        dense_of(A).trsm(Side::Left, c.uplo, Op::None, Diag::NonUnit, T(1), A, out.x.view());
+        correct = [&A, uplo = c.uplo](ConstMatrixView<T> R) {
+          Matrix<T> y = Matrix<T>::copy_of(R);
+          dense_of(A).trsm(Side::Left, uplo, Op::None, Diag::NonUnit, T(1), A, y.view());
+          return y;
+        };
+        out.x = correct(B);
         break;
       }
       case Method::Cholesky:
       case Method::CholeskyGETS: {
         std::optional<Cholesky<T>> chol = cholesky_or_fallback(A, c, options.method, r);
         if (!chol) {
-          const LU<T> lu = factor_lu(A, Method::LU, r);
-          judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
-          out.x = lu.solve(B);
+          out.x = lu_or_householder(factor_lu(A, Method::LU, r), /*randomized=*/false);
           break;
         }
         judge(chol->rcond(), smallest_diagonal<T>(chol->factor()));
+        auto factor = std::make_shared<const Cholesky<T>>(std::move(*chol));
+        correct = [factor](ConstMatrixView<T> R) { return factor->solve(R); };
         if (c.method == Method::Cholesky) {
-          out.x = chol->solve(B);
+          out.x = factor->solve(B);
         } else {
           // X = L^-T (L^-1 B) with L^-1 from elimination on the triangle.
-          Matrix<T> linv = invert_triangle<T>(chol->factor(), Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
+          Matrix<T> linv = invert_triangle<T>(factor->factor(), Uplo::Lower, TriangularInverse::GETS, Diag::NonUnit);
           Matrix<T> y = matmul<T>(linv.view(), B);
           out.x = Matrix<T>(n, B.cols(), A.device());
           gemm<T>(Op::Transpose, Op::None, T(1), linv.view(), y.view(), T(0), out.x.view());
@@ -848,10 +1054,19 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       case Method::GaussJordan: {
         // Through the inverse (2n^3 flops rather than elimination's n^3): it gives the exact rcond, and
         // Gauss-Jordan elimination has no factorization left over to estimate it from.
-        Matrix<T> inverse = Matrix<T>::copy_of(A);
+        auto inverse = std::make_shared<Matrix<T>>(Matrix<T>::copy_of(A));
         index smallest = 0;
-        judge(gauss_jordan_in_place<T>(A, inverse.view(), smallest), smallest);
-        out.x = matmul<T>(inverse.view(), B);
+        const double rcond = gauss_jordan_in_place<T>(A, inverse->view(), smallest);
+        if (!(rcond >= e)) {  // singular, or ruined by growth: as for the inverse
+          LU<T> lu = factor_lu(A, Method::LU, r);
+          if (grew_too_much(lu)) {
+            out.x = lu_or_householder(std::move(lu), /*randomized=*/false);
+            break;
+          }
+        }
+        judge(rcond, smallest);
+        correct = [inverse](ConstMatrixView<T> R) { return matmul<T>(inverse->view(), R); };
+        out.x = correct(B);
         break;
       }
       case Method::GaussSeidel: {
@@ -861,18 +1076,22 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
         r.iterations = it.iterations;
         r.stop = StopReason::Converged;
         r.notes.push_back(fmt::format("final backward error {:.3g} (tolerance {:.3g})", it.backward_error, tol));
+        // The iteration stops on the backward error the caller asked for, not on linv's bound.
+        bound = std::max(kResidualBound, tol / (static_cast<double>(n) * eps<T>()));
         break;
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
-        LU<T> lu = judgeable(factor_lu(A, c.method, r), A, r);
-        judge(lu.rcond(), smallest_diagonal<T>(lu.factors()));
-        out.x = randomized_or_partial(lu, A, r, [&](const LU<T>& f) { return f.solve(B); });
+        out.x = lu_or_householder(judgeable(factor_lu(A, c.method, r), A, r), /*randomized=*/true);
         break;
       }
     }
   }
   r.seconds = clock.seconds();
-  if (options.compute_residual) r.scaled_residual = scaled_residual_solve<T>(A, out.x.view(), B, e);
+  if (options.compute_residual) {
+    bool acted = false;
+    out.x = kept_promise<T>(A, B, std::move(out.x), correct, e, bound, r, judge, acted);
+    if (acted) r.seconds = clock.seconds();  // the promise had to act: its time counts
+  }
   return out;
 }
 

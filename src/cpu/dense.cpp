@@ -162,6 +162,7 @@ class Dense final : public kernels::Dense<T> {
     return cpu::gauss_seidel<T>(A, B, X, tolerance, max_iterations);
   }
 
+  index qr_solve(MatrixView<T> A, MatrixView<T> B) const override { return lapack::qr_solve<T>(A, B); }
   index least_squares(MatrixView<T> A, MatrixView<T> B, double rcond) const override {
     return lapack::gelsy<T>(A, B, rcond);
   }

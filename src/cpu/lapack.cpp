@@ -208,6 +208,22 @@ index gelsy(MatrixView<T> A, MatrixView<T> B, double rcond) {
 }
 
 template <Real T>
+index qr_solve(MatrixView<T> A, MatrixView<T> B) {
+  const int n = blas_dim(A.rows(), "qr_solve"), nrhs = blas_dim(B.cols(), "qr_solve");
+  if (n == 0) return 0;
+  std::vector<T> tau(static_cast<std::size_t>(n));
+  checked(pick<T>(LAPACKE_sgeqrf, LAPACKE_dgeqrf)(LAPACK_COL_MAJOR, n, n, A.data(), ld(A.ld()), tau.data()), "geqrf");
+  for (index i = 0; i < n; ++i)
+    if (A(i, i) == T(0)) return i + 1;
+  if (nrhs == 0) return 0;
+  checked(pick<T>(LAPACKE_sormqr, LAPACKE_dormqr)(LAPACK_COL_MAJOR, 'L', 'T', n, nrhs, n, A.data(), ld(A.ld()),
+                                                  tau.data(), B.data(), ld(B.ld())),
+          "ormqr");
+  trsm<T>(Side::Left, Uplo::Upper, Op::None, Diag::NonUnit, T(1), A, B);
+  return 0;
+}
+
+template <Real T>
 int orthonormalize(MatrixView<T> A) {
   const int m = blas_dim(A.rows(), "orthonormalize"), n = blas_dim(A.cols(), "orthonormalize");
   if (m == 0 || n == 0) return 0;
@@ -303,6 +319,7 @@ bool inverse_root(const Matrix<double>& S, MatrixView<double> W) {
   template double trcon<T>(Uplo, Diag, ConstMatrixView<T>);                                   \
   template index gelsy<T>(MatrixView<T>, MatrixView<T>, double);                              \
   template int orthonormalize<T>(MatrixView<T>);                                              \
+  template index qr_solve<T>(MatrixView<T>, MatrixView<T>);                                    \
   template int gesdd<T>(MatrixView<T>, T*, MatrixView<T>, MatrixView<T>);                     \
   template int largest_eigenpair<T>(MatrixView<T>, T&, T*);
 LINV_INSTANTIATE(float)

@@ -56,6 +56,10 @@ double trcon(Uplo uplo, Diag diag, ConstMatrixView<T> A);
 // max(m, n) rows. Returns the numerical rank.
 template <Real T>
 index gelsy(MatrixView<T> A, MatrixView<T> B, double rcond);
+// B := A^-1 B for a square A by Householder QR (geqrf, ormqr, trsm); A overwritten by the factors. Returns the
+// 1-based column of the first exactly zero diagonal entry of R (B then unsolved), else 0.
+template <Real T>
+index qr_solve(MatrixView<T> A, MatrixView<T> B);
 // Replaces A (m x n, m >= n) by the orthonormal factor Q of its QR factorization (geqrf + orgqr).
 template <Real T>
 int orthonormalize(MatrixView<T> A);

@@ -650,6 +650,44 @@ class Dense final : public kernels::Dense<T> {
           });
     });
   }
+  index qr_solve(MatrixView<T> A, MatrixView<T> B) const override {
+    const std::int64_t n = A.rows(), nrhs = B.cols();
+    if (n == 0) return 0;
+    if (n > INT_MAX || nrhs > INT_MAX || ld_of(B.ld()) > INT_MAX || ld_of(A.ld()) > INT_MAX)
+      throw InvalidArgument(fmt::format("QR solve: order {} with {} right-hand sides is beyond cuSOLVER's 32-bit ormqr",
+                                        n, nrhs));
+    Context& ctx = context_of(A.device());
+    const Lane& lane = ctx.main();
+    const int ni = static_cast<int>(n), ri = static_cast<int>(nrhs);
+    const int lda = static_cast<int>(ld_of(A.ld())), ldb = static_cast<int>(ld_of(B.ld()));
+    const DeviceBuffer tau(bytes_of(n, sizeof(T)), ctx.device());
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    check(cusolverDnXgeqrf_bufferSize(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), lda,
+                                      blas::data_type<T>(), tau.p, blas::data_type<T>(), &dev_bytes, &host_bytes),
+          "geqrf workspace query");
+    check(cusolverDnXgeqrf(lane.solver, ctx.params(), n, n, blas::data_type<T>(), A.data(), lda, blas::data_type<T>(),
+                           tau.p, blas::data_type<T>(), ctx.scratch(Slot::solver, dev_bytes), dev_bytes,
+                           ctx.host_scratch(host_bytes), host_bytes, ctx.info()),
+          "geqrf");
+    wait(lane.stream);  // diagonal() copies on the default stream, which does not wait for ours
+    const std::vector<T> r = diagonal(A);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      if (r[i] == T(0)) return static_cast<index>(i) + 1;
+    if (nrhs == 0) return 0;
+    int lwork = 0;
+    check(blas::pick<T>(cusolverDnSormqr_bufferSize, cusolverDnDormqr_bufferSize)(
+              lane.solver, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ri, ni, A.data(), lda, tau.as<T>(), B.data(), ldb, &lwork),
+          "ormqr workspace query");
+    check(blas::pick<T>(cusolverDnSormqr, cusolverDnDormqr)(lane.solver, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ri, ni,
+                                                            A.data(), lda, tau.as<T>(), B.data(), ldb,
+                                                            ctx.scratch_as<T>(Slot::solver, std::max(lwork, 1)), lwork,
+                                                            ctx.info()),
+          "ormqr");
+    blas::trsm<T>(lane.blas, Side::Left, Uplo::Upper, Op::None, Diag::NonUnit, n, nrhs, T(1), A.data(), lda, B.data(),
+                  ldb);
+    ctx.synchronize();
+    return 0;
+  }
   index gauss_jordan_inverse(MatrixView<T> A) const override {
     const index zero = cuda::gauss_jordan_inverse<T>(A);
     if (zero > 0) throw SingularMatrix(zero, 0.0, "Gauss-Jordan elimination");

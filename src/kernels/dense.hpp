@@ -121,6 +121,11 @@ class Dense {
   virtual IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
                                         double tolerance, int max_iterations) const = 0;
 
+  // ---- Householder QR of a square matrix: the backward-stable solve whatever Gaussian elimination's growth ----
+  // B := A^-1 B through A = Q R (A overwritten: R on and above the diagonal, the reflectors below). Returns
+  // the 1-based column of the first exactly zero diagonal entry of R (B then left unsolved), else 0.
+  virtual index qr_solve(MatrixView<T> A, MatrixView<T> B) const = 0;
+
   // ---- least squares and spectral decompositions ----
   // Minimum-norm least squares by complete orthogonal factorization (gelsy); A and B (max(m, n) rows)
   // overwritten, X in B's first n rows. Returns the numerical rank.
