@@ -198,24 +198,37 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
     return worst;
   };
 
+  // A column is done once it passes LAPACK's test and its residual has stopped halving. The test alone
+  // allows a forward error sqrt(n) times float64's (measured: 10-20x the float64 solve's at cond 1e4 to
+  // 1e8); refinement stops improving x where the residual stops shrinking, and there x is as accurate
+  // as a float64 factorization's.
+  auto finished = [&](index j, double now, double before) {
+    return passes(j) && (now == 0 || now > 0.5 * before);
+  };
+
   // Plain refinement, all right-hand sides together.
   for (index j = 0; j < nrhs; ++j)
     for (index i = 0; i < n; ++i) X(i, j) = B(i, j);
   M.apply(X);
   Matrix<double> D(n, nrhs);  // the corrections, reused across steps
   std::vector<double> last(static_cast<std::size_t>(nrhs), std::numeric_limits<double>::infinity());
-  std::vector<bool> stalled(static_cast<std::size_t>(nrhs), false);
+  std::vector<bool> stalled(static_cast<std::size_t>(nrhs), false), done(static_cast<std::size_t>(nrhs), false);
   for (int step = 0;; ++step) {
     residual();
     bool all = true, any_live = false;
     for (index j = 0; j < nrhs; ++j) {
-      if (passes(j)) continue;
-      all = false;
+      const auto c = static_cast<std::size_t>(j);
+      if (done[c]) continue;
       const double now = norm_inf_vector(&R(0, j), n);
+      if (finished(j, now, last[c])) {
+        done[c] = true;
+        continue;
+      }
+      all = false;
       // A correction that does not halve the residual will not get there: GMRES-IR takes over.
-      if (now > 0.5 * last[static_cast<std::size_t>(j)]) stalled[static_cast<std::size_t>(j)] = true;
-      last[static_cast<std::size_t>(j)] = now;
-      any_live = any_live || !stalled[static_cast<std::size_t>(j)];
+      if (!passes(j) && now > 0.5 * last[c]) stalled[c] = true;
+      last[c] = now;
+      any_live = any_live || !stalled[c];
     }
     if (all) {
       out.iterations = step;
@@ -230,7 +243,7 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
       for (index i = 0; i < n; ++i) D(i, j) = R(i, j);
     M.apply(D.view());
     for (index j = 0; j < nrhs; ++j)
-      if (!stalled[static_cast<std::size_t>(j)])
+      if (!stalled[static_cast<std::size_t>(j)] && !done[static_cast<std::size_t>(j)])
         for (index i = 0; i < n; ++i) X(i, j) += D(i, j);
   }
 
@@ -240,17 +253,21 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
   std::vector<double> d(static_cast<std::size_t>(n));
   bool all = true;
   for (index j = 0; j < nrhs; ++j) {
-    bool done = passes(j);
-    for (int step = 0; !done && step < kMaxGmresCorrections; ++step) {
+    if (done[static_cast<std::size_t>(j)]) continue;
+    bool converged = false;
+    double before = std::numeric_limits<double>::infinity();
+    for (int step = 0; step < kMaxGmresCorrections; ++step) {
+      const double now = norm_inf_vector(&R(0, j), n);
+      if ((converged = finished(j, now, before))) break;
+      before = now;
       gmres_iterations += gmres_correction(A, M, &R(0, j), d.data());
       ++gmres_corrections;
       for (index i = 0; i < n; ++i) X(i, j) += d[static_cast<std::size_t>(i)];
       for (index i = 0; i < n; ++i) R(i, j) = B(i, j);
       k::gemm<double>(Op::None, Op::None, -1.0, A, ConstMatrixView<double>(X).block(0, j, n, 1), 1.0,
                       R.view().block(0, j, n, 1));
-      done = passes(j);
     }
-    all = all && done;
+    all = all && (converged || passes(j));
   }
   out.iterations = plain + gmres_corrections;
   out.backward_error = backward_error();

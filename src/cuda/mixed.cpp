@@ -4,8 +4,9 @@
 // for one only), plain refinement for several. It was as fast as a float32 getrf of our own plus
 // refinement, and faster at n = 16384 (0.152 against 0.180 s on an H100, docs/gpu-performance-notes.md).
 // Cholesky (IRS has none): LAPACK dsposv's algorithm on cuSOLVER, float32 potrf and plain refinement.
-// Both stop at LAPACK's test ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column. When they
-// cannot get there the outcome says why, and linv's core solves in float64 (src/core/dense.cpp). The mixed
+// IRS stops at LAPACK's test ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column; the Cholesky
+// refinement goes on past it until the residual stops halving. When they cannot get there the outcome
+// says why, and linv's core solves in float64 (src/core/dense.cpp). The mixed
 // family (src/kernels/vectors.hpp).
 #include <cuda_runtime.h>
 
@@ -262,12 +263,17 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
   check(cudaMemset2DAsync(X.data(), ld_of(X.ld()) * sizeof(double), 0, n * sizeof(double), nrhs, lane.stream),
         "cudaMemset2D");
   launch::add_correction(correction, n, nrhs, X.data(), ld_of(X.ld()), lane.stream);
+  // Done once every column passes LAPACK's test and the residual has stopped halving: the test alone
+  // allows a forward error sqrt(n) times float64's, and refinement stops improving x only where the
+  // residual stops shrinking (as on the CPU, src/cpu/refinement.cpp).
+  double before = std::numeric_limits<double>::infinity();
   for (int k = 0;; ++k) {
     out.backward_error = residual.update(passes);
-    if (passes) {
+    if (passes && (out.backward_error == 0 || out.backward_error > 0.5 * before)) {
       out.iterations = k;
       return out;
     }
+    before = out.backward_error;
     if (k == kMaxCorrections) break;
     launch::to_float(residual.r(), n, nrhs, n, correction, n, lane.stream);
     factor.solve(correction, nrhs);
