@@ -120,6 +120,8 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
     // step 0 reads the D of the coefficient steps: f after the last of them; the last entry is the final D
     for (const kernels::AdlDictionarySums& s : dictionary) out.inner_objective.push_back(f_of(s.dp, s.dv, l1));
     const double f = out.inner_objective.back();
+    if (!std::isfinite(f))
+      throw NumericalError(fmt::format("ADL: the objective became {} at iteration {}", f, it));
     const double previous = out.objective.back();
     out.objective.push_back(f);
     report.iterations = it;

@@ -110,8 +110,14 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
   KsvdResult<T> out;
   std::vector<index> order(static_cast<std::size_t>(K));
   std::iota(order.begin(), order.end(), index{0});
+  // A NaN or Inf error means the dictionary overflowed: going on would hand it to every later step.
+  auto finite = [&](double rmse, int it) {
+    if (!std::isfinite(rmse))
+      throw NumericalError(fmt::format("k-SVD: the representation error became {} at iteration {}", rmse, it));
+    return rmse;
+  };
   for (int it = 0; it < o.iterations; ++it) {
-    out.rmse.push_back(steps->code(o.keep_better_codes && it > 0));
+    out.rmse.push_back(finite(steps->code(o.keep_better_codes && it > 0), it + 1));
     if (o.progress) o.progress(it + 1, out.rmse.back());
     const std::vector<index> used = steps->users(T(0));
     std::vector<bool> replaced(static_cast<std::size_t>(K), false);
@@ -139,7 +145,7 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
       }
     }
   }
-  out.rmse.push_back(steps->code(o.keep_better_codes && o.iterations > 0));
+  out.rmse.push_back(finite(steps->code(o.keep_better_codes && o.iterations > 0), o.iterations));
   out.dictionary = steps->take_dictionary();
   out.codes = steps->take_codes();
   Report& r = out.report;

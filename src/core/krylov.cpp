@@ -1,9 +1,12 @@
 #include "core/krylov.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "kernels/backend.hpp"
+#include "linv/errors.hpp"
 
 namespace linv::krylov {
 
@@ -34,6 +37,10 @@ Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x,
     v.axpy(static_cast<T>(alpha), p.view(), x);
     v.axpy(static_cast<T>(-alpha), q.view(), r.view());
     rr = v.dot(r.view(), r.view());
+    if (!std::isfinite(rr))  // NaN would end the loop as if converged and hand the NaN on
+      throw NumericalError(fmt::format("conjugate gradients: the residual became {} at iteration {} (the system "
+                                       "or its preconditioner is not positive definite, or overflowed)",
+                                       rr, out.iterations + 1));
     precondition();
     const double next = v.dot(r.view(), z.view());
     v.scal(static_cast<T>(next / rz), p.view());  // p := z + (next / rz) p
@@ -69,6 +76,10 @@ Outcome cgls(kernels::LinearOperator<T>& J, ConstMatrixView<T> d, MatrixView<T> 
       v.axpy(static_cast<T>(-alpha), q.view(), r.view());
       J.apply_transpose(r.view(), s.view());
       const double next = v.dot(s.view(), s.view());
+      if (!std::isfinite(next))
+        throw NumericalError(fmt::format("CGLS: the normal-equation residual became {} at iteration {} of column {} "
+                                         "(overflow in J or d)",
+                                         next, k + 1, c + 1));
       v.scal(static_cast<T>(next / gamma), p.view());  // p := s + (next / gamma) p
       v.axpy(T(1), s.view(), p.view());
       gamma = next;

@@ -252,6 +252,8 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   double previous = 0;
   for (int it = 1; it <= o.max_iterations; ++it) {
     const double loss = als_sweep<T>(*steps, f, norm_squared, it);
+    if (!std::isfinite(loss))  // NaN would neither converge nor stop: every later sweep would carry it
+      throw NumericalError(fmt::format("PARAFAC2: the loss became {} at iteration {}", loss, it));
     normalise(f);
     out.loss_history.push_back(loss);
     report.iterations = it;
