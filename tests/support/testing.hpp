@@ -29,6 +29,17 @@ inline std::uint64_t case_seed(std::uint64_t salt) {
   return z ^ (z >> 31);
 }
 
+// Under LINV_TEST_REDUCED (set for compute-sanitizer runs, which slow kernels 10-100x) the tests that take
+// large sizes take smaller ones: the same code paths, fewer blocks.
+inline bool reduced_sizes() {
+  static const bool reduced = std::getenv("LINV_TEST_REDUCED") != nullptr;
+  return reduced;
+}
+template <class Sizes>
+Sizes sizes(Sizes full, Sizes reduced) {
+  return reduced_sizes() ? reduced : full;
+}
+
 // EXPECT_TRUE(contains(message, "pivot 3")) prints both strings when it fails.
 inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
