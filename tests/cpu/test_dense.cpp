@@ -185,7 +185,7 @@ TYPED_TEST(Dense, TournamentOnAdversarialMatrices) {
 // explodes (Wilkinson's and Foster's matrices), Householder QR solves, and the report says why.
 TYPED_TEST(Dense, InverseAndSolveKeepTheResidualPromise) {
   using T = TypeParam;
-  testing::for_each_adversary<T>(36, [](const testing::Adversary& adv, index n, const Matrix<T>& a, const Matrix<T>& b) {
+  testing::for_each_adversary<T>(36, [](const testing::Adversary& adv, index, const Matrix<T>& a, const Matrix<T>& b) {
     for (Method m : {Method::Auto, Method::LU, Method::CALU, Method::GaussJordan}) {
       SCOPED_TRACE(std::string(to_string(m)));
       const SolveOptions o{.method = m, .compute_residual = true};
