@@ -1,9 +1,9 @@
-// Mixed precision on the GPU. LU: cuSOLVER's iterative-refinement solver (cusolverDnIRSXgesv), which
-// factors in float32 (or with TF32 / BF16 / FP16 tensor-core updates) and refines against the float64
-// residual; GMRES-IR preconditioned by the low-precision factors for one right-hand side (IRS does GMRES
-// for one only), plain refinement for several. It was as fast as a float32 getrf of our own plus
-// refinement, and faster at n = 16384 (0.152 against 0.180 s on an H100, docs/gpu-performance-notes.md).
-// Cholesky (IRS has none): LAPACK dsposv's algorithm on cuSOLVER, float32 potrf and plain refinement.
+// Mixed precision on the GPU. Float32 factors (LU or Cholesky, cuSOLVER getrf/potrf): LAPACK dsgesv's and
+// dsposv's plain refinement against the float64 residual, continued until the residual stops halving.
+// Tensor-core factors (TF32 / BF16 / FP16 updates of an LU): cuSOLVER's iterative-refinement solver
+// (cusolverDnIRSXgesv), GMRES-IR for one right-hand side, plain refinement for several. IRS was the float32
+// path too (0.152 against 0.180 s for getrf plus refinement at n = 16384 on an H100), but it stops at
+// LAPACK's test, and its float32 forward errors were 30-60x the float64 solve's at cond 1e2 to 1e6.
 // IRS stops at LAPACK's test ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column; the Cholesky
 // refinement goes on past it until the residual stops halving. When they cannot get there the outcome
 // says why, and linv's core solves in float64 (src/core/dense.cpp). The mixed
@@ -29,7 +29,7 @@
 namespace linv::cuda {
 namespace {
 
-constexpr int kMaxCorrections = 30;    // LAPACK's ITERMAX (Cholesky)
+constexpr int kMaxCorrections = 30;    // LAPACK's ITERMAX (plain refinement)
 constexpr int kMaxIrsIterations = 50;  // LU through IRS: its outer steps
 // FactorPrecision::Auto refines from float32 only where float32 runs at least this many times float64's
 // rate (consumer and workstation GPUs: 32 to 64). At 2 (V100, A100, H100, H200) cuSOLVER's float32 getrf
@@ -71,6 +71,42 @@ class FloatCholesky {
   Context& ctx_;
   std::int64_t n_;
   float* l_;
+};
+
+// A float32 LU factorization with partial pivoting on the main lane, and solves with it.
+class FloatLU {
+ public:
+  FloatLU(Context& ctx, std::int64_t n)
+      : ctx_(ctx), n_(n), lu_(ctx.scratch_as<float>(Slot::a, static_cast<std::size_t>(n * n))),
+        pivots_(ctx.scratch_as<std::int64_t>(Slot::pivots, static_cast<std::size_t>(n))) {}
+
+  // Factors A rounded to float32; false at an exactly zero pivot.
+  bool factor(ConstMatrixView<double> A) {
+    const Lane& lane = ctx_.main();
+    launch::to_float(A.data(), n_, n_, ld_of(A.ld()), lu_, n_, lane.stream);
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    check(cusolverDnXgetrf_bufferSize(lane.solver, ctx_.params(), n_, n_, CUDA_R_32F, lu_, n_, CUDA_R_32F, &dev_bytes,
+                                      &host_bytes),
+          "getrf workspace query");
+    check(cusolverDnXgetrf(lane.solver, ctx_.params(), n_, n_, CUDA_R_32F, lu_, n_, pivots_, CUDA_R_32F,
+                           ctx_.scratch(Slot::solver, dev_bytes), dev_bytes, ctx_.host_scratch(host_bytes), host_bytes,
+                           ctx_.info()),
+          "getrf");
+    return read_back(ctx_.info(), lane.stream) == 0;
+  }
+
+  // B := A32^-1 B (B n x nrhs float32, leading dimension n).
+  void solve(float* b, std::int64_t nrhs) {
+    check(cusolverDnXgetrs(ctx_.main().solver, ctx_.params(), CUBLAS_OP_N, n_, nrhs, CUDA_R_32F, lu_, n_, pivots_,
+                           CUDA_R_32F, b, n_, ctx_.info(1)),
+          "getrs");
+  }
+
+ private:
+  Context& ctx_;
+  std::int64_t n_;
+  float* lu_;
+  std::int64_t* pivots_;
 };
 
 // r := B - A X in float64 with per-column ||r||_inf and ||x||_inf, for the stopping test and the report.
@@ -225,38 +261,14 @@ class Mixed final : public kernels::Mixed {
   }
 };
 
-kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
-                                   bool cholesky, FactorPrecision low) const {
+// x0 = A32^-1 B, then corrections d = A32^-1 r until the residual passes LAPACK's test and stops halving.
+template <class Factor>
+kernels::MixedOutcome refine(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                             Residual& residual, Factor& factor) {
   const std::int64_t n = A.rows(), nrhs = B.cols();
-  kernels::MixedOutcome out;
-  if (n == 0 || nrhs == 0) return out;
-  Context& ctx = Context::get(A.device().index());
-  ctx.activate();
   const Lane& lane = ctx.main();
-  Residual residual(ctx, A, B, X);
+  kernels::MixedOutcome out;
   bool passes = false;
-  if (!(residual.anorm() <= FLT_MAX)) {
-    out.failure = "A does not fit float32";
-    return out;
-  }
-  if (!cholesky) {
-    const IrsResult r = irs_solve(ctx, A, B, X, low);
-    out.failure = r.failure;
-    out.iterations = r.iterations;
-    if (out.failure.empty()) {
-      out.backward_error = residual.update(passes);
-      if (!passes)
-        out.failure = fmt::format("IRS stopped at a backward error of {:.3g}, above float64's bound", out.backward_error);
-    }
-    return out;
-  }
-
-  // x0 = A32^-1 B, then corrections d = A32^-1 r while the residual is too large.
-  FloatCholesky factor(ctx, n);
-  if (!factor.factor(A)) {
-    out.failure = "A is not positive definite in float32";
-    return out;
-  }
   auto* correction = ctx.scratch_as<float>(Slot::b, static_cast<std::size_t>(n * nrhs));
   launch::to_float(B.data(), n, nrhs, ld_of(B.ld()), correction, n, lane.stream);
   factor.solve(correction, nrhs);
@@ -273,6 +285,13 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
       out.iterations = k;
       return out;
     }
+    // a correction that does not halve an unconverged residual will not get there: float64 takes over
+    if (!passes && !(out.backward_error <= 0.5 * before)) {
+      out.iterations = k;
+      out.failure = fmt::format("refinement stalled at a backward error of {:.3g} after {} corrections",
+                                out.backward_error, k);
+      return out;
+    }
     before = out.backward_error;
     if (k == kMaxCorrections) break;
     launch::to_float(residual.r(), n, nrhs, n, correction, n, lane.stream);
@@ -282,6 +301,49 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
   out.iterations = kMaxCorrections;
   out.failure = fmt::format("refinement did not converge in {} steps", kMaxCorrections);
   return out;
+}
+
+kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
+                                   bool cholesky, FactorPrecision low) const {
+  const std::int64_t n = A.rows(), nrhs = B.cols();
+  kernels::MixedOutcome out;
+  if (n == 0 || nrhs == 0) return out;
+  Context& ctx = Context::get(A.device().index());
+  ctx.activate();
+  Residual residual(ctx, A, B, X);
+  bool passes = false;
+  if (!(residual.anorm() <= FLT_MAX)) {
+    out.failure = "A does not fit float32";
+    return out;
+  }
+  const bool tensor_cores =
+      low == FactorPrecision::TF32 || low == FactorPrecision::BFloat16 || low == FactorPrecision::Float16;
+  if (!cholesky && tensor_cores) {  // cuSOLVER's IRS
+    const IrsResult r = irs_solve(ctx, A, B, X, low);
+    out.failure = r.failure;
+    out.iterations = r.iterations;
+    if (out.failure.empty()) {
+      out.backward_error = residual.update(passes);
+      if (!passes)
+        out.failure = fmt::format("IRS stopped at a backward error of {:.3g}, above float64's bound", out.backward_error);
+    }
+    return out;
+  }
+
+  if (cholesky) {
+    FloatCholesky factor(ctx, n);
+    if (!factor.factor(A)) {
+      out.failure = "A is not positive definite in float32";
+      return out;
+    }
+    return refine(ctx, A, B, X, residual, factor);
+  }
+  FloatLU factor(ctx, n);
+  if (!factor.factor(A)) {
+    out.failure = "the float32 factorization hit a zero pivot";
+    return out;
+  }
+  return refine(ctx, A, B, X, residual, factor);
 }
 
 }  // namespace
