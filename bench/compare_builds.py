@@ -32,6 +32,10 @@ CASES = [
                       "--methods", "auto,lu,gauss-jordan,cholesky-gets", "--repeats", "20"]),
     ("solve", ["solve", "--sizes", "4096,16384", "--precisions", "double,mixed", "--repeats", "5"]),
     ("batched", ["batched", "--cases", "4:1048576,8:1048576,32:65536", "--dtypes", "f32,f64", "--repeats", "20"]),
+    # every variant of the batched kernel (groups of 1 to 32 lanes, the 64-thread block), for changes to it
+    # such as the per-matrix rcond; not in the default set
+    ("batched-orders", ["batched", "--cases", "1:4194304,2:4194304,3:1048576,4:1048576,8:1048576,16:262144,"
+                        "24:131072,32:65536,33:65536,48:16384,64:16384", "--dtypes", "f32,f64", "--repeats", "20"]),
     ("wls", ["wls", "--sizes", "2048,8192", "--precisions", "double,mixed", "--repeats", "5"]),
     ("deblur", ["deblur", "--time", "--dense-sizes", "64,128", "--matrix-free-sizes", "2048", "--repeats", "5"]),
     ("slam", ["slam", "--cases", "20000:100,120000:1000", "--repeats", "5"]),
@@ -72,7 +76,8 @@ def main():
     ap.add_argument("--base", required=True, help="the linv binary before the change")
     ap.add_argument("--linv", required=True, help="the linv binary after the change")
     ap.add_argument("--base-rev", default="", help="the base build's revision, recorded in the results")
-    ap.add_argument("--cases", default=",".join(name for name, _ in CASES if name != "inverse-1024"))
+    ap.add_argument("--cases", default=",".join(name for name, _ in CASES
+                                                if name not in ("inverse-1024", "batched-orders")))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tolerance", type=float, default=0.02, help="slower by more than this fraction: a failure")

@@ -215,11 +215,11 @@ void bench_batched_case(const BatchedBenchArgs& a, index n, index count, Device 
                   {"method_used", used},
                   {"seconds", t.median},
                   {"seconds_all", t.all},
-                  {"singular", s.singular},
+                  {"singular", s.singular.size()},
                   {"max_scaled_residual", residual}});
   std::printf("batched %-4s n=%-3lld batch=%-8lld %-45s %10.6f s  max residual %.3g  singular %lld\n",
               dtype_name(type_name<T>()), static_cast<long long>(n), static_cast<long long>(count), used.c_str(),
-              t.median, residual, static_cast<long long>(s.singular));
+              t.median, residual, static_cast<long long>(s.singular.size()));
 }
 
 void run_bench_batched(const BatchedBenchArgs& a) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -53,7 +54,8 @@ void add_solve_options(CLI::App& cmd, SolveArgs& a) {
       ->check(CLI::PositiveNumber);
   cmd.add_flag("--allow-ill-conditioned", a.allow_ill_conditioned,
                "Return the result for a matrix singular to working precision (rcond below machine epsilon) "
-               "with a note, instead of refusing it (exit 4). Exactly singular matrices are always refused");
+               "with a note, instead of refusing it (exit 4); with --batch, for each such matrix of the batch. "
+               "Exactly singular matrices are always refused");
   add_common_options(cmd, a.common);
 }
 
@@ -89,14 +91,15 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
   const Device device = device_for(a.common, rhs ? Operation::BatchedSolve : Operation::BatchedInverse, n * n * count);
   Matrix<T> a_copy, b_copy;
   const ConstMatrixView<T> a_on = placed(A, device, a_copy);
+  const batched::Options options{.allow_ill_conditioned = a.allow_ill_conditioned};
   batched::Result<T> result;
   io::MatrixStack<T> out;
   if (rhs) {
     const Matrix<T> B = as_matrix(*rhs);
-    result = batched::solve<T>(a_on, placed(B, device, b_copy));
+    result = batched::solve<T>(a_on, placed(B, device, b_copy), options);
     out = std::move(*rhs);
   } else {
-    result = batched::inv<T>(a_on);
+    result = batched::inv<T>(a_on, options);
     out = std::move(stack);
   }
   const batched::Status& s = result.status;
@@ -107,24 +110,47 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
   std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}};
   if (rhs) inputs.emplace_back("B", a.b);
   nlohmann::json j = report_json(std::string(command) + " --batch", s.report, inputs, a.output, n, n * count);
-  nlohmann::json singular = nlohmann::json::array();  // the first 1000, as [matrix, pivot]
-  for (index m = 0; m < static_cast<index>(s.pivot.size()) && singular.size() < 1000; ++m)
-    if (s.pivot[static_cast<std::size_t>(m)] != 0) singular.push_back({m, s.pivot[static_cast<std::size_t>(m)]});
-  j.update({{"count", count}, {"order", n}, {"singular", s.singular}, {"singular_matrices", singular}});
+  nlohmann::json singular = nlohmann::json::array();  // the first 1000, as [matrix, pivot, rcond]
+  std::vector<batched::Singular> refused;               // those whose blocks are NaN
+  for (const batched::Singular& m : s.singular) {
+    if (singular.size() < 1000) singular.push_back({m.matrix, m.pivot, m.rcond});
+    if (!m.kept) refused.push_back(m);
+  }
+  j.update({{"count", count},
+            {"order", n},
+            {"singular", s.singular.size()},
+            {"kept", s.singular.size() - refused.size()},
+            {"singular_matrices", singular}});
   write_report(a.common, j);
-  if (!a.common.quiet)
+  if (!a.common.quiet) {
     std::printf("%s --batch: %lld matrices of %s %s | %s | %s | %.4f s -> %s\n", command, static_cast<long long>(count),
                 shape_string(n, n).c_str(), type_name<T>(), device.name().c_str(),
                 fmt::format("{}{}", to_string(s.report.method),
                             s.report.notes.empty() ? "" : " (" + s.report.notes.front() + ")")
                     .c_str(),
                 s.report.seconds, a.output.c_str());
-  if (s.singular > 0)
-    throw NumericalError(fmt::format(
-        "{} of {} matrices are singular (first: matrix {} with a zero pivot in column {}); their blocks of {} are NaN, "
-        "every other {} was computed",
-        s.singular, count, singular[0][0].get<index>(), singular[0][1].get<index>(), a.output,
-        rhs ? "system" : "matrix"));
+    for (std::size_t i = 1; i < s.report.notes.size(); ++i) std::printf("  note: %s\n", s.report.notes[i].c_str());
+  }
+  if (refused.empty()) return;
+  // Name the first few; the report lists up to 1000.
+  constexpr std::size_t kNamed = 10;
+  std::string named;
+  bool working_precision = false;  // some were refused only for their rcond: --allow-ill-conditioned helps
+  for (std::size_t i = 0; i < refused.size(); ++i) {
+    const batched::Singular& m = refused[i];
+    working_precision = working_precision || m.rcond > 0;
+    if (i >= kNamed) continue;
+    named += fmt::format("{}matrix {} ", i == 0 ? "" : ", ", m.matrix);
+    named += m.rcond == 0 ? fmt::format("(zero pivot in column {})", m.pivot)
+                          : fmt::format("(rcond {:.3g}, smallest pivot in column {})", m.rcond, m.pivot);
+  }
+  if (refused.size() > kNamed) named += fmt::format(" and {} more", refused.size() - kNamed);
+  throw NumericalError(fmt::format(
+      "{} of {} matrices are singular, exactly or to working precision (rcond below machine epsilon {:.3g}): {}; "
+      "their blocks of {} are NaN, every other {} was computed{}",
+      refused.size(), count, std::numeric_limits<T>::epsilon(), named, a.output, rhs ? "system" : "matrix",
+      working_precision ? " (--allow-ill-conditioned keeps the results of those singular only to working precision)"
+                        : ""));
 }
 
 void run_batch(const SolveArgs& a, const char* command) {

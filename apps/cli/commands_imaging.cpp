@@ -215,8 +215,10 @@ void run_timing(const QualityArgs& a) {
       const Matrix<double> g = imaging::add_noise(
           imaging::convolve(f.view(), psf.kernel.view(), imaging::Boundary::Reflexive).view(), "gaussian:var=0.001", a.seed);
       imaging::DeblurResult r;
-      const Timing t = time_repeats(a.bench.repeats, r, [&] {
-        imaging::DeblurResult on = imaging::deblur(g.to(device).view(), psf, {.lambda = a.lambda, .path = path});
+      // path is copied into the lambda by name: clang before 16 cannot capture a structured binding
+      const Timing t = time_repeats(a.bench.repeats, r, [&, deblur_path = path] {
+        imaging::DeblurResult on =
+            imaging::deblur(g.to(device).view(), psf, {.lambda = a.lambda, .path = deblur_path});
         on.image = on.image.to(Device::cpu());
         return on;
       });

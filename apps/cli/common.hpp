@@ -34,6 +34,10 @@ std::span<const Command> fmri_commands();      // omp, ksvd, gen fmri, bench omp
 std::span<const Command> adl_commands();       // adl, bench adl
 std::span<const Command> parafac2_commands();  // parafac2, bench parafac2
 
+// Ctrl-C, SIGTERM and SIGHUP remove the temporary files of outputs being written before linv dies by the
+// signal (apps/cli/signals.cpp); SIGXFSZ is ignored, so a write past ulimit -f fails and is reported.
+void remove_temporary_files_on_stop_signals();
+
 // Flags every numerical command takes.
 struct CommonOptions {
   std::string device = "auto";

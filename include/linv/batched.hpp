@@ -8,8 +8,13 @@
 //
 // On the GPU each matrix is inverted by Gauss-Jordan elimination with partial pivoting in registers
 // (a group of n lanes of a warp per matrix for n <= 32, a block of 64 threads for n <= 64); on the CPU
-// by LAPACK (getrf + getri) per matrix, across threads. A singular matrix does not stop the batch: its
-// status names the pivot, its block of the result is NaN, and every other matrix is inverted.
+// by LU with partial pivoting per matrix, across threads.
+//
+// Every matrix gets the single-matrix conditioning policy (docs/design.md): a matrix is singular when
+// it has an exactly zero pivot or its reciprocal condition number (1-norm) is below machine epsilon.
+// A singular matrix does not stop the batch: the status names it with its pivot and rcond, its block of
+// the result is NaN, and every other matrix is computed. Options::allow_ill_conditioned keeps the
+// results of the matrices singular only to working precision (rcond > 0), still named.
 #pragma once
 
 #include <string>
@@ -23,12 +28,30 @@ namespace linv::batched {
 // The largest order inverted in one batch.
 inline constexpr index kMaxOrder = 64;
 
+struct Options {
+  // false (the default): a matrix singular to working precision is refused like an exactly singular one
+  // (its block of the result NaN). true: its result is kept, and the status and a note still name it.
+  // Matrices with an exactly zero pivot are refused either way.
+  bool allow_ill_conditioned = false;
+};
+
+// A singular matrix of a batch.
+struct Singular {
+  index matrix = 0;  // its position in the batch, from 0
+  // 1-based column: its first exactly zero pivot, or (rcond > 0) its smallest pivot, or (rcond NaN) the
+  // first column with a non-finite entry
+  index pivot = 0;
+  // Below machine epsilon: for inverses (and GPU solves, which go through the inverse) exactly
+  // 1 / (||A||_1 ||A^-1||_1), for CPU solves LAPACK's estimate (gecon's). 0 for an exactly zero pivot
+  // (or one whose reciprocal overflows), NaN for a matrix with a NaN or infinite entry.
+  double rcond = 0;
+  bool kept = false;  // its block of the result holds the computed result (Options::allow_ill_conditioned)
+};
+
 // What happened to a batch.
 struct Status {
-  index singular = 0;        // how many matrices have an exactly zero pivot (their blocks of X are NaN)
-  std::vector<index> pivot;  // when singular > 0: per matrix, 0 or the 1-based column of its first zero
-                             // pivot; empty when every matrix was regular (saves a read-back per call)
-  Report report;             // the method (batched Gauss-Jordan or LU) and how it ran, device, seconds
+  std::vector<Singular> singular;  // the singular matrices in batch order; empty when all are regular
+  Report report;                   // the method (batched Gauss-Jordan or LU) and how it ran, device, seconds
 };
 
 template <Real T>
@@ -39,19 +62,19 @@ struct Result {
 
 // Inverts each n x n matrix of A (n = A.rows() <= kMaxOrder, A.cols() a multiple of n, A.ld() == n).
 template <Real T>
-Result<T> inv(ConstMatrixView<T> A);
+Result<T> inv(ConstMatrixView<T> A, const Options& options = {});
 // The same into X (A's shape, on A's device, contiguous, not overlapping A): no allocation, for loops
 // that invert batch after batch.
 template <Real T>
-Status inv_into(ConstMatrixView<T> A, MatrixView<T> X);
+Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options = {});
 
 // Solves A(k) X(k) = B(k) for each matrix of A, B holding the right-hand sides the same way: n x (nrhs *
 // count), B(k) its column block [k nrhs, (k + 1) nrhs). On the CPU by LU (getrf + getrs), backward stable;
 // on the GPU as A(k)^-1 B(k) from the register elimination, whose forward error is that of a backward
 // stable solve (about cond(A) eps) but whose residual can be cond(A) times larger.
 template <Real T>
-Result<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B);
+Result<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const Options& options = {});
 template <Real T>
-Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X);
+Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, const Options& options = {});
 
 }  // namespace linv::batched

@@ -14,7 +14,10 @@ enum class ExitCode : int {
   usage = 2,           // bad flags, or inputs whose shapes do not fit the command
   bad_input = 3,       // unreadable or malformed input file, non-finite input values
   numerical = 4,       // singular, not positive definite, no convergence
-  device = 5,          // device failure, CUDA unavailable, out of device memory
+  device = 5,          // device failure, CUDA unavailable, out of device or host memory
+  // Stopped by Ctrl-C (SIGINT): the command removes its temporary files and dies by the signal, which a
+  // shell reports as 128 + 2. (SIGTERM and SIGHUP likewise: 143 and 129.)
+  interrupted = 130,
 };
 
 class Error : public std::runtime_error {
@@ -114,6 +117,8 @@ class DeviceError : public Error {
   ExitCode exit_code() const noexcept override { return ExitCode::device; }
 };
 
+// An allocation that did not fit: on a GPU ("cuda:0", free as the driver reports it) or in host memory
+// ("the host", free as the system's available memory or an address-space limit, ulimit -v, allows).
 class OutOfDeviceMemory : public DeviceError {
  public:
   OutOfDeviceMemory(const std::string& device, std::uint64_t needed_bytes, std::uint64_t free_bytes);

@@ -55,6 +55,12 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
 // Writes `text` to `path` atomically (temporary file + rename).
 void write_text(const std::string& path, const std::string& text);
 
+// For a handler of a fatal signal (Ctrl-C, SIGTERM): removes the temporary files of every write in
+// progress in this process, and makes any write that creates its file after this call remove it again.
+// Async-signal-safe. Meant for a process that is about to end: the command-line tool calls it, then dies
+// by the signal. (At most 64 writes at a time are tracked.)
+void remove_temporary_files() noexcept;
+
 // Whether this build can write .npz files (it needs zlib).
 bool have_npz_support();
 

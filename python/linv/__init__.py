@@ -84,10 +84,12 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
     report : bool
         Return (x, report) with the report as a dict (method, device, seconds, rcond, notes ...). A stack's
         report adds "singular" (how many matrices are singular) and "pivots" (per matrix, 0 or the 1-based
-        column of its first zero pivot, shaped as the leading dimensions).
+        column of its first zero pivot, or of its smallest pivot when it is singular to working precision,
+        shaped as the leading dimensions).
     singular : {"raise", "nan"}
-        Stacks only. linv's batched kernels do not stop at a singular matrix: its block of the result is
-        NaN and every other matrix is inverted. "raise" (the default) raises SingularMatrixError naming
+        Stacks only. linv's batched kernels do not stop at a singular matrix (an exactly zero pivot, or
+        rcond below machine epsilon, as for one matrix): its block of the result is NaN and every other
+        matrix is inverted. "raise" (the default) raises SingularMatrixError naming
         the first singular matrix by its index in the leading dimensions; "nan" returns the result with
         NaN blocks (see the report's "pivots").
 
@@ -100,9 +102,8 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
     ------
     SingularMatrixError
         A numpy.linalg.LinAlgError. `pivot` is the 1-based pivot; for a stack, `index` is the first
-        singular matrix's index and `indices` lists them all. One matrix is refused when it is exactly
-        singular or singular to working precision (rcond < eps); the batched kernels refuse only exactly
-        zero pivots.
+        singular matrix's index and `indices` lists them all. A matrix is refused when it is exactly
+        singular or singular to working precision (rcond < eps), alone or in a stack.
     ValueError
         a is not square (naming its shape), or a bad keyword.
 

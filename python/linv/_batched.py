@@ -23,8 +23,9 @@ def _check_method(method, what):
                          f"(LAPACK's LU on the CPU, Gauss-Jordan in registers on a GPU): drop method={method!r}")
 
 
-def _singular(pivots, lead, what, shape, singular):
-    """Raise (singular="raise") naming the first singular matrix of the stack, or let the NaN blocks stand."""
+def _singular(pivots, rconds, lead, what, shape, singular):
+    """Raise (singular="raise") naming the first singular matrix of the stack, or let the NaN blocks stand.
+    rconds: the rcond of each singular matrix by flat index (0 for a zero pivot), where known."""
     if singular not in ("raise", "nan"):
         raise ValueError(f"singular is 'raise' or 'nan', not {singular!r}")
     bad = _np.flatnonzero(pivots.reshape(-1))
@@ -32,8 +33,15 @@ def _singular(pivots, lead, what, shape, singular):
         return
     members = [tuple(int(i) for i in _np.unravel_index(k, lead)) for k in bad]
     first, pivot = members[0], int(pivots.reshape(-1)[bad[0]])
+    rcond = rconds.get(int(bad[0]))
+    if rcond is None:
+        why = f"pivot in column {pivot}"
+    elif rcond == 0:
+        why = f"zero pivot in column {pivot}"
+    else:
+        why = f"singular to working precision: rcond {rcond:.3g} below machine epsilon, smallest pivot in column {pivot}"
     e = SingularMatrixError(
-        f"{what}: matrix {first} of the stack of shape {shape} is singular (zero pivot in column {pivot}); "
+        f"{what}: matrix {first} of the stack of shape {shape} is singular ({why}); "
         f"{bad.size} of {pivots.size} matrices are singular. Every other matrix was computed: pass "
         f"singular='nan' to get them, with NaN for the singular ones")
     e.pivot, e.index, e.indices = pivot, first, members
@@ -64,7 +72,7 @@ def _residual_solve(a, x, b, ok):
 
 def _one_by_one(native, x, what):
     """Above MAX_ORDER: each matrix by linv's dense routine into x (count, ...), a NumPy array or a GPU
-    array, singular ones as NaN with their pivot."""
+    array, singular ones as NaN with their pivot (their rcond is not known here)."""
     count = x.shape[0]
     pivots = _np.zeros(count, dtype=_np.int64)
     rep = None
@@ -73,7 +81,7 @@ def _one_by_one(native, x, what):
         try:
             x[k], rep = native(k)
             seconds += rep["seconds"]
-        except SingularMatrixError as e:  # exactly singular, or to working precision (the dense rule)
+        except SingularMatrixError as e:  # exactly singular, or to working precision (the same rule as a batch)
             x[k] = _np.nan
             pivots[k] = max(int(e.pivot), 1)
     if rep is None:
@@ -93,10 +101,10 @@ def _empty(zeros, shape, what, device, lead, report):
                 "pivots": _np.zeros(lead, dtype=_np.int64), "notes": ["empty stack"]}) if report else x
 
 
-def _finish(x, pivots, rep, lead, what, shape, singular, report):
+def _finish(x, pivots, rconds, rep, lead, what, shape, singular, report):
     rep["singular"] = int(_np.count_nonzero(pivots))
     rep["pivots"] = pivots.reshape(lead)
-    _singular(pivots, lead, what, shape, singular)
+    _singular(pivots, rconds, lead, what, shape, singular)
     return (x, rep) if report else x
 
 
@@ -110,14 +118,15 @@ def inv(a, method, device, check, report, singular):
     flat = _np.ascontiguousarray(a.reshape(count, n, n))
     if n <= MAX_ORDER:
         # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
-        x, pivots, _, rep = _linv.batched_inv(flat, device)
+        x, pivots, rconds, rep = _linv.batched_inv(flat, device)
         pivots = _pivots(pivots, count)
     else:
+        rconds = {}
         x, pivots, rep = _one_by_one(lambda k: _linv.inv(flat[k], "auto", "native", "auto", device, False, True),
                                      _np.empty((count, n, n), dtype=a.dtype), "inv")
     if check:
         rep["scaled_residual"] = _residual_inv(flat, x, pivots == 0)
-    return _finish(x.reshape(a.shape), pivots, rep, lead, "inv", a.shape, singular, report)
+    return _finish(x.reshape(a.shape), pivots, rconds, rep, lead, "inv", a.shape, singular, report)
 
 
 def inv_gpu(a, gpu, method, check, report, singular):
@@ -133,15 +142,16 @@ def inv_gpu(a, gpu, method, check, report, singular):
         return _empty(gpu.zeros, shape, "inv", f"cuda:{gpu.index}", lead, report)
     flat = gpu.contiguous(gpu.adopt(a).reshape(count, n, n))
     if n <= MAX_ORDER:
-        x, pivots, _, rep = _linv.batched_inv_gpu(flat, gpu.framework)
+        x, pivots, rconds, rep = _linv.batched_inv_gpu(flat, gpu.framework)
         pivots = _pivots(pivots, count)
     else:
+        rconds = {}
         x, pivots, rep = _one_by_one(
             lambda k: _linv.inv_gpu(flat[k], "auto", "native", "auto", False, True, gpu.framework),
             gpu.zeros((count, n, n)), "inv")
     if check:
         rep["scaled_residual"] = _residual_inv(gpu.to_numpy(flat), gpu.to_numpy(x), pivots == 0)
-    return _finish(x.reshape(shape), pivots, rep, lead, "inv", shape, singular, report)
+    return _finish(x.reshape(shape), pivots, rconds, rep, lead, "inv", shape, singular, report)
 
 
 def _solve_shapes(a_shape, b_shape):
@@ -176,16 +186,17 @@ def solve(a, b, method, device, check, report, singular):
         # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
         at = _np.ascontiguousarray(af.swapaxes(1, 2))
         bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
-        x, pivots, _, rep = _linv.batched_solve(at, bt, device)
+        x, pivots, rconds, rep = _linv.batched_solve(at, bt, device)
         pivots = _pivots(pivots, count)
     else:
+        rconds = {}
         x, pivots, rep = _one_by_one(
             lambda i: _linv.solve(_np.ascontiguousarray(af[i]), _np.ascontiguousarray(bf[i]), "auto", "native",
                                   "auto", device, False, True), _np.empty((count, n, k), dtype=a.dtype), "solve")
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)
     x = x.reshape(lead + (n, k))
-    return _finish(x[..., 0] if vector else x, pivots, rep, lead, "solve", a.shape, singular, report)
+    return _finish(x[..., 0] if vector else x, pivots, rconds, rep, lead, "solve", a.shape, singular, report)
 
 
 def solve_gpu(a, b, gpu, method, check, report, singular):
@@ -207,13 +218,14 @@ def solve_gpu(a, b, gpu, method, check, report, singular):
     if n <= MAX_ORDER:
         at = gpu.contiguous(af.swapaxes(1, 2))
         bt = gpu.contiguous(bf.swapaxes(1, 2))
-        x, pivots, _, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
+        x, pivots, rconds, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
         pivots = _pivots(pivots, count)
     else:
+        rconds = {}
         x, pivots, rep = _one_by_one(
             lambda i: _linv.solve_gpu(gpu.fortran(af[i]), gpu.fortran(bf[i]), "auto", "native", "auto", False, True,
                                       gpu.framework), gpu.zeros((count, n, k)), "solve")
     if check:
         rep["scaled_residual"] = _residual_solve(gpu.to_numpy(af), gpu.to_numpy(x), gpu.to_numpy(bf), pivots == 0)
     x = x.reshape(lead + (n, k))
-    return _finish(x[..., 0] if vector else x, pivots, rep, lead, "solve", a_shape, singular, report)
+    return _finish(x[..., 0] if vector else x, pivots, rconds, rep, lead, "solve", a_shape, singular, report)

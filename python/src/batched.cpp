@@ -14,17 +14,25 @@ namespace {
 
 using linv::index;
 
-// A stack's result: the matrices (an array placed by the caller), each matrix's pivot (0: regular; an empty
-// list when all were), the count of singular ones, and the report.
-nb::tuple batch_tuple(nb::object x, const linv::batched::Status& status) {
-  std::vector<long long> pivots(status.pivot.begin(), status.pivot.end());
-  return nb::make_tuple(x, pivots, static_cast<long long>(status.singular), report_dict(status.report));
+// A stack's result: the matrices (an array placed by the caller), each matrix's pivot (0: regular, else the
+// one it is singular by; an empty list when all were regular), the rcond of each singular one by matrix
+// (0: a zero pivot; else below machine epsilon), and the report.
+nb::tuple batch_tuple(nb::object x, std::size_t count, const linv::batched::Status& status) {
+  std::vector<long long> pivots;
+  nb::dict rconds;
+  if (!status.singular.empty()) pivots.assign(count, 0);
+  for (const linv::batched::Singular& m : status.singular) {
+    pivots[static_cast<std::size_t>(m.matrix)] = m.pivot;
+    rconds[nb::int_(m.matrix)] = m.rcond;
+  }
+  return nb::make_tuple(x, pivots, rconds, report_dict(status.report));
 }
 
 template <class T>
 nb::tuple batch_result(linv::batched::Result<T>&& r, std::vector<std::size_t> shape, std::vector<std::int64_t> strides) {
+  const std::size_t count = shape.front();
   nb::object x = nb::cast(to_numpy_nd<T>(std::move(r.x), std::move(shape), std::move(strides)));
-  return batch_tuple(x, r.status);
+  return batch_tuple(x, count, r.status);
 }
 
 // The inverses of a C-ordered stack (count, n, n). Its memory holds the column-major transposes, which
@@ -84,7 +92,7 @@ nb::tuple batched_inv_gpu(const GpuStack<T>& a, const std::string& framework) {
   linv::batched::Result<T> r = gpu.run([&] { return linv::batched::inv<T>(A); });
   const auto ld = static_cast<std::int64_t>(r.x.ld()), sn = static_cast<std::int64_t>(n);
   nb::object x = to_gpu_array_nd<T>(std::move(r.x), {count, n, n}, {sn * ld, ld, 1}, framework);
-  return batch_tuple(x, r.status);
+  return batch_tuple(x, count, r.status);
 }
 
 template <class T>
@@ -100,7 +108,7 @@ nb::tuple batched_solve_gpu(const GpuStack<T>& at, const GpuStack<T>& bt, const 
   linv::batched::Result<T> r = gpu.run([&] { return linv::batched::solve<T>(A, B); });
   const auto ld = static_cast<std::int64_t>(r.x.ld()), sk = static_cast<std::int64_t>(k);
   nb::object x = to_gpu_array_nd<T>(std::move(r.x), {count, n, k}, {sk * ld, 1, ld}, framework);
-  return batch_tuple(x, r.status);
+  return batch_tuple(x, count, r.status);
 }
 
 // ---- weighted least squares ----

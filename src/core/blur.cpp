@@ -13,6 +13,8 @@
 #include "linv/imaging.hpp"
 #ifdef LINV_HAVE_FFTW
 #include <fftw3.h>
+
+#include "core/fftw_planner.hpp"
 #endif
 
 namespace linv::imaging {
@@ -110,8 +112,11 @@ Convolution::Convolution(index height, index width, ConstMatrixView<double> kern
   p.freq = fftw_alloc_complex(static_cast<std::size_t>(p.spectrum));
   p.kernel_freq = fftw_alloc_complex(static_cast<std::size_t>(p.spectrum));
   if (!p.real || !p.freq || !p.kernel_freq) throw std::bad_alloc();
-  p.forward = fftw_plan_dft_r2c_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.real, p.freq, FFTW_ESTIMATE);
-  p.backward = fftw_plan_dft_c2r_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.freq, p.real, FFTW_ESTIMATE);
+  {
+    const std::lock_guard<std::mutex> planning(detail::fftw_planner_mutex());
+    p.forward = fftw_plan_dft_r2c_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.real, p.freq, FFTW_ESTIMATE);
+    p.backward = fftw_plan_dft_c2r_2d(static_cast<int>(p.Q), static_cast<int>(p.P), p.freq, p.real, FFTW_ESTIMATE);
+  }
   std::fill(p.real, p.real + p.P * p.Q, 0.0);
   for (index q = 0; q < p.kc; ++q)
     for (index r = 0; r < p.kr; ++r) p.real[r + q * p.P] = kernel(r, q);
@@ -123,8 +128,11 @@ Convolution::Convolution(index height, index width, ConstMatrixView<double> kern
 Convolution::~Convolution() {
 #ifdef LINV_HAVE_FFTW
   if (plan_) {
-    fftw_destroy_plan(plan_->forward);
-    fftw_destroy_plan(plan_->backward);
+    {
+      const std::lock_guard<std::mutex> planning(detail::fftw_planner_mutex());
+      fftw_destroy_plan(plan_->forward);
+      fftw_destroy_plan(plan_->backward);
+    }
     fftw_free(plan_->real);
     fftw_free(plan_->freq);
     fftw_free(plan_->kernel_freq);

@@ -1,5 +1,6 @@
 // The CPU backend's batched family (src/kernels/batched.hpp): an LU per matrix (linv's unblocked one up to
-// order 32, LAPACK's above), matrices spread across threads.
+// order 32, LAPACK's above), matrices spread across threads, each matrix's rcond from the same pass.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -82,73 +83,202 @@ void small_lu_solve(const T* lu, index n, const int* pivots, T* x, index ldx, in
   }
 }
 
-// Each matrix m of the batch A (n x n blocks side by side) factored in a work copy by LU with partial
-// pivoting (small_lu up to kSmallOrder, LAPACK's getrf above), its first zero pivot recorded in pivot[m]
-// (0: regular); a regular one goes to finish(m, lu, ipiv, x, small) with x its k columns of X, a singular
-// one's columns become NaN. Matrices are spread across threads.
+// x := U^-1 L^-1 x, or (transposed) x := L^-T U^-T x, for the LU factors `lu` of order n (LAPACK's layout,
+// L unit lower): A^-1 x and A^-T x up to the row interchanges, which change no 1-norm.
+template <Real T>
+void factors_solve(const T* lu, index n, T* x, bool transposed) {
+  if (!transposed) {
+    for (index j = 0; j < n; ++j)
+      for (index i = j + 1; i < n; ++i) x[i] -= lu[i + j * n] * x[j];
+    for (index j = n - 1; j >= 0; --j) {
+      x[j] /= lu[j + j * n];
+      for (index i = 0; i < j; ++i) x[i] -= lu[i + j * n] * x[j];
+    }
+  } else {
+    for (index j = 0; j < n; ++j) {
+      for (index i = 0; i < j; ++i) x[j] -= lu[i + j * n] * x[i];
+      x[j] /= lu[j + j * n];
+    }
+    for (index j = n - 1; j >= 0; --j)
+      for (index i = j + 1; i < n; ++i) x[j] -= lu[i + j * n] * x[i];
+  }
+}
+
+// The reciprocal condition number (1-norm) from the LU factors and ||A||_1, as LAPACK's gecon computes it:
+// ||A^-1||_1 estimated by Hager's method with Higham's refinements, step for step as LAPACK's lacn2 (at
+// most five solves with A^T, the alternating-sign vector's check at the end). A few solves with one
+// vector, O(n^2) against the factorization's O(n^3); LAPACKE's gecon costs ten times more than the whole
+// solve of a small matrix in allocations and NaN scans. x, sign: n entries of work.
+template <Real T>
+double lu_rcond(const T* lu, index n, double anorm, T* x, T* sign) {
+  if (anorm == 0) return 0;
+  const auto norm1 = [&] {
+    double sum = 0;
+    for (index i = 0; i < n; ++i) sum += std::abs(static_cast<double>(x[i]));
+    return sum;
+  };
+  const auto largest = [&] {  // the first index of the largest |x_i|, as LAPACK's i?amax
+    index j = 0;
+    for (index i = 1; i < n; ++i)
+      if (std::abs(x[i]) > std::abs(x[j])) j = i;
+    return j;
+  };
+  const auto sign_of = [](T v) { return v >= T(0) ? T(1) : T(-1); };
+  std::fill(x, x + n, T(1) / static_cast<T>(n));
+  factors_solve(lu, n, x, false);
+  double estimate = norm1();
+  if (n > 1) {
+    for (index i = 0; i < n; ++i) x[i] = sign[i] = sign_of(x[i]);
+    factors_solve(lu, n, x, true);
+    index j = largest();
+    for (int iteration = 2;; ++iteration) {
+      std::fill(x, x + n, T(0));
+      x[j] = T(1);
+      factors_solve(lu, n, x, false);
+      const double previous = estimate;
+      estimate = norm1();
+      bool repeated = true;  // the same sign vector again: converged
+      for (index i = 0; i < n; ++i) repeated = repeated && sign_of(x[i]) == sign[i];
+      if (repeated || estimate <= previous) break;
+      for (index i = 0; i < n; ++i) x[i] = sign[i] = sign_of(x[i]);
+      factors_solve(lu, n, x, true);
+      const index last = j;
+      j = largest();
+      if (x[last] == std::abs(x[j]) || iteration >= 5) break;
+    }
+    // the alternating-sign vector catches what the iteration missed on some special matrices
+    for (index i = 0; i < n; ++i)
+      x[i] = static_cast<T>((i % 2 == 0 ? 1 : -1) * (1 + static_cast<double>(i) / static_cast<double>(n - 1)));
+    factors_solve(lu, n, x, false);
+    estimate = std::max(estimate, 2 * norm1() / static_cast<double>(3 * n));
+  }
+  return estimate != 0 ? 1 / estimate / anorm : 0;
+}
+
+// The 1-norm (largest column sum) of the n x n column-major `a` (leading dimension lda), and the first
+// column (1-based) whose sum is not finite (a NaN or an infinite entry), or 0.
+struct Norm1 {
+  double value = 0;
+  index nonfinite = 0;
+};
+
+template <Real T>
+Norm1 norm1(const T* a, index n, index lda) {
+  Norm1 norm;
+  for (index j = 0; j < n; ++j) {
+    double column = 0;
+    for (index i = 0; i < n; ++i) column += std::abs(static_cast<double>(a[i + j * lda]));
+    if (!std::isfinite(column) && norm.nonfinite == 0) norm.nonfinite = j + 1;
+    if (std::isnan(column) || column > norm.value) norm.value = column;
+  }
+  return norm;
+}
+
+// The 1-based position of the smallest |u_kk| of LU factors (the pivot a singular matrix is named by).
+template <Real T>
+index smallest_pivot(const Matrix<T>& lu) {
+  index best = 0;
+  for (index k = 1; k < lu.rows(); ++k)
+    if (std::abs(lu(k, k)) < std::abs(lu(best, best))) best = k;
+  return best + 1;
+}
+
+// Each matrix m of the batch A (n x n blocks side by side) has its 1-norm summed, then is copied and
+// factored by LU with partial pivoting (small_lu up to kSmallOrder, LAPACK's getrf above). A factored one
+// goes to finish(m, lu, ipiv, x, small, anorm, work), x its k columns of X and work 2n entries, which
+// writes x and returns the matrix's rcond. A zero pivot or an rcond below the policy's threshold makes the
+// matrix singular: it is recorded in `singular`, and its columns become NaN unless the policy keeps them.
+// A matrix with a non-finite entry has no condition number (rcond NaN, named by that column) and is not
+// factored: LAPACK refuses NaN. Matrices are spread across threads.
 template <Real T, class Finish>
-void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, std::vector<index>& pivot, const Finish& finish) {
+void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, const kernels::BatchedPolicy& policy,
+                 std::vector<batched::Singular>& singular, const Finish& finish) {
   const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
   const bool small = n <= kSmallOrder;
-  pivot.assign(static_cast<std::size_t>(count), 0);
+  // per matrix: 0 when regular, else the pivot it is named by; and its rcond
+  std::vector<index> pivot(static_cast<std::size_t>(count), 0);
+  std::vector<double> rcond(static_cast<std::size_t>(count), 0.0);
   detail::in_parallel(count, kMatricesPerThread, [&](index first, index last) {
     Matrix<T> lu(n, n);
     std::vector<int> ipiv(static_cast<std::size_t>(n));
+    std::vector<T> work(static_cast<std::size_t>(2 * n));
     for (index m = first; m < last; ++m) {
-      for (index j = 0; j < n; ++j)
-        for (index i = 0; i < n; ++i) lu(i, j) = A(i, m * n + j);
-      const int info = small ? small_lu(lu.data(), n, ipiv.data()) : lapack::getrf<T>(lu.view(), ipiv.data());
-      pivot[static_cast<std::size_t>(m)] = info;
+      const T* a = A.data() + m * n * A.ld();
       MatrixView<T> x = X.block(0, m * k, n, k);
-      if (info != 0)
+      const Norm1 anorm = norm1(a, n, A.ld());
+      if (anorm.nonfinite != 0) {
+        pivot[static_cast<std::size_t>(m)] = anorm.nonfinite;
+        rcond[static_cast<std::size_t>(m)] = std::numeric_limits<double>::quiet_NaN();
         fill_nan(x);
-      else
-        finish(m, lu, ipiv, x, small);
+        continue;
+      }
+      for (index j = 0; j < n; ++j)
+        for (index i = 0; i < n; ++i) lu(i, j) = a[i + j * A.ld()];
+      const int info = small ? small_lu(lu.data(), n, ipiv.data()) : lapack::getrf<T>(lu.view(), ipiv.data());
+      const double r = info == 0 ? finish(m, lu, ipiv, x, small, anorm.value, work.data()) : 0.0;
+      if (info == 0 && r >= policy.threshold) continue;
+      pivot[static_cast<std::size_t>(m)] = info != 0 ? info : smallest_pivot(lu);
+      rcond[static_cast<std::size_t>(m)] = r;
+      if (info != 0 || !policy.keeps(r)) fill_nan(x);
     }
   });
+  for (index m = 0; m < count; ++m) {
+    const auto i = static_cast<std::size_t>(m);
+    if (pivot[i] != 0) singular.push_back({m, pivot[i], rcond[i], policy.keeps(rcond[i])});
+  }
 }
 
 template <Real T>
 class Batched final : public kernels::Batched<T> {
  public:
   // LU per matrix, then its inverse: column by column of the identity, or LAPACK's getri above kSmallOrder.
-  kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
+  // The rcond is exact, from the inverse: 1 / (||A||_1 ||A^-1||_1).
+  kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const kernels::BatchedPolicy& policy,
+                                std::vector<batched::Singular>& singular) const override {
     const index n = A.rows();
-    factor_each(A, X, n, pivot, [n](index, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x,
-                                    bool small) {
-      if (small) {
-        for (index j = 0; j < n; ++j)
-          for (index i = 0; i < n; ++i) x(i, j) = i == j ? T(1) : T(0);
-        small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), n);
-      } else {
-        for (index j = 0; j < n; ++j)
-          for (index i = 0; i < n; ++i) x(i, j) = lu(i, j);
-        lapack::getri<T>(x, ipiv.data());
-      }
-    });
+    factor_each(A, X, n, policy, singular,
+                [n](index, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x, bool small, double anorm,
+                    T*) {
+                  if (small) {
+                    for (index j = 0; j < n; ++j)
+                      for (index i = 0; i < n; ++i) x(i, j) = i == j ? T(1) : T(0);
+                    small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), n);
+                  } else {
+                    for (index j = 0; j < n; ++j)
+                      for (index i = 0; i < n; ++i) x(i, j) = lu(i, j);
+                    lapack::getri<T>(x, ipiv.data());
+                  }
+                  return 1.0 / (anorm * norm1(x.data(), n, x.ld()).value);
+                });
     if (n <= kSmallOrder)
       return {Method::BatchedLU,
               "LU with partial pivoting per matrix (as LAPACK's getf2), then the identity's columns"};
     return {Method::BatchedLU, "LAPACK getrf and getri per matrix"};
   }
 
-  // LU and substitution per matrix (LAPACK's getrf + getrs above kSmallOrder).
+  // LU and substitution per matrix (LAPACK's getrf + getrs above kSmallOrder). The rcond is LAPACK's
+  // estimate from the factors (lu_rcond, gecon's algorithm, as for a single matrix): forming the inverse
+  // for the exact one would cost more than the solve.
   kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
-                               std::vector<index>& pivot) const override {
+                               const kernels::BatchedPolicy& policy,
+                               std::vector<batched::Singular>& singular) const override {
     const index n = A.rows(), nrhs = B.cols() / std::max<index>(A.cols() / std::max<index>(n, 1), 1);
-    factor_each(A, X, nrhs, pivot, [&](index m, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x,
-                                       bool small) {
-      for (index j = 0; j < nrhs; ++j)
-        for (index i = 0; i < n; ++i) x(i, j) = B(i, m * nrhs + j);
-      if (small)
-        small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), nrhs);
-      else
-        lapack::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
-    });
+    factor_each(A, X, nrhs, policy, singular,
+                [&](index m, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x, bool small, double anorm,
+                    T* work) {
+                  for (index j = 0; j < nrhs; ++j)
+                    for (index i = 0; i < n; ++i) x(i, j) = B(i, m * nrhs + j);
+                  if (small)
+                    small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), nrhs);
+                  else
+                    lapack::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
+                  return lu_rcond(lu.data(), n, anorm, work, work + n);
+                });
     if (n <= kSmallOrder)
       return {Method::BatchedLU,
-              "LU with partial pivoting and substitution per matrix (as LAPACK's getf2 and getrs)"};
-    return {Method::BatchedLU, "LAPACK getrf and getrs per matrix"};
+              "LU with partial pivoting and substitution per matrix (as LAPACK's getf2 and getrs), rcond as "
+              "LAPACK's gecon"};
+    return {Method::BatchedLU, "LAPACK getrf and getrs per matrix, rcond as LAPACK's gecon"};
   }
 };
 

@@ -13,6 +13,8 @@
 #include "linv/imaging.hpp"
 #ifdef LINV_HAVE_FFTW
 #include <fftw3.h>
+
+#include "core/fftw_planner.hpp"
 #endif
 
 namespace linv::cpu {
@@ -69,12 +71,14 @@ class Dft {
   Dft(index M, index N) : M_(M), N_(N), data_(static_cast<std::size_t>(M * N)) {
 #ifdef LINV_HAVE_FFTW
     auto* p = reinterpret_cast<fftw_complex*>(data_.data());
+    const std::lock_guard<std::mutex> planning(detail::fftw_planner_mutex());
     forward_ = fftw_plan_dft_2d(static_cast<int>(N), static_cast<int>(M), p, p, FFTW_FORWARD, FFTW_ESTIMATE);
     backward_ = fftw_plan_dft_2d(static_cast<int>(N), static_cast<int>(M), p, p, FFTW_BACKWARD, FFTW_ESTIMATE);
 #endif
   }
   ~Dft() {
 #ifdef LINV_HAVE_FFTW
+    const std::lock_guard<std::mutex> planning(detail::fftw_planner_mutex());
     fftw_destroy_plan(forward_);
     fftw_destroy_plan(backward_);
 #endif
@@ -106,7 +110,8 @@ class Dft {
   }
 
  private:
-  index M_, N_;
+  index M_;
+  [[maybe_unused]] index N_;  // read by the transform without FFTW only
   std::vector<complex> data_;
 #ifdef LINV_HAVE_FFTW
   fftw_plan forward_ = nullptr, backward_ = nullptr;

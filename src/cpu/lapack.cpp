@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cpu/lapack.hpp"
@@ -38,12 +40,46 @@ char lapack_op(Op op) { return op == Op::None ? 'N' : 'T'; }
 
 int ld(index v) { return static_cast<int>(std::max<index>(v, 1)); }
 
+// LAPACKE checks the matrices it is given for NaN and reports one as an argument error. In linv a NaN
+// reaching LAPACK is a numerical outcome, not a bug: factors of a badly scaled matrix that overflowed, which
+// linv reports itself (a zero rcond, an inverse that is not finite), and the routines that could loop on
+// one (SVD, eigenpairs) refuse non-finite input first. So the check is off, process-wide (LAPACKE has no
+// other switch), before linv's first call.
+const bool lapacke_nan_check_off = [] {
+  LAPACKE_set_nancheck(0);
+  return true;
+}();
+
 // LAPACKE returns a negative info for argument errors (a bug in linv, never the user's input) and
 // LAPACK_WORK_MEMORY_ERROR when its workspace allocation fails.
 int checked(lapack_int info, const char* routine) {
   if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR) throw std::bad_alloc();
   if (info < 0) throw std::logic_error(fmt::format("internal error: LAPACK {} rejected argument {}", routine, -info));
   return info;
+}
+
+// LAPACKE refuses NaN as an argument error, and OpenBLAS's SVD can loop without end on Inf (its
+// bidiagonal QR iteration, seen on a 3 x 3 Gram matrix of data near float64's range): a matrix that is
+// not finite, the trace of an overflow in an earlier step, is a numerical failure reported before LAPACK
+// sees it.
+// The first entry that is not finite, column by column, among all of A or only its triangle `part`.
+template <Real T>
+std::optional<std::pair<index, index>> first_non_finite(ConstMatrixView<T> A, std::optional<Uplo> part = {}) {
+  for (index j = 0; j < A.cols(); ++j) {
+    const index first = part == Uplo::Lower ? j : 0, last = part == Uplo::Upper ? std::min(j + 1, A.rows()) : A.rows();
+    for (index i = first; i < last; ++i)
+      if (!std::isfinite(A(i, j))) return std::pair{i, j};
+  }
+  return std::nullopt;
+}
+
+template <Real T>
+void refuse_non_finite(ConstMatrixView<T> A, const char* routine, std::optional<Uplo> part = {}) {
+  if (const auto at = first_non_finite(A, part))
+    throw NumericalError(fmt::format("{}: the matrix holds {} at row {}, column {}: a value overflowed before it (is "
+                                     "the data's scale near the end of the floating-point range?)",
+                                     routine, std::isnan(A(at->first, at->second)) ? "NaN" : "Inf", at->first + 1,
+                                     at->second + 1));
 }
 
 }  // namespace
@@ -122,6 +158,8 @@ int getrs(Op op, ConstMatrixView<T> LU, const int* ipiv, MatrixView<T> B) {
 template <Real T>
 double gecon(ConstMatrixView<T> LU, double anorm) {
   if (LU.empty()) return 1.0;
+  // Factors that overflowed are singular to working precision; LAPACKE would refuse them as an argument error.
+  if (first_non_finite(LU)) return 0;
   const int n = blas_dim(LU.rows(), "gecon");
   T rcond = 0;
   checked(pick<T>(LAPACKE_sgecon, LAPACKE_dgecon)(LAPACK_COL_MAJOR, '1', n, LU.data(), ld(LU.ld()),
@@ -158,6 +196,7 @@ int potri(Uplo uplo, MatrixView<T> A) {
 template <Real T>
 double pocon(Uplo uplo, ConstMatrixView<T> L, double anorm) {
   if (L.empty()) return 1.0;
+  if (first_non_finite(L, uplo)) return 0;  // as gecon
   const int n = blas_dim(L.rows(), "pocon");
   T rcond = 0;
   checked(pick<T>(LAPACKE_spocon, LAPACKE_dpocon)(LAPACK_COL_MAJOR, lapack_uplo(uplo), n, L.data(), ld(L.ld()),
@@ -186,6 +225,7 @@ int trtri(Uplo uplo, Diag diag, MatrixView<T> A) {
 template <Real T>
 double trcon(Uplo uplo, Diag diag, ConstMatrixView<T> A) {
   if (A.empty()) return 1.0;
+  if (first_non_finite(A, uplo)) return 0;  // as gecon
   const int n = blas_dim(A.rows(), "trcon");
   T rcond = 0;
   checked(pick<T>(LAPACKE_strcon, LAPACKE_dtrcon)(LAPACK_COL_MAJOR, '1', lapack_uplo(uplo), lapack_diag(diag), n,
@@ -241,6 +281,7 @@ template <Real T>
 int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) {
   const int m = blas_dim(A.rows(), "gesdd"), n = blas_dim(A.cols(), "gesdd");
   if (m == 0 || n == 0) return 0;
+  refuse_non_finite<T>(A, "SVD (gesdd)");
   return checked(pick<T>(LAPACKE_sgesdd, LAPACKE_dgesdd)(LAPACK_COL_MAJOR, 'S', m, n, A.data(), ld(A.ld()), s, U.data(),
                                                          ld(U.ld()), VT.data(), ld(VT.ld())),
                  "gesdd");
@@ -250,6 +291,7 @@ template <Real T>
 int largest_eigenpair(MatrixView<T> A, T& value, T* vector) {
   const int n = blas_dim(A.rows(), "syevr");
   if (n == 0) return 0;
+  refuse_non_finite<T>(A, "eigenpair (syevr)", Uplo::Lower);
   lapack_int found = 0;
   std::vector<lapack_int> support(2);
   return checked(pick<T>(LAPACKE_ssyevr, LAPACKE_dsyevr)(LAPACK_COL_MAJOR, 'V', 'I', 'L', n, A.data(), ld(A.ld()), 0, 0,

@@ -1,17 +1,51 @@
 // Host memory as the runtime family (src/kernels/runtime.hpp) sees it; built into linv_core.
 #include <cblas.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 
 #include "cpu/backend.hpp"
+#include "linv/errors.hpp"
 
 namespace linv::cpu {
 namespace {
 
 constexpr std::size_t kAlignment = 64;  // a cache line: what BLAS kernels like
+
+// The first number after `key` in a small text file of /proc, or -1. Plain read(2) into the stack: this
+// runs when an allocation has just failed.
+long long proc_number(const char* file, const char* key) {
+  const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[4096];
+  const ssize_t got = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (got <= 0) return -1;
+  text[got] = '\0';
+  const char* at = std::strstr(text, key);
+  return at == nullptr ? -1 : std::strtoll(at + std::strlen(key), nullptr, 10);
+}
+
+// What a new allocation may still take: the kernel's estimate of available memory, or less under an
+// address-space limit (ulimit -v), where the process's present size counts against it.
+std::uint64_t available_host_memory() {
+  std::uint64_t available = UINT64_MAX;
+  if (const long long kib = proc_number("/proc/meminfo", "MemAvailable:"); kib >= 0)
+    available = static_cast<std::uint64_t>(kib) * 1024;
+  rlimit limit{};
+  const long long pages = proc_number("/proc/self/statm", "");
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && pages >= 0) {
+    const std::uint64_t used = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    available = std::min<std::uint64_t>(available, limit.rlim_cur > used ? limit.rlim_cur - used : 0);
+  }
+  return available == UINT64_MAX ? 0 : available;
+}
 
 class Runtime final : public kernels::Runtime {
  public:
@@ -23,7 +57,7 @@ class Runtime final : public kernels::Runtime {
   }
   void* allocate(std::size_t bytes, int) const override {
     void* p = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-    if (p == nullptr) throw std::bad_alloc();
+    if (p == nullptr) throw OutOfDeviceMemory("the host", bytes, available_host_memory());
     return p;
   }
   void free(void* p, int) const noexcept override { std::free(p); }

@@ -12,8 +12,18 @@
 // in-place update leaves row r_k holding row k of the inverse with its columns in pivot order, so each
 // lane writes its row to row k and column r_j of the result. The pivots are partial pivoting's
 // (largest magnitude in the column among unused rows, ties to the lower row), as LAPACK's getrf picks.
+//
+// Each matrix's rcond is exact, 1 / (||A||_1 ||A^-1||_1), from the registers: the column sums of |A| as it
+// is loaded and of |A^-1| after the elimination (the lanes hold rows of A^-1 with their columns in one
+// common order, which the largest column sum does not depend on), each by a reduce-scatter across the
+// lanes (S - 1 shuffles for S columns) and a maximum. That is O(n) instructions per lane against the
+// elimination's O(n^2). Singular matrices are appended to a list (matrix, pivot, rcond) through an atomic
+// counter, so the batch is still read and written once and nothing else is (the per-matrix pivot array
+// this replaced was written for every matrix), and the host reads back the count, then the list only when
+// it is not empty. A solve goes through the same inverse, so it gets the same rcond.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -39,6 +49,88 @@ template <class T>
 __device__ inline double magnitude(T x) {
   const double v = fabs(static_cast<double>(x));
   return isnan(v) ? INFINITY : v;  // NaN is chosen as pivot and propagates
+}
+
+// The larger of a and b, NaN if either is (fmax would drop it, and a NaN norm must reach the rcond).
+template <class T>
+__device__ inline T nan_max(T a, T b) {
+  return (b > a || isnan(b)) ? b : a;
+}
+
+// One round of column_sums below after the first: lanes H apart exchange, each keeping the half of its
+// V H / W live partial sums that its side of bit H owns; then the rounds below it. Template recursion keeps
+// every index a compile-time constant, so v stays in registers.
+template <class T, int V, int W, int H>
+__device__ inline void fold_column_sums(T (&v)[V / 2], int lane) {
+  if constexpr (H >= 1) {
+    constexpr int kHalf = V * H / W;
+    const bool upper = (lane & H) != 0;
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) {
+      const T low = v[i], high = v[i + kHalf];
+      v[i] = (upper ? high : low) + __shfl_xor_sync(kFull, upper ? low : high, H, W);
+    }
+    fold_column_sums<T, V, W, H / 2>(v, lane);
+  }
+}
+
+// Column sums over W lanes (W a power of two up to 32, the lanes holding rows of one matrix) of V columns,
+// lane by lane entry(j) for column j (a compile-time constant after unrolling), by a reduce-scatter
+// butterfly: each round a lane sends the half of its partial sums its partner keeps and adds the half it
+// keeps, so after log2 W rounds lane r holds the sums of columns [r V / W, (r + 1) V / W) in out[] —
+// V - V / W shuffles, where a reduction per column would take V log2 W.
+template <class T, int V, int W, class Entry>
+__device__ inline void column_sums(const Entry& entry, int lane, T (&out)[V / W]) {
+  static_assert(W >= 2 && V >= W && V % W == 0);
+  constexpr int kHalf = V / 2;
+  T v[kHalf];
+  const bool upper = (lane & (W / 2)) != 0;
+#pragma unroll
+  for (int i = 0; i < kHalf; ++i) {  // the first round reads the entries themselves: only half is copied
+    const T low = entry(i), high = entry(i + kHalf);
+    v[i] = (upper ? high : low) + __shfl_xor_sync(kFull, upper ? low : high, W / 2, W);
+  }
+  fold_column_sums<T, V, W, W / 4>(v, lane);
+#pragma unroll
+  for (int i = 0; i < V / W; ++i) out[i] = v[i];
+}
+
+// A matrix's 1-norm (its largest column sum) and the first column (1-based) whose sum is not finite (a
+// NaN or infinite entry), or 0.
+template <class T>
+struct Norm1 {
+  T value;
+  int nonfinite;
+};
+
+// Lane `row` holding column `row`'s sum of a matrix of S columns, the Norm1 over the S lanes `width` wide
+// (the group, or a warp of a block), in every lane; `bad` is the first non-finite column, S for none.
+template <class T, int S>
+__device__ inline void norm_across(T& norm, int& bad, int width) {
+#pragma unroll
+  for (int offset = (S < 32 ? S : 32) / 2; offset > 0; offset /= 2) {
+    norm = nan_max(norm, __shfl_xor_sync(kFull, norm, offset, width));
+    const int other = __shfl_xor_sync(kFull, bad, offset, width);
+    bad = other < bad ? other : bad;
+  }
+}
+
+// The Norm1 of the matrix whose rows the group's S lanes hold, in every lane.
+template <class T, int S>
+__device__ inline Norm1<T> group_norm1(const T (&a)[S], bool use, int row) {
+  const auto entry = [&](int j) { return use ? fabs(a[j]) : T(0); };
+  T column;  // lane `row` ends with column `row`'s sum
+  if constexpr (S == 1) {
+    column = entry(0);
+  } else {
+    T sum[1];
+    column_sums<T, S, S>(entry, row, sum);
+    column = sum[0];
+  }
+  T norm = column;
+  int bad = isfinite(column) ? S : row;
+  norm_across<T, S>(norm, bad, S);
+  return {norm, bad < S ? bad + 1 : 0};
 }
 
 // The in-place Gauss-Jordan step on row `a` (S entries, n used) with pivot p at column k, whose row
@@ -112,32 +204,69 @@ __device__ inline int group_argmax(unsigned long long key, int row, unsigned lon
   }
 }
 
+// A singular matrix as the kernels list it.
+struct Flagged {
+  std::int64_t matrix;  // in the whole batch
+  double rcond;
+  int pivot;  // 1-based
+};
+
 // What a launch works on: count matrices A(k) of order n, and either X(k) := A(k)^-1 (B null) or
-// X(k) := A(k)^-1 B(k) for B(k) of n x nrhs, each block contiguous after the previous one.
+// X(k) := A(k)^-1 B(k) for B(k) of n x nrhs, each block contiguous after the previous one; and the
+// conditioning policy (kernels::BatchedPolicy).
 template <class T>
 struct Batch {
   const T* A;
   const T* B;
   int nrhs;
   T* X;
-  int* pivot;     // per matrix: 0 or the first zero pivot (1-based)
-  int* singular;  // how many matrices have a zero pivot
+  std::int64_t first;              // the batch index of A(0), for the list
+  Flagged* flagged;                // the singular matrices, in the order they were found
+  unsigned long long* singular;    // how many there are: the list's length
   std::int64_t count;
   int n;
+  double threshold;           // an rcond below it makes a matrix singular
+  bool keep_ill_conditioned;  // a singular matrix with rcond > 0 keeps its result
 };
+
+// A matrix's fate under the policy: regular (pivot 0), or singular by its first zero pivot or else its
+// smallest, with its result NaN unless kept.
+struct Verdict {
+  double rcond;
+  int pivot;
+  bool refused;
+};
+
+// A matrix with a non-finite entry has no condition number: rcond NaN, named by that column, refused.
+template <class T>
+__device__ inline Verdict judge(const Batch<T>& batch, int zero, int smallest, Norm1<T> norm_a, Norm1<T> norm_x) {
+  if (norm_a.nonfinite != 0) return {quiet_nan<double>(), norm_a.nonfinite, true};
+  const double rcond =
+      zero != 0 ? 0.0 : 1.0 / (static_cast<double>(norm_a.value) * static_cast<double>(norm_x.value));
+  if (zero == 0 && rcond >= batch.threshold) return {rcond, 0, false};
+  return {rcond, zero != 0 ? zero : smallest, !(batch.keep_ill_conditioned && rcond > 0)};
+}
+
+// Called by one thread per matrix: a singular one goes on the list.
+template <class T>
+__device__ inline void record(const Batch<T>& batch, std::int64_t m, const Verdict& v) {
+  if (v.pivot == 0) return;
+  const unsigned long long slot = atomicAdd(batch.singular, 1ull);
+  batch.flagged[slot] = {batch.first + m, v.rcond, v.pivot};
+}
 
 // After the elimination the lane holding row r_k (the row chosen at `step` = k) holds row k of the
 // inverse with its columns in pivot order: X(k, r_j) = a[j]. So it writes X's row k, or for a solve
-// x_k = sum_j a[j] b(r_j). A singular matrix's result is NaN.
+// x_k = sum_j a[j] b(r_j). A refused matrix's result is NaN.
 template <class T, int S, class Order>
 __device__ inline void write_result(const Batch<T>& batch, std::int64_t m, int step, const T (&a)[S], Order order,
-                                    int zero) {
+                                    bool refused) {
   const int n = batch.n;
   if (batch.B == nullptr) {
     T* x = batch.X + m * n * n;
 #pragma unroll
     for (int j = 0; j < S; ++j)
-      if (j < n) x[step + order(j) * n] = zero == 0 ? a[j] : quiet_nan<T>();
+      if (j < n) x[step + order(j) * n] = refused ? quiet_nan<T>() : a[j];
     return;
   }
   const T* b = batch.B + m * n * batch.nrhs;
@@ -147,7 +276,7 @@ __device__ inline void write_result(const Batch<T>& batch, std::int64_t m, int s
 #pragma unroll
     for (int j = 0; j < S; ++j)
       if (j < n) sum += a[j] * b[order(j) + c * n];
-    x[step + c * n] = zero == 0 ? sum : quiet_nan<T>();
+    x[step + c * n] = refused ? quiet_nan<T>() : sum;
   }
 }
 
@@ -167,10 +296,13 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch
   T a[S];
 #pragma unroll
   for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
+  const Norm1<T> norm_a = group_norm1<T, S>(a, active, row);
 
   int order[S];  // order[k]: the row chosen as pivot at step k
   int step = -1;  // the step at which this lane's row was chosen
   int zero = 0;   // the first zero pivot (1-based), if any
+  unsigned long long smallest_key = ~0ull;  // the smallest pivot's key, and its step (1-based)
+  int smallest = 0;
 #pragma unroll
   for (int k = 0; k < S; ++k) {
     if (k >= n) break;
@@ -183,6 +315,10 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch
       at = group_argmax<T, S>(key, row, top);
     order[k] = at;
     if (top == 1 && zero == 0) zero = k + 1;
+    if (top < smallest_key) {
+      smallest_key = top;
+      smallest = k + 1;
+    }
     if (row == at) step = k;
     if constexpr (kSharedRow) {
       T* pivot_row = pivot_rows[threadIdx.x / S];
@@ -198,12 +334,38 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch
       eliminate<T, S>(a, n, k, row == at, p, [&](int j) { return __shfl_sync(kFull, a[j], at, S); });
     }
   }
+  const Norm1<T> norm_x = group_norm1<T, S>(a, active, row);  // every lane takes part in the shuffles
   if (!active) return;
-  if (row == 0) {
-    batch.pivot[m] = zero;
-    if (zero != 0) atomicAdd(batch.singular, 1);
+  const Verdict verdict = judge(batch, zero, smallest, norm_a, norm_x);
+  if (row == 0) record(batch, m, verdict);
+  write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, verdict.refused);
+}
+
+// The Norm1 of the matrix whose rows the block's 64 threads hold (row i in thread i), in every thread:
+// each warp's column sums by column_sums, 32 columns at a time (lane l: column l of each half; half the
+// registers of all 64 at once, next to a[]), added across the two warps in `part` (thread i: column i),
+// then combined within each warp and across the two through `top` and `first`.
+template <class T>
+__device__ inline Norm1<T> block_norm1(const T (&a)[64], bool use, T (*part)[64], T* top, int* first) {
+  const int row = static_cast<int>(threadIdx.x), lane = row % 32, warp = row / 32;
+  T sum[1];
+  column_sums<T, 32, 32>([&](int j) { return use ? fabs(a[j]) : T(0); }, lane, sum);
+  part[warp][lane] = sum[0];
+  column_sums<T, 32, 32>([&](int j) { return use ? fabs(a[32 + j]) : T(0); }, lane, sum);
+  part[warp][32 + lane] = sum[0];
+  __syncthreads();
+  T norm = part[0][row] + part[1][row];
+  int bad = isfinite(norm) ? 64 : row;
+  norm_across<T, 64>(norm, bad, 32);
+  if (lane == 0) {
+    top[warp] = norm;
+    first[warp] = bad;
   }
-  write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, zero);
+  __syncthreads();
+  norm = nan_max(top[0], top[1]);
+  bad = first[0] < first[1] ? first[0] : first[1];
+  __syncthreads();  // part, top and first are read before the next call writes them
+  return {norm, bad < 64 ? bad + 1 : 0};
 }
 
 // One matrix per block of 64 threads (32 < n <= 64): thread i holds row i.
@@ -214,6 +376,9 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
   __shared__ double warp_best[2];
   __shared__ int warp_at[2];
   __shared__ int order[S];  // order[k]: the row chosen as pivot at step k
+  __shared__ T norm_part[2][S];
+  __shared__ T norm_top[2];
+  __shared__ int norm_first[2];
   const int row = static_cast<int>(threadIdx.x), lane = row % 32, warp = row / 32;
   const int n = batch.n;
   for (std::int64_t m = blockIdx.x; m < batch.count; m += gridDim.x) {
@@ -221,7 +386,10 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
     T a[S];
 #pragma unroll
     for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
+    const Norm1<T> norm_a = block_norm1<T>(a, active, norm_part, norm_top, norm_first);
     int step = -1, zero = 0;
+    double smallest_magnitude = INFINITY;  // the smallest pivot's magnitude, and its step (1-based)
+    int smallest = 0;
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       if (k >= n) break;
@@ -256,18 +424,21 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
           if (j < n) pivot_row[j] = a[j];
       }
       if (best == 0.0 && zero == 0) zero = k + 1;
+      if (best < smallest_magnitude || smallest == 0) {
+        smallest_magnitude = best;
+        smallest = k + 1;
+      }
       __syncthreads();
       eliminate<T, S>(a, n, k, row == at, pivot_row[k], [&](int j) { return pivot_row[j]; });
       // No barrier needed here: the next step rewrites warp_best and pivot_row only after its first
       // barrier, which every thread reaches after this update.
     }
     __syncthreads();  // order[] complete
+    const Norm1<T> norm_x = block_norm1<T>(a, active, norm_part, norm_top, norm_first);
     if (active) {
-      if (row == 0) {
-        batch.pivot[m] = zero;
-        if (zero != 0) atomicAdd(batch.singular, 1);
-      }
-      write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, zero);
+      const Verdict verdict = judge(batch, zero, smallest, norm_a, norm_x);
+      if (row == 0) record(batch, m, verdict);
+      write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, verdict.refused);
     }
   }
 }
@@ -284,15 +455,17 @@ int launch_groups(const Batch<T>& batch, cudaStream_t stream) {
 
 template <Real T>
 kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n, int device,
-                                 std::vector<index>& pivot) {
-  pivot.clear();
+                                            const kernels::BatchedPolicy& policy,
+                                            std::vector<batched::Singular>& singular_matrices) {
+  singular_matrices.clear();
   if (count == 0 || n == 0) return {Method::BatchedGaussJordan, ""};
   Context& ctx = Context::get(device);
   ctx.activate();
   const cudaStream_t stream = ctx.main().stream;
-  int* pivots = ctx.scratch_as<int>(Slot::pivots, static_cast<std::size_t>(count));
-  int* singular = ctx.scratch_as<int>(Slot::small, 1);
-  check(cudaMemsetAsync(singular, 0, sizeof(int), stream), "cudaMemset");
+  // room for every matrix on the list (never written unless singular)
+  Flagged* flagged = ctx.scratch_as<Flagged>(Slot::a, static_cast<std::size_t>(count));
+  auto* singular = ctx.scratch_as<unsigned long long>(Slot::small, 1);
+  check(cudaMemsetAsync(singular, 0, sizeof(unsigned long long), stream), "cudaMemset");
   // Grids of more than 2^31 - 1 blocks cannot be launched: split the batch.
   constexpr std::int64_t kMaxPerLaunch = std::int64_t{1} << 30;
   const std::int64_t x_size = static_cast<std::int64_t>(n) * (B == nullptr ? n : nrhs);
@@ -302,10 +475,13 @@ kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T*
                         B == nullptr ? nullptr : B + first * n * nrhs,
                         nrhs,
                         X + first * x_size,
-                        pivots + first,
+                        first,
+                        flagged,
                         singular,
                         std::min(kMaxPerLaunch, count - first),
-                        n};
+                        n,
+                        policy.threshold,
+                        policy.keep_ill_conditioned};
     if (n == 1)
       lanes = launch_groups<T, 1>(part, stream);
     else if (n == 2)
@@ -324,15 +500,18 @@ kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T*
       check_launch("batched Gauss-Jordan");
     }
   }
-  // One small read-back in the common case; the per-matrix pivots only when some matrix is singular.
-  int how_many = 0;
-  check(cudaMemcpyAsync(&how_many, singular, sizeof(int), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
+  // One small read-back in the common case; the list only when it is not empty, put in batch order.
+  unsigned long long how_many = 0;
+  check(cudaMemcpyAsync(&how_many, singular, sizeof(how_many), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
   ctx.synchronize();
   if (how_many > 0) {
-    std::vector<int> host(static_cast<std::size_t>(count));
-    check(cudaMemcpyAsync(host.data(), pivots, count * sizeof(int), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
+    std::vector<Flagged> list(static_cast<std::size_t>(how_many));
+    check(cudaMemcpyAsync(list.data(), flagged, list.size() * sizeof(Flagged), cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpy");
     ctx.synchronize();
-    pivot.assign(host.begin(), host.end());
+    std::sort(list.begin(), list.end(), [](const Flagged& a, const Flagged& b) { return a.matrix < b.matrix; });
+    singular_matrices.reserve(list.size());
+    for (const Flagged& f : list) singular_matrices.push_back({f.matrix, f.pivot, f.rcond, policy.keeps(f.rcond)});
   }
   return {Method::BatchedGaussJordan,
           "in registers, " + std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " per matrix"};
@@ -341,16 +520,18 @@ kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T*
 template <Real T>
 class Batched final : public kernels::Batched<T> {
  public:
-  kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const override {
+  kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const kernels::BatchedPolicy& policy,
+                                std::vector<batched::Singular>& singular) const override {
     const index n = A.rows();
     return batched_gauss_jordan<T>(A.data(), nullptr, 0, X.data(), n == 0 ? 0 : A.cols() / n, static_cast<int>(n),
-                                   A.device().index(), pivot);
+                                   A.device().index(), policy, singular);
   }
   kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
-                               std::vector<index>& pivot) const override {
+                               const kernels::BatchedPolicy& policy,
+                               std::vector<batched::Singular>& singular) const override {
     const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
     return batched_gauss_jordan<T>(A.data(), B.data(), static_cast<int>(count == 0 ? 0 : B.cols() / count), X.data(),
-                                   count, static_cast<int>(n), A.device().index(), pivot);
+                                   count, static_cast<int>(n), A.device().index(), policy, singular);
   }
 };
 

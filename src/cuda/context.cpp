@@ -39,6 +39,32 @@ const char* cusolver_status_name(cusolverStatus_t s) {
   }
 }
 
+constexpr int kMaxGpus = 64;
+
+// Contexts are never destroyed: tearing down handles during static destruction races the CUDA runtime's
+// own teardown, and the process is ending anyway. Those no thread holds wait here for the next thread.
+struct IdleContexts {
+  std::mutex mutex;
+  std::vector<Context*> of[kMaxGpus];  // per GPU
+  std::size_t made[kMaxGpus] = {};     // per GPU, so that `of` can reserve room for all of them
+};
+IdleContexts& idle_contexts() {
+  static IdleContexts* idle = new IdleContexts;  // never destroyed, so threads ending at exit can still use it
+  return *idle;
+}
+
+// The contexts one thread holds, one per GPU it has used, handed back when the thread ends (with no CUDA
+// call: the main thread ends during exit, alongside the CUDA runtime's teardown).
+struct Leases {
+  Context* held[kMaxGpus] = {};
+  ~Leases() {
+    IdleContexts& idle = idle_contexts();
+    const std::lock_guard<std::mutex> lock(idle.mutex);
+    for (int d = 0; d < kMaxGpus; ++d)
+      if (held[d] != nullptr) idle.of[d].push_back(held[d]);  // within the capacity reserved: cannot throw
+  }
+};
+
 }  // namespace
 
 void check(cudaError_t status, const char* what) {
@@ -117,20 +143,42 @@ void PhaseProfile::report() {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+void allow_shared_memory(const void* kernel, int bytes, std::atomic<std::uint64_t>& done) {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;  // beyond 64 GPUs: every time
+  if ((done.load() & bit) != 0) return;
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), "cudaFuncSetAttribute");
+  done.fetch_or(bit);
+}
+
 PinnedBuffer::PinnedBuffer(std::size_t size) : bytes(size) {
   check(cudaMallocHost(&p, size > 0 ? size : 1), "cudaMallocHost");
 }
 PinnedBuffer::~PinnedBuffer() { (void)cudaFreeHost(p); }
 
 Context& Context::get(int device) {
-  // Contexts are never destroyed: tearing down handles during static destruction races the CUDA
-  // runtime's own teardown, and the process is ending anyway.
-  static std::mutex mutex;
-  static Context* contexts[64] = {};
-  if (device < 0 || device >= 64) throw DeviceError("cuda:" + std::to_string(device) + " is out of range");
-  std::lock_guard<std::mutex> lock(mutex);
-  if (contexts[device] == nullptr) contexts[device] = new Context(device);
-  return *contexts[device];
+  if (device < 0 || device >= kMaxGpus) throw DeviceError("cuda:" + std::to_string(device) + " is out of range");
+  thread_local Leases leases;
+  Context*& held = leases.held[device];
+  if (held != nullptr) return *held;
+  IdleContexts& idle = idle_contexts();
+  std::unique_lock<std::mutex> lock(idle.mutex);
+  std::vector<Context*>& waiting = idle.of[device];
+  if (!waiting.empty()) {
+    held = waiting.back();
+    waiting.pop_back();
+    lock.unlock();
+    // Its last thread may have ended with work still queued (the vector family's steps return before the
+    // GPU is done), and this thread's calls are not ordered after that thread's host code.
+    held->synchronize();
+    return *held;
+  }
+  // Room for every context of this GPU in the idle list, so handing one back never allocates.
+  waiting.reserve(++idle.made[device]);
+  lock.unlock();
+  held = new Context(device);  // outside the lock: making streams and handles takes milliseconds
+  return *held;
 }
 
 Context::Context(int device) : device_(device) {

@@ -1,7 +1,10 @@
 // A CUDA device as linv uses it: two streams (the second runs look-ahead work beside the main one),
 // cuBLAS and cuSOLVER handles bound to each (and cuSPARSE on the main one), and scratch memory that grows
-// and is reused across calls, so no operation calls cudaMalloc in a hot loop. One Context per GPU, created
-// on first use. Included only by the CUDA backend's files.
+// and is reused across calls, so no operation calls cudaMalloc in a hot loop. None of that may be used by
+// two threads at once, so each thread that uses a GPU holds a Context of its own for it: leased from a pool
+// on the thread's first call there and handed back when the thread ends, for the next thread to reuse
+// (many short-lived threads make no more contexts than ran at once). Included only by the CUDA backend's
+// files.
 #pragma once
 
 #include <cublas_v2.h>
@@ -9,6 +12,7 @@
 #include <cusolverDn.h>
 #include <cusparse.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +30,11 @@ void check(cusolverStatus_t status, const char* what);
 void check(cusparseStatus_t status, const char* what);
 // After a kernel launch: a launch error (bad configuration, no kernel image for this GPU) as DeviceError.
 void check_launch(const char* kernel);
+
+// Lets `kernel` use `bytes` of dynamic shared memory (past the default 48 KB) on the current GPU. The
+// setting belongs to one GPU, so it is made once per GPU, recorded in `done` (a bit per GPU, owned by the
+// kernel's caller); two threads making it at once is harmless.
+void allow_shared_memory(const void* kernel, int bytes, std::atomic<std::uint64_t>& done);
 
 // Scratch buffers: each slot is one reusable allocation, so buffers used at the same time take
 // different slots.
@@ -73,7 +82,8 @@ class PhaseProfile {
 
 class Context {
  public:
-  // The context of GPU `device` (lazily created; lives until the process ends).
+  // The calling thread's context of GPU `device`: leased on its first use there (an idle one, or a new
+  // one), held until the thread ends. Contexts live until the process ends.
   static Context& get(int device);
 
   int device() const noexcept { return device_; }

@@ -498,13 +498,9 @@ void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
                        std::int64_t* sources, T* work, std::int64_t chunk_rows, cudaStream_t stream) {
   if (rows == 0 || n == 0) return;
   const std::size_t shared = n <= kSharedColumns ? static_cast<std::size_t>(2 * n) * sizeof(int) : 0;
-  static const bool sized = [] {  // more than the default 48 KB of shared memory
-    check(cudaFuncSetAttribute(column_sources_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(2 * kSharedColumns * sizeof(int))),
-          "cudaFuncSetAttribute");
-    return true;
-  }();
-  (void)sized;
+  static std::atomic<std::uint64_t> sized{0};  // the GPUs where it may use more than the default 48 KB
+  allow_shared_memory(reinterpret_cast<const void*>(column_sources_kernel),
+                      static_cast<int>(2 * kSharedColumns * sizeof(int)), sized);
   column_sources_kernel<<<1, 1024, shared, stream>>>(pivots, n, sources);
   check_launch("unpermute_columns (sources)");
   for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {

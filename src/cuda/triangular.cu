@@ -337,13 +337,9 @@ __global__ void permute_rows_kernel(const T* src, std::int64_t ld_src, T* dst, s
 template <class T, int K, bool kForward>
 void launch_few_rhs(unsigned tiles, const T* A, const Triangle& tri, bool unit, const T* B, std::int64_t ldb,
                     const std::int64_t* rows_of_b, T* X, std::int64_t ldx, int k, int* sync, cudaStream_t stream) {
-  static const bool sized = [] {  // once per kernel: it needs more than the default 48 KB of shared memory
-    check(cudaFuncSetAttribute(few_rhs_kernel<T, K, kForward>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(Shared<T, K>::bytes)),
-          "cudaFuncSetAttribute");
-    return true;
-  }();
-  (void)sized;
+  static std::atomic<std::uint64_t> sized{0};  // the GPUs where it may use more than the default 48 KB
+  allow_shared_memory(reinterpret_cast<const void*>(few_rhs_kernel<T, K, kForward>),
+                      static_cast<int>(Shared<T, K>::bytes), sized);
   few_rhs_kernel<T, K, kForward><<<tiles, kThreads, Shared<T, K>::bytes, stream>>>(A, tri, unit, B, ldb, rows_of_b, X,
                                                                                    ldx, k, sync);
 }

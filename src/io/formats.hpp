@@ -42,11 +42,18 @@ class InputFile {
   std::int64_t offset_ = 0;
 };
 
+// Deflate (zlib, gzip, PNG's IDAT) packs at most 1032 bytes into one: a compressed file of n bytes inflates
+// to at most 1032 n. Readers of compressed data refuse headers announcing more than that before they
+// allocate what the header announces.
+constexpr std::int64_t kMaxDeflateRatio = 1032;
+
 // ---- writing ----
 
 // A file written under a temporary name beside `target` (".<name>.tmp-<pid>-<random>") and renamed over
 // the target by commit(). Destroyed without commit() (an exception on the way), it removes the temporary
-// file, so a failed write leaves the target as it was. Failures raise InputError("could not write ...").
+// file, so a failed write leaves the target as it was; while it exists, the temporary file is listed for
+// io::remove_temporary_files(), which a handler of a fatal signal calls. Failures raise
+// InputError("could not write ...").
 class AtomicFile {
  public:
   explicit AtomicFile(std::string target);
@@ -69,6 +76,7 @@ class AtomicFile {
   std::string temp_;
   std::FILE* file_ = nullptr;
   bool committed_ = false;
+  int listed_ = -1;  // its entry in the table of temporary files (src/io/temporary_files.hpp)
 };
 
 // Whether the view's elements lie in one block of memory, column after column.

@@ -42,7 +42,8 @@ Matrix<double> read_pgm(const std::string& path) {
   const std::vector<unsigned char> b = slurp(path);
   std::size_t at = 0;
   auto line_of = [&](std::size_t offset) {
-    return 1 + static_cast<std::int64_t>(std::count(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+    const auto end = b.begin() + static_cast<std::ptrdiff_t>(std::min(offset, b.size()));
+    return 1 + static_cast<std::int64_t>(std::count(b.begin(), end, '\n'));
   };
   auto fail = [&](const std::string& what) -> ParseError {
     return ParseError(path, static_cast<std::int64_t>(at), line_of(at), what);
@@ -73,14 +74,19 @@ Matrix<double> read_pgm(const std::string& path) {
   at = 2;
   const long long width = number("width"), height = number("height"), maxval = number("maximum value");
   if (maxval < 1 || maxval > 65535) throw fail(fmt::format("maximum value {} is outside 1..65535", maxval));
+  if (binary && at < b.size()) ++at;  // the single whitespace after the maximum value
+  // A header of a few bytes may announce any size: the pixels must be in the file before the image is
+  // allocated. Binary pixels take 1 or 2 bytes each, ASCII ones at least a digit and a separator.
+  const int bytes = maxval < 256 ? 1 : 2;
+  const double pixels = static_cast<double>(width) * static_cast<double>(height);
+  const double need = binary ? pixels * bytes : std::max(2 * pixels - 1, 0.0);
+  const std::size_t present = b.size() - std::min(b.size(), at);
+  if (need > static_cast<double>(present))
+    throw fail(fmt::format("the pixels end early: the header announces {}x{} pixels, {}{:.0f} bytes, but {} follow it",
+                           width, height, binary ? "" : "at least ", need, present));
   Matrix<double> image(height, width);
+  if (image.size() == 0) return image;  // rows without columns (or none): nothing to read, however many
   if (binary) {
-    ++at;  // the single whitespace after the maximum value
-    const int bytes = maxval < 256 ? 1 : 2;
-    const auto need = static_cast<std::size_t>(width * height * bytes);
-    if (b.size() < at + need)
-      throw fail(fmt::format("the pixels end early: {} bytes for {}x{} at {} bytes each, {} present", need, width,
-                             height, bytes, b.size() - std::min(b.size(), at)));
     for (long long r = 0; r < height; ++r)
       for (long long c = 0; c < width; ++c) {
         const std::size_t k = at + static_cast<std::size_t>((r * width + c) * bytes);
@@ -162,6 +168,19 @@ Image read_png(const std::string& path) {
     r->at += n;
   });
   png_read_info(png, info);
+  // A header may announce any size: the compressed data after it must be able to hold the samples before
+  // they are allocated.
+  const double announced = static_cast<double>(png_get_image_width(png, info)) * png_get_image_height(png, info) *
+                           png_get_channels(png, info) * png_get_bit_depth(png, info) / 8;
+  const std::size_t rest = bytes.size() - reader.at;
+  if (announced > static_cast<double>(detail::kMaxDeflateRatio) * static_cast<double>(rest)) {
+    const std::string what = fmt::format(
+        "the header announces {}x{} pixels, {:.0f} bytes of samples, but the {} bytes after it inflate to at most "
+        "{} times as many",
+        png_get_image_width(png, info), png_get_image_height(png, info), announced, rest, detail::kMaxDeflateRatio);
+    png_destroy_read_struct(&png, &info, nullptr);
+    throw ParseError(path, static_cast<std::int64_t>(reader.at), -1, what);
+  }
   // Palettes become RGB, grey below 8 bits becomes 8 bits, and a tRNS chunk becomes an alpha channel, so
   // every file arrives as 1 to 4 channels of 8 or 16 bits.
   png_set_expand(png);

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "io/formats.hpp"
+#include "io/temporary_files.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::io {
@@ -60,18 +61,29 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   std::random_device random;
   // O_EXCL: never clobber a file that happens to carry the name; retry on the (unlikely) collision.
   int fd = -1;
+  int error = 0;
   for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
     const std::string temp_name = fmt::format(".{}.tmp-{}-{:08x}", name, ::getpid(), random());
     temp_ = (target_path.parent_path() / temp_name).string();
+    // Listed before it exists, so a fatal signal at any moment after the open finds it and removes it.
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(temp_, ec);
+    listed_ = list_temporary(ec ? temp_ : absolute.string());
     fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
+    error = errno;
+    if (fd < 0) forget_temporary(std::exchange(listed_, -1));
+    if (fd < 0 && error != EEXIST) break;
   }
-  if (fd < 0) fail(std::strerror(errno));
+  if (fd < 0) fail(std::strerror(error));
+  // A signal handler removed the temporary files while this one was being created: the process is ending,
+  // and this file must not outlive it.
+  if (temporary_files_removed()) ::unlink(temp_.c_str());
   file_ = ::fdopen(fd, "wb");
   if (file_ == nullptr) {
-    const int error = errno;
+    error = errno;
     ::close(fd);
     ::unlink(temp_.c_str());
+    forget_temporary(std::exchange(listed_, -1));
     fail(std::strerror(error));
   }
 }
@@ -79,6 +91,7 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
 AtomicFile::~AtomicFile() {
   if (file_ != nullptr) std::fclose(file_);
   if (!committed_) ::unlink(temp_.c_str());
+  forget_temporary(listed_);  // after the unlink: a signal in between only repeats it
 }
 
 void AtomicFile::write(const void* data, std::size_t bytes) {
@@ -98,6 +111,7 @@ void AtomicFile::commit() {
   std::filesystem::rename(temp_, target_, ec);
   if (ec) fail(ec.message());
   committed_ = true;
+  forget_temporary(std::exchange(listed_, -1));  // after the rename: a signal in between removes nothing
 }
 
 void AtomicFile::fail(const std::string& reason) const {

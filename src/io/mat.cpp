@@ -10,6 +10,9 @@
 
 #include <fmt/ranges.h>
 #include <matio.h>
+#ifdef LINV_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -17,8 +20,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -72,27 +77,273 @@ std::string class_name(const matvar_t& v) {
 
 std::string dims_text(const matvar_t& v) { return fmt::format("{}", fmt::join(v.dims, v.dims + v.rank, "x")); }
 
-std::string describe(const matvar_t& v) { return fmt::format("{} ({} {})", v.name, dims_text(v), class_name(v)); }
+// A damaged file may hold a variable without a name, which no spec can pick.
+std::string describe(const matvar_t& v) {
+  return fmt::format("{} ({} {})", v.name != nullptr ? v.name : "(no name)", dims_text(v), class_name(v));
+}
+
+std::uint32_t byte_swapped(std::uint32_t v) {
+  return v >> 24 | (v >> 8 & 0xff00) | (v << 8 & 0xff0000) | v << 24;
+}
+
+// A MAT 4 file is a sequence of variables, each a header of five 32-bit integers (type, rows, columns,
+// imaginary flag, name length), the name and the data. matio allocates the name's length and trusts the
+// dimensions as they stand (a header of 20 bytes could make it allocate gigabytes), so every header is
+// checked against the file first. A header that is not MAT 4's ends the walk, as it ends matio's reading.
+void check_mat4(InputFile& in, std::int64_t size) {
+  // The type's digit P: double, single, int32, int16, uint16, uint8.
+  static constexpr int kElementBytes[] = {8, 4, 4, 2, 2, 1};
+  const std::string& path = in.path();
+  for (std::int64_t pos = 0; pos < size;) {
+    std::array<std::uint32_t, 5> h{};
+    in.seek(pos);
+    if (in.read_some(h.data(), sizeof h) < sizeof h) return;
+    // The type is M * 1000 + O * 100 + P * 10 + T, written in the file's byte order, which M names
+    // (0 little-endian, 1 big-endian); matio swaps it when it is out of range as read.
+    std::uint32_t type = h[0];
+    if (type > 4052) type = byte_swapped(type);
+    const std::uint32_t M = type / 1000, O = type / 100 % 10, P = type / 10 % 10, T = type % 10;
+    const bool complex = h[3] != 0;  // matio reads the flag as it is, unswapped
+    if (type > 4052 || M > 1 || O != 0 || P > 5 || T > 2 || (complex && T == 1)) return;
+    const auto field = [&](std::size_t k) { return static_cast<std::int32_t>(M == 1 ? byte_swapped(h[k]) : h[k]); };
+    const std::int32_t rows = field(1), cols = field(2), name_bytes = field(4);
+    if (name_bytes < 1) return;
+    if (rows < 0 || cols < 0)
+      throw ParseError(path, pos + 4, -1, fmt::format("a MAT 4 variable header declares {}x{}", rows, cols));
+    const std::int64_t after_header = size - pos - 20;
+    if (name_bytes > after_header)
+      throw ParseError(path, pos + 16, -1,
+                       fmt::format("truncated: a MAT 4 variable header declares a name of {} bytes, but {} follow it",
+                                   name_bytes, after_header));
+    // In double: the product may overflow 64 bits; once it is known to fit in the file, it is exact.
+    const double data = static_cast<double>(rows) * cols * kElementBytes[P] * (complex ? 2 : 1);
+    if (data > static_cast<double>(after_header - name_bytes))
+      throw ParseError(path, pos + 20 + name_bytes, -1,
+                       fmt::format("truncated data: a {}x{} MAT 4 variable needs {:.0f} bytes, but {} follow its name",
+                                   rows, cols, data, after_header - name_bytes));
+    pos += 20 + name_bytes + static_cast<std::int64_t>(data);
+  }
+}
+
+// ---- MAT 5 variables, walked before matio reads them ----
+//
+// matio allocates what a variable's headers announce (a name's length, the dimensions, the cells of a cell
+// array, the fields of every element of a struct) before it reads what they announce, and reads the cells
+// and fields of every variable it passes, recursing once per level. A header of a few bytes could make it
+// allocate gigabytes, or nest deeply enough to exhaust its stack. So linv walks each variable's headers
+// first, in the order matio will read them, and refuses a variable whose headers announce more than its
+// bytes hold (a cell or a field takes at least an 8-byte tag), that departs from the layout MATLAB, SciPy
+// and matio write, or that nests cells and structs deeper than kMaxNesting.
+
+constexpr int kMaxNesting = 64;
+// Data types (the tags' first word) and array classes (the array flags' low byte) of the MAT 5 format.
+constexpr std::uint32_t kMiInt8 = 1, kMiInt32 = 5, kMiUInt32 = 6, kMiMatrix = 14, kMiCompressed = 15;
+constexpr std::uint32_t kCellClass = 1, kStructClass = 2, kFunctionClass = 16, kOpaqueClass = 17;
+
+std::uint64_t padding(std::uint64_t bytes) { return (8 - bytes % 8) % 8; }  // data are padded to 8 bytes
+
+// The bytes of one top-level data element, read as they are or inflated from a compressed element.
+class ElementBytes {
+ public:
+  ElementBytes(InputFile& in, std::int64_t begin, std::int64_t end, bool compressed)
+      : in_(in), next_(begin), end_(end), compressed_(compressed) {
+#ifdef LINV_HAVE_ZLIB
+    if (compressed_) {
+      input_.resize(std::size_t{1} << 16);
+      scratch_.resize(std::size_t{1} << 16);
+      if (inflateInit(&z_) != Z_OK) throw std::bad_alloc();
+    }
+#endif
+  }
+  ~ElementBytes() {
+#ifdef LINV_HAVE_ZLIB
+    if (compressed_) inflateEnd(&z_);
+#endif
+  }
+  ElementBytes(const ElementBytes&) = delete;
+  ElementBytes& operator=(const ElementBytes&) = delete;
+
+  // Reads exactly n bytes into dst, or skips them when dst is null; false where the element ends first.
+  bool read(void* dst, std::uint64_t n) {
+    if (!compressed_) {
+      if (n > static_cast<std::uint64_t>(end_ - next_)) return false;
+      in_.seek(next_);
+      if (dst != nullptr && in_.read_some(dst, n) < n) return false;
+      next_ += static_cast<std::int64_t>(n);
+      return true;
+    }
+#ifdef LINV_HAVE_ZLIB
+    auto* out = static_cast<unsigned char*>(dst);
+    while (n > 0) {
+      const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(n, scratch_.size()));
+      z_.next_out = out != nullptr ? out : scratch_.data();
+      z_.avail_out = static_cast<uInt>(piece);
+      while (z_.avail_out > 0) {
+        if (z_.avail_in == 0) {
+          const auto want = static_cast<std::size_t>(std::min<std::int64_t>(end_ - next_, std::ssize(input_)));
+          in_.seek(next_);
+          const std::size_t got = want > 0 ? in_.read_some(input_.data(), want) : 0;
+          next_ += static_cast<std::int64_t>(got);
+          z_.next_in = input_.data();
+          z_.avail_in = static_cast<uInt>(got);
+        }
+        const int rc = inflate(&z_, Z_NO_FLUSH);
+        if ((rc != Z_OK && rc != Z_STREAM_END) || (rc == Z_STREAM_END && z_.avail_out > 0)) return false;
+      }
+      n -= piece;
+      if (out != nullptr) out += piece;
+    }
+    return true;
+#else
+    (void)dst, (void)n;
+    return false;
+#endif
+  }
+
+ private:
+  InputFile& in_;
+  std::int64_t next_, end_;
+  bool compressed_;
+#ifdef LINV_HAVE_ZLIB
+  z_stream z_{};
+  std::vector<unsigned char> input_, scratch_;
+#endif
+};
+
+// Walks the arrays of one top-level variable (see above).
+class VariableWalk {
+ public:
+  VariableWalk(ElementBytes& bytes, bool compressed, bool little, const std::string& path, std::int64_t offset)
+      : bytes_(bytes), compressed_(compressed), little_(little), path_(path), offset_(offset) {}
+
+  // Walks an array whose miMATRIX tag announced `size` bytes and returns how many of them it read (it
+  // stops after the headers of arrays without arrays inside, whose data matio reads on request). matio
+  // reads compressed and plain variables alike but for two classes: it looks into function handles only
+  // in plain variables, and into opaque objects only in compressed ones.
+  std::uint64_t array(std::uint64_t size, int depth) {
+    if (size == 0) return 0;  // an empty array
+    if (depth > kMaxNesting)
+      fail(fmt::format("cells or structs nested deeper than {} levels, which linv does not read", kMaxNesting));
+    std::uint64_t used = 0;
+    const auto fits = [&](std::uint64_t n) {
+      if (n > size - used) fail(fmt::format("its headers announce more bytes than the {} of its array", size));
+    };
+    const auto take = [&](void* dst, std::uint64_t n) {
+      fits(n);
+      if (!bytes_.read(dst, n)) fail("its bytes end before what its headers announce");
+      used += n;
+    };
+    const auto next_tag = [&] {
+      std::array<unsigned char, 8> t{};
+      take(t.data(), t.size());
+      return t;
+    };
+    // A tag is (type, size) as two words, or a small element: size << 16 | type, then up to 4 bytes of data.
+    const auto is_small = [&](const std::array<unsigned char, 8>& t) { return u32(t.data()) >> 16 != 0; };
+    const auto type_of = [&](const std::array<unsigned char, 8>& t) { return u32(t.data()) & 0xffff; };
+    const auto size_of = [&](const std::array<unsigned char, 8>& t) {
+      return is_small(t) ? u32(t.data()) >> 16 : u32(t.data() + 4);
+    };
+
+    const auto flags = next_tag();  // array flags: class, complex, global, logical; nzmax
+    if (is_small(flags) || (type_of(flags) != kMiUInt32 && type_of(flags) != kMiInt32) || size_of(flags) != 8)
+      fail("its array flags are not two 32-bit words");
+    std::array<unsigned char, 8> f{};
+    take(f.data(), f.size());
+    const std::uint32_t array_class = u32(f.data()) & 0xff;
+    if (array_class == kOpaqueClass && compressed_) return used;
+
+    const auto dims = next_tag();
+    if (type_of(dims) != kMiInt32) fail("its dimensions are not 32-bit integers");
+    double elements = 1;
+    if (is_small(dims)) {
+      if (size_of(dims) >= 4) elements = u32(dims.data() + 4);
+    } else {
+      fits(size_of(dims));
+      for (std::uint32_t k = 0; k < size_of(dims) / 4; ++k) {
+        std::array<unsigned char, 4> d{};
+        take(d.data(), d.size());
+        elements *= u32(d.data());
+      }
+      take(nullptr, size_of(dims) % 4 + padding(size_of(dims)));
+    }
+
+    const auto name = next_tag();
+    if (type_of(name) != kMiInt8) fail("its name is not 8-bit characters");
+    if (!is_small(name)) take(nullptr, size_of(name) + padding(size_of(name)));
+
+    double fields = 1;
+    if (array_class == kStructClass) {
+      // The length of a field name, always read as a small element, then the names.
+      const auto length = next_tag();
+      const std::uint32_t name_length = u32(length.data() + 4);
+      if (type_of(length) != kMiInt32 || name_length == 0) fail("its field names have no length");
+      const auto names = next_tag();
+      if (type_of(names) != kMiInt8) fail("its field names are not 8-bit characters");
+      const std::uint64_t count = size_of(names) / name_length;
+      if (!is_small(names)) take(nullptr, count * name_length + padding(count * name_length));
+      fields = static_cast<double>(count);
+    } else if (array_class != kCellClass && (array_class != kFunctionClass || compressed_)) {
+      return used;
+    }
+    const double children = elements * fields;
+    if (children * 8 > static_cast<double>(size - used))
+      fail(fmt::format("a {} announces {:.0f} {}, but the {} bytes left in it hold at most {}",
+                       array_class == kStructClass ? "struct" : "cell array or function handle", children,
+                       array_class == kStructClass ? "fields" : "elements", size - used, (size - used) / 8));
+    for (auto k = static_cast<std::uint64_t>(children); k > 0; --k) {
+      const auto child = next_tag();
+      if (is_small(child) || type_of(child) != kMiMatrix) fail("a cell or field is not an array (miMATRIX)");
+      if (size_of(child) > size - used)
+        fail(fmt::format("a cell or field announces {} bytes, but {} are left in its parent", size_of(child),
+                         size - used));
+      const std::uint64_t consumed = array(size_of(child), depth + 1);
+      used += consumed;
+      take(nullptr, size_of(child) - consumed);
+    }
+    return used;
+  }
+
+ private:
+  std::uint32_t u32(const unsigned char* p) const {
+    return little_ ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+                         std::uint32_t{p[3]} << 24
+                   : std::uint32_t{p[3]} | std::uint32_t{p[2]} << 8 | std::uint32_t{p[1]} << 16 |
+                         std::uint32_t{p[0]} << 24;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ParseError(path_, offset_, -1, "malformed variable: " + what);
+  }
+
+  ElementBytes& bytes_;
+  bool compressed_, little_;
+  const std::string& path_;
+  std::int64_t offset_;
+};
 
 // matio reads truncated MAT 5 files without complaint, filling in zeros for what is missing. Every top-level
-// data element (one per variable) declares its size in its tag, so a walk over the tags finds truncation.
-// Opening the file here also gives missing and unreadable files the OS's reason as an InputError.
+// data element (one per variable) declares its size in its tag, so a walk over the tags finds truncation;
+// each variable's headers are walked too, as said above. MAT 4 files are checked as check_mat4 says; MAT
+// 7.3 files (HDF5) are left to matio. Opening the file here also gives missing and unreadable files the
+// OS's reason as an InputError.
 void check_structure(const std::string& path) {
   InputFile in(path);
   if (in.size() == 0) throw ParseError(path, 0, -1, "the file is empty, not a MATLAB .mat file");
+  if (!in.size()) return;  // a stream: left to matio
+  const std::int64_t size = *in.size();
   std::array<unsigned char, 128> header{};
-  if (!in.size() || in.read_some(header.data(), header.size()) < header.size()) return;  // left to matio
-  // Bytes 124-127: version 0x0100 and "MI" as a 16-bit number in the writer's byte order.
+  // Bytes 124-127: the version and "MI" as a 16-bit number in the writer's byte order. matio takes every
+  // file without them, shorter ones included, for MAT 4.
+  if (in.read_some(header.data(), header.size()) < header.size()) return check_mat4(in, size);
   const bool little = header[126] == 'I' && header[127] == 'M', big = header[126] == 'M' && header[127] == 'I';
+  const unsigned version = little ? header[124] | header[125] << 8 : header[124] << 8 | header[125];
+  if ((!little && !big) || (version != 0x0100 && version != 0x0200)) return check_mat4(in, size);
+  if (version == 0x0200) return;  // MAT 7.3
   const auto u32 = [little](const unsigned char* p) {
     return little
                ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24
                : std::uint32_t{p[3]} | std::uint32_t{p[2]} << 8 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[0]} << 24;
   };
-  const unsigned version = little ? header[124] | header[125] << 8 : header[124] << 8 | header[125];
-  if ((!little && !big) || version != 0x0100) return;  // MAT 4, or 7.3 (HDF5): another layout
-  constexpr std::uint32_t compressed = 15;             // miCOMPRESSED: not padded to 8 bytes
-  const std::int64_t size = *in.size();
   std::int64_t pos = 128;
   while (pos < size) {
     std::array<unsigned char, 8> tag{};
@@ -109,7 +360,19 @@ void check_structure(const std::string& path) {
       throw ParseError(
           path, pos, -1,
           fmt::format("truncated data element: its tag declares {} bytes, but only {} follow", bytes, size - pos - 8));
-    pos = type == compressed ? end : (end + 7) / 8 * 8;
+    if (type == kMiMatrix || type == kMiCompressed) {
+      ElementBytes element(in, pos + 8, end, type == kMiCompressed);
+      VariableWalk walk(element, type == kMiCompressed, little, path, pos);
+      std::uint64_t array_bytes = bytes;
+      if (type == kMiCompressed) {  // an miMATRIX element, deflated
+        std::array<unsigned char, 8> inner{};
+        if (!element.read(inner.data(), inner.size()) || u32(inner.data()) != kMiMatrix)
+          throw ParseError(path, pos, -1, "malformed variable: its compressed data do not hold an array (miMATRIX)");
+        array_bytes = u32(inner.data() + 4);
+      }
+      walk.array(array_bytes, 0);
+    }
+    pos = type == kMiCompressed ? end : (end + 7) / 8 * 8;
   }
 }
 
@@ -126,7 +389,7 @@ void list_variables(mat_t* mat, std::vector<std::string>& all, std::vector<std::
   Mat_Rewind(mat);
   while (MatVar v{Mat_VarReadNextInfo(mat)}) {
     all.push_back(describe(*v));
-    if (is_numeric(*v)) numeric.emplace_back(v->name);
+    if (is_numeric(*v) && v->name != nullptr) numeric.emplace_back(v->name);
   }
 }
 
@@ -167,6 +430,20 @@ MatVar read_variable(mat_t* mat, const std::string& path, const std::string& var
     throw ParseError(path, -1, -1,
                      fmt::format("variable '{}' is a {}-dimensional {} array; linv reads {}", name, rank, dims_text(v),
                                  stack ? "matrices and 3-D stacks of them" : "matrices (2-D)"));
+  // A header may announce any size: the file must be able to hold the data before matio allocates it. Its
+  // length bounds plain data; compressed variables (and MAT 7.3's HDF5 datasets, which may be compressed)
+  // inflate to at most kMaxDeflateRatio times it. Sizes are multiplied in double: their product may overflow.
+  double bytes = v.class_type == MAT_C_DOUBLE ? 8 : 4;
+  for (int k = 0; k < v.rank; ++k) bytes *= static_cast<double>(v.dims[k]);
+  const bool compressed = v.compression == MAT_COMPRESSION_ZLIB || Mat_GetVersion(mat) == MAT_FT_MAT73;
+  std::error_code ec;
+  const auto size = static_cast<double>(std::filesystem::file_size(path, ec));
+  if (!ec && bytes > size * static_cast<double>(compressed ? kMaxDeflateRatio : 1))
+    throw ParseError(path, -1, -1,
+                     fmt::format("variable '{}' is {} {}: {:.0f} bytes, more than the file's {:.0f} bytes can hold{}",
+                                 name, dims_text(v), class_name(v), bytes, size,
+                                 compressed ? fmt::format(" inflated (at most {} times as many)", kMaxDeflateRatio)
+                                            : ""));
   start_matio_call();
   MatVar var{Mat_VarRead(mat, name.c_str())};
   const matio_types expected = v.class_type == MAT_C_DOUBLE ? MAT_T_DOUBLE : MAT_T_SINGLE;
@@ -203,6 +480,23 @@ void check_name(const std::string& name) {
                     name));
 }
 
+// matio does not check its writes: past a full disk or ulimit -f it reports success, having recorded the
+// length it managed in the file. An uncompressed MAT 5 file of one variable has a size known in advance:
+// the 128-byte header, then one element of 8-byte tag, array flags, dimensions, name and data, each
+// padded to 8 bytes (a name of up to 4 characters packed into its tag).
+void require_complete_mat5(const AtomicFile& out, const std::string& name, const std::vector<std::size_t>& dims,
+                           std::uintmax_t data_bytes) {
+  const auto padded = [](std::uintmax_t bytes) { return (bytes + 7) / 8 * 8; };
+  const std::uintmax_t expected = 128 + 8 + 16 + (8 + padded(4 * dims.size())) +
+                                  (name.size() <= 4 ? 8 : 8 + padded(name.size())) + (8 + padded(data_bytes));
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(out.temp_path(), ec);
+  if (ec) out.fail(ec.message());
+  if (size != expected)
+    out.fail(fmt::format("only {} bytes of {} were written (is the disk full, or a file-size limit reached?)", size,
+                         expected));
+}
+
 template <Real T>
 void write_array(const std::string& path, const std::string& variable, const T* data, std::vector<std::size_t> dims) {
   const std::string name = variable.empty() ? "X" : variable;
@@ -224,6 +518,7 @@ void write_array(const std::string& path, const std::string& variable, const T* 
   // Uncompressed: dense floating-point data barely compresses, and zlib would make writing ~100x slower.
   if (Mat_VarWrite(mat.get(), var.get(), MAT_COMPRESSION_NONE) != 0) out.fail("matio failed to write" + matio_reason());
   if (Mat_Close(mat.release()) != 0) out.fail("matio failed to close the file" + matio_reason());
+  if (version == MAT_FT_MAT5) require_complete_mat5(out, name, dims, bytes);
   out.commit();
 }
 

@@ -314,14 +314,19 @@ AnyMatrix read_mtx(const std::string& path) {
         fmt::format("a {} matrix must be square, the size line says {}",
                     b.symmetry == Symmetry::symmetric ? "symmetric" : "skew-symmetric", shape_string(rows, cols)));
   check_dense_size(path, size_line, rows, cols);
-  if (b.layout == Layout::array && in.size()) {
-    // Every array entry takes at least two bytes ("0\n"): a file too short to hold the declared entries
-    // is reported before its matrix is allocated.
-    if (2 * array_entries(b.symmetry, rows, cols) > *in.size())
+  if (in.size()) {
+    // Every array entry takes at least two bytes ("0\n"), every coordinate entry four ("1 1\n"): a file too
+    // short to hold the declared entries is reported before its matrix is allocated.
+    if (b.layout == Layout::array && 2 * array_entries(b.symmetry, rows, cols) > *in.size())
       throw ParseError(path, -1, size_line,
                        fmt::format("the size line declares a {} array, but the file ({} bytes) is too short to hold "
                                    "its entries",
                                    shape_string(rows, cols), *in.size()));
+    if (b.layout == Layout::coordinate && entries > *in.size() / 4)
+      throw ParseError(path, -1, size_line,
+                       fmt::format("the size line declares {} entries, but the file ({} bytes) is too short to hold "
+                                   "them",
+                                   entries, *in.size()));
   }
   check_dense_memory(path, size_line, rows, cols);
 

@@ -138,19 +138,25 @@ class Source {
       throw InputError(fmt::format("{}: voxels of type {} are not supported; linv reads real images (8- to 64-bit "
                                    "integers, float32, float64)",
                                    path, nifti_datatype_string(h.datatype)));
-    volume_bytes_ = h.nx * h.ny * h.nz * h.nbyper;
     const bool compressed = nifti_is_gzfile(h.iname) != 0;
-    // An uncompressed file's length shows truncation before anything is allocated.
-    if (!compressed) {
-      std::error_code ec;
-      const auto size = static_cast<std::int64_t>(std::filesystem::file_size(h.iname, ec));
-      const std::int64_t needed = h.iname_offset + volume_bytes_ * volumes_;
-      if (!ec && size < needed)
-        throw ParseError(h.iname, size, -1,
-                         fmt::format("the image data end early: {} volumes of {} voxels of {} bytes from byte {} "
-                                     "need {} bytes, the file has {}",
-                                     volumes_, grid(), h.nbyper, h.iname_offset, needed, size));
-    }
+    // A header may announce any size: the file must be able to hold the voxels before anything is sized by
+    // them. Its length shows that exactly when it is uncompressed; compressed, it inflates to at most
+    // kMaxDeflateRatio times its length. The sizes are multiplied in double, as headers may announce
+    // sizes whose product overflows 64 bits.
+    std::error_code ec;
+    const auto size = static_cast<std::int64_t>(std::filesystem::file_size(h.iname, ec));
+    if (ec) throw InputError(fmt::format("could not read {}: {}", h.iname, ec.message()));
+    const double needed = static_cast<double>(h.iname_offset) + static_cast<double>(h.nx) * static_cast<double>(h.ny) *
+                                                                    static_cast<double>(h.nz) * h.nbyper *
+                                                                    static_cast<double>(volumes_);
+    const double room = static_cast<double>(size) * static_cast<double>(compressed ? detail::kMaxDeflateRatio : 1);
+    if (needed > room)
+      throw ParseError(h.iname, size, -1,
+                       fmt::format("the image data end early: {} volumes of {} voxels of {} bytes from byte {} "
+                                   "need {:.0f} bytes, the file has {}{}",
+                                   volumes_, grid(), h.nbyper, h.iname_offset, needed, size,
+                                   compressed ? fmt::format(", which inflate to at most {:.0f}", room) : ""));
+    volume_bytes_ = h.nx * h.ny * h.nz * h.nbyper;
     stream_.reset(znzopen(h.iname, "rb", compressed ? 1 : 0));
     if (!stream_) throw InputError(fmt::format("could not read {}: {}", h.iname, std::strerror(errno)));
     if (znzseek(stream_.get(), static_cast<znz_off_t>(h.iname_offset), SEEK_SET) < 0)

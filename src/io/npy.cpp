@@ -226,8 +226,9 @@ std::uint32_t little_endian(const unsigned char* p, int bytes) {
 ParseError data_size_error(const std::string& path, const Header& h, std::int64_t available) {
   if (available < h.data_bytes)
     return ParseError(path, h.data_offset, -1,
-                      fmt::format("truncated data: shape {} of '{}' needs {} bytes, but {} follow the header",
-                                  shape_text(h.shape), h.descr, h.data_bytes, available));
+                      fmt::format("truncated data: shape {} of '{}' needs {} bytes, but {} follow the header ({} "
+                                  "bytes in all)",
+                                  shape_text(h.shape), h.descr, h.data_bytes, available, h.data_offset + available));
   return ParseError(path, h.data_offset + h.data_bytes, -1,
                     fmt::format("{} extra bytes after the data: shape {} of '{}' needs {} bytes, but {} follow "
                                 "the header",
@@ -296,17 +297,39 @@ Header read_header(InputFile& in, bool images = false) {
   return h;
 }
 
+// The data of a stream whose length is not known up front (a pipe), read into memory in pieces as they
+// arrive, so that a header announcing more than the stream holds fails before what it announces is
+// allocated. Reads the way InputFile does, from the start of the data.
+class BufferedData {
+ public:
+  BufferedData(InputFile& in, const Header& h);
+  const std::string& path() const noexcept { return path_; }
+  std::int64_t offset() const noexcept { return data_offset_ + static_cast<std::int64_t>(at_); }
+  std::size_t read_some(void* dst, std::size_t bytes) {
+    const std::size_t n = std::min(bytes, data_.size() - at_);
+    std::memcpy(dst, data_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
+
+ private:
+  std::string path_;
+  std::int64_t data_offset_;
+  std::vector<unsigned char> data_;
+  std::size_t at_ = 0;
+};
+
 // Reads `count` elements; a short read means a truncated stream whose size was not known up front.
-template <Real T>
-void read_exact(InputFile& in, const Header& h, T* dst, std::int64_t count) {
+template <Real T, class Source>
+void read_exact(Source& in, const Header& h, T* dst, std::int64_t count) {
   const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
   if (in.read_some(dst, bytes) < bytes) throw data_size_error(in.path(), h, in.offset() - h.data_offset);
 }
 
 // The stream holds an m x n column-major array; stores its transpose (n x m, column-major) at dst. The
 // transpose goes through a bounded buffer: whole source columns when they fit, pieces of one otherwise.
-template <Real T>
-void read_transposed(InputFile& in, const Header& h, index m, index n, T* dst) {
+template <Real T, class Source>
+void read_transposed(Source& in, const Header& h, index m, index n, T* dst) {
   if (m <= 1 || n <= 1) return read_exact(in, h, dst, m * n);
   const index chunk = static_cast<index>(kChunkBytes / sizeof(T));
   const index piece = std::min(m, chunk);                       // rows of a source column read at once
@@ -325,15 +348,36 @@ void read_transposed(InputFile& in, const Header& h, index m, index n, T* dst) {
 
 // Nothing may follow the data. read_header checked this for regular files; this catches it in pipes, whose
 // size is not known up front.
-void expect_end(InputFile& in, const Header& h) {
+template <class Source>
+void expect_end(Source& in, const Header& h) {
   std::array<char, 4096> scratch{};
   std::int64_t extra = 0;
   while (const std::size_t got = in.read_some(scratch.data(), scratch.size())) extra += static_cast<std::int64_t>(got);
   if (extra > 0) throw data_size_error(in.path(), h, h.data_bytes + extra);
 }
 
-template <Real T>
-MatrixStack<T> read_stack_data(InputFile& in, const Header& h) {
+BufferedData::BufferedData(InputFile& in, const Header& h) : path_(in.path()), data_offset_(h.data_offset) {
+  const auto total = static_cast<std::size_t>(h.data_bytes);
+  while (data_.size() < total) {
+    const std::size_t done = data_.size(), piece = std::min(total - done, kChunkBytes);
+    data_.resize(done + piece);
+    const std::size_t got = in.read_some(data_.data() + done, piece);
+    if (got < piece) throw data_size_error(path_, h, static_cast<std::int64_t>(done + got));
+  }
+  expect_end(in, h);
+}
+
+// Calls read(source) with the file itself when its length was checked against the header, or with its data
+// read into memory first when it is a stream of unknown length.
+template <class Read>
+auto with_data(InputFile& in, const Header& h, Read&& read) {
+  if (in.size()) return read(in);
+  BufferedData data(in, h);
+  return read(data);
+}
+
+template <Real T, class Source>
+MatrixStack<T> read_stack_data(Source& in, const Header& h) {
   MatrixStack<T> s;
   // () is one 1x1 matrix, (n,) one n x 1 column, (r, c) one matrix, (B, r, c) B of them.
   const auto& d = h.shape;
@@ -354,8 +398,8 @@ MatrixStack<T> read_stack_data(InputFile& in, const Header& h) {
   return s;
 }
 
-template <Real T>
-Matrix<T> read_matrix_data(InputFile& in, const Header& h) {
+template <Real T, class Source>
+Matrix<T> read_matrix_data(Source& in, const Header& h) {
   // () is a 1x1 matrix and (n,) an n x 1 column.
   const index rows = h.shape.empty() ? 1 : h.shape[0];
   const index cols = h.shape.size() == 2 ? h.shape[1] : 1;
@@ -438,15 +482,19 @@ AnyMatrix read_npy(const std::string& path) {
     throw ParseError(path, h.shape_offset, -1,
                      fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
                                  shape_text(h.shape), h.shape[0]));
-  if (h.element == Element::f4) return read_matrix_data<float>(in, h);
-  return read_matrix_data<double>(in, h);
+  return with_data(in, h, [&h](auto& source) -> AnyMatrix {
+    if (h.element == Element::f4) return read_matrix_data<float>(source, h);
+    return read_matrix_data<double>(source, h);
+  });
 }
 
 AnyStack read_npy_stack(const std::string& path) {
   InputFile in(path);
   const Header h = read_header(in);
-  if (h.element == Element::f4) return read_stack_data<float>(in, h);
-  return read_stack_data<double>(in, h);
+  return with_data(in, h, [&h](auto& source) -> AnyStack {
+    if (h.element == Element::f4) return read_stack_data<float>(source, h);
+    return read_stack_data<double>(source, h);
+  });
 }
 
 Image read_npy_image(const std::string& path) {
@@ -463,11 +511,15 @@ Image read_npy_image(const std::string& path) {
                                  shape_text(d), d[2]));
   const index height = d[0], width = d[1], channels = d.size() == 3 ? d[2] : 1;
   // Samples are converted as they are placed, so the whole array is read first (no larger than the result).
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(h.data_bytes));
-  if (in.read_some(bytes.data(), bytes.size()) < bytes.size())
-    throw data_size_error(path, h, in.offset() - h.data_offset);
-  expect_end(in, h);
+  const std::vector<unsigned char> bytes = with_data(in, h, [&h](auto& source) {
+    std::vector<unsigned char> all(static_cast<std::size_t>(h.data_bytes));
+    if (source.read_some(all.data(), all.size()) < all.size())
+      throw data_size_error(source.path(), h, source.offset() - h.data_offset);
+    expect_end(source, h);
+    return all;
+  });
   Image image{Matrix<double>::uninitialized(height, width * channels), static_cast<int>(channels)};
+  if (image.pixels.size() == 0) return image;  // rows without columns (or none): no loop over them
   double* out = image.pixels.data();
   const std::size_t item = static_cast<std::size_t>(item_bytes(h.element));
   const unsigned char* p = bytes.data();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "linv/batched.hpp"
 #include "linv/matrix.hpp"
 #include "linv/operation.hpp"
 
@@ -16,17 +17,31 @@ struct BatchedMethod {
   std::string detail;
 };
 
+// The conditioning policy src/core asks for, applied to each matrix where its rcond is computed (in the
+// same pass, so the batch is still read once): a matrix is singular when it has an exactly zero pivot or
+// its rcond is not at least `threshold` (a NaN rcond, from an inverse that overflowed or non-finite
+// input, included). A singular matrix's block of X is NaN, unless keep_ill_conditioned and its rcond is
+// positive (singular to working precision only), when the computed result stays.
+struct BatchedPolicy {
+  double threshold = 0;
+  bool keep_ill_conditioned = false;
+  // Whether a singular matrix of this rcond keeps its computed result (batched::Singular::kept).
+  bool keeps(double rcond) const { return keep_ill_conditioned && rcond > 0; }
+};
+
 template <Real T>
 class Batched {
  public:
   virtual ~Batched() = default;
-  // X(k) := A(k)^-1 for every matrix of A (X: A's shape, not overlapping it). A singular matrix leaves its
-  // block of X NaN and does not stop the others. pivot: empty when every matrix is regular, or one entry
-  // per matrix, 0 or the 1-based column of its first exactly zero pivot.
-  virtual BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, std::vector<index>& pivot) const = 0;
-  // X(k) := A(k)^-1 B(k), B(k) the k-th block of B's columns (X: B's shape), with the same conventions.
-  virtual BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
-                            std::vector<index>& pivot) const = 0;
+  // X(k) := A(k)^-1 for every matrix of A (X: A's shape, not overlapping it). A singular matrix does not stop
+  // the others; `singular` receives each one in batch order, and stays empty when all are regular. The
+  // rcond is exact, 1 / (||A||_1 ||A^-1||_1).
+  virtual BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const BatchedPolicy& policy,
+                               std::vector<batched::Singular>& singular) const = 0;
+  // X(k) := A(k)^-1 B(k), B(k) the k-th block of B's columns (X: B's shape), with the same conventions; the
+  // rcond is exact where the backend forms A(k)^-1, else LAPACK's estimate from the LU factors.
+  virtual BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, const BatchedPolicy& policy,
+                              std::vector<batched::Singular>& singular) const = 0;
 };
 
 }  // namespace linv::kernels

@@ -17,7 +17,7 @@ class Runtime {
   virtual int device_count(std::string& why) const = 0;
   virtual GpuInfo device_info(int index) const = 0;
   virtual std::string version() const = 0;  // of the runtime the backend was built against
-  // Throws OutOfDeviceMemory (or std::bad_alloc for host memory) naming what was needed.
+  // Throws OutOfDeviceMemory naming what was needed and what was free (host memory too: "the host").
   virtual void* allocate(std::size_t bytes, int device) const = 0;
   virtual void free(void* p, int device) const noexcept = 0;
   // Between this kind's memory on `device` and host memory, either way, or within it.

@@ -1,5 +1,11 @@
-// Batched inversion on the CPU: every order from 1 to 64, singular members, shape errors.
+// Batched inversion and solves on the CPU: every order from 1 to 64, the conditioning policy per matrix
+// (exactly singular members, members singular in exact arithmetic, members either side of machine
+// epsilon), the opt-in that keeps results singular only to working precision, shape errors.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "linv/batched.hpp"
 #include "linv/errors.hpp"
@@ -14,16 +20,23 @@ class Batched : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(Batched, Types);
 
+using testing::Member;
+
+index count_kind(const std::vector<Member>& members, Member::Kind kind) {
+  return std::count_if(members.begin(), members.end(), [&](const Member& m) { return m.kind == kind; });
+}
+
 TYPED_TEST(Batched, EveryOrderWithSingularMembers) {
   using T = TypeParam;
   for (index n = 1; n <= batched::kMaxOrder; ++n) {
     const auto seed = testing::case_seed(static_cast<std::uint64_t>(n));
     LINV_TRACE_SEED(seed);
-    std::vector<index> zero_pivot;
-    const Matrix<T> A = testing::batch_with_singular<T>(n, 20, seed, zero_pivot);
+    std::vector<Member> members;
+    const Matrix<T> A = testing::mixed_batch<T>(n, 20, seed, members);
     const batched::Result<T> r = batched::inv<T>(A.view());
-    testing::expect_batch_inverse<T>(A.view(), r.x.view(), r.status, zero_pivot, nullptr, "n=" + std::to_string(n));
-    EXPECT_EQ(r.status.singular, 3);  // matrices 3, 10 and 17
+    testing::expect_batch_inverse<T>(A.view(), r.x.view(), r.status, members, nullptr, "n=" + std::to_string(n));
+    EXPECT_EQ(count_kind(members, Member::Kind::zero_column), 3);  // matrices 3, 10 and 17
+    EXPECT_EQ(count_kind(members, Member::Kind::dependent), n >= 2 ? 3 : 0);  // 5, 12 and 19
   }
 }
 
@@ -31,22 +44,20 @@ TYPED_TEST(Batched, ManyMatricesAcrossThreads) {
   using T = TypeParam;
   const auto seed = testing::case_seed(100);
   LINV_TRACE_SEED(seed);
-  std::vector<index> zero_pivot;
-  const Matrix<T> A = testing::batch_with_singular<T>(4, 5000, seed, zero_pivot);
+  std::vector<Member> members;
+  const Matrix<T> A = testing::mixed_batch<T>(4, 5000, seed, members);
   const batched::Result<T> r = batched::inv<T>(A.view());
-  testing::expect_batch_inverse<T>(A.view(), r.x.view(), r.status, zero_pivot, nullptr, "n=4");
+  testing::expect_batch_inverse<T>(A.view(), r.x.view(), r.status, members, nullptr, "n=4");
 }
 
-TYPED_TEST(Batched, RegularBatchesNeedNoPivotsAndOutputsMustNotOverlap) {
+TYPED_TEST(Batched, IntoAGivenOutputThatMustNotOverlap) {
   using T = TypeParam;
   const auto seed = testing::case_seed(101);
   LINV_TRACE_SEED(seed);
   const Matrix<T> A = random_uniform<T>(9, 9 * 40, seed, T(-1), T(1));
   Matrix<T> X(9, 9 * 40);
   const batched::Status s = batched::inv_into<T>(A.view(), X.view());
-  EXPECT_EQ(s.singular, 0);
-  EXPECT_TRUE(s.pivot.empty());
-  testing::expect_batch_inverse<T>(A.view(), X.view(), s, std::vector<index>(40, 0), nullptr, "into");
+  testing::expect_batch_inverse<T>(A.view(), X.view(), s, std::vector<Member>(40), nullptr, "into");
   Matrix<T> Y = Matrix<T>::copy_of(A.view());
   EXPECT_THROW((void)batched::inv_into<T>(Y.view(), Y.view()), InvalidArgument);
 }
@@ -57,12 +68,70 @@ TYPED_TEST(Batched, SolvesEveryOrderWithSingularMembers) {
     for (index nrhs : {1, 3}) {
       const auto seed = testing::case_seed(static_cast<std::uint64_t>(200 + 10 * n + nrhs));
       LINV_TRACE_SEED(seed);
-      std::vector<index> zero_pivot;
-      const Matrix<T> A = testing::batch_with_singular<T>(n, 20, seed, zero_pivot);
+      std::vector<Member> members;
+      const Matrix<T> A = testing::mixed_batch<T>(n, 20, seed, members);
       const Matrix<T> B = random_uniform<T>(n, nrhs * 20, seed + 1, T(-1), T(1));
       const batched::Result<T> r = batched::solve<T>(A.view(), B.view());
-      testing::expect_batch_solution<T>(A.view(), B.view(), r.x.view(), r.status, zero_pivot, nullptr, true,
+      testing::expect_batch_solution<T>(A.view(), B.view(), r.x.view(), r.status, members, nullptr, true,
                                         "n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+    }
+  }
+}
+
+// With allow_ill_conditioned, the matrices singular only to working precision keep their results and get a
+// note each; exactly zero pivots are refused all the same.
+TYPED_TEST(Batched, AllowedIllConditionedResultsAreKeptAndNoted) {
+  using T = TypeParam;
+  for (index n : {2, 8, 16, 33, 64}) {
+    const auto seed = testing::case_seed(static_cast<std::uint64_t>(300 + n));
+    LINV_TRACE_SEED(seed);
+    std::vector<Member> members;
+    const Matrix<T> A = testing::mixed_batch<T>(n, 30, seed, members);
+    const Matrix<T> B = random_uniform<T>(n, 2 * 30, seed + 1, T(-1), T(1));
+    const batched::Options allow{.allow_ill_conditioned = true};
+    const batched::Result<T> inverse = batched::inv<T>(A.view(), allow);
+    testing::expect_batch_inverse<T>(A.view(), inverse.x.view(), inverse.status, members, nullptr,
+                                     "inverse n=" + std::to_string(n), true);
+    const batched::Result<T> solution = batched::solve<T>(A.view(), B.view(), allow);
+    testing::expect_batch_solution<T>(A.view(), B.view(), solution.x.view(), solution.status, members, nullptr, true,
+                                      "solve n=" + std::to_string(n), true);
+    for (const batched::Status* s : {&inverse.status, &solution.status}) {
+      const auto kept = std::count_if(s->singular.begin(), s->singular.end(), [](const auto& m) { return m.kept; });
+      EXPECT_GE(kept, 1);  // matrix 1 at least
+      const std::string note = "matrix 1: singular to working precision";
+      EXPECT_EQ(std::count_if(s->report.notes.begin(), s->report.notes.end(),
+                              [](const std::string& text) { return testing::contains(text, "singular to working"); }),
+                kept);
+      EXPECT_TRUE(std::any_of(s->report.notes.begin(), s->report.notes.end(),
+                              [&](const std::string& text) { return testing::contains(text, note); }));
+    }
+  }
+}
+
+// A NaN entry has no condition number: the matrix is named (rcond NaN, by the NaN's column) and its block
+// is NaN, even when ill-conditioned results are allowed.
+TYPED_TEST(Batched, MatricesWithNaNAreRefused) {
+  using T = TypeParam;
+  for (index n : {3, 40}) {
+    const auto seed = testing::case_seed(static_cast<std::uint64_t>(400 + n));
+    LINV_TRACE_SEED(seed);
+    std::vector<Member> members;
+    Matrix<T> A = testing::mixed_batch<T>(n, 12, seed, members);
+    A(n - 1, 4 * n) = std::numeric_limits<T>::quiet_NaN();  // matrix 4, a random one
+    const Matrix<T> B = random_uniform<T>(n, 12, seed + 1, T(-1), T(1));
+    const batched::Options allow{.allow_ill_conditioned = true};
+    const batched::Result<T> inverse = batched::inv<T>(A.view(), allow);
+    const batched::Result<T> solution = batched::solve<T>(A.view(), B.view(), allow);
+    for (const batched::Result<T>* r : {&inverse, &solution}) {
+      const auto named = std::find_if(r->status.singular.begin(), r->status.singular.end(),
+                                      [](const batched::Singular& s) { return s.matrix == 4; });
+      ASSERT_NE(named, r->status.singular.end()) << "n=" << n;
+      EXPECT_TRUE(std::isnan(named->rcond));
+      EXPECT_EQ(named->pivot, 1);  // the column of the NaN
+      EXPECT_FALSE(named->kept);
+      const index cols = r->x.cols() / 12;
+      for (index j = 0; j < cols; ++j)
+        for (index i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(r->x(i, 4 * cols + j)));
     }
   }
 }
@@ -78,7 +147,7 @@ TEST(BatchedErrors, ShapesAndOrderAreChecked) {
   const Matrix<double> big = random_uniform<double>(65, 65, 1);
   EXPECT_THROW((void)batched::inv<double>(big.view()), InvalidArgument);
   const Matrix<double> empty(0, 0);
-  EXPECT_EQ(batched::inv<double>(empty.view()).status.singular, 0);
+  EXPECT_TRUE(batched::inv<double>(empty.view()).status.singular.empty());
   Matrix<double> wrong(4, 8);
   const Matrix<double> four = random_uniform<double>(4, 12, 2);
   EXPECT_THROW((void)batched::inv_into<double>(four.view(), wrong.view()), ShapeMismatch);

@@ -293,6 +293,51 @@ TEST(ImageChannels, ScalesUnsignedNpySamples) {
   }
 }
 
+// A header may announce any size: the pixels must be in the file before the image is allocated (PNG's
+// compressed ones able to inflate to what the header announces). Refusals, never allocations of terabytes.
+TEST(Images, HeadersAnnouncingMoreThanTheFileHoldsAreRefused) {
+  testing::TempDir dir;
+  // A grey 8-bit PNG header announcing 10^6 x 10^6 pixels, then an IDAT of 64 zero bytes deflated and IEND.
+  const unsigned char png[] = {
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x0f,
+      0x42, 0x40, 0x00, 0x0f, 0x42, 0x40, 0x08, 0x00, 0x00, 0x00, 0x00, 0x79, 0x06, 0x67, 0xa1, 0x00, 0x00, 0x00,
+      0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0xa0, 0x0c, 0x00, 0x00, 0x00, 0x40, 0x00, 0x01, 0xb7,
+      0x34, 0x7c, 0xef, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
+  struct Case {
+    const char* name;
+    std::string bytes;
+    const char* fault;
+  };
+  const Case cases[] = {
+      {"binary.pgm", std::string("P5\n100000 100000\n255\n\x00\x01", 23),
+       "the header announces 100000x100000 pixels, 10000000000 bytes, but 2 follow it"},
+      {"ascii.pgm", "P2\n100000 100000\n255\n0 1\n", "at least 19999999999 bytes, but 5 follow it"},
+      {"header-only.pgm", "P5 2 2 255", "the pixels end early: the header announces 2x2 pixels, 4 bytes, but 0"},
+      {"huge.png", std::string(reinterpret_cast<const char*>(png), sizeof png),
+       "announces 1000000x1000000 pixels, 1000000000000 bytes of samples"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (std::string(c.name).ends_with(".png") && !io::have_png_support()) continue;
+    const std::string path = dir.file(c.name);
+    write_bytes(path, c.bytes);
+    try {
+      (void)io::read_image(path);
+      ADD_FAILURE() << "should be refused";
+    } catch (const ParseError& e) {
+      EXPECT_TRUE(testing::contains(e.what(), c.fault)) << e.what();
+      EXPECT_EQ(e.exit_code(), ExitCode::bad_input);
+    }
+  }
+  // Rows without columns hold no pixel, however many rows there are: nothing to read, and no loop over them
+  // (10^12 rows would take hours).
+  write_bytes(dir.file("no-columns.pgm"), "P2 0 1000000000000 10\n");
+  EXPECT_EQ(io::read_image(dir.file("no-columns.pgm")).cols(), 0);
+  write_bytes(dir.file("no-columns.npy"),
+              npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 0), }", ""));
+  EXPECT_EQ(io::read_image(dir.file("no-columns.npy")).cols(), 0);
+}
+
 TEST(ImageChannels, RefusesWhatIsNotAnImage) {
   testing::TempDir dir;
   const io::Image rgb = random_image(2, 3, 3, 7);

@@ -328,6 +328,48 @@ TEST(Mat, RejectsMalformedFiles) {
   expect_parse_error([&] { linv::io::read_matrix(path); }, path, "truncated data element");
 }
 
+// A header may announce any size, and matio allocates what the headers of a MAT 4 variable, a name, a
+// struct or a cell array announce before reading it: linv compares each with the bytes that must hold it
+// first. Refusals, never allocations of gigabytes.
+TEST(Mat, RefusesHeadersAnnouncingMoreThanTheFileHolds) {
+  REQUIRE_MAT_SUPPORT();
+  using namespace mat5;
+  linv::testing::TempDir dir;
+  // MAT 4: type (0: little-endian doubles), rows, columns, imaginary flag, name length; the name; the data.
+  const auto mat4 = [](std::uint32_t rows, std::uint32_t cols, std::uint32_t name_length, const std::string& rest) {
+    return u32(0) + u32(rows) + u32(cols) + u32(0) + u32(name_length) + rest;
+  };
+  // A field name length as matio reads it, a small element; then the names, 8 bytes each.
+  const std::string one_field = u32(miINT32 | 4 << 16) + u32(8) + element(miINT8, std::string("x\0\0\0\0\0\0\0", 8));
+  // An array whose name tag announces 2 GiB.
+  const std::string long_name = element(miUINT32, u32(mxDOUBLE) + u32(0)) +
+                                element(miINT32, bytes_of<std::int32_t>({1, 1})) + u32(miINT8) + u32(0x7fffffff);
+  struct Case {
+    const char* name;
+    std::string bytes;
+    std::string fault;
+  };
+  const Case cases[] = {
+      {"mat4-name", mat4(2, 2, 0x71000002, "A"),
+       "a MAT 4 variable header declares a name of 1895825410 bytes, but 1 follow it"},
+      {"mat4-data", mat4(100000, 100000, 2, std::string("A\0", 2)),
+       "a 100000x100000 MAT 4 variable needs 80000000000 bytes, but 0 follow its name"},
+      {"struct", file(array("s", Class{2}, 0, {100000, 100000}, one_field)),
+       "a struct announces 10000000000 fields, but the 0 bytes left in it hold at most 0"},
+      {"cell", file(array("c", mxCELL, 0, {100000, 100000}, "")),
+       "a cell array or function handle announces 10000000000 elements"},
+      {"name", file(element(miMATRIX, long_name)), "its headers announce more bytes than the 40 of its array"},
+      {"double", file(doubles("A", {100000, 100000}, {1.0})),
+       "variable 'A' is 100000x100000 double: 80000000000 bytes, more than the file's"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = dir.file(std::string(c.name) + ".mat");
+    write_bytes(path, c.bytes);
+    expect_parse_error([&] { linv::io::read_matrix(path); }, path, c.fault);
+  }
+}
+
 TEST(Mat, MissingFilesAndFailedWrites) {
   REQUIRE_MAT_SUPPORT();
   linv::testing::TempDir dir;

@@ -208,6 +208,8 @@ TEST(Mtx, RejectsMalformedFiles) {
       {"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 1\n2 2 3\n",
        "zero diagonal, but entry (2, 2) is 3", 4},
       {"absurd array size", array + "100000000 100000000\n1\n", "too short to hold its entries", 2},
+      {"absurd entry count", coord + "10 10 1000000000000\n1 1 1\n",
+       "declares 1000000000000 entries, but the file (72 bytes) is too short to hold them", 2},
       {"overflowing size", coord + "9223372036854775807 9223372036854775807 0\n", "too large to hold densely", 2},
       {"larger than memory", coord + "1000000 1000000 0\n", "more than this machine's", 2},
   };

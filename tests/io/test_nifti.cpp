@@ -2,6 +2,7 @@
 // space), plain and gzip, integer data with scl_slope/scl_inter written by nifti2_io itself, 3-D images,
 // NIfTI-2 for long axes, and the refusals: masks on another grid, missing, malformed and truncated files,
 // non-finite voxels, failed writes leaving the target alone. Without libnifti2: the error that says so.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -249,6 +250,28 @@ TEST(Nifti, ScaledIntegerDataWrittenByNifti2io) {
       for (index v = 0; v < 60; ++v)  // exact: a quarter of an int16, minus 3
         ASSERT_EQ(back.signals(t, v), data[t * 60 + v] * 0.25 - 3) << name << " at " << t << ", " << v;
   }
+}
+
+// A header may announce any size: 10^14 voxels announced by a file of a few hundred bytes are refused by
+// comparing the two sizes before anything is allocated; compressed, by the most the bytes can inflate to.
+TEST(Nifti, RefusesHeadersAnnouncingMoreThanTheFileHolds) {
+  linv::testing::TempDir dir;
+  const std::vector<index> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  linv::io::write_volumes<float>(dir.file("small.nii"), NiftiSpace::grid(2, 2, 2), all,
+                                 Matrix<float>(1, 8).view());
+  std::string bytes = read_bytes(dir.file("small.nii"));
+  const std::int16_t dim[5] = {4, 10000, 10000, 10000, 100};  // NIfTI-1: dim[0..4], int16 at byte 40
+  std::memcpy(bytes.data() + 40, dim, sizeof dim);
+  write_bytes(dir.file("huge.nii"), bytes);
+  expect_parse_error([&] { (void)linv::io::read_fmri(dir.file("huge.nii")); }, dir.file("huge.nii"),
+                     fmt::format("need 400000000000352 bytes, the file has {}", bytes.size()));
+
+  const std::string gz = dir.file("huge.nii.gz");
+  znzFile out = znzopen(gz.c_str(), "wb", 1);
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(znzwrite(bytes.data(), 1, bytes.size(), out), bytes.size());
+  Xznzclose(&out);
+  expect_parse_error([&] { (void)linv::io::read_fmri(gz); }, gz, "which inflate to at most");
 }
 #endif
 

@@ -424,6 +424,38 @@ TEST(Npy, SurvivesCorruptHeaders) {
   }
 }
 
+// A header may announce any size. 10^12 float64 elements (8 TB) announced by a file of a few bytes are
+// refused by comparing what the header announces with what the file holds, before anything is allocated
+// (an allocation of 8 TB would fail with bad_alloc, not a ParseError); from a pipe, whose size is not
+// known up front, by reading the data as they arrive.
+TEST(Npy, RefusesHeadersAnnouncingMoreThanTheFileHolds) {
+  linv::testing::TempDir dir;
+  const std::string bytes =
+      npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }", raw(std::vector<double>(3)));
+  const std::string fault =
+      fmt::format("needs 8000000000000 bytes, but 24 follow the header ({} bytes in all)", bytes.size());
+  const std::string path = dir.file("huge.npy");
+  write_bytes(path, bytes);
+  expect_parse_error([&] { linv::io::read_matrix(path); }, path, fault);
+  expect_parse_error([&] { linv::io::read_stack(path); }, path, fault);
+  expect_parse_error([&] { linv::io::read_image_channels(path); }, path, fault);
+
+  const std::string fifo = dir.file("huge-pipe.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  for (int reader = 0; reader < 3; ++reader) {
+    SCOPED_TRACE(reader);
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });  // fits in the pipe's buffer
+    expect_parse_error(
+        [&] {
+          if (reader == 0) linv::io::read_matrix(fifo);
+          if (reader == 1) linv::io::read_stack(fifo);
+          if (reader == 2) linv::io::read_image_channels(fifo);
+        },
+        fifo, fault);
+    writer.join();
+  }
+}
+
 // A pipe has no size to check up front: truncated data and trailing bytes are found while reading.
 TEST(Npy, ReadsFromPipes) {
   linv::testing::TempDir dir;
