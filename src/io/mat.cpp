@@ -245,28 +245,32 @@ class VariableWalk {
       return is_small(t) ? u32(t.data()) >> 16 : u32(t.data() + 4);
     };
 
-    const auto flags = next_tag();  // array flags: class, complex, global, logical; nzmax
-    if (is_small(flags) || (type_of(flags) != kMiUInt32 && type_of(flags) != kMiInt32) || size_of(flags) != 8)
-      fail("its array flags are not two 32-bit words");
+    // Array flags: class, complex, global, logical; nzmax. As uint32, which matio requires of compressed
+    // arrays and of cells and fields (it skips an array's rest and reads on from there otherwise); it also
+    // takes int32 for a plain top-level variable.
+    const auto flags = next_tag();
+    const bool int32_flags = depth == 0 && !compressed_ && type_of(flags) == kMiInt32;
+    if (is_small(flags) || (type_of(flags) != kMiUInt32 && !int32_flags) || size_of(flags) != 8)
+      fail("its array flags are not two 32-bit unsigned words");
     std::array<unsigned char, 8> f{};
     take(f.data(), f.size());
     const std::uint32_t array_class = u32(f.data()) & 0xff;
     if (array_class == kOpaqueClass && compressed_) return used;
 
+    // Dimensions: whole 32-bit integers in a tag of their own. matio reads a small element's data as the
+    // dimensions' byte count, and counts the bytes it skips by whole integers, so any other layout would
+    // have it read on from bytes this walk has not checked.
     const auto dims = next_tag();
-    if (type_of(dims) != kMiInt32) fail("its dimensions are not 32-bit integers");
+    if (is_small(dims) || type_of(dims) != kMiInt32 || size_of(dims) % 4 != 0)
+      fail("its dimensions are not a tag of whole 32-bit integers");
     double elements = 1;
-    if (is_small(dims)) {
-      if (size_of(dims) >= 4) elements = u32(dims.data() + 4);
-    } else {
-      fits(size_of(dims));
-      for (std::uint32_t k = 0; k < size_of(dims) / 4; ++k) {
-        std::array<unsigned char, 4> d{};
-        take(d.data(), d.size());
-        elements *= u32(d.data());
-      }
-      take(nullptr, size_of(dims) % 4 + padding(size_of(dims)));
+    fits(size_of(dims));
+    for (std::uint32_t k = 0; k < size_of(dims) / 4; ++k) {
+      std::array<unsigned char, 4> d{};
+      take(d.data(), d.size());
+      elements *= u32(d.data());
     }
+    take(nullptr, padding(size_of(dims)));
 
     const auto name = next_tag();
     if (type_of(name) != kMiInt8) fail("its name is not 8-bit characters");
@@ -372,7 +376,7 @@ void check_structure(const std::string& path) {
       }
       walk.array(array_bytes, 0);
     }
-    pos = type == kMiCompressed ? end : (end + 7) / 8 * 8;
+    pos = end;  // where matio reads the next variable: no padding after a top-level element
   }
 }
 
