@@ -280,18 +280,21 @@ Header read_header(InputFile& in, bool images = false) {
                                  shape_text(h.shape), h.shape.size()));
   const std::int64_t item = item_bytes(h.element);
   // The element count is checked against overflow so that absurd shapes fail here, before any allocation.
-  std::int64_t elements = 1;
+  // An empty array's other dimensions too: the readers multiply them (a fuzzed (4000000040, 10000004000, 0)
+  // overflowed there).
+  std::int64_t nonzero = 1;
   const bool has_zero = std::find(h.shape.begin(), h.shape.end(), 0) != h.shape.end();
   for (index d : h.shape) {
     if (d < 0)
       throw ParseError(path, h.shape_offset, -1, fmt::format("shape {} has a negative dimension", shape_text(h.shape)));
-    if (!has_zero && elements > std::numeric_limits<std::int64_t>::max() / item / d)
+    if (d == 0) continue;
+    if (nonzero > std::numeric_limits<std::int64_t>::max() / item / d)
       throw ParseError(path, h.shape_offset, -1,
                        fmt::format("shape {} is too large: its size overflows 64 bits", shape_text(h.shape)));
-    elements *= d;
+    nonzero *= d;
   }
   h.data_offset = header_offset + header_bytes;
-  h.data_bytes = elements * item;
+  h.data_bytes = has_zero ? 0 : nonzero * item;
   if (in.size() && *in.size() - h.data_offset != h.data_bytes)
     throw data_size_error(path, h, *in.size() - h.data_offset);
   return h;
@@ -391,8 +394,10 @@ MatrixStack<T> read_stack_data(Source& in, const Header& h) {
     // Element [b][i][j] lies at b + (i + j*rows)*count: a count x slice array to transpose.
     read_transposed(in, h, s.count, slice, s.data.data());
   } else {
-    // Each matrix is stored row by row: a cols x rows column-major array to transpose.
-    for (index b = 0; b < s.count; ++b) read_transposed(in, h, s.cols, s.rows, s.data.data() + b * slice);
+    // Each matrix is stored row by row: a cols x rows column-major array to transpose. Empty matrices hold
+    // nothing to read, however many (a fuzzed shape (4000000040, 0, 0) spent minutes here).
+    if (slice > 0)
+      for (index b = 0; b < s.count; ++b) read_transposed(in, h, s.cols, s.rows, s.data.data() + b * slice);
   }
   expect_end(in, h);
   return s;
@@ -557,7 +562,8 @@ template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack) {
   AtomicFile out(path);
   out.write(header<T>(false, {stack.count, stack.rows, stack.cols}));
-  for (index b = 0; b < stack.count; ++b) write_rows(out, stack[b]);
+  if (stack.rows * stack.cols > 0)  // empty matrices write nothing, however many
+    for (index b = 0; b < stack.count; ++b) write_rows(out, stack[b]);
   out.commit();
 }
 
