@@ -24,9 +24,10 @@ struct SparseJacobian;
 template <Real T>
 class BorderedJacobian {
  public:
-  // J found in other storage: the first k columns dense, then exactly one nonzero per row among the
-  // others, the segment columns following the rows in order, each on one run of rows. Anything else
-  // throws InvalidArgument naming the row or column at fault.
+  // J found in other storage: the first k columns dense, then at most one nonzero per row among the
+  // others, the segment columns following the rows in order, each on one run of rows (a row without one
+  // joins the run before it; a column without one is an empty segment). Anything else throws
+  // InvalidArgument naming the row at fault.
   static BorderedJacobian from_dense(ConstMatrixView<T> J, index k);
   static BorderedJacobian from_sparse(const SparseJacobian<T>& J, index k);
   // The source thesis's compact layout: a 2 x n array (row 0: the motion column, so k = 1; row 1: each
@@ -34,8 +35,9 @@ class BorderedJacobian {
   static BorderedJacobian from_compact(ConstMatrixView<T> compact, const std::vector<index>& lengths);
 
   // dense: n x k, on the device J is to live on; starts/lengths: per segment column, its first row and
-  // number of rows (the runs must follow each other without gap or overlap from row 0 to row n); values:
-  // the segment entry of each row (n entries). Invalid segments throw InvalidArgument naming the segment.
+  // number of rows (the runs must follow each other without gap or overlap from row 0 to row n; an empty
+  // one is a zero column); values: the segment entry of each row (n entries). Invalid segments throw
+  // InvalidArgument naming the segment.
   BorderedJacobian(Matrix<T> dense, std::vector<index> starts, std::vector<index> lengths, std::vector<T> values);
 
   Device device() const noexcept { return dense_.device(); }
@@ -88,9 +90,13 @@ template <Real T>
 Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping = 0);
 
 // x = (J^T J + damping diag)^-1 J^T d for each column of d (n x c, on J's device): the Gauss-Newton (or
-// LM) step, without forming J^+, on J's device. A segment column whose normal entry is zero (an
-// unobservable parameter) throws SingularMatrix naming the parameter; a Schur complement that is not
-// positive definite names the dense parameter where it fails.
+// LM) step, without forming J^+, on J's device. J^T J (+ damping) must be nonsingular to working precision,
+// as one matrix must be for linv::solve; SingularMatrix names the column of J (1-based, the parameter)
+// otherwise: a zero segment column (an unobservable parameter), the dense column where the Schur
+// complement is not positive definite (zero, or dependent on the columns before it), or, when the rcond of
+// J^T J estimated through the Schur complement is below sqrt(n) eps (the rounding of its entries, sums over
+// the n rows; its rcond() is then the rcond divided by sqrt(n)), the parameter the data determine worst
+// (the largest diagonal entry of (J^T J)^-1). The report carries that rcond.
 template <Real T>
 Solution<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, double damping = 0);
 

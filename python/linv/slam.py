@@ -37,8 +37,9 @@ class BorderedJacobian:
     Parameters
     ----------
     j : array_like, shape (n, m)
-        The Jacobian as a dense array: the first k columns dense, then exactly one nonzero per row among
-        the others, the segment columns following the rows in order, each on one contiguous run.
+        The Jacobian as a dense array: the first k columns dense, then at most one nonzero per row among
+        the others, the segment columns following the rows in order, each on one contiguous run (a zero
+        column is allowed here, and refused by `step` and `pinv`).
     k : int
         The dense (motion) columns; the source formulation has k = 1. On a GPU at most 32.
     device : str
@@ -83,9 +84,9 @@ class BorderedJacobian:
         Raises
         ------
         SingularMatrixError
-            A segment parameter is unobservable (its normal entry is zero), naming it.
-        NotPositiveDefiniteError
-            The Schur complement is not positive definite, naming the dense parameter where it fails.
+            J's columns are dependent to working precision: a zero column (an unobservable parameter), a
+            dense column the columns before it explain (the Schur complement not positive definite there),
+            or J^T J singular to the rounding of its sums over J's rows. `pivot` is the column (1-based).
         """
         d2, vector = _rhs("step", self.shape, self.dtype, d)
         x, rep = self._native.step(d2, float(damping))

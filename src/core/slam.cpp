@@ -26,23 +26,45 @@ std::unique_ptr<void, detail::Deleter> upload(const std::vector<index>& v, Devic
   return p;
 }
 
-// The outcome's failures, named.
+// The outcome's failures, named by the column of J (the parameter), 1-based; a J^T J singular to working
+// precision is one too. Otherwise the report gets J^T J's rcond.
+//
+// The rcond is 1 / the largest variance inflation factor of J's columns (src/kernels/slam.hpp). Working
+// precision for it is that of J^T J's entries, sums over the n rows of J, whose rounding is about sqrt(n)
+// eps relative (probabilistic rounding error analysis: Higham and Mary, SIAM J. Sci. Comput. 41, 2019),
+// not eps as for a matrix given to working precision (docs/design.md): a column exactly three times
+// another, in 100000 rows, came out of the sums with an rcond of 120 eps. Below sqrt(n) eps the normal
+// equations determine no digit of the step; the SingularMatrix then carries rcond / sqrt(n), the rcond
+// relative to that level.
 template <Real T>
-void raise(const BorderedJacobian<T>& J, const kernels::SlamOutcome& o) {
+void raise(const BorderedJacobian<T>& J, const kernels::SlamOutcome& o, Report* report) {
   const index kd = J.dense_cols();
   if (o.unobservable_segment >= 0) {
     const std::size_t j = static_cast<std::size_t>(o.unobservable_segment);
+    const std::string rows = J.lengths()[j] == 0 ? "no rows"
+                                                 : fmt::format("rows {}..{}", J.starts()[j] + 1,
+                                                               J.starts()[j] + J.lengths()[j]);
     throw SingularMatrix(kd + o.unobservable_segment + 1, 0.0,
-                         fmt::format("parameter {} (segment column {}, rows {}..{}) is unobservable: its column of J "
-                                     "is zero",
-                                     kd + o.unobservable_segment + 1, j + 1, J.starts()[j] + 1,
-                                     J.starts()[j] + J.lengths()[j]));
+                         fmt::format("column {} of J (parameter {}, segment column {}, {}) is zero: the parameter is "
+                                     "unobservable",
+                                     kd + o.unobservable_segment + 1, kd + o.unobservable_segment + 1, j + 1, rows));
   }
   if (o.failing_dense > 0)
     throw SingularMatrix(o.failing_dense, 0.0,
-                         fmt::format("the Schur complement of the normal equations is singular at dense parameter "
-                                     "{}: it is not determined by the data",
-                                     o.failing_dense));
+                         fmt::format("column {} of J (dense parameter {}) is not determined by the data: it is zero "
+                                     "or depends on the columns before it, so the Schur complement of J^T J is "
+                                     "singular there",
+                                     o.failing_dense, o.failing_dense));
+  const double rows = static_cast<double>(std::max<index>(J.rows(), 1));
+  const double level = std::numeric_limits<T>::epsilon() * std::sqrt(rows);
+  if (!(o.rcond >= level))
+    throw SingularMatrix(o.worst, o.rcond / std::sqrt(rows),
+                         fmt::format("column {} of J (parameter {}) depends on other columns to working precision, "
+                                     "the one the data determine worst: 1 / its variance inflation factor, {:.3g}, "
+                                     "is below {:.3g}, the rounding of J^T J's {}-row sums (sqrt(n) machine "
+                                     "epsilon), to which the reciprocal condition number above is relative",
+                                     o.worst, o.worst, o.rcond, level, J.rows()));
+  if (report != nullptr) report->rcond = o.rcond;
 }
 
 // The report of a bordered step or pseudoinverse, before it runs.
@@ -74,9 +96,10 @@ BorderedJacobian<T>::BorderedJacobian(Matrix<T> dense, std::vector<index> starts
   segment_of_row_.resize(static_cast<std::size_t>(n));
   index next = 0;
   for (std::size_t j = 0; j < starts_.size(); ++j) {
-    if (starts_[j] != next || lengths_[j] < 1)
+    if (starts_[j] != next || lengths_[j] < 0)
       throw InvalidArgument(fmt::format("bordered Jacobian: segment {} covers rows {}..{} but should start at row {} "
-                                        "with at least one row (segments run in order, without gap or overlap)",
+                                        "(segments run in order, without gap or overlap; an empty one is a zero "
+                                        "column)",
                                         j + 1, starts_[j] + 1, starts_[j] + lengths_[j], next + 1));
     for (index r = starts_[j]; r < starts_[j] + lengths_[j] && r < n; ++r) segment_of_row_[static_cast<std::size_t>(r)] = static_cast<index>(j);
     next = starts_[j] + lengths_[j];
@@ -107,34 +130,27 @@ typename BorderedJacobian<T>::Arrays BorderedJacobian<T>::arrays() const noexcep
 
 namespace {
 
-// The segments from each row's segment column (among m columns, after k dense ones): they must follow
-// the rows in order, each on one run. found[r] < 0: row r has no nonzero there; more than one is refused
-// by the caller.
+// The segments from each row's segment column (among m columns, after k dense ones): the columns must
+// follow the rows in order, each on one run. found[r] < 0: row r has no nonzero there, so its segment
+// entry is zero and it joins the run before it (the first segment's at the top). A segment column that no
+// row reaches stays empty: a zero column of J is a rank-deficient Jacobian, which the solvers refuse
+// naming it (SingularMatrix), not a malformed one.
 template <Real T>
 BorderedJacobian<T> from_rows(Matrix<T> dense, index m, const std::vector<index>& found, std::vector<T> values) {
   const index n = dense.rows(), k = dense.cols();
-  std::vector<index> starts, lengths;
-  index column = k - 1;  // the segment column of the previous row
+  std::vector<index> lengths(static_cast<std::size_t>(m - k), 0);
+  index column = k;  // the segment column of the rows so far
   for (index r = 0; r < n; ++r) {
-    const index c = found[static_cast<std::size_t>(r)];
-    if (c < 0)
-      throw InvalidArgument(fmt::format("row {} has no nonzero after the first {} columns; a bordered Jacobian has "
-                                        "exactly one",
-                                        r + 1, k));
-    if (c == column) {
-      ++lengths.back();
-    } else if (c == column + 1) {
-      starts.push_back(r);
-      lengths.push_back(1);
-      column = c;
-    } else {
-      throw InvalidArgument(fmt::format("row {} continues in column {} after column {}; the segment columns must "
+    const index c = found[static_cast<std::size_t>(r)] < 0 ? column : found[static_cast<std::size_t>(r)];
+    if (c < column)
+      throw InvalidArgument(fmt::format("row {} goes back to column {} after column {}; the segment columns must "
                                         "follow the rows in order, each on one run of rows",
                                         r + 1, c + 1, column + 1));
-    }
+    column = c;
+    ++lengths[static_cast<std::size_t>(c - k)];
   }
-  if (column != m - 1)
-    throw InvalidArgument(fmt::format("columns {}..{} have no rows; every parameter needs a segment", column + 2, m));
+  std::vector<index> starts(lengths.size());
+  std::exclusive_scan(lengths.begin(), lengths.end(), starts.begin(), index{0});
   return {std::move(dense), std::move(starts), std::move(lengths), std::move(values)};
 }
 
@@ -157,7 +173,7 @@ BorderedJacobian<T> BorderedJacobian<T>::from_dense(ConstMatrixView<T> J, index 
       if (J(r, c) != T(0)) {
         if (found[static_cast<std::size_t>(r)] >= 0)
           throw InvalidArgument(fmt::format("row {} has more than one nonzero after the first {} columns; a bordered "
-                                            "Jacobian has exactly one",
+                                            "Jacobian has at most one",
                                             r + 1, k));
         found[static_cast<std::size_t>(r)] = c;
         values[static_cast<std::size_t>(r)] = J(r, c);
@@ -181,7 +197,7 @@ BorderedJacobian<T> BorderedJacobian<T>::from_sparse(const SparseJacobian<T>& J,
       } else if (v != T(0)) {
         if (found[static_cast<std::size_t>(r)] >= 0 && found[static_cast<std::size_t>(r)] != c)
           throw InvalidArgument(fmt::format("row {} has more than one nonzero after the first {} columns; a bordered "
-                                            "Jacobian has exactly one",
+                                            "Jacobian has at most one",
                                             r + 1, k));
         found[static_cast<std::size_t>(r)] = c;
         values[static_cast<std::size_t>(r)] += v;
@@ -258,7 +274,7 @@ Solution<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, doubl
   const Stopwatch clock;
   Solution<T> out{Matrix<T>::uninitialized(J.cols(), d.cols(), J.device()),
                   report_of(J, Operation::SlamStep, damping, "applied to d without forming J^+")};
-  raise(J, kernels::slam<T>(J.device()).step(J, d, damping, out.x.view()));
+  raise(J, kernels::slam<T>(J.device()).step(J, d, damping, out.x.view()), &out.report);
   out.report.seconds = clock.seconds();
   return out;
 }
@@ -266,7 +282,7 @@ Solution<T> pinv_apply(const BorderedJacobian<T>& J, ConstMatrixView<T> d, doubl
 template <Real T>
 Matrix<T> normal_inverse(const BorderedJacobian<T>& J, double damping) {
   Matrix<T> X(J.cols(), J.cols(), J.device());
-  raise(J, kernels::slam<T>(J.device()).normal_inverse(J, damping, X.view()));
+  raise(J, kernels::slam<T>(J.device()).normal_inverse(J, damping, X.view()), nullptr);
   return X;
 }
 
@@ -275,7 +291,7 @@ Solution<T> pinv(const BorderedJacobian<T>& J, double damping) {
   const Stopwatch clock;
   Solution<T> out{Matrix<T>::uninitialized(J.cols(), J.rows(), J.device()),
                   report_of(J, Operation::SlamPseudoinverse, damping, "J^+ materialised")};
-  raise(J, kernels::slam<T>(J.device()).pinv(J, damping, out.x.view()));
+  raise(J, kernels::slam<T>(J.device()).pinv(J, damping, out.x.view()), &out.report);
   out.report.seconds = clock.seconds();
   return out;
 }

@@ -1,8 +1,11 @@
 // The CPU backend's SLAM family (src/kernels/slam.hpp). With N = [A B; B^T D] the arrowhead J^T J (A k x k,
 // D diagonal), N [x0; x1] = [r0; r1] is solved by the Schur complement of D: S = A - B D^-1 B^T,
 // S x0 = r0 - B D^-1 r1, x1 = D^-1 (r1 - B^T x0). S is k x k and factored once by Cholesky; everything
-// else is a pass over the border or the rows.
+// else is a pass over the border or the rows. The conditioning (src/kernels/slam.hpp: variance inflation
+// factors) takes S^-1 and one more pass over the border.
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "cpu/backend.hpp"
 #include "cpu/lapack.hpp"
@@ -37,8 +40,38 @@ struct Factored {
   }
 };
 
+// The outcome's rcond and worst-determined parameter (src/kernels/slam.hpp) for a factored arrowhead: the
+// variance inflation factors from S^-1 and one pass over the border, O(segments k^2) as forming S.
+template <Real T>
+void estimate_condition(const slam::Arrowhead<T>& n, const Matrix<T>& schur, kernels::SlamOutcome& outcome) {
+  const index kd = n.corner.rows(), s = static_cast<index>(n.diagonal.size());
+  Matrix<T> Sinv = Matrix<T>::copy_of(schur.view());  // S^-1 from its Cholesky factor
+  if (kd > 0) lapack::potri<T>(Uplo::Lower, Sinv.view());
+  for (index c = 0; c < kd; ++c)
+    for (index r = 0; r < c; ++r) Sinv(r, c) = Sinv(c, r);
+  double worst = 0;  // the largest factor, the first of equals; the first NaN if there is one
+  const auto consider = [&](double factor, index parameter) {
+    if (factor > worst || (std::isnan(factor) && !std::isnan(worst))) worst = factor, outcome.worst = parameter;
+  };
+  for (index p = 0; p < kd; ++p)  // (N^-1)_pp N_pp = (S^-1)_pp A_pp
+    consider(static_cast<double>(Sinv(p, p)) * static_cast<double>(n.corner(p, p)), p + 1);
+  std::vector<double> e(static_cast<std::size_t>(kd));
+  for (index j = 0; j < s; ++j) {  // (N^-1)_jj D_j = (1 / D_j + E_j S^-1 E_j^T) D_j, E_j = B(:, j)^T / D_j
+    const double d = n.diagonal[static_cast<std::size_t>(j)];
+    for (index p = 0; p < kd; ++p) e[static_cast<std::size_t>(p)] = n.border(p, j) / d;
+    double quadratic = 0;
+    for (index p = 0; p < kd; ++p) {
+      double w = 0;
+      for (index q = 0; q < kd; ++q) w += static_cast<double>(Sinv(q, p)) * e[static_cast<std::size_t>(q)];
+      quadratic += e[static_cast<std::size_t>(p)] * w;
+    }
+    consider(1 + d * quadratic, kd + j + 1);
+  }
+  outcome.rcond = 1 / worst;
+}
+
 // The arrowhead and its Schur complement's factor; outcome says where it is singular (the rest is then
-// not to be used).
+// not to be used) or how close to singular it is.
 template <Real T>
 Factored<T> factor(const slam::BorderedJacobian<T>& J, double damping) {
   Factored<T> f{slam::normal_matrix(J, damping), Matrix<T>(), {}};
@@ -56,6 +89,7 @@ Factored<T> factor(const slam::BorderedJacobian<T>& J, double damping) {
       for (index r = c; r < kd; ++r) f.schur(r, c) -= f.n.border(r, j) * f.n.border(c, j) * inv;
   }
   if (kd > 0) f.outcome.failing_dense = lapack::potrf<T>(Uplo::Lower, f.schur.view());
+  if (f.outcome.failing_dense == 0) estimate_condition(f.n, f.schur, f.outcome);
   return f;
 }
 

@@ -6,6 +6,9 @@
 //   x1 = D^-1 (y - B^T x0).
 // J^+ column r is N^-1 times row r of J; its segment part is -D^-1 B^T x0 plus v_r / D_s(r) in row s(r),
 // written by one kernel in memory order, at the write bandwidth.
+// The conditioning (src/kernels/slam.hpp: variance inflation factors) comes from S^-1, formed in the Schur
+// kernel (k solves with its factor), and one more kernel over the segments; the host reads it back with
+// the flags.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -112,9 +115,11 @@ __global__ void segment_kernel(BorderedView<T> J, const T* d, T* D, T* B, T* y, 
 
 // One block: S = A (1 + damping on its diagonal) - B D^-1 B^T, its Cholesky factor L (into L, k x k), and,
 // when y is given, x0 = S^-1 (z - B D^-1 y) into x. *info: the failing dense parameter (1-based), or 0.
+// When Sinv is given and S is positive definite: S^-1 into Sinv (k x k) and the dense parameters' variance
+// inflation factors (S^-1)_pp A_pp (1 + damping) into inflation (k).
 template <class T>
 __global__ void schur_kernel(std::int64_t k, std::int64_t s, const T* A, const T* B, const T* D, const T* z,
-                             const T* y, double damping, T* L, T* x, int* info) {
+                             const T* y, double damping, T* L, T* x, int* info, T* Sinv, double* inflation) {
   __shared__ T S[kMaxDense * kMaxDense];
   __shared__ T rhs[kMaxDense];
   __shared__ int failed;
@@ -164,6 +169,50 @@ __global__ void schur_kernel(std::int64_t k, std::int64_t s, const T* A, const T
       cholesky_solve_small(S, k, rhs);
       for (std::int64_t p = 0; p < k; ++p) x[p] = rhs[p];
     }
+  }
+  if (Sinv && !failed && threadIdx.x < k) {  // column c of S^-1: L L^T x = e_c
+    const std::int64_t c = threadIdx.x;
+    T column[kMaxDense];
+    for (std::int64_t p = 0; p < k; ++p) column[p] = p == c ? T(1) : T(0);
+    cholesky_solve_small(S, k, column);
+    for (std::int64_t p = 0; p < k; ++p) Sinv[p + c * k] = column[p];
+    inflation[c] = static_cast<double>(column[c]) * static_cast<double>(A[c + c * k]) * (1 + damping);
+  }
+}
+
+// The larger of a and b, NaN if either is (a NaN must reach the rcond).
+__device__ inline double nan_max(double a, double b) { return (b > a || isnan(b)) ? b : a; }
+
+// One thread per segment j: its variance inflation factor 1 + D_j E_j S^-1 E_j^T (E_j = B(:, j)^T / D_j)
+// into inflation[j], and the largest into *largest, atomically on the bits (the factors are positive, and
+// a NaN's bits are larger still, so it wins).
+template <class T>
+__global__ void segment_inflation_kernel(std::int64_t k, std::int64_t s, const T* B, const T* D, const T* Sinv,
+                                         double* inflation, unsigned long long* largest) {
+  __shared__ double warp_largest[32];
+  const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  double factor = 0;
+  if (j < s) {
+    const double d = D[j];
+    double e[kMaxDense];
+    for (std::int64_t p = 0; p < k; ++p) e[p] = static_cast<double>(B[p + j * k]) / d;
+    double quadratic = 0;
+    for (std::int64_t p = 0; p < k; ++p) {
+      double w = 0;
+      for (std::int64_t q = 0; q < k; ++q) w += static_cast<double>(Sinv[q + p * k]) * e[q];
+      quadratic += e[p] * w;
+    }
+    factor = 1 + d * quadratic;
+    inflation[j] = factor;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) factor = nan_max(factor, __shfl_xor_sync(0xffffffffu, factor, offset));
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  if (lane == 0) warp_largest[warp] = factor;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double block = 0;
+    for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) block = nan_max(block, warp_largest[w]);
+    atomicMax(largest, static_cast<unsigned long long>(__double_as_longlong(block)));
   }
 }
 
@@ -233,39 +282,96 @@ __global__ void scaled_border_kernel(std::int64_t k, std::int64_t s, const T* B,
 
 unsigned blocks(std::int64_t count, int threads) { return static_cast<unsigned>((count + threads - 1) / threads); }
 
-// The factorization shared by steps and J^+: D, B, A = J_d^T J_d, and (via schur_kernel) L and x0.
+// The factorization shared by steps and J^+: D, B, A = J_d^T J_d, and (via schur_kernel) L and x0; and the
+// conditioning: S^-1, the dense parameters' variance inflation factors, the largest of the segments' (as
+// bits, right after them) and each segment's.
 template <class T>
 struct Work {
-  T *D, *B, *A, *z, *y, *L;  // A and z adjacent (zeroed together)
+  T *D, *B, *A, *z, *y, *L, *Sinv;  // A and z adjacent (zeroed together)
   int* flags;  // [0]: first unobservable segment (0x7f7f7f7f: none), [1]: failing dense parameter (0: none)
+  double* inflation;             // k
+  unsigned long long* largest;   // inflation + k
+  double* segment_inflation;     // segments
 };
 
 template <class T>
 Work<T> work_for(Context& ctx, std::int64_t n_cols_k, std::int64_t s) {
   const std::int64_t k = n_cols_k;
-  T* base = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(s + k * s + k * k + k + s + k * k));
-  Work<T> w{base, base + s, base + s + k * s, base + s + k * s + k * k, base + s + k * s + k * k + k,
-            base + s + k * s + k * k + k + s, ctx.scratch_as<int>(Slot::small, 2)};
-  return w;
+  T* base = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(s + k * s + k * k + k + s + 2 * k * k));
+  double* condition = ctx.scratch_as<double>(Slot::b, static_cast<std::size_t>(k + 1 + s));
+  T* next = base;
+  const auto take = [&](std::int64_t size) {
+    T* p = next;
+    next += size;
+    return p;
+  };
+  T* D = take(s);
+  T* B = take(k * s);
+  T* A = take(k * k);
+  T* z = take(k);
+  T* y = take(s);
+  T* L = take(k * k);
+  T* Sinv = take(k * k);
+  return {D,
+          B,
+          A,
+          z,
+          y,
+          L,
+          Sinv,
+          ctx.scratch_as<int>(Slot::small, 2),
+          condition,
+          reinterpret_cast<unsigned long long*>(condition + k),
+          condition + k + 1};
 }
 
-// Reads the flags back and turns them into the outcome.
-kernels::SlamOutcome outcome_of(Context& ctx, const int* flags) {
+// Reads the flags (and with `conditioned`, the inflation factors) back and turns them into the outcome.
+template <class T>
+kernels::SlamOutcome outcome_of(Context& ctx, const Work<T>& w, std::int64_t k, std::int64_t s, bool conditioned) {
+  const cudaStream_t stream = ctx.main().stream;
   int host[2] = {0, 0};
-  check(cudaMemcpyAsync(host, flags, sizeof(host), cudaMemcpyDeviceToHost, ctx.main().stream), "cudaMemcpy");
+  std::vector<double> inflation(static_cast<std::size_t>(k + 1));  // the dense factors, the segments' largest
+  check(cudaMemcpyAsync(host, w.flags, sizeof(host), cudaMemcpyDeviceToHost, stream), "cudaMemcpy");
+  if (conditioned)
+    check(cudaMemcpyAsync(inflation.data(), w.inflation, inflation.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                          stream),
+          "cudaMemcpy");
   ctx.synchronize();
   kernels::SlamOutcome o;
   o.unobservable_segment = host[0] == 0x7f7f7f7f ? -1 : host[0];
   o.failing_dense = host[1];
+  if (!conditioned || o.unobservable_segment >= 0 || o.failing_dense > 0) return o;
+  // the largest factor, the first of equals and a NaN before all, as the CPU picks it
+  const auto larger = [](double a, double b) { return a > b || (std::isnan(a) && !std::isnan(b)); };
+  double worst = 0;
+  for (std::int64_t p = 0; p < k; ++p) {
+    const double f = inflation[static_cast<std::size_t>(p)];
+    if (larger(f, worst)) worst = f, o.worst = p + 1;
+  }
+  const double segments = inflation[static_cast<std::size_t>(k)];  // the bits atomicMax left are a double's
+  if (s > 0 && larger(segments, worst)) {
+    worst = segments;
+    std::vector<double> each(static_cast<std::size_t>(s));  // which segment: read back only now
+    check(cudaMemcpyAsync(each.data(), w.segment_inflation, each.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                          stream),
+          "cudaMemcpy");
+    ctx.synchronize();
+    const auto at = std::find_if(each.begin(), each.end(),
+                                 [&](double f) { return std::isnan(segments) ? std::isnan(f) : f == segments; });
+    o.worst = k + (at - each.begin()) + 1;
+  }
+  o.rcond = 1 / worst;
   return o;
 }
 
 // Queues the factorization for J (and, with d, the step's x0 into x): A's lower triangle and z = J_d^T d by
-// cuBLAS, then the segment and Schur kernels.
+// cuBLAS, then the segment and Schur kernels; with `conditioned`, also the inflation factors.
 template <class T>
-void start_factor(Context& ctx, const BorderedView<T>& J, const T* d, double damping, const Work<T>& w, T* x) {
+void start_factor(Context& ctx, const BorderedView<T>& J, const T* d, double damping, const Work<T>& w, T* x,
+                  bool conditioned) {
   const Lane& lane = ctx.main();
   check(cudaMemsetAsync(w.flags, 0x7f, sizeof(int), lane.stream), "cudaMemset");  // no unobservable segment
+  if (conditioned) check(cudaMemsetAsync(w.largest, 0, sizeof(unsigned long long), lane.stream), "cudaMemset");
   check(cudaMemsetAsync(w.A, 0, static_cast<std::size_t>(J.k * J.k + J.k) * sizeof(T), lane.stream), "cudaMemset");
   const std::int64_t entries = J.k * (J.k + 1) / 2 + (d ? J.k : 0);
   const unsigned row_blocks = static_cast<unsigned>(std::min<std::int64_t>((J.n + 1023) / 1024, 1024));
@@ -275,8 +381,13 @@ void start_factor(Context& ctx, const BorderedView<T>& J, const T* d, double dam
                                                                                        w.flags);
   check_launch("segment");
   schur_kernel<T><<<1, 256, 0, lane.stream>>>(J.k, J.segments, w.A, w.B, w.D, w.z, d ? w.y : nullptr, damping, w.L, x,
-                                               w.flags + 1);
+                                               w.flags + 1, conditioned ? w.Sinv : nullptr, w.inflation);
   check_launch("schur");
+  if (conditioned && J.segments > 0) {
+    segment_inflation_kernel<T><<<blocks(J.segments, kThreads), kThreads, 0, lane.stream>>>(
+        J.k, J.segments, w.B, w.D, w.Sinv, w.segment_inflation, w.largest);
+    check_launch("segment inflation");
+  }
 }
 
 template <Real T>
@@ -284,14 +395,15 @@ kernels::SlamOutcome step(const BorderedView<T>& J, ConstMatrixView<T> d, double
   Context& ctx = context_of(d.device());
   const Lane& lane = ctx.main();
   const Work<T> w = work_for<T>(ctx, J.k, J.segments);
-  kernels::SlamOutcome o;
+  kernels::SlamOutcome o;  // the first column's: every column has the same J, so the same conditioning
   for (std::int64_t c = 0; c < d.cols(); ++c) {
     const T* dc = d.data() + c * ld_of(d.ld());
     T* xc = x.data() + c * ld_of(x.ld());
-    start_factor<T>(ctx, J, dc, damping, w, xc);
+    start_factor<T>(ctx, J, dc, damping, w, xc, c == 0);
     segment_solution_kernel<T><<<blocks(J.segments, 256), 256, 0, lane.stream>>>(J.k, J.segments, w.B, w.D, w.y, xc);
     check_launch("segment solution");
-    o = outcome_of(ctx, w.flags);
+    const kernels::SlamOutcome column = outcome_of(ctx, w, J.k, J.segments, c == 0);
+    if (c == 0) o = column;
     if (o.unobservable_segment >= 0 || o.failing_dense > 0) return o;
   }
   return o;
@@ -302,8 +414,8 @@ kernels::SlamOutcome pinv(const BorderedView<T>& J, double damping, MatrixView<T
   Context& ctx = context_of(P.device());
   const Lane& lane = ctx.main();
   const Work<T> w = work_for<T>(ctx, J.k, J.segments);
-  start_factor<T>(ctx, J, nullptr, damping, w, nullptr);
-  const kernels::SlamOutcome o = outcome_of(ctx, w.flags);
+  start_factor<T>(ctx, J, nullptr, damping, w, nullptr, true);
+  const kernels::SlamOutcome o = outcome_of(ctx, w, J.k, J.segments, true);
   if (o.unobservable_segment >= 0 || o.failing_dense > 0) return o;
   T* C = ctx.scratch_as<T>(Slot::d, static_cast<std::size_t>(J.k * J.segments + 1));
   scaled_border_kernel<T><<<blocks(J.k * J.segments, 256), 256, 0, lane.stream>>>(J.k, J.segments, w.B, w.D, C);

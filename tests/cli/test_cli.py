@@ -480,6 +480,17 @@ class CliTest(unittest.TestCase):
         d = self.save("d.npy", self.rng.uniform(-1, 1, (300, 1)))
         run("pinv", j, "-o", self.path("s.npy"), "--structure", "bordered", "--apply", d)
         self.assertLess(np.abs(np.load(self.path("s.npy")) - ref @ np.load(d)).max(), 1e-10)
+        # a rank-deficient J is a numerical failure (exit 4) naming the column, not a malformed one: a segment
+        # column of zeros, a zero dense column, a dense column twice another
+        zero = J.copy()
+        zero[:, 5] = 0.0
+        cases = (("zero.npy", zero, 1, [6]), ("dense0.npy", np.insert(J, 1, 0.0, axis=1), 2, [2]),
+                 ("twice.npy", np.insert(J, 1, 2 * J[:, 0], axis=1), 2, [1, 2]))
+        for name, jac, dense, columns in cases:
+            for apply in ([], ["--apply", d]):
+                _, err = run("pinv", self.save(name, jac), "-o", self.path("x.npy"), "--structure", "bordered",
+                             "--dense-cols", dense, *apply, expect=4)
+                self.assertTrue(any(f"column {c} of J" in err for c in columns), err)
         J[10, 5] = 1.0  # a second segment entry in row 11
         _, err = run("pinv", self.save("bad.npy", J), "-o", self.path("x.npy"), "--structure", "bordered", expect=2)
         self.assertIn("row 11", err)

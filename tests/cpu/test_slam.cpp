@@ -2,8 +2,11 @@
 // without J^+, Levenberg-Marquardt damping, unobservable parameters and malformed segments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
@@ -11,6 +14,7 @@
 #include "linv/generate.hpp"
 #include "linv/slam.hpp"
 #include "support/dense_checks.hpp"
+#include "support/slam_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -100,6 +104,114 @@ TEST(Slam, UnobservableParametersAndBadSegmentsAreNamed) {
     FAIL() << "a gap between segments should be refused";
   } catch (const InvalidArgument& e) {
     EXPECT_TRUE(testing::contains(e.what(), "segment 4"));
+  }
+}
+
+// A zero column of J, dense or segment, or a segment column of explicit zeros, is a rank-deficient
+// Jacobian: every solver refuses it naming the column (SingularMatrix, the CLI's exit 4), and building it
+// from any storage succeeds, since it is not malformed.
+TEST(Slam, ZeroColumnsAreSingularAndNamed) {
+  const auto seed = testing::case_seed(14);
+  LINV_TRACE_SEED(seed);
+  const slam::BorderedJacobian<double> J = random_jacobian(200, 2, seed);
+  const Matrix<double> dense = J.to_dense();
+  const index k = J.dense_cols(), last = J.cols() - 1;
+  for (index column : {index{1}, k, k + 3, last}) {  // 0-based: a dense one, the first, a middle, the last segment
+    Matrix<double> zeroed = Matrix<double>::copy_of(dense.view());
+    for (index r = 0; r < zeroed.rows(); ++r) zeroed(r, column) = 0;
+    const std::string what = "column " + std::to_string(column + 1);
+    testing::expect_refused(slam::BorderedJacobian<double>::from_dense(zeroed.view(), k), {column + 1},
+                            what + " from dense");
+    // the same column as explicit zeros in compressed rows
+    slam::SparseJacobian<double> sparse = slam::SparseJacobian<double>::from_dense(zeroed.view());
+    sparse.row_start.assign(1, 0);
+    sparse.column.clear();
+    sparse.value.clear();
+    for (index r = 0; r < zeroed.rows(); ++r) {
+      for (index c = 0; c < zeroed.cols(); ++c)
+        if (zeroed(r, c) != 0 || c == column) {
+          sparse.column.push_back(c);
+          sparse.value.push_back(zeroed(r, c));
+        }
+      sparse.row_start.push_back(static_cast<index>(sparse.column.size()));
+    }
+    testing::expect_refused(slam::BorderedJacobian<double>::from_sparse(sparse, k), {column + 1},
+                            what + " from sparse");
+  }
+  // a segment given with no rows is the same zero column
+  std::vector<index> starts = J.starts(), lengths = J.lengths();
+  starts.insert(starts.begin() + 2, starts[2]);
+  lengths.insert(lengths.begin() + 2, 0);
+  const slam::BorderedJacobian<double> empty(Matrix<double>::copy_of(J.dense().view()), starts, lengths, J.values());
+  testing::expect_refused(empty, {k + 3}, "an empty segment");
+}
+
+template <Real T>
+class SlamConditioning : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(SlamConditioning, Types);
+
+// A dense column that is an exact multiple of another (by a power of two, so exact in storage), or one in
+// the span of segment columns (the Schur complement singular in exact arithmetic): refused, never a
+// silent step, naming one of the columns involved, whichever way rounding leaves the Schur complement
+// (a pivot that is not positive, or one so small that J^T J is singular to working precision).
+TYPED_TEST(SlamConditioning, DependentColumnsAreRefusedByName) {
+  using T = TypeParam;
+  for (index n : {60, 2000}) {
+    const auto seed = testing::case_seed(static_cast<std::uint64_t>(20 + n));
+    LINV_TRACE_SEED(seed);
+    for (double factor : {2.0, -0.5, 4.0}) {
+      const auto J = testing::dyadic_jacobian<T>(n, n / 10 + 1, 3, seed, [&](Matrix<T>& dense, const auto&) {
+        for (index r = 0; r < n; ++r) dense(r, 2) = static_cast<T>(factor) * dense(r, 0);
+      });
+      testing::expect_refused(J, {1, 3}, "column 3 = " + std::to_string(factor) + " column 1, n=" + std::to_string(n));
+    }
+    // column 1 = 2 v on segment 2's rows and -4 v on segment 5's, zero elsewhere: in their span
+    const auto J = testing::dyadic_jacobian<T>(n, n / 10 + 1, 1, seed, [](Matrix<T>& dense, const auto& base) {
+      for (index r = 0; r < dense.rows(); ++r) {
+        const index j = base.segment_of(r);
+        dense(r, 0) = j == 2 ? T(2) * base.values()[static_cast<std::size_t>(r)]
+                             : j == 5 ? T(-4) * base.values()[static_cast<std::size_t>(r)] : T(0);
+      }
+    });
+    testing::expect_refused(J, {1, 1 + 3, 1 + 6}, "column 1 in the span of segments 3 and 6, n=" + std::to_string(n));
+  }
+}
+
+// Either side of the threshold: a dense column a small distance from another. Well above the rounding of
+// J^T J's sums (1 / the largest variance inflation factor 100 times sqrt(n) eps) the step is computed and
+// the report carries that rcond; far below it, J is refused naming one of the two columns.
+TEST(Slam, NearlyDependentColumnsEitherSideOfTheThreshold) {
+  const index n = 400;
+  const auto seed = testing::case_seed(30);
+  LINV_TRACE_SEED(seed);
+  const double level = testing::eps<double>() * std::sqrt(static_cast<double>(n));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> noise(static_cast<std::size_t>(n));
+  for (double& v : noise) v = normal(rng);
+  for (double target : {100 * level, level / 100}) {
+    // column 2 = column 1 + delta noise: 1 - R^2 is about delta^2 ||noise||^2 / ||column 1||^2
+    const auto J = testing::dyadic_jacobian<double>(n, 40, 2, seed, [&](Matrix<double>& dense, const auto&) {
+      double norm = 0;
+      for (index r = 0; r < n; ++r) norm += dense(r, 0) * dense(r, 0);
+      const double delta = std::sqrt(target * norm / static_cast<double>(n));
+      for (index r = 0; r < n; ++r) dense(r, 1) = dense(r, 0) + delta * noise[static_cast<std::size_t>(r)];
+    });
+    // the two dense columns are the ones the data determine worst
+    const Matrix<double> dense = J.to_dense();
+    const double exact = std::min(testing::independence(dense, 0), testing::independence(dense, 1));
+    SCOPED_TRACE("1 / largest variance inflation " + std::to_string(exact) + ", level " + std::to_string(level));
+    if (target > level) {
+      ASSERT_GT(exact, 10 * level);  // the construction did what it says
+      const Matrix<double> d = random_uniform<double>(n, 1, seed + 2, -1.0, 1.0);
+      const Solution<double> step = slam::pinv_apply(J, d.view());
+      // the computed factors carry the rounding of J^T J's sums, about `level` against `exact`
+      EXPECT_LE(std::abs(step.report.rcond / exact - 1), 30 * level / exact);
+    } else {
+      ASSERT_LT(exact, level / 10);
+      testing::expect_refused(J, {1, 2}, "below the threshold");
+    }
   }
 }
 

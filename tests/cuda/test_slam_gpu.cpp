@@ -1,12 +1,16 @@
-// Bordered SLAM Jacobians on the GPU against the CPU backend: the step J^+ d, the materialised J^+, with
-// and without damping, one and several dense columns, float and double; unobservable parameters named.
+// Bordered SLAM Jacobians on the GPU against the CPU backend: the step J^+ d, the materialised J^+ and the
+// conditioning they report, with and without damping, one and several dense columns, float and double;
+// unobservable parameters and rank-deficient Jacobians named.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "linv/errors.hpp"
 #include "linv/generate.hpp"
 #include "linv/slam.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
+#include "support/slam_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -48,8 +52,45 @@ TYPED_TEST(SlamGpu, StepAndPseudoinverseAgreeWithCpu) {
       EXPECT_EQ(P.rows(), J.cols());
       EXPECT_EQ(P.cols(), J.rows());
       EXPECT_LE((testing::relative_difference<T, T>(P.view(), P_cpu.view())), bound);
+      // the same conditioning from either backend, to the rounding of J^T J's sums
+      const double level = testing::eps<T>() * std::sqrt(static_cast<double>(J.rows()));
+      const double rcond_gpu = slam::pinv_apply(Jd, d_gpu.view(), damping).report.rcond;
+      const double rcond_cpu = slam::pinv_apply(J, d.view(), damping).report.rcond;
+      EXPECT_LE(std::abs(rcond_gpu - rcond_cpu), 30 * level * rcond_cpu);
     }
   }
+}
+
+// A zero column, dense or segment (a segment column of explicit zeros is one), a dense column that is a
+// multiple of another, or one in the span of segment columns: refused on the GPU as on the CPU, by name.
+TYPED_TEST(SlamGpu, RankDeficientJacobiansAreRefusedByName) {
+  using T = TypeParam;
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const auto seed = testing::case_seed(60);
+  LINV_TRACE_SEED(seed);
+  const slam::BorderedJacobian<T> J = with_dense_columns<T>(500, 40, 2, seed);
+  const Matrix<T> dense = J.to_dense();
+  for (index column : {index{1}, index{2}, index{2 + 7}, J.cols() - 1}) {  // 0-based
+    Matrix<T> zeroed = Matrix<T>::copy_of(dense.view());
+    for (index r = 0; r < zeroed.rows(); ++r) zeroed(r, column) = T(0);
+    testing::expect_refused(slam::BorderedJacobian<T>::from_dense(zeroed.view(), 2).to(gpu), {column + 1},
+                            "zero column " + std::to_string(column + 1));
+  }
+  for (double factor : {2.0, -0.5}) {
+    const auto multiple = testing::dyadic_jacobian<T>(500, 40, 3, seed, [&](Matrix<T>& d, const auto&) {
+      for (index r = 0; r < d.rows(); ++r) d(r, 2) = static_cast<T>(factor) * d(r, 0);
+    });
+    testing::expect_refused(multiple.to(gpu), {1, 3}, "column 3 = " + std::to_string(factor) + " column 1");
+  }
+  const auto spanned = testing::dyadic_jacobian<T>(500, 40, 1, seed, [](Matrix<T>& d, const auto& base) {
+    for (index r = 0; r < d.rows(); ++r) {
+      const index j = base.segment_of(r);
+      d(r, 0) = j == 2 ? T(2) * base.values()[static_cast<std::size_t>(r)]
+                       : j == 5 ? T(-4) * base.values()[static_cast<std::size_t>(r)] : T(0);
+    }
+  });
+  testing::expect_refused(spanned.to(gpu), {1, 1 + 3, 1 + 6}, "column 1 in the span of segments 3 and 6");
 }
 
 TEST(SlamGpu, SparseFallbackByCglsAgreesWithCpu) {

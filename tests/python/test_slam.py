@@ -82,9 +82,10 @@ def test_slam_errors():
     with pytest.raises(ValueError):
         linv.slam.BorderedJacobian(bad, 1)
     unobservable = j.copy()
-    unobservable[:, 2] = 0.0  # a segment with no observation
-    with pytest.raises(ValueError):
+    unobservable[:, 2] = 0.0  # a segment with no observation: rank deficiency, not a malformed J
+    with pytest.raises(linv.SingularMatrixError) as e:
         linv.slam.step(unobservable, np.ones(50))
+    assert e.value.pivot == 3 and "column 3 of J" in str(e.value)
 
 
 def test_gpu_step_matches_cpu():
