@@ -454,8 +454,8 @@ int launch_groups(const Batch<T>& batch, cudaStream_t stream) {
 }
 
 template <Real T>
-kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n, int device,
-                                            const kernels::BatchedPolicy& policy,
+kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n,
+                                            int device, const kernels::BatchedPolicy& policy,
                                             std::vector<batched::Singular>& singular_matrices) {
   singular_matrices.clear();
   if (count == 0 || n == 0) return {Method::BatchedGaussJordan, ""};
