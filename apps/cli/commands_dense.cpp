@@ -132,6 +132,7 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
     for (std::size_t i = 1; i < s.report.notes.size(); ++i) std::printf("  note: %s\n", s.report.notes[i].c_str());
   }
   if (refused.empty()) return;
+  io::commit_outputs_so_far();  // the result and the report stand: the refused matrices are NaN in it
   // Name the first few; the report lists up to 1000.
   constexpr std::size_t kNamed = 10;
   std::string named;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "linv/io.hpp"
 
 namespace linv::cli {
 
@@ -33,7 +34,11 @@ int run(int argc, char** argv) {
           c.define(*parent.add_subcommand(c.name, c.description));
         }
   try {
+    // A command's outputs are renamed into place together once it has succeeded; a failure part-way
+    // (a numerical error, an output that cannot be written) leaves every earlier target as it was.
+    io::OutputTransaction outputs;
     app.parse(argc, argv);
+    outputs.commit();
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);

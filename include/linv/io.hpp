@@ -55,6 +55,34 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
 // Writes `text` to `path` atomically (temporary file + rename).
 void write_text(const std::string& path, const std::string& text);
 
+// Several outputs written as one: while an OutputTransaction lives on a thread, each file that thread writes
+// through linv::io is written in full under its temporary name and left there; commit() then renames them
+// all into place, in the order written. Destroyed without commit() (an exception, a later output that could
+// not be written), it removes them, and every target keeps what it held before. The renames themselves are
+// not one atomic step: if one of them fails, commit() throws naming it, the files renamed before it stay
+// and the rest are removed. Transactions do not nest.
+class OutputTransaction {
+ public:
+  OutputTransaction();
+  ~OutputTransaction();
+  OutputTransaction(const OutputTransaction&) = delete;
+  OutputTransaction& operator=(const OutputTransaction&) = delete;
+  void commit();
+
+ private:
+  struct Pending {
+    std::string temp, target;
+    int listed;  // the entry in the table of temporary files
+  };
+  void rename_pending();
+  std::vector<Pending> pending_;
+  friend struct OutputTransactionAccess;  // the writers' and commit_outputs_so_far's way in (src/io/io.cpp)
+};
+// Renames into place what this thread's OutputTransaction holds so far, leaving it open (nothing to do
+// without one): for outputs that are complete although the command goes on to report a failure, such as
+// a batch whose singular members are NaN in its result.
+void commit_outputs_so_far();
+
 // For a handler of a fatal signal (Ctrl-C, SIGTERM): removes the temporary files of every write in
 // progress in this process, and makes any write that creates its file after this call remove it again.
 // Async-signal-safe. Meant for a process that is about to end: the command-line tool calls it, then dies

@@ -19,6 +19,22 @@
 
 namespace linv::io {
 
+namespace {
+thread_local OutputTransaction* active_transaction = nullptr;
+}  // namespace
+
+struct OutputTransactionAccess {
+  // Hands a written temporary file to this thread's transaction; false when there is none.
+  static bool defer(const std::string& temp, const std::string& target, int listed) {
+    if (active_transaction == nullptr) return false;
+    active_transaction->pending_.push_back({temp, target, listed});
+    return true;
+  }
+  static void rename_so_far() {
+    if (active_transaction != nullptr) active_transaction->rename_pending();
+  }
+};
+
 namespace detail {
 
 // ---- InputFile ----
@@ -107,6 +123,11 @@ void AtomicFile::close_handle() {
 // what linv promises; surviving a power cut is left to the file system's own ordering.
 void AtomicFile::commit() {
   close_handle();
+  if (OutputTransactionAccess::defer(temp_, target_, listed_)) {  // renamed by the transaction's commit
+    committed_ = true;
+    listed_ = -1;
+    return;
+  }
   std::error_code ec;
   std::filesystem::rename(temp_, target_, ec);
   if (ec) fail(ec.message());
@@ -119,6 +140,37 @@ void AtomicFile::fail(const std::string& reason) const {
 }
 
 }  // namespace detail
+
+OutputTransaction::OutputTransaction() {
+  if (active_transaction != nullptr) throw InvalidArgument("an output transaction is already open on this thread");
+  active_transaction = this;
+}
+
+OutputTransaction::~OutputTransaction() {
+  active_transaction = nullptr;
+  for (const Pending& p : pending_) {
+    ::unlink(p.temp.c_str());
+    detail::forget_temporary(p.listed);  // after the unlink: a signal in between only repeats it
+  }
+}
+
+void OutputTransaction::commit() {
+  active_transaction = nullptr;
+  rename_pending();
+}
+
+void commit_outputs_so_far() { OutputTransactionAccess::rename_so_far(); }
+
+void OutputTransaction::rename_pending() {
+  while (!pending_.empty()) {
+    const Pending& p = pending_.front();
+    std::error_code ec;
+    std::filesystem::rename(p.temp, p.target, ec);
+    if (ec) throw InputError(fmt::format("could not write {}: {}", p.target, ec.message()));  // the rest removed
+    detail::forget_temporary(p.listed);
+    pending_.erase(pending_.begin());
+  }
+}
 
 namespace {
 

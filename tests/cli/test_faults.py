@@ -191,6 +191,20 @@ class FaultTest(unittest.TestCase):
         self.assert_one_line_error(err, f"could not write {target}", reason)
         self.assert_nothing_lost(folder, target, before)
 
+    # ---- 2b. the second of two outputs cannot be written ------------------------------------------
+    def test_second_output_unwritable_keeps_the_first(self):
+        # k-SVD writes a dictionary, then the codes into a directory that does not exist: exit 3, and the
+        # dictionary's earlier content stays (the outputs are renamed into place together, after the last)
+        T, K, N = 8, 10, 60
+        x = self.save("x.npy", self.rng.standard_normal((T, N)))
+        d, before = self.previous_output("d.npy")
+        codes = os.path.join(self.dir, "missing", "g.npy")
+        report = self.path("r.json")
+        err = run("ksvd", x, "-k", str(K), "--sparsity", "2", "--iters", "2", "--dictionary", d, "--codes", codes,
+                     "--report", report, expect=3)
+        self.assert_one_line_error(err, f"could not write {codes}")
+        self.assert_nothing_lost(self.dir, d, before, others=["x.npy"])
+
     # ---- 3. the output is one of the inputs -------------------------------------------------------
     def test_output_over_its_own_input(self):
         n = 50

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -574,6 +575,38 @@ TEST(Io, WritesTextAtomically) {
   linv::io::write_text(path, "");
   EXPECT_EQ(read_bytes(path), "");
   EXPECT_EQ(dir_entries(dir.path()), std::vector<std::string>{"report.json"});
+}
+
+// Outputs written as one: nothing is renamed into place before commit(); a transaction ended without it
+// removes what it holds, and the targets keep their earlier content.
+TEST(Io, OutputTransactionRenamesTogetherOrNotAtAll) {
+  linv::testing::TempDir dir;
+  const std::string first = dir.file("first.txt"), second = dir.file("second.npy");
+  linv::io::write_text(first, "before");
+  const Matrix<double> A = random_matrix<double>(3, 2, linv::testing::case_seed(8));
+  {
+    linv::io::OutputTransaction outputs;
+    linv::io::write_text(first, "after");
+    linv::io::write_matrix<double>(second, A.view());
+    EXPECT_EQ(read_bytes(first), "before");  // written, not yet in place
+    EXPECT_FALSE(std::filesystem::exists(second));
+    EXPECT_THROW(linv::io::OutputTransaction(), linv::InvalidArgument);  // no nesting
+  }  // no commit: abandoned
+  EXPECT_EQ(read_bytes(first), "before");
+  EXPECT_EQ(dir_entries(dir.path()), std::vector<std::string>{"first.txt"});
+  {
+    linv::io::OutputTransaction outputs;
+    linv::io::write_text(first, "after");
+    linv::io::write_matrix<double>(second, A.view());
+    outputs.commit();
+  }
+  EXPECT_EQ(read_bytes(first), "after");
+  expect_same(std::get<Matrix<double>>(linv::io::read_matrix(second)), A);
+  std::vector<std::string> names = dir_entries(dir.path());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"first.txt", "second.npy"}));
+  linv::io::write_text(first, "alone");  // no transaction open: written in place at once
+  EXPECT_EQ(read_bytes(first), "alone");
 }
 
 TEST(Io, FailedWritesLeaveNoTrace) {
