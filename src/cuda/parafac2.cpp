@@ -80,6 +80,10 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
       }
       launch::mirror_lower<double>(G, I_, I_, lane_.stream);  // exactly symmetric, as the CPU's
     }
+    // block is freed on return, on the legacy stream, which does not wait for ours: without this the next
+    // allocation (this thread's or another's) could take it while the last gemm still reads it. A suspect
+    // for the NaN a float32 run met once under 16 concurrent sanitizer processes (not reproduced since).
+    if (block) wait(lane_.stream);
   }
   ~GpuParafac2() override { (void)cudaStreamSynchronize(lane_.stream); }
   GpuParafac2(const GpuParafac2&) = delete;
@@ -178,8 +182,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
                               static_cast<std::size_t>(F) * sizeof(T), static_cast<std::size_t>(F), cudaMemcpyDeviceToHost,
                               lane_.stream),
             "cudaMemcpy");
-      orgqr(Q.data(), J, F, tau.as<T>(), ctx);
-      wait(lane_.stream);
+      orgqr(Q.data(), J, F, tau.as<T>(), ctx);  // returns complete
       for (std::int64_t c = 0; c < F; ++c)  // geqrf leaves Householder vectors below R's diagonal
         for (std::int64_t r = c + 1; r < F; ++r) R(r, c) = T(0);
       std::vector<T> s(static_cast<std::size_t>(F));
@@ -254,6 +257,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     check(blas::pick<T>(cusolverDnSorgqr, cusolverDnDorgqr)(lane_.solver, m, n, n, Q, m, tau, work.as<T>(), lwork,
                                                             ctx.info()),
           "orgqr");
+    wait(lane_.stream);  // work is freed on return (and R's copy is read by the caller)
   }
 
   std::vector<ConstMatrixView<T>> slabs_;
