@@ -38,7 +38,7 @@ TEST(ImagingGpu, EveryPathAgreesWithCpu) {
   const Device gpu = Device::cuda(0);
   const auto seed = testing::case_seed(6);
   LINV_TRACE_SEED(seed);
-  const Matrix<double> f = imaging::shepp_logan(32);
+  const Matrix<double> f = imaging::shepp_logan(testing::sizes<index>(32, 16));
   const imaging::Psf gauss = imaging::parse_psf("gaussian:size=5,sigma=1"), motion = imaging::parse_psf("motion:len=9,angle=30");
   for (Boundary b : {Boundary::Zero, Boundary::Reflexive, Boundary::Periodic})
     for (const imaging::Psf* psf : {&gauss, &motion}) {

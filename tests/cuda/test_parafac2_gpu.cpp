@@ -91,7 +91,9 @@ TYPED_TEST(Parafac2Gpu, FollowsTheCpu) {
     // Both are backward stable, and the polar factor of Q_k moves by at most 2 / sigma_min(Q_k) times a
     // change of Q_k: P_k may differ by about kappa(Q_k) times the factors' difference plus Q_k's rounding.
     const double eps = std::numeric_limits<T>::epsilon(), moved = std::max({dA, dH, dC});
-    EXPECT_NEAR(g.loss, cpu.loss, 100 * eps * g.norm_squared);
+    // the final loss moves with the factors as the loss history does (1e-9 relative in float64: an H100
+    // run at rank 34 differed by 4e-12 relative, 150 eps of the data's norm), and by its own rounding in T
+    EXPECT_NEAR(g.loss, cpu.loss, std::max(100 * eps * g.norm_squared, bound * std::abs(cpu.loss)));
     for (std::size_t k = 0; k < g.P.size(); ++k) {
       ASSERT_TRUE(g.P[k].device() == gpu);
       const Matrix<T> P = g.P[k].to(Device::cpu());

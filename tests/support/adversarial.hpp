@@ -68,11 +68,12 @@ Matrix<T> adversary(const std::string& name, index n, std::uint64_t seed) {
 }
 
 // visit(adversary, n, A, b) for every adversary at its orders (60 where growth explodes, otherwise 300 and
-// 1100: one tile and several rounds of the tournament), with fresh seeds from `salt` and the case traced.
+// 1100: two 256-row tiles and three rounds of the tournament; 300 and 600, two rounds, at reduced sizes),
+// with fresh seeds from `salt` and the case traced.
 template <Real T, class Visit>
 void for_each_adversary(std::uint64_t salt, Visit&& visit) {
   for (const Adversary& adv : adversaries())
-    for (index n : adv.growth_explodes ? std::vector<index>{60} : std::vector<index>{300, 1100}) {
+    for (index n : adv.growth_explodes ? std::vector<index>{60} : sizes<std::vector<index>>({300, 1100}, {300, 600})) {
       const auto seed = case_seed(salt++);
       LINV_TRACE_SEED(seed);
       SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
