@@ -181,7 +181,10 @@ def test_factor_once_solve_many(dtype):
     slack = n * np.finfo(dtype).eps * cond
     assert (1 - slack) / cond <= lu.rcond() <= 3 / cond
     tournament = linv.LU(a, pivoting="tournament")
-    assert tournament.pivoting == "tournament" and tournament.growth >= 1
+    # growth is max|U| / max|A|, which may fall below 1 (a float32 run gave 0.9996); U's first pivot is
+    # the largest entry of A's first column under tournament pivoting as under partial pivoting
+    first_column = np.abs(a[:, 0]).max() / np.abs(a).max()
+    assert tournament.pivoting == "tournament" and tournament.growth >= first_column * (1 - 4 * np.finfo(dtype).eps)
     randomized = linv.LU(a, pivoting="randomized")
     assert randomized.pivoting == "randomized"
     assert scaled_solve_residual(a, randomized.solve(b), b) <= THRESHOLD
