@@ -111,35 +111,23 @@ struct DeblurArgs {
 imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
   imaging::DeblurOptions o{.boundary = imaging::parse_boundary(a.boundary),
                            .regularizer = imaging::parse_regularizer(a.regularizer),
+                           .robust = imaging::parse_robust(a.robust),
+                           .path = imaging::parse_deblur_path(a.path),
                            .max_iterations = a.max_iterations,
                            .tolerance = a.tolerance};
-  if (a.lambda == "auto")
-    o.rule = imaging::LambdaRule::Auto;
-  else if (a.lambda == "gcv")
-    o.rule = imaging::LambdaRule::GCV;
-  else if (a.lambda == "discrepancy")
-    o.rule = imaging::LambdaRule::Discrepancy;
-  else {
-    double v = -1;
-    const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
-    if (ec != std::errc() || end != a.lambda.data() + a.lambda.size() || !(v >= 0))
-      throw InvalidArgument(fmt::format("--lambda {}: expected a non-negative number, auto, gcv or discrepancy", a.lambda));
+  double v = -1;
+  const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
+  if (ec == std::errc() && end == a.lambda.data() + a.lambda.size()) {
+    if (!(v >= 0)) throw InvalidArgument(fmt::format("--lambda {}: expected a non-negative number", a.lambda));
     o.lambda = v;
+  } else {
+    try {
+      o.rule = imaging::parse_lambda_rule(a.lambda);
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument(
+          fmt::format("--lambda {}: expected a non-negative number, auto, gcv or discrepancy", a.lambda));
+    }
   }
-  if (a.robust == "on")
-    o.robust = imaging::Robust::On;
-  else if (a.robust == "off")
-    o.robust = imaging::Robust::Off;
-  else if (a.robust != "auto")
-    throw InvalidArgument(fmt::format("--robust {}: expected auto, on or off", a.robust));
-  if (a.path == "spectral")
-    o.path = imaging::DeblurPath::Spectral;
-  else if (a.path == "dense")
-    o.path = imaging::DeblurPath::Dense;
-  else if (a.path == "matrix-free")
-    o.path = imaging::DeblurPath::MatrixFree;
-  else if (a.path != "auto")
-    throw InvalidArgument(fmt::format("--path {}: expected auto, spectral, dense or matrix-free", a.path));
   return o;
 }
 

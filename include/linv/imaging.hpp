@@ -128,6 +128,7 @@ enum class LambdaRule {
   Discrepancy,  // ||H f - g||^2 = (pixels) sigma^2, sigma estimated from the image's finest wavelet detail
 };
 std::string_view to_string(LambdaRule r);  // "auto", "gcv", "discrepancy"
+LambdaRule parse_lambda_rule(std::string_view name);
 // Whether the data term is robust to salt and pepper: pixels at an intensity bound (exactly 0 or 1) and far
 // from the median of their 3 x 3 neighbourhood are left out (weight 0), lambda is chosen on the image with
 // them replaced by that median, and the weighted system is solved by the matrix-free path. (Huber's norm
@@ -138,6 +139,12 @@ enum class Robust {
   On,
   Off,
 };
+std::string_view to_string(Robust r);  // "auto", "on", "off"
+Robust parse_robust(std::string_view name);
+std::string_view to_string(DeblurPath p);  // "auto", "spectral", "dense", "matrix-free"
+DeblurPath parse_deblur_path(std::string_view name);
+// The parse_ functions throw InvalidArgument listing the accepted names.
+
 struct DeblurOptions {
   double lambda = -1;  // the regularisation weight; negative: chosen by `rule`
   LambdaRule rule = LambdaRule::Auto;

@@ -288,6 +288,43 @@ std::string_view to_string(LambdaRule r) {
   return "?";
 }
 
+LambdaRule parse_lambda_rule(std::string_view name) {
+  for (LambdaRule r : {LambdaRule::Auto, LambdaRule::GCV, LambdaRule::Discrepancy})
+    if (to_string(r) == name) return r;
+  throw InvalidArgument(fmt::format("unknown lambda rule '{}': expected auto, gcv or discrepancy", name));
+}
+
+std::string_view to_string(Robust r) {
+  switch (r) {
+    case Robust::Auto: return "auto";
+    case Robust::On: return "on";
+    case Robust::Off: return "off";
+  }
+  return "?";
+}
+
+Robust parse_robust(std::string_view name) {
+  for (Robust r : {Robust::Auto, Robust::On, Robust::Off})
+    if (to_string(r) == name) return r;
+  throw InvalidArgument(fmt::format("unknown robust setting '{}': expected auto, on or off", name));
+}
+
+std::string_view to_string(DeblurPath p) {
+  switch (p) {
+    case DeblurPath::Auto: return "auto";
+    case DeblurPath::Spectral: return "spectral";
+    case DeblurPath::Dense: return "dense";
+    case DeblurPath::MatrixFree: return "matrix-free";
+  }
+  return "?";
+}
+
+DeblurPath parse_deblur_path(std::string_view name) {
+  for (DeblurPath p : {DeblurPath::Auto, DeblurPath::Spectral, DeblurPath::Dense, DeblurPath::MatrixFree})
+    if (to_string(p) == name) return p;
+  throw InvalidArgument(fmt::format("unknown deblurring path '{}': expected auto, spectral, dense or matrix-free", name));
+}
+
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, std::uint64_t seed) {
   constexpr std::string_view forms = "gaussian:var=V[,mean=M] | saltpepper:density=D | poisson[:peak=P]";
   Spec s = parse_spec(text, "noise", forms);
