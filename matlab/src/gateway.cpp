@@ -1,0 +1,306 @@
+#include "gateway.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <new>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "linv/errors.hpp"
+
+namespace linv_mex {
+
+using linv::index;
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// MATLAB's own words for an array, for messages: "3x4x2 int32", "2x2 sparse double", "1x3 cell".
+std::string describe(const mxArray* a) {
+  const mwSize rank = mxGetNumberOfDimensions(a);
+  const mwSize* dims = mxGetDimensions(a);
+  return fmt::format("{} {}{}{}", fmt::join(dims, dims + rank, "x"), mxIsComplex(a) ? "complex " : "",
+                     mxIsSparse(a) ? "sparse " : "", mxGetClassName(a));
+}
+
+std::string text_of(const mxArray* a) {
+  char* s = mxArrayToString(a);
+  if (s == nullptr) return {};
+  std::string out(s);
+  mxFree(s);
+  return out;
+}
+
+}  // namespace
+
+void run(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[], const Body& body) {
+  // mexErrMsgIdAndTxt does not return (MATLAB unwinds past this frame), so what it prints is copied out
+  // of the exception first and nothing that owns memory is alive when it is called.
+  static char id[64], message[4096];
+  {
+    std::string kind;
+    try {
+      body(nlhs, plhs, nrhs, prhs);
+      return;
+    } catch (const linv::SingularMatrix& e) {
+      kind = "singular", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::NotPositiveDefinite& e) {
+      kind = "notPositiveDefinite", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::NoConvergence& e) {
+      kind = "noConvergence", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::NumericalError& e) {
+      kind = "numerical", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::ShapeMismatch& e) {
+      kind = "shapeMismatch", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::InvalidArgument& e) {
+      kind = "invalidArgument", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::NonFiniteInput& e) {
+      kind = "nonFinite", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::InputError& e) {
+      kind = "input", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::OutOfDeviceMemory& e) {
+      kind = "outOfMemory", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const linv::DeviceError& e) {
+      kind = "device", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (const std::bad_alloc&) {
+      kind = "outOfMemory", std::snprintf(message, sizeof message, "not enough host memory");
+    } catch (const std::exception& e) {
+      kind = "internal", std::snprintf(message, sizeof message, "%s", e.what());
+    } catch (...) {
+      kind = "internal", std::snprintf(message, sizeof message, "an unknown C++ exception");
+    }
+    std::snprintf(id, sizeof id, "linv:%s", kind.c_str());
+  }
+  mexErrMsgIdAndTxt(id, "%s", message);  // MATLAB and Octave name the function themselves
+}
+
+void check_counts(const char* function, int nrhs, int min_in, int nlhs, int max_out, std::string_view usage) {
+  if (nrhs < min_in)
+    throw linv::InvalidArgument(
+        fmt::format("{} needs at least {} input{} ({} given): {}", function, min_in, min_in == 1 ? "" : "s", nrhs, usage));
+  if (nlhs > max_out)
+    throw linv::InvalidArgument(fmt::format("{} returns at most {} output{} ({} asked for): {}", function, max_out,
+                                            max_out == 1 ? "" : "s", nlhs, usage));
+}
+
+Class real_class(const mxArray* a, std::string_view what) {
+  if (mxIsSparse(a))
+    throw linv::InvalidArgument(fmt::format("{} is {}: this function takes full matrices (pass full({}))", what,
+                                            describe(a), what));
+  if (mxIsComplex(a))
+    throw linv::InvalidArgument(fmt::format("{} is {}: linv computes with real double and single arrays", what,
+                                            describe(a)));
+  if (mxIsDouble(a)) return Class::Double;
+  if (mxIsSingle(a)) return Class::Single;
+  throw linv::InvalidArgument(fmt::format("{} is {}: linv computes with real double and single arrays (pass "
+                                          "double({}) or single({}))",
+                                          what, describe(a), what, what));
+}
+
+template <linv::Real T>
+linv::ConstMatrixView<T> view(const mxArray* a, std::string_view what) {
+  const Class expected = std::is_same_v<T, float> ? Class::Single : Class::Double;
+  if (real_class(a, what) != expected)
+    throw linv::InvalidArgument(fmt::format("{} is {}, but the other inputs are {}: pass arrays of one class", what,
+                                            describe(a), std::is_same_v<T, float> ? "single" : "double"));
+  if (mxGetNumberOfDimensions(a) != 2)
+    throw linv::InvalidArgument(fmt::format("{} is {}: a matrix (2-D) is needed here", what, describe(a)));
+  const auto rows = static_cast<index>(mxGetM(a)), cols = static_cast<index>(mxGetN(a));
+  return {static_cast<const T*>(mxGetData(a)), rows, cols, std::max<index>(rows, 1)};
+}
+template linv::ConstMatrixView<double> view<double>(const mxArray*, std::string_view);
+template linv::ConstMatrixView<float> view<float>(const mxArray*, std::string_view);
+
+template <linv::Real T>
+linv::ConstMatrixView<T> column(const mxArray* a, std::string_view what) {
+  const linv::ConstMatrixView<T> v = view<T>(a, what);
+  if (v.rows() != 1 && v.cols() != 1)
+    throw linv::InvalidArgument(fmt::format("{} is {}: a vector is needed here", what, describe(a)));
+  const index n = v.rows() * v.cols();
+  return {v.data(), n, 1, std::max<index>(n, 1)};
+}
+template linv::ConstMatrixView<double> column<double>(const mxArray*, std::string_view);
+template linv::ConstMatrixView<float> column<float>(const mxArray*, std::string_view);
+
+index count(const mxArray* a, std::string_view what) {
+  const double v = (mxIsNumeric(a) && !mxIsComplex(a) && mxGetNumberOfElements(a) == 1) ? mxGetScalar(a) : -1;
+  if (!(v >= 0) || v != std::floor(v) || v > 1e15)
+    throw linv::InvalidArgument(fmt::format("{} must be a whole non-negative number, not {}", what,
+                                            mxGetNumberOfElements(a) == 1 && mxIsNumeric(a)
+                                                ? fmt::format("{}", mxGetScalar(a))
+                                                : describe(a)));
+  return static_cast<index>(v);
+}
+
+template <linv::Real T>
+mxArray* to_mx(const linv::Matrix<T>& m) {
+  linv::Matrix<T> host;
+  const linv::Matrix<T>* h = &m;
+  if (!m.device().is_cpu()) {
+    host = m.to(linv::Device::cpu());
+    h = &host;
+  }
+  mxArray* out = mxCreateNumericMatrix(static_cast<mwSize>(h->rows()), static_cast<mwSize>(h->cols()),
+                                       std::is_same_v<T, float> ? mxSINGLE_CLASS : mxDOUBLE_CLASS, mxREAL);
+  T* dst = static_cast<T*>(mxGetData(out));
+  for (index j = 0; j < h->cols(); ++j)
+    std::copy_n(h->data() + j * h->ld(), h->rows(), dst + j * h->rows());
+  return out;
+}
+template mxArray* to_mx<double>(const linv::Matrix<double>&);
+template mxArray* to_mx<float>(const linv::Matrix<float>&);
+
+mxArray* to_mx(const std::vector<double>& row) {
+  mxArray* out = mxCreateDoubleMatrix(1, static_cast<mwSize>(row.size()), mxREAL);
+  std::copy(row.begin(), row.end(), mxGetPr(out));
+  return out;
+}
+
+template <linv::Real T>
+mxArray* to_mx(const linv::fmri::SparseCodes<T>& codes) {
+  index nonzeros = 0;
+  for (index j = 0; j < codes.signals; ++j) nonzeros += codes.count[static_cast<std::size_t>(j)];
+  mxArray* out = mxCreateSparse(static_cast<mwSize>(codes.atoms), static_cast<mwSize>(codes.signals),
+                                static_cast<mwSize>(std::max<index>(nonzeros, 1)), mxREAL);
+  mwIndex* row = mxGetIr(out);
+  mwIndex* start = mxGetJc(out);
+  double* value = mxGetPr(out);
+  mwIndex next = 0;
+  std::vector<std::pair<index, double>> column;
+  for (index j = 0; j < codes.signals; ++j) {
+    start[j] = next;
+    // MATLAB keeps each column's rows in increasing order; OMP lists them in the order it chose them
+    column.clear();
+    for (index t = 0; t < codes.count[static_cast<std::size_t>(j)]; ++t) {
+      const auto k = static_cast<std::size_t>(t + j * codes.sparsity);
+      column.emplace_back(codes.atom[k], static_cast<double>(codes.value[k]));
+    }
+    std::sort(column.begin(), column.end());
+    for (const auto& [atom, v] : column) {
+      row[next] = static_cast<mwIndex>(atom);
+      value[next++] = v;
+    }
+  }
+  start[codes.signals] = next;
+  return out;
+}
+template mxArray* to_mx<double>(const linv::fmri::SparseCodes<double>&);
+template mxArray* to_mx<float>(const linv::fmri::SparseCodes<float>&);
+
+mxArray* to_mx(const nlohmann::json& j) {
+  if (j.is_null()) return mxCreateDoubleScalar(std::numeric_limits<double>::quiet_NaN());
+  if (j.is_boolean()) return mxCreateLogicalScalar(j.get<bool>());
+  if (j.is_number()) return mxCreateDoubleScalar(j.get<double>());
+  if (j.is_string()) return mxCreateString(j.get<std::string>().c_str());
+  if (j.is_object()) {
+    mxArray* s = mxCreateStructMatrix(1, 1, 0, nullptr);
+    for (const auto& [key, value] : j.items()) {
+      const int field = mxAddField(s, key.c_str());
+      mxSetFieldByNumber(s, 0, field, to_mx(value));
+    }
+    return s;
+  }
+  // an array
+  const bool numbers = !j.empty() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& v) {
+    return v.is_number() || v.is_null();
+  });
+  if (numbers) {
+    std::vector<double> row;
+    for (const auto& v : j) row.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>());
+    return to_mx(row);
+  }
+  mxArray* c = mxCreateCellMatrix(1, static_cast<mwSize>(j.size()));
+  mwIndex k = 0;
+  for (const auto& v : j) mxSetCell(c, k++, to_mx(v));
+  return c;
+}
+
+nlohmann::json report_json(const linv::Report& r) { return nlohmann::json::parse(r.to_json()); }
+
+Options::Options(const char* function, const mxArray* const* args, int count,
+                 std::initializer_list<const char*> names)
+    : function_(function), names_(names) {
+  const auto listed = [&] { return fmt::format("'{}'", fmt::join(names_, "', '")); };
+  if (count % 2 != 0)
+    throw linv::InvalidArgument(fmt::format("{}: options come in name-value pairs, and the last name has no value "
+                                            "(it takes {})",
+                                            function_, listed()));
+  for (int k = 0; k < count; k += 2) {
+    if (!mxIsChar(args[k]))
+      throw linv::InvalidArgument(fmt::format("{}: option {} is {} where a name is expected (it takes {})", function_,
+                                              k / 2 + 1, describe(args[k]), listed()));
+    const std::string name = text_of(args[k]);
+    const auto known = std::find_if(names_.begin(), names_.end(), [&](const char* n) { return same_name(n, name); });
+    if (known == names_.end())
+      throw linv::InvalidArgument(fmt::format("{} has no option '{}' (it takes {})", function_, name, listed()));
+    given_.emplace_back(*known, args[k + 1]);
+  }
+}
+
+const mxArray* Options::find(std::string_view name) const {
+  const mxArray* found = nullptr;
+  for (const auto& [n, value] : given_)
+    if (n == name) found = value;  // the last one given wins, as in MATLAB's inputParser
+  return found;
+}
+
+const mxArray* Options::array(std::string_view name) const { return find(name); }
+
+std::optional<std::string> Options::text(std::string_view name) const {
+  const mxArray* v = find(name);
+  if (v == nullptr) return std::nullopt;
+  if (!mxIsChar(v))
+    throw linv::InvalidArgument(fmt::format("{}: option '{}' must be text, not {}", function_, name, describe(v)));
+  return text_of(v);
+}
+
+std::optional<double> Options::number(std::string_view name) const {
+  const mxArray* v = find(name);
+  if (v == nullptr) return std::nullopt;
+  if (!(mxIsNumeric(v) || mxIsLogical(v)) || mxIsComplex(v) || mxGetNumberOfElements(v) != 1)
+    throw linv::InvalidArgument(fmt::format("{}: option '{}' must be a real number, not {}", function_, name,
+                                            describe(v)));
+  return mxGetScalar(v);
+}
+
+std::optional<bool> Options::flag(std::string_view name) const {
+  const std::optional<double> v = number(name);
+  if (!v) return std::nullopt;
+  return *v != 0;
+}
+
+linv::Device Options::device(linv::Operation op, index size, linv::Method method) const {
+  const std::string spec = text("device").value_or("auto");
+  return spec == "auto" ? linv::auto_device(op, size, method) : linv::Device::parse(spec);
+}
+
+linv::SolveOptions solve_options(const Options& o) {
+  linv::SolveOptions s;
+  s.method = linv::parse_method(o.text("method").value_or("auto"));
+  const std::string precision = o.text("precision").value_or("native");
+  if (precision == "mixed")
+    s.precision = linv::Precision::Mixed;
+  else if (precision != "native")
+    throw linv::InvalidArgument(fmt::format("'precision' is 'native' (in the array's own class) or 'mixed' (double "
+                                            "arrays: factor in a lower precision, refine to double); got '{}'",
+                                            precision));
+  s.factor_precision = linv::parse_factor_precision(o.text("factorPrecision").value_or("auto"));
+  s.allow_ill_conditioned = o.flag("allowIllConditioned").value_or(false);
+  if (const auto t = o.number("tolerance")) s.tolerance = *t;
+  if (const auto m = o.number("maxIterations")) s.max_iterations = static_cast<int>(*m);
+  s.compute_residual = o.flag("check").value_or(true);
+  return s;
+}
+
+}  // namespace linv_mex

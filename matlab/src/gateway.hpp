@@ -1,0 +1,114 @@
+// What linv's MEX functions share: MATLAB arrays as linv matrix views (inputs are not copied), linv
+// results as new MATLAB arrays of the input's class, name-value options, reports as structs, and linv's
+// errors as MATLAB error identifiers. Written against MATLAB's C MEX API, which Octave implements, and
+// linv's public C++ API only: no algorithm lives here.
+#pragma once
+
+#include <mex.h>
+
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "linv/dense.hpp"
+#include "linv/fmri.hpp"
+#include "linv/device.hpp"
+#include "linv/matrix.hpp"
+#include "linv/operation.hpp"
+#include "linv/report.hpp"
+
+namespace linv_mex {
+
+using Body = std::function<void(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[])>;
+
+// Runs a MEX function's body. Any exception becomes a MATLAB error whose identifier names its kind
+// (docs/matlab.md lists them: linv:singular, linv:notPositiveDefinite, linv:shapeMismatch, ...), raised
+// after the C++ frames have unwound, since mexErrMsgIdAndTxt does not return.
+void run(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[], const Body& body);
+
+// Refuses a call with fewer than `min_in` inputs or more than `max_out` outputs, quoting `usage`.
+void check_counts(const char* function, int nrhs, int min_in, int nlhs, int max_out, std::string_view usage);
+
+// The class of a real, full, numeric array (double or single); InvalidArgument naming `what` otherwise
+// (integers, complex, sparse, logical, char, cell and struct arrays are refused, saying which it is).
+enum class Class { Double, Single };
+Class real_class(const mxArray* a, std::string_view what);
+
+// f.template operator()<double>() or <float>(), by the class.
+template <class F>
+decltype(auto) dispatch(Class c, F&& f) {
+  if (c == Class::Single) return f.template operator()<float>();
+  return f.template operator()<double>();
+}
+
+// A real full 2-D array of T's class as a column-major view of its own memory (MATLAB's layout).
+template <linv::Real T>
+linv::ConstMatrixView<T> view(const mxArray* a, std::string_view what);
+
+// A vector, row or column, as an n x 1 view of its own memory.
+template <linv::Real T>
+linv::ConstMatrixView<T> column(const mxArray* a, std::string_view what);
+
+// A count (T0, K, F: a whole non-negative number), as given positionally.
+linv::index count(const mxArray* a, std::string_view what);
+
+// A view of `a` (an input, in host memory) on `device`: itself on the CPU, otherwise a copy made there
+// and kept in `copy`.
+template <linv::Real T>
+linv::ConstMatrixView<T> placed(linv::ConstMatrixView<T> a, linv::Device device, linv::Matrix<T>& copy) {
+  if (device.is_cpu()) return a;
+  copy = linv::Matrix<T>::copy_of(a).to(device);
+  return copy.view();
+}
+
+// A new MATLAB array of T's class holding m (on any device).
+template <linv::Real T>
+mxArray* to_mx(const linv::Matrix<T>& m);
+mxArray* to_mx(const std::vector<double>& row);  // a 1 x n double row
+// Sparse codes as a K x N sparse double matrix (MATLAB's sparse matrices are double: float values are
+// widened, exactly).
+template <linv::Real T>
+mxArray* to_mx(const linv::fmri::SparseCodes<T>& codes);
+
+// A JSON value as MATLAB data: objects become 1 x 1 structs, strings char arrays, numbers doubles
+// (null, which linv's reports write for NaN, becomes NaN), booleans logicals, arrays of numbers double
+// rows and other arrays cell rows.
+mxArray* to_mx(const nlohmann::json& j);
+// A report as JSON (linv::Report::to_json), to extend with a function's own results before to_mx.
+nlohmann::json report_json(const linv::Report& r);
+
+// Name-value options after the positional arguments, names matched case-insensitively as MATLAB does.
+// An unknown name, a name without its value or a value of the wrong kind is an InvalidArgument that
+// names the option and lists the ones the function takes.
+class Options {
+ public:
+  Options(const char* function, const mxArray* const* args, int count, std::initializer_list<const char*> names);
+
+  std::optional<std::string> text(std::string_view name) const;
+  std::optional<double> number(std::string_view name) const;
+  std::optional<bool> flag(std::string_view name) const;  // true/false, or a number (nonzero: true)
+  const mxArray* array(std::string_view name) const;      // the value as given, or nullptr
+
+  // 'device': "auto" (the default: linv's choice for the operation and its size), "cpu", "cuda",
+  // "cuda:N". A GPU asked for where there is none is an error that says so.
+  linv::Device device(linv::Operation op, linv::index size, linv::Method method = linv::Method::Auto) const;
+
+ private:
+  const mxArray* find(std::string_view name) const;
+  std::string function_;
+  std::vector<const char*> names_;
+  std::vector<std::pair<std::string, const mxArray*>> given_;
+};
+
+// inv and solve's options: 'method' ("auto"), 'precision' ("native" or "mixed"), 'factorPrecision'
+// ("auto"), 'allowIllConditioned' (false), 'tolerance' and 'maxIterations' (Gauss-Seidel), 'check'
+// (true: the report's scaled residual, at the cost of one more matrix product).
+linv::SolveOptions solve_options(const Options& o);
+
+}  // namespace linv_mex
