@@ -79,21 +79,15 @@ im::DeblurOptions deblur_options(double lambda, const std::string& rule, const s
                                  int channels, int max_iterations, double tolerance) {
   im::DeblurOptions o;
   o.lambda = lambda;
-  if (rule == "auto") o.rule = im::LambdaRule::Auto;
-  else if (rule == "gcv") o.rule = im::LambdaRule::GCV;
-  else if (rule == "discrepancy") o.rule = im::LambdaRule::Discrepancy;
-  else throw linv::InvalidArgument("rule is 'auto', 'gcv' or 'discrepancy', not '" + rule + "'");
+  o.rule = im::parse_lambda_rule(rule);
   o.boundary = im::parse_boundary(boundary);
   o.regularizer = im::parse_regularizer(regularizer);
+  // robust is True, False or "auto" in Python (linv/imaging.py maps the booleans to on and off)
   if (robust == "auto") o.robust = im::Robust::Auto;
   else if (robust == "on") o.robust = im::Robust::On;
   else if (robust == "off") o.robust = im::Robust::Off;
   else throw linv::InvalidArgument("robust is 'auto', True or False, not '" + robust + "'");
-  if (path == "auto") o.path = im::DeblurPath::Auto;
-  else if (path == "spectral") o.path = im::DeblurPath::Spectral;
-  else if (path == "dense") o.path = im::DeblurPath::Dense;
-  else if (path == "matrix-free") o.path = im::DeblurPath::MatrixFree;
-  else throw linv::InvalidArgument("path is 'auto', 'spectral', 'dense' or 'matrix-free', not '" + path + "'");
+  o.path = im::parse_deblur_path(path);
   o.channels = channels;
   o.max_iterations = max_iterations;
   o.tolerance = tolerance;
