@@ -1,15 +1,17 @@
-function rows = table_5_1(sizes, repeats, json_file)
+function rows = table_5_1(sizes, repeats, json_file, linv_version)
 % TABLE_5_1  The source thesis's Table 5.1 workflow in Octave or MATLAB: the inverse of a random n x n
 % double matrix by linv_inv against the language's own inv, on the CPU, for each n in `sizes` (default
 % [1024 2048]). Each is timed as the median of `repeats` (default 5) calls after one warm-up, linv_inv
 % with 'check', false (inv computes no residual either); then both results' scaled residuals
 % ||A X - I||_1 / (n eps ||A||_1 ||X||_1) are computed the same way, outside the timing. Prints the table,
-% and writes the rows in the schema of linv's benchmark results (BENCHMARKS.md) to json_file when given.
+% and writes the rows in the schema of linv's benchmark results (BENCHMARKS.md) to json_file when given,
+% with linv_version (e.g. the git commit) among the versions.
 %
 %   addpath('<build>/matlab'); addpath('<linv>/matlab/examples');
-%   table_5_1([1024 2048], 5, 'octave-inverse.json')
+%   table_5_1([1024 2048], 5, 'octave-inverse.json', 'a402867')
   if nargin < 1 || isempty(sizes), sizes = [1024 2048]; end
   if nargin < 2 || isempty(repeats), repeats = 5; end
+  if nargin < 4, linv_version = 'unknown'; end
   rows = struct('case', {}, 'n', {}, 'batch', {}, 'linv_s', {}, 'peer', {}, 'peer_s', {}, 'ratio', {}, ...
                 'linv_error', {}, 'peer_error', {});
   if exist('OCTAVE_VERSION', 'builtin')
@@ -34,7 +36,8 @@ function rows = table_5_1(sizes, repeats, json_file)
   if nargin >= 3 && ~isempty(json_file)
     [~, host] = system('nproc');
     result = struct('benchmark', 'octave-inverse', 'device', sprintf('cpu (%s cores)', strtrim(host)), ...
-                    'date', datestr(now, 'yyyy-mm-dd'), 'versions', struct('language', [language ' ' version()]), ...
+                    'date', datestr(now, 'yyyy-mm-dd'), ...
+                    'versions', struct('linv', linv_version, 'language', [language ' ' version()]), ...
                     'command', sprintf('table_5_1(%s, %d)', mat2str(sizes), repeats), 'rows', rows);
     fid = fopen(json_file, 'w');
     fprintf(fid, '%s\n', jsonencode(result));

@@ -42,46 +42,43 @@ std::string text_of(const mxArray* a) {
   return out;
 }
 
+// The identifier's second part for each kind of linv error, the most derived first.
+const char* kind_of(const linv::Error& e) {
+  if (dynamic_cast<const linv::SingularMatrix*>(&e)) return "singular";
+  if (dynamic_cast<const linv::NotPositiveDefinite*>(&e)) return "notPositiveDefinite";
+  if (dynamic_cast<const linv::NoConvergence*>(&e)) return "noConvergence";
+  if (dynamic_cast<const linv::NumericalError*>(&e)) return "numerical";
+  if (dynamic_cast<const linv::ShapeMismatch*>(&e)) return "shapeMismatch";
+  if (dynamic_cast<const linv::InvalidArgument*>(&e)) return "invalidArgument";
+  if (dynamic_cast<const linv::NonFiniteInput*>(&e)) return "nonFinite";
+  if (dynamic_cast<const linv::InputError*>(&e)) return "input";
+  if (dynamic_cast<const linv::OutOfDeviceMemory*>(&e)) return "outOfMemory";
+  if (dynamic_cast<const linv::DeviceError*>(&e)) return "device";
+  return "internal";
+}
+
 }  // namespace
 
 void run(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[], const Body& body) {
   // mexErrMsgIdAndTxt does not return (MATLAB unwinds past this frame), so what it prints is copied out
-  // of the exception first and nothing that owns memory is alive when it is called.
+  // of the exception first, and nothing that owns memory is alive when it is called.
   static char id[64], message[4096];
-  {
-    std::string kind;
-    try {
-      body(nlhs, plhs, nrhs, prhs);
-      return;
-    } catch (const linv::SingularMatrix& e) {
-      kind = "singular", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::NotPositiveDefinite& e) {
-      kind = "notPositiveDefinite", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::NoConvergence& e) {
-      kind = "noConvergence", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::NumericalError& e) {
-      kind = "numerical", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::ShapeMismatch& e) {
-      kind = "shapeMismatch", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::InvalidArgument& e) {
-      kind = "invalidArgument", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::NonFiniteInput& e) {
-      kind = "nonFinite", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::InputError& e) {
-      kind = "input", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::OutOfDeviceMemory& e) {
-      kind = "outOfMemory", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const linv::DeviceError& e) {
-      kind = "device", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (const std::bad_alloc&) {
-      kind = "outOfMemory", std::snprintf(message, sizeof message, "not enough host memory");
-    } catch (const std::exception& e) {
-      kind = "internal", std::snprintf(message, sizeof message, "%s", e.what());
-    } catch (...) {
-      kind = "internal", std::snprintf(message, sizeof message, "an unknown C++ exception");
-    }
-    std::snprintf(id, sizeof id, "linv:%s", kind.c_str());
+  const char* kind = "internal";
+  try {
+    body(nlhs, plhs, nrhs, prhs);
+    return;
+  } catch (const linv::Error& e) {
+    kind = kind_of(e);
+    std::snprintf(message, sizeof message, "%s", e.what());
+  } catch (const std::bad_alloc&) {
+    kind = "outOfMemory";
+    std::snprintf(message, sizeof message, "not enough host memory");
+  } catch (const std::exception& e) {
+    std::snprintf(message, sizeof message, "%s", e.what());
+  } catch (...) {
+    std::snprintf(message, sizeof message, "an unknown C++ exception");
   }
+  std::snprintf(id, sizeof id, "linv:%s", kind);
   mexErrMsgIdAndTxt(id, "%s", message);  // MATLAB and Octave name the function themselves
 }
 

@@ -5,13 +5,7 @@ function test_ksvd()
   K = 30;
   N = 400;
   T0 = 3;
-  D0 = randn(T, K);
-  D0 = D0 ./ sqrt(sum(D0 .^ 2));
-  G0 = zeros(K, N);
-  for j = 1:N
-    G0(randperm(K, T0), j) = randn(T0, 1);
-  end
-  X = D0 * G0 + 0.01 * randn(T, N);
+  X = sparse_model(T, K, N, T0, 0.01);
   for cls = {'double', 'single'}
     c = cls{1};
     [D, G, report] = linv_ksvd(cast(X, c), K, T0, 'iterations', 5, 'seed', 3);

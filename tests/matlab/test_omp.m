@@ -6,13 +6,7 @@ function test_omp()
   K = 128;
   N = 50;
   T0 = 5;
-  D = randn(T, K);
-  D = D ./ sqrt(sum(D .^ 2));
-  G0 = zeros(K, N);
-  for j = 1:N
-    G0(randperm(K, T0), j) = randn(T0, 1) + sign(randn(T0, 1));
-  end
-  X = D * G0 + 1e-3 * randn(T, N);  % a residual left at T0 atoms: every signal takes all T0
+  [X, D] = sparse_model(T, K, N, T0, 1e-3);  % a residual left at T0 atoms: every signal takes all T0
   reference = omp_reference(D, X, T0);
   for cls = {'double', 'single'}
     c = cls{1};
