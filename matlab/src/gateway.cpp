@@ -148,8 +148,10 @@ mxArray* to_mx(const linv::Matrix<T>& m) {
     host = m.to(linv::Device::cpu());
     h = &host;
   }
-  mxArray* out = mxCreateNumericMatrix(static_cast<mwSize>(h->rows()), static_cast<mwSize>(h->cols()),
-                                       std::is_same_v<T, float> ? mxSINGLE_CLASS : mxDOUBLE_CLASS, mxREAL);
+  // uninitialised (MATLAB R2015a, Octave 7): every entry is written below, and zeroing a large result
+  // first would cost a pass over its memory
+  mxArray* out = mxCreateUninitNumericMatrix(static_cast<mwSize>(h->rows()), static_cast<mwSize>(h->cols()),
+                                             std::is_same_v<T, float> ? mxSINGLE_CLASS : mxDOUBLE_CLASS, mxREAL);
   T* dst = static_cast<T*>(mxGetData(out));
   for (index j = 0; j < h->cols(); ++j)
     std::copy_n(h->data() + j * h->ld(), h->rows(), dst + j * h->rows());
