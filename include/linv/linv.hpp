@@ -15,4 +15,5 @@
 #include "linv/parafac2.hpp"
 #include "linv/report.hpp"
 #include "linv/slam.hpp"
+#include "linv/version.hpp"
 #include "linv/wls.hpp"

@@ -1,4 +1,5 @@
 #include "linv/device.hpp"
+#include "linv/version.hpp"
 
 #include <fmt/format.h>
 
@@ -57,7 +58,7 @@ void synchronize(Device device) { kernels::runtime(device.kind()).synchronize(de
 
 BuildInfo build_info() {
   BuildInfo info;
-  info.version = LINV_VERSION;
+  info.version = LINV_VERSION_STRING;
   info.blas = kernels::runtime(Device::Kind::cpu).version();
   info.cuda = kernels::built_with(Device::Kind::cuda);
   if (info.cuda) info.cuda_runtime = kernels::runtime(Device::Kind::cuda).version();
