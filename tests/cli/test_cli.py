@@ -673,6 +673,13 @@ class CliTest(unittest.TestCase):
         _, err = run("solve", a, self.save("b.npy", np.ones((4, 1))), "-o", self.path("x.npy"), expect=2)
         self.assertIn("3x3", err)
         self.assertIn("4x1", err)
+        # mistyped commands and options are named, with the nearest known word, before anything else
+        _, err = run("inve", expect=2)
+        self.assertIn("unknown command 'inve'; did you mean 'inv'?", err)
+        _, err = run("inv", a, "--methd", "lu", expect=2)  # not "--output is required"
+        self.assertIn("unknown option '--methd' for 'linv inv'; did you mean '--method'?", err)
+        _, err = run("solve", a, a, "-o", self.path("x.npy"), "--outptu=x", expect=2)
+        self.assertIn("did you mean '--output'?", err)
         out, _ = run("--help")
         self.assertIn("Exit codes", out)
         out, _ = run("inv", "--help")
