@@ -132,6 +132,12 @@ imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
 }
 
 void run_deblur(const DeblurArgs& a) {
+  // --precision is one of the common options, but deblurring computes in float64 whatever the image's
+  // type: a request for another precision is refused rather than ignored
+  if (!a.common.precision.empty() && a.common.precision != "double")
+    throw InvalidArgument(fmt::format("deblur computes in float64 whatever the image's type: --precision {} is "
+                                      "not available (leave it out)",
+                                      a.common.precision));
   const imaging::Psf psf = load_psf(a.psf);  // usage errors before any image is read
   imaging::DeblurOptions options = deblur_options(a);
   const io::Image g = io::read_image_channels(a.input);

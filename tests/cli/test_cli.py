@@ -400,6 +400,8 @@ class CliTest(unittest.TestCase):
         self.assertIn("--lambda", err)
         _, err = run("deblur", out, "-o", self.path("r.pgm"), "--boundary", "mirror", expect=2)
         self.assertIn("reflexive", err)
+        _, err = run("deblur", out, "-o", self.path("r.pgm"), "--precision", "mixed", expect=2)  # not ignored
+        self.assertIn("float64", err)
         _, err = run("deblur", out, "-o", self.path("r.pgm"), "--boundary", "zero", "--path", "spectral", expect=2)
         self.assertIn("spectral path", err)
 
