@@ -62,6 +62,7 @@ struct DemoArgs {
   std::string out = "linv-demo";
   std::uint64_t seed = 5;
   std::string device = "auto";
+  bool quiet = false;
 };
 
 }  // namespace
@@ -110,12 +111,14 @@ void run_demo(const DemoArgs& a) {
   const io::Image phantom{imaging::shepp_logan(a.size), 1};
   const Device device =
       a.device == "auto" ? auto_device(Operation::Deblur, a.size * a.size) : Device::parse(a.device);
-  std::printf("linv demo: deblurring the %lldx%lld Shepp-Logan phantom six ways (the thesis's cases) and a photograph, "
-              "on %s,\nlambda, boundary and robustness chosen by linv\n\n",
-              static_cast<long long>(a.size), static_cast<long long>(a.size),
-              device.is_cpu() ? "the CPU" : device.name().c_str());
-  std::printf("%-26s %9s %9s %10s %-8s %-36s %8s  %s\n", "case", "PSNR in", "PSNR out", "lambda", "method", "chosen by",
-              "seconds", "thesis (MSE in -> out)");
+  if (!a.quiet)
+    std::printf("linv demo: deblurring the %lldx%lld Shepp-Logan phantom six ways (the thesis's cases) and a photograph, "
+                "on %s,\nlambda, boundary and robustness chosen by linv\n\n",
+                static_cast<long long>(a.size), static_cast<long long>(a.size),
+                device.is_cpu() ? "the CPU" : device.name().c_str());
+  if (!a.quiet)
+    std::printf("%-26s %9s %9s %10s %-8s %-36s %8s  %s\n", "case", "PSNR in", "PSNR out", "lambda", "method", "chosen by",
+                "seconds", "thesis (MSE in -> out)");
   std::vector<io::MontageRow> rows;
   for (const Case& c : kCases) {
     const imaging::Psf psf = imaging::parse_psf(c.psf);
@@ -145,9 +148,10 @@ void run_demo(const DemoArgs& a) {
     // the rule's name without its reasons: "generalised cross-validation, raised" rather than the whole story
     std::string rule = r.lambda_from.substr(0, r.lambda_from.find(" ("));
     if (const auto raised = rule.find(", raised from"); raised != std::string::npos) rule = rule.substr(0, raised) + ", raised";
-    std::printf("%-26s %6.2f dB %6.2f dB %10.3g %-8s %-36s %8.3f  %s\n", c.name, before, after, r.lambda,
-                std::string(to_string(r.report.method)).c_str(), (rule + (r.robust ? ", robust" : "")).c_str(),
-                r.report.seconds, c.thesis);
+    if (!a.quiet)
+      std::printf("%-26s %6.2f dB %6.2f dB %10.3g %-8s %-36s %8.3f  %s\n", c.name, before, after, r.lambda,
+                  std::string(to_string(r.report.method)).c_str(), (rule + (r.robust ? ", robust" : "")).c_str(),
+                  r.report.seconds, c.thesis);
     std::string file = c.name;
     for (char& ch : file)
       if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '-';
@@ -165,10 +169,11 @@ void run_demo(const DemoArgs& a) {
   const std::string montage_path =
       (std::filesystem::path(a.out) / (io::have_png_support() ? "montage.png" : "montage.npy")).string();
   io::write_image_channels(montage_path, io::montage(rows, {.column_titles = {"truth", "degraded", "recovered by linv"}}), 8);
-  std::printf("\nImages in %s/; %s shows each case as truth | degraded | recovered. Try:\n"
-              "  linv degrade photo.png -o g.png --psf disk:radius=3 --noise gaussian:var=0.0001 --crop 16 --truth f.png\n"
-              "  linv deblur g.png -o r.png --psf disk:radius=3 --truth f.png\n",
-              a.out.c_str(), montage_path.c_str());
+  if (!a.quiet)
+    std::printf("\nImages in %s/; %s shows each case as truth | degraded | recovered. Try:\n"
+                "  linv degrade photo.png -o g.png --psf disk:radius=3 --noise gaussian:var=0.0001 --crop 16 --truth f.png\n"
+                "  linv deblur g.png -o r.png --psf disk:radius=3 --truth f.png\n",
+                a.out.c_str(), montage_path.c_str());
 }
 
 const Command kCommands[] = {
@@ -182,6 +187,7 @@ const Command kCommands[] = {
        cmd.add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
        cmd.add_option("--dtype", a->dtype, "f32 or f64")->capture_default_str()->check(CLI::IsMember({"f32", "f64"}));
        cmd.add_option("-o,--output", a->output, "Where to write the matrix (.npy, .mtx, .mat[:variable])");
+       cmd.add_flag("-q,--quiet")->description("Print nothing on success (gen prints nothing in any case)");
        cmd.require_subcommand(0, 1);
        cmd.callback([a, &cmd] {
          if (cmd.get_subcommands().empty()) run_gen(*a);
@@ -197,6 +203,7 @@ const Command kCommands[] = {
            ->check(CLI::Range(2, 1 << 30));
        cmd.add_option("--seed", j->seed, "Random seed")->capture_default_str();
        cmd.add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)")->required();
+       cmd.add_flag("-q,--quiet")->description("Print nothing on success (gen prints nothing in any case)");
        cmd.callback([j] { run_gen_jacobian(*j); });
      }},
     {"", "info", "Show the build (BLAS, CUDA, formats) and the GPUs linv can use",
@@ -213,6 +220,7 @@ const Command kCommands[] = {
        cmd.add_option("--seed", a->seed, "Noise seed")->capture_default_str();
        cmd.add_option("--device", a->device, "auto (a GPU when one is usable, else the CPU), cpu, cuda or cuda:N")
            ->capture_default_str();
+       cmd.add_flag("-q,--quiet", a->quiet, "Print nothing on success (the images are written all the same)");
        cmd.callback([a] { run_demo(*a); });
      }},
 };

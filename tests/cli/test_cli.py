@@ -820,6 +820,13 @@ class CliTest(unittest.TestCase):
         names = os.listdir(folder)
         self.assertEqual(len([n for n in names if n.startswith("montage")]), 1)
         self.assertEqual(len([n for n in names if "recovered" in n]), 7)
+        # -q as everywhere: nothing printed, the images written all the same
+        quiet = self.path("demo-quiet")
+        out, _ = run("demo", "--size", 16, "--out", quiet, "-q")
+        self.assertEqual(out, "")
+        self.assertEqual(sorted(os.listdir(quiet)), sorted(names))
+        out, _ = run("gen", "-n", 3, "-o", self.path("g.npy"), "-q")
+        self.assertEqual(out, "")
 
     def test_info(self):
         out, _ = run("info")
