@@ -227,9 +227,8 @@ mxArray* to_mx(const nlohmann::json& j) {
 
 nlohmann::json report_json(const linv::Report& r) { return nlohmann::json::parse(r.to_json()); }
 
-Options::Options(const char* function, const mxArray* const* args, int count,
-                 std::initializer_list<const char*> names)
-    : function_(function), names_(names) {
+Options::Options(const char* function, const mxArray* const* args, int count, std::vector<const char*> names)
+    : function_(function), names_(std::move(names)) {
   const auto listed = [&] { return fmt::format("'{}'", fmt::join(names_, "', '")); };
   if (count % 2 != 0)
     throw linv::InvalidArgument(fmt::format("{}: options come in name-value pairs, and the last name has no value "

@@ -7,13 +7,13 @@
 #include <mex.h>
 
 #include <functional>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "linv/dense.hpp"
@@ -88,7 +88,7 @@ nlohmann::json report_json(const linv::Report& r);
 // names the option and lists the ones the function takes.
 class Options {
  public:
-  Options(const char* function, const mxArray* const* args, int count, std::initializer_list<const char*> names);
+  Options(const char* function, const mxArray* const* args, int count, std::vector<const char*> names);
 
   std::optional<std::string> text(std::string_view name) const;
   std::optional<double> number(std::string_view name) const;
@@ -110,5 +110,19 @@ class Options {
 // ("auto"), 'allowIllConditioned' (false), 'tolerance' and 'maxIterations' (Gauss-Seidel), 'check'
 // (true: the report's scaled residual, at the cost of one more matrix product).
 linv::SolveOptions solve_options(const Options& o);
+// The names solve_options reads, and 'device': the options of linv_inv and linv_solve.
+inline const std::vector<const char*> kSolveOptionNames = {
+    "method", "device", "precision", "factorPrecision", "allowIllConditioned", "tolerance", "maxIterations", "check"};
+
+// The option `name` as a matrix of T's class on `device` (kept in `storage`), or nullptr where it is not
+// given: a starting point such as k-SVD's and ADL's 'initial' dictionary.
+template <linv::Real T>
+const linv::Matrix<T>* matrix_option(const Options& o, std::string_view name, linv::Device device,
+                                     linv::Matrix<T>& storage) {
+  const mxArray* given = o.array(name);
+  if (given == nullptr) return nullptr;
+  storage = linv::Matrix<T>::copy_of(view<T>(given, fmt::format("'{}'", name))).to(device);
+  return &storage;
+}
 
 }  // namespace linv_mex

@@ -32,10 +32,8 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
     const linv::ConstMatrixView<T> task =
         o.array("task") != nullptr ? linv_mex::placed(linv_mex::view<T>(o.array("task"), "'task'"), device, task_copy)
                                    : linv::ConstMatrixView<T>{};
-    if (const mxArray* given = o.array("initial"))
-      initial = linv::Matrix<T>::copy_of(linv_mex::view<T>(given, "'initial'")).to(device);
     const linv::fmri::AdlResult<T> r = linv::fmri::adl<T>(linv_mex::placed(X, device, x_copy), options, task,
-                                                          o.array("initial") != nullptr ? &initial : nullptr);
+                                                          linv_mex::matrix_option(o, "initial", device, initial));
     plhs[0] = linv_mex::to_mx(r.dictionary);
     if (nlhs > 1) plhs[1] = linv_mex::to_mx(r.codes);
     if (nlhs > 2) {

@@ -26,9 +26,7 @@ linv::ConstMatrixView<double> pixels(const mxArray* g, linv::Matrix<double>& wid
   const linv::index ld = std::max<linv::index>(rows, 1);
   if (c == linv_mex::Class::Double) return {static_cast<const double*>(mxGetData(g)), rows, cols, ld};
   const linv::ConstMatrixView<float> single{static_cast<const float*>(mxGetData(g)), rows, cols, ld};
-  widened = linv::Matrix<double>::uninitialized(rows, cols);
-  for (linv::index j = 0; j < cols; ++j)
-    for (linv::index i = 0; i < rows; ++i) widened(i, j) = single(i, j);
+  widened = linv::Matrix<float>::copy_of(single).cast<double>();
   return widened.view();
 }
 
@@ -39,17 +37,12 @@ linv::imaging::Psf psf_of(const mxArray* psf) {
     mxFree(spec);
     return linv::imaging::parse_psf(text);
   }
-  const linv_mex::Class c = linv_mex::real_class(psf, "psf");
-  linv::Matrix<double> kernel;
-  if (c == linv_mex::Class::Double) {
-    kernel = linv::Matrix<double>::copy_of(linv_mex::view<double>(psf, "psf"));
-  } else {
-    const linv::ConstMatrixView<float> k = linv_mex::view<float>(psf, "psf");
-    kernel = linv::Matrix<double>::uninitialized(k.rows(), k.cols());
-    for (linv::index j = 0; j < k.cols(); ++j)
-      for (linv::index i = 0; i < k.rows(); ++i) kernel(i, j) = k(i, j);
-  }
-  return linv::imaging::psf_from(kernel.view(), fmt::format("a {}x{} kernel", kernel.rows(), kernel.cols()));
+  linv::Matrix<double> widened;  // psf_from copies the kernel: a double one is passed in place
+  const linv::ConstMatrixView<double> kernel =
+      linv_mex::real_class(psf, "psf") == linv_mex::Class::Double
+          ? linv_mex::view<double>(psf, "psf")
+          : (widened = linv::Matrix<float>::copy_of(linv_mex::view<float>(psf, "psf")).cast<double>()).view();
+  return linv::imaging::psf_from(kernel, fmt::format("a {}x{} kernel", kernel.rows(), kernel.cols()));
 }
 
 linv::imaging::DeblurOptions deblur_options(const linv_mex::Options& o, int channels) {

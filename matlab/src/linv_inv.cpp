@@ -11,8 +11,7 @@ namespace {
 void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   linv_mex::check_counts("linv_inv", nrhs, 1, nlhs, 2, "[X, report] = linv_inv(A, name, value, ...)");
   const linv_mex::Options o("linv_inv", prhs + 1, nrhs - 1,
-                            {"method", "device", "precision", "factorPrecision", "allowIllConditioned", "tolerance",
-                             "maxIterations", "check"});
+                            linv_mex::kSolveOptionNames);
   linv_mex::dispatch(linv_mex::real_class(prhs[0], "A"), [&]<class T>() {
     const linv::ConstMatrixView<T> A = linv_mex::view<T>(prhs[0], "A");
     const linv::SolveOptions options = linv_mex::solve_options(o);

@@ -21,10 +21,8 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
     options.exact = o.flag("exact").value_or(true);
     const linv::Device device = o.device(linv::Operation::Ksvd, X.cols());
     linv::Matrix<T> x_copy, initial;
-    if (const mxArray* given = o.array("initial"))
-      initial = linv::Matrix<T>::copy_of(linv_mex::view<T>(given, "'initial'")).to(device);
     const linv::fmri::KsvdResult<T> r = linv::fmri::ksvd<T>(linv_mex::placed(X, device, x_copy), options,
-                                                            o.array("initial") != nullptr ? &initial : nullptr);
+                                                            linv_mex::matrix_option(o, "initial", device, initial));
     plhs[0] = linv_mex::to_mx(r.dictionary);
     if (nlhs > 1) plhs[1] = linv_mex::to_mx(r.codes);
     if (nlhs > 2) {

@@ -8,8 +8,7 @@ namespace {
 void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   linv_mex::check_counts("linv_solve", nrhs, 2, nlhs, 2, "[X, report] = linv_solve(A, B, name, value, ...)");
   const linv_mex::Options o("linv_solve", prhs + 2, nrhs - 2,
-                            {"method", "device", "precision", "factorPrecision", "allowIllConditioned", "tolerance",
-                             "maxIterations", "check"});
+                            linv_mex::kSolveOptionNames);
   linv_mex::dispatch(linv_mex::real_class(prhs[0], "A"), [&]<class T>() {
     const linv::ConstMatrixView<T> A = linv_mex::view<T>(prhs[0], "A"), B = linv_mex::view<T>(prhs[1], "B");
     const linv::SolveOptions options = linv_mex::solve_options(o);
