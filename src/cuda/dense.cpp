@@ -480,11 +480,16 @@ class Dense final : public kernels::Dense<T> {
                     A.data() + j * ld, ld);
     }
     profile.end("X L = U^-1 (getri)", lane.stream);
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/true);
-    auto* sources = ctx.scratch_as<std::int64_t>(Slot::c, static_cast<std::size_t>(n));
-    profile.begin("column interchanges", lane.stream);
-    launch::unpermute_columns(A.data(), n, n, ld, d_piv, sources, work, nb, lane.stream);
-    profile.end("column interchanges", lane.stream);
+    // A randomized LU's pivots are the identity: nothing to undo (0.46 ms of gathers at n = 4096).
+    bool interchanged = false;
+    for (std::size_t i = 0; i < pivots.size() && !interchanged; ++i) interchanged = pivots[i] != static_cast<int>(i) + 1;
+    if (interchanged) {
+      const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/true);
+      auto* sources = ctx.scratch_as<std::int64_t>(Slot::c, static_cast<std::size_t>(n));
+      profile.begin("column interchanges", lane.stream);
+      launch::unpermute_columns(A.data(), n, n, ld, d_piv, sources, work, nb, lane.stream);
+      profile.end("column interchanges", lane.stream);
+    }
     ctx.synchronize();
     profile.report();
   }
@@ -590,36 +595,50 @@ class Dense final : public kernels::Dense<T> {
     } else {
       // Gauss-Jordan on the triangle, block by block (see src/core/triangular.cpp for the derivation);
       // the upper case is its transpose: U12 := -U11^-1 U12, U02 += U01 U12, U01 := U01 U11^-1.
-      // Each diagonal block is inverted by a triangular solve against the identity: three times trtri's
-      // flops, but cuBLAS's trsm runs tens of times faster than cuSOLVER's trtri on a block (1.0 ms for
-      // trtri at 1024 on an H200), so the diagonal blocks stop dominating the small sizes.
-      T* identity = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(kTriangleBlock * kTriangleBlock));
-      auto invert_block = [&](T* block, std::int64_t b) {
-        launch::fill_identity(identity, b, b, lane.stream);
-        blas::trsm<T>(lane.blas, Side::Left, uplo, Op::None, diag, b, b, T(1), block, ld, identity, b);
-        launch::copy_triangle(identity, b, block, ld, b, uplo == Uplo::Upper, diag == Diag::NonUnit, lane.stream);
+      // Each diagonal block is inverted by a triangular solve against the identity (three times trtri's
+      // flops, but cuBLAS's trsm runs tens of times faster than cuSOLVER's trtri on a block: 1.0 ms for
+      // trtri at 1024 on an H200). That solve leaves the inverted block with exact zeros in its other
+      // triangle, so the products with it are plain gemms into a buffer and a copy back: cuBLAS's in-place
+      // trmm runs at 5-30 TFLOP/s on these shapes where gemm runs at 40-60 (H100; U^-1 at 4096 took 2.9
+      // against 4.1 ms, docs/gpu-performance-notes.md).
+      const std::int64_t nb = std::min(kTriangleBlock, n);
+      T* inverse = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(nb * nb));
+      T* product = ctx.scratch_as<T>(Slot::b, static_cast<std::size_t>(nb * n));
+      const bool upper = uplo == Uplo::Upper;
+      // dst (rows x cols, leading dimension ld) := alpha * (left * right), through `product`.
+      auto multiply = [&](std::int64_t rows, std::int64_t cols, std::int64_t inner, T alpha, const T* left,
+                          std::int64_t ld_left, const T* right, std::int64_t ld_right, T* dst) {
+        blas::gemm<T>(lane.blas, Op::None, Op::None, rows, cols, inner, alpha, left, ld_left, right, ld_right, T(0),
+                      product, rows);
+        check(cudaMemcpy2DAsync(dst, ld * sizeof(T), product, rows * sizeof(T), rows * sizeof(T), cols,
+                                cudaMemcpyDeviceToDevice, lane.stream),
+              "cudaMemcpy2D");
       };
-      for (std::int64_t k0 = 0; k0 < n; k0 += kTriangleBlock) {
-        const std::int64_t b = std::min(kTriangleBlock, n - k0), rest = n - k0 - b;
+      for (std::int64_t k0 = 0; k0 < n; k0 += nb) {
+        const std::int64_t b = std::min(nb, n - k0), rest = n - k0 - b;
         T* a11 = A.data() + k0 + k0 * ld;
-        invert_block(a11, b);
-        if (uplo == Uplo::Lower) {
-          T* a21 = a11 + b;
-          T* a10 = A.data() + k0;
-          blas::trmm<T>(lane.blas, Side::Right, Uplo::Lower, Op::None, diag, rest, b, T(-1), a11, ld, a21, ld);
-          if (k0 > 0) {
-            blas::gemm<T>(lane.blas, Op::None, Op::None, rest, k0, b, T(1), a21, ld, a10, ld, T(1), A.data() + k0 + b,
-                          ld);
-            blas::trmm<T>(lane.blas, Side::Left, Uplo::Lower, Op::None, diag, b, k0, T(1), a11, ld, a10, ld);
-          }
-        } else {
+        launch::fill_identity(inverse, b, b, lane.stream);
+        blas::trsm<T>(lane.blas, Side::Left, uplo, Op::None, diag, b, b, T(1), a11, ld, inverse, b);
+        launch::copy_triangle(inverse, b, a11, ld, b, upper, diag == Diag::NonUnit, lane.stream);
+        if (upper) {
           T* a12 = a11 + b * ld;
           T* a01 = A.data() + k0 * ld;
-          blas::trmm<T>(lane.blas, Side::Left, Uplo::Upper, Op::None, diag, b, rest, T(-1), a11, ld, a12, ld);
+          if (rest > 0) multiply(b, rest, b, T(-1), inverse, b, a12, ld, a12);
           if (k0 > 0) {
-            blas::gemm<T>(lane.blas, Op::None, Op::None, k0, rest, b, T(1), a01, ld, a12, ld, T(1),
-                          A.data() + (k0 + b) * ld, ld);
-            blas::trmm<T>(lane.blas, Side::Right, Uplo::Upper, Op::None, diag, k0, b, T(1), a11, ld, a01, ld);
+            if (rest > 0)
+              blas::gemm<T>(lane.blas, Op::None, Op::None, k0, rest, b, T(1), a01, ld, a12, ld, T(1),
+                            A.data() + (k0 + b) * ld, ld);
+            multiply(k0, b, b, T(1), a01, ld, inverse, b, a01);
+          }
+        } else {
+          T* a21 = a11 + b;
+          T* a10 = A.data() + k0;
+          if (rest > 0) multiply(rest, b, b, T(-1), a21, ld, inverse, b, a21);
+          if (k0 > 0) {
+            if (rest > 0)
+              blas::gemm<T>(lane.blas, Op::None, Op::None, rest, k0, b, T(1), a21, ld, a10, ld, T(1),
+                            A.data() + k0 + b, ld);
+            multiply(b, k0, b, T(1), inverse, b, a10, ld, a10);
           }
         }
       }
