@@ -282,7 +282,7 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
                                      A.device().name()),
             uplo};
   if (inverse && A.rows() >= fastest.randomized_inverse_from && A.rows() < fastest.randomized_inverse_to)
-    return {Method::RBT, fmt::format("general matrix; the randomized LU and a Newton step are the faster inverse on {} "
+    return {Method::RBT, fmt::format("general matrix; the randomized LU and Newton steps are the faster inverse on {} "
                                      "at this size",
                                      A.device().name()),
             uplo};

@@ -253,25 +253,28 @@ void tournament_factor(Context& ctx, T* A, std::int64_t n, std::int64_t ld, std:
 template <Real T>
 class Dense final : public kernels::Dense<T> {
  public:
-  // From this order on, general matrices invert faster by Gauss-Jordan than by LU (measured on an H200
-  // with U^-1 by elimination: 9.3 against 9.6 ms at 2048, 23.9 against 24.1 ms at 4096, 71 against 67 ms
-  // at 8192). Elimination on the triangle (GETS) beats cuSOLVER's trtri at every size (10.7 ms against
-  // about 2 ms at 4096 on an H200), and the GETS pipeline cuSOLVER's potri for SPD inverses (0.142 s
-  // against 0.278 s at 16384, equal at 1024). Solves go to the randomized LU from the order where it
-  // was measured faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at
-  // 512, 1.3 against 1.0 ms at 256).
+  // Elimination on the triangle (GETS) beats cuSOLVER's trtri at every size (10.7 ms against about 2 ms
+  // at 4096 on an H200), and the GETS pipeline cuSOLVER's potri for SPD inverses (0.142 s against 0.278 s
+  // at 16384 on an H200). Solves go to the randomized LU from the order where it was measured
+  // faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at 512, 1.3
+  // against 1.0 ms at 256).
   kernels::DensePreferences preferences() const override {
-    // The randomized inverse from 512 to 4095, where its factorization and Newton step (two n^3 products)
-    // beat getrf's panels on the H100: 1.29-1.34x torch.linalg.inv against partial pivoting's 0.87-0.96x;
-    // a tie at 4096, 1.8x slower at 8192 (bench/results/h100/inverse-rbt-newton.json). Only in float64:
-    // in float32, eps times the growth of factors without pivoting leaves ||I - A X|| near 1 on random
-    // matrices of order 300 and up, and partial pivoting then runs after all.
+    // Measured on an H100 with the products of the triangular inverse as gemms (bench/results/h100/
+    // inverse-gemm-triangles.json, linv against torch.linalg.inv in one run):
+    // - float64: the randomized LU and Newton steps (two n^3 products each; one step at 256, two from
+    //   1024) from 256 to 4096, 0.99-1.52x torch where partial pivoting is 0.86-1.03x; 1.8x slower than
+    //   LU at 8192, so it stops after 4096. Not in float32: eps times the growth of factors without
+    //   pivoting leaves ||I - A X|| near 1 on random matrices of order 300 and up, and partial pivoting
+    //   then runs after all.
+    // - Gauss-Jordan from 8192 in float64 (a tie with LU at 8192, 0.273 against 0.291 s at 16384); in
+    //   float32 LU stays faster (0.285 against 0.407 s at 16384).
     const bool float64 = std::is_same_v<T, double>;
-    return {.gauss_jordan_from = 8192,
+    const index never = std::numeric_limits<index>::max();
+    return {.gauss_jordan_from = float64 ? 8192 : never,
             .triangles = TriangularInverse::GETS,
             .randomized_solve_from = 512,
-            .randomized_inverse_from = float64 ? 512 : std::numeric_limits<index>::max(),
-            .randomized_inverse_to = 4096};
+            .randomized_inverse_from = float64 ? 256 : never,
+            .randomized_inverse_to = 4097};
   }
   double norm1(ConstMatrixView<T> A) const override {
     if (A.empty()) return 0.0;
