@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "cpu/lapack.hpp"
@@ -47,6 +48,32 @@ double condition_of_q(const fmri::Parafac2Result<T>& r, const Matrix<double>& X,
   return s.front() / s.back();
 }
 
+// The largest cond_2 of the final ALS steps' normal equations: A, H and C each solve with the Hadamard
+// product of the other two factors' Gram matrices (H^T H * C^T C for A, and so on), so a rounding
+// difference in the data's Gram matrices moves a factor by up to that condition number times as much
+// (an H100 run at rank 34 moved H by 6.6e-9 where the loss history agreed to 1e-9).
+template <Real T>
+double als_condition(const fmri::Parafac2Result<T>& r) {
+  auto gram = [](const Matrix<T>& F) {
+    const Matrix<double> f = F.template cast<double>();
+    Matrix<double> g(f.cols(), f.cols());
+    cpu::lapack::gemm<double>(Op::Transpose, Op::None, 1.0, f.view(), f.view(), 0.0, g.view());
+    return g;
+  };
+  const Matrix<double> a = gram(r.A), h = gram(r.H), c = gram(r.C);
+  double worst = 1;
+  for (const auto& [x, y] : {std::pair{&h, &c}, std::pair{&a, &c}, std::pair{&a, &h}}) {
+    const index F = x->rows();
+    Matrix<double> G(F, F), U(F, F), VT(F, F);
+    for (index j = 0; j < F; ++j)
+      for (index i = 0; i < F; ++i) G(i, j) = (*x)(i, j) * (*y)(i, j);
+    std::vector<double> s(static_cast<std::size_t>(F));
+    EXPECT_EQ(cpu::lapack::gesdd<double>(G.view(), s.data(), U.view(), VT.view()), 0);
+    worst = std::max(worst, s.front() / s.back());
+  }
+  return worst;
+}
+
 template <Real T>
 class Parafac2Gpu : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;
@@ -78,8 +105,9 @@ TYPED_TEST(Parafac2Gpu, FollowsTheCpu) {
     const fmri::Parafac2Result<T> cpu = fmri::parafac2<T>(on_cpu, o), g = fmri::parafac2<T>(on_gpu, o);
     ASSERT_EQ(g.loss_history.size(), cpu.loss_history.size());
     // the iterations run in float64 on both; the data's Gram matrices differ by rounding (float64 sums
-    // of float32 products are exact only up to their own rounding), amplified mildly over 40 iterations
-    const double bound = 1e-9, factors = std::is_same_v<T, float> ? 1e-5 : bound;
+    // of float32 products are exact only up to their own rounding), amplified mildly over 40 iterations,
+    // and in the factors by the conditioning of the ALS steps
+    const double bound = 1e-9, factors = (std::is_same_v<T, float> ? 1e-5 : bound) * als_condition(cpu);
     EXPECT_LE(testing::max_relative_difference(g.loss_history, cpu.loss_history), bound);
     const double dA = testing::relative_difference<T, T>(g.A.view(), cpu.A.view()),
                  dH = testing::relative_difference<T, T>(g.H.view(), cpu.H.view()),
