@@ -62,6 +62,17 @@ void trsm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::i
         "trsm");
 }
 
+// B_i := alpha op(A_i)^-1 B_i (left) or alpha B_i op(A_i)^-1 (right) for i < count; A and B are device
+// arrays of `count` pointers, each B_i m x n.
+template <class T>
+void trsm_batched(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha,
+                  const T* const* A, std::int64_t lda, T* const* B, std::int64_t ldb, std::int64_t count) {
+  if (m == 0 || n == 0 || count == 0) return;
+  check(pick<T>(cublasStrsmBatched_64, cublasDtrsmBatched_64)(h, side(s), fill(u), op(o), diag(d), m, n, &alpha, A,
+                                                              lda, B, ldb, count),
+        "batched trsm");
+}
+
 // B := alpha op(A) B (left) or alpha B op(A) (right), in place (cuBLAS allows C == B).
 template <class T>
 void trmm(cublasHandle_t h, Side s, Uplo u, Op o, Diag d, std::int64_t m, std::int64_t n, T alpha, const T* A,

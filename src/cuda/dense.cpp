@@ -167,8 +167,59 @@ double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_
   return est > 0 ? 1.0 / (anorm * est) : 0.0;
 }
 
-constexpr std::int64_t kGetriBlock = 512;
 constexpr std::int64_t kLauumBlock = 512;
+
+// The blocks of the GETS triangular inverse and of getri. Their diagonal blocks are inverted together
+// (invert_diagonal_blocks), so larger blocks buy no parallelism there; from order 8192 the larger
+// products of 512-blocks win (H100 harness, the whole inverse of the factors: 3.33 against 3.40 ms at
+// 4096, 17.0 against 17.6 ms at 8192, 120 against 124 ms at 16384).
+std::int64_t inverse_block(std::int64_t n) { return std::min<std::int64_t>(n, n >= 8192 ? 512 : 256); }
+
+// The inverses of the diagonal blocks of A's `uplo` triangle (block k covers rows and columns
+// [k nb, min(n, (k + 1) nb))), block k at the result + k nb^2, leading dimension nb, in Slot::c. Each is a
+// triangular solve against the identity, every full block in one batched call (eight calls of cuBLAS's
+// trsm took 1.9 ms for the 512-blocks at n = 4096, one batched call 0.4 ms). The solve leaves exact zeros
+// in the other triangle, so products with the blocks are plain gemms (multiply_into).
+template <Real T>
+const T* invert_diagonal_blocks(Context& ctx, const T* A, std::int64_t n, std::int64_t ld, std::int64_t nb, Uplo uplo,
+                                Diag diag) {
+  const Lane& lane = ctx.main();
+  const std::int64_t full = n / nb, count = (n + nb - 1) / nb;
+  T* inverses = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(count * nb * nb));
+  launch::fill_identity(inverses, nb, nb, lane.stream, count);
+  std::int64_t k = 0;
+  if (full > 1) {
+    std::vector<T*> pointers(static_cast<std::size_t>(2 * full));
+    for (std::int64_t i = 0; i < full; ++i) {
+      pointers[static_cast<std::size_t>(i)] = const_cast<T*>(A + i * nb * (ld + 1));
+      pointers[static_cast<std::size_t>(full + i)] = inverses + i * nb * nb;
+    }
+    T** d = ctx.scratch_as<T*>(Slot::d, pointers.size());
+    to_device(d, pointers.data(), pointers.size() * sizeof(T*), lane.stream);
+    wait(lane.stream);  // pointers dies here
+    blas::trsm_batched<T>(lane.blas, Side::Left, uplo, Op::None, diag, nb, nb, T(1), d, ld, d + full, nb, full);
+    k = full;
+  }
+  for (; k < count; ++k) {
+    const std::int64_t b = std::min(nb, n - k * nb);
+    blas::trsm<T>(lane.blas, Side::Left, uplo, Op::None, diag, b, b, T(1), A + k * nb * (ld + 1), ld,
+                  inverses + k * nb * nb, nb);
+  }
+  return inverses;
+}
+
+// dst (rows x cols, leading dimension ld_dst) := alpha left right through `product` (rows x cols): cuBLAS's
+// in-place trmm runs at 5-30 TFLOP/s on the triangular inverses' shapes where gemm runs at 40-60 (H100).
+template <Real T>
+void multiply_into(const Lane& lane, std::int64_t rows, std::int64_t cols, std::int64_t inner, T alpha, const T* left,
+                   std::int64_t ld_left, const T* right, std::int64_t ld_right, T* dst, std::int64_t ld_dst, T* product) {
+  if (rows == 0 || cols == 0) return;
+  blas::gemm<T>(lane.blas, Op::None, Op::None, rows, cols, inner, alpha, left, ld_left, right, ld_right, T(0), product,
+                rows);
+  check(cudaMemcpy2DAsync(dst, ld_dst * sizeof(T), product, rows * sizeof(T), rows * sizeof(T), cols,
+                          cudaMemcpyDeviceToDevice, lane.stream),
+        "cudaMemcpy2D");
+}
 
 // A := L^T L on the lower triangle (LAPACK's blocked lauum): the matrix products go to cuBLAS, the
 // diagonal blocks to cuSOLVER's lauum, which is slow on a whole large matrix but fine on a block.
@@ -196,7 +247,6 @@ void lauum_lower(Context& ctx, T* A, std::int64_t n, std::int64_t ld) {
     }
   }
 }
-constexpr std::int64_t kTriangleBlock = 512;
 
 // LU with tournament pivoting, right-looking (the algorithm of src/cpu/calu.cpp, which says why): per
 // panel of kPanel columns, one launch plays the whole tournament (it writes LAPACK-style interchanges
@@ -469,9 +519,13 @@ class Dense final : public kernels::Dense<T> {
     triangular_inverse(A, Uplo::Upper, TriangularInverse::GETS, Diag::NonUnit);  // L below stays
     profile.end("U^-1", lane.stream);
     profile.begin("X L = U^-1 (getri)", lane.stream);
-    // LAPACK getri, right to left: X(:, J) = (U^-1(:, J) - X(:, J+) L(J+, J)) L(J, J)^-1 for block columns J.
-    const std::int64_t nb = std::min<std::int64_t>(kGetriBlock, n);
+    // LAPACK getri, right to left: X(:, J) = (U^-1(:, J) - X(:, J+) L(J+, J)) L(J, J)^-1 for block columns J,
+    // with the L(J, J)^-1 made first, all at once, and applied by gemm (2.5 ms for getri at 4096 with a
+    // trsm per block, 2.0 ms so).
+    const std::int64_t nb = inverse_block(n);
     T* work = ctx.scratch_as<T>(Slot::a, static_cast<std::size_t>(n * nb));
+    T* product = ctx.scratch_as<T>(Slot::b, static_cast<std::size_t>(n * nb));
+    const T* inverses = invert_diagonal_blocks<T>(ctx, A.data(), n, ld, nb, Uplo::Lower, Diag::Unit);
     const std::int64_t last = ((n - 1) / nb) * nb;
     for (std::int64_t j = last; j >= 0; j -= nb) {
       const std::int64_t jb = std::min(nb, n - j);
@@ -479,8 +533,8 @@ class Dense final : public kernels::Dense<T> {
       if (j + jb < n)
         blas::gemm<T>(lane.blas, Op::None, Op::None, n, jb, n - j - jb, T(-1), A.data() + (j + jb) * ld, ld,
                       work + (j + jb), n, T(1), A.data() + j * ld, ld);
-      blas::trsm<T>(lane.blas, Side::Right, Uplo::Lower, Op::None, Diag::Unit, n, jb, T(1), work + j, n,
-                    A.data() + j * ld, ld);
+      multiply_into<T>(lane, n, jb, jb, T(1), A.data() + j * ld, ld, inverses + (j / nb) * nb * nb, nb,
+                       A.data() + j * ld, ld, product);
     }
     profile.end("X L = U^-1 (getri)", lane.stream);
     // A randomized LU's pivots are the identity: nothing to undo (0.46 ms of gathers at n = 4096).
@@ -597,51 +651,39 @@ class Dense final : public kernels::Dense<T> {
             "trtri");
     } else {
       // Gauss-Jordan on the triangle, block by block (see src/core/triangular.cpp for the derivation);
-      // the upper case is its transpose: U12 := -U11^-1 U12, U02 += U01 U12, U01 := U01 U11^-1.
-      // Each diagonal block is inverted by a triangular solve against the identity (three times trtri's
-      // flops, but cuBLAS's trsm runs tens of times faster than cuSOLVER's trtri on a block: 1.0 ms for
-      // trtri at 1024 on an H200). That solve leaves the inverted block with exact zeros in its other
-      // triangle, so the products with it are plain gemms into a buffer and a copy back: cuBLAS's in-place
-      // trmm runs at 5-30 TFLOP/s on these shapes where gemm runs at 40-60 (H100; U^-1 at 4096 took 2.9
-      // against 4.1 ms, docs/gpu-performance-notes.md).
-      const std::int64_t nb = std::min(kTriangleBlock, n);
-      T* inverse = ctx.scratch_as<T>(Slot::c, static_cast<std::size_t>(nb * nb));
+      // the upper case is its transpose: U12 := -U11^-1 U12, U02 += U01 U12, U01 := U01 U11^-1. The
+      // diagonal blocks are inverted first, all at once (three times trtri's flops, but cuBLAS's trsm runs
+      // tens of times faster than cuSOLVER's trtri on a block: 1.0 ms for trtri at 1024 on an H200), and
+      // every product is a gemm: U^-1 at 4096 took 4.1 ms with a trsm and trmm per block, 1.3 ms so
+      // (docs/gpu-performance-notes.md).
+      const std::int64_t nb = inverse_block(n);
+      const T* inverses = invert_diagonal_blocks<T>(ctx, A.data(), n, ld, nb, uplo, diag);
       T* product = ctx.scratch_as<T>(Slot::b, static_cast<std::size_t>(nb * n));
       const bool upper = uplo == Uplo::Upper;
-      // dst (rows x cols, leading dimension ld) := alpha * (left * right), through `product`.
-      auto multiply = [&](std::int64_t rows, std::int64_t cols, std::int64_t inner, T alpha, const T* left,
-                          std::int64_t ld_left, const T* right, std::int64_t ld_right, T* dst) {
-        blas::gemm<T>(lane.blas, Op::None, Op::None, rows, cols, inner, alpha, left, ld_left, right, ld_right, T(0),
-                      product, rows);
-        check(cudaMemcpy2DAsync(dst, ld * sizeof(T), product, rows * sizeof(T), rows * sizeof(T), cols,
-                                cudaMemcpyDeviceToDevice, lane.stream),
-              "cudaMemcpy2D");
-      };
       for (std::int64_t k0 = 0; k0 < n; k0 += nb) {
         const std::int64_t b = std::min(nb, n - k0), rest = n - k0 - b;
+        const T* inverse = inverses + (k0 / nb) * nb * nb;
         T* a11 = A.data() + k0 + k0 * ld;
-        launch::fill_identity(inverse, b, b, lane.stream);
-        blas::trsm<T>(lane.blas, Side::Left, uplo, Op::None, diag, b, b, T(1), a11, ld, inverse, b);
-        launch::copy_triangle(inverse, b, a11, ld, b, upper, diag == Diag::NonUnit, lane.stream);
+        launch::copy_triangle(inverse, nb, a11, ld, b, upper, diag == Diag::NonUnit, lane.stream);
         if (upper) {
           T* a12 = a11 + b * ld;
           T* a01 = A.data() + k0 * ld;
-          if (rest > 0) multiply(b, rest, b, T(-1), inverse, b, a12, ld, a12);
+          multiply_into<T>(lane, b, rest, b, T(-1), inverse, nb, a12, ld, a12, ld, product);
           if (k0 > 0) {
             if (rest > 0)
               blas::gemm<T>(lane.blas, Op::None, Op::None, k0, rest, b, T(1), a01, ld, a12, ld, T(1),
                             A.data() + (k0 + b) * ld, ld);
-            multiply(k0, b, b, T(1), a01, ld, inverse, b, a01);
+            multiply_into<T>(lane, k0, b, b, T(1), a01, ld, inverse, nb, a01, ld, product);
           }
         } else {
           T* a21 = a11 + b;
           T* a10 = A.data() + k0;
-          if (rest > 0) multiply(rest, b, b, T(-1), a21, ld, inverse, b, a21);
+          multiply_into<T>(lane, rest, b, b, T(-1), a21, ld, inverse, nb, a21, ld, product);
           if (k0 > 0) {
             if (rest > 0)
               blas::gemm<T>(lane.blas, Op::None, Op::None, rest, k0, b, T(1), a21, ld, a10, ld, T(1),
                             A.data() + k0 + b, ld);
-            multiply(b, k0, b, T(1), inverse, b, a10, ld, a10);
+            multiply_into<T>(lane, b, k0, b, T(1), inverse, nb, a10, ld, a10, ld, product);
           }
         }
       }

@@ -26,10 +26,10 @@ struct Grid2 {
 };
 
 template <class T>
-__global__ void fill_identity_kernel(T* A, std::int64_t n, std::int64_t ld) {
-  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
+__global__ void fill_identity_kernel(T* A, std::int64_t n, std::int64_t ld, std::int64_t columns) {
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < columns; j += gridDim.y * blockDim.y)
     for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-      A[i + j * ld] = i == j ? T(1) : T(0);
+      A[i + j * ld] = i == j % n ? T(1) : T(0);
 }
 
 template <class T>
@@ -427,10 +427,10 @@ __global__ void fill_uniform_kernel(T* A, std::int64_t rows, std::int64_t cols, 
 }  // namespace
 
 template <class T>
-void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream) {
-  if (n == 0) return;
-  Grid2 g(n, n);
-  fill_identity_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld);
+void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream, std::int64_t count) {
+  if (n == 0 || count == 0) return;
+  Grid2 g(n, n * count);
+  fill_identity_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld, n * count);
   check_launch("fill_identity");
 }
 
@@ -668,7 +668,7 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void scale_columns<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const double*, T*,           \
                                  std::int64_t, cudaStream_t);                                                   \
   template void scale_rows<T>(T*, std::int64_t, std::int64_t, std::int64_t, const double*, cudaStream_t);         \
-  template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t);                                 \
+  template void fill_identity<T>(T*, std::int64_t, std::int64_t, cudaStream_t, std::int64_t);                   \
   template void set_diagonal<T>(T*, std::int64_t, std::int64_t, T, cudaStream_t);                               \
   template void butterfly_level<T>(const T*, int, std::int64_t, std::int64_t, T*, std::int64_t, bool, bool,     \
                                    cudaStream_t);                                                               \

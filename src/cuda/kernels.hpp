@@ -10,9 +10,9 @@
 
 namespace linv::cuda::launch {
 
-// A := I (n x n).
+// A := [I I ... I], `count` identities of order n side by side (n x count n).
 template <class T>
-void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream);
+void fill_identity(T* A, std::int64_t n, std::int64_t ld, cudaStream_t stream, std::int64_t count = 1);
 // A(i, i) := value.
 template <class T>
 void set_diagonal(T* A, std::int64_t n, std::int64_t ld, T value, cudaStream_t stream);
