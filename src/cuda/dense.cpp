@@ -309,18 +309,17 @@ class Dense final : public kernels::Dense<T> {
   // faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at 512, 1.3
   // against 1.0 ms at 256).
   kernels::DensePreferences preferences() const override {
-    // Measured on an H100 with the products of the triangular inverse as gemms (bench/results/h100/
-    // inverse-gemm-triangles.json, linv against torch.linalg.inv in one run):
-    // - float64: the randomized LU and Newton steps (two n^3 products each; one step at 256, two from
-    //   1024) from 256 to 4096, 0.99-1.52x torch where partial pivoting is 0.86-1.03x; 1.8x slower than
-    //   LU at 8192, so it stops after 4096. Not in float32: eps times the growth of factors without
-    //   pivoting leaves ||I - A X|| near 1 on random matrices of order 300 and up, and partial pivoting
-    //   then runs after all.
-    // - Gauss-Jordan from 8192 in float64 (a tie with LU at 8192, 0.273 against 0.291 s at 16384); in
-    //   float32 LU stays faster (0.285 against 0.407 s at 16384).
+    // Measured on an H100 (bench/results/h100/inverse-batched-diagonal*.json, linv against
+    // torch.linalg.inv in one run):
+    // - float64: the randomized LU and Newton steps (two n^3 products each) from 256 to 4096, 1.08-2.16x
+    //   torch where partial pivoting is 0.95-1.14x; 1.9x slower than LU at 8192. Not in float32: eps
+    //   times the growth of factors without pivoting leaves ||I - A X|| near 1 on random matrices of
+    //   order 300 and up, and partial pivoting then runs after all.
+    // - Gauss-Jordan from 16384 in float64 (0.280 against LU's 0.282 s there, and more accurate; LU is
+    //   8 % faster at 8192); in float32 LU stays faster (0.276 against 0.407 s at 16384).
     const bool float64 = std::is_same_v<T, double>;
     const index never = std::numeric_limits<index>::max();
-    return {.gauss_jordan_from = float64 ? 8192 : never,
+    return {.gauss_jordan_from = float64 ? 16384 : never,
             .triangles = TriangularInverse::GETS,
             .randomized_solve_from = 512,
             .randomized_inverse_from = float64 ? 256 : never,
