@@ -247,6 +247,7 @@ struct Choice {
   Method method;
   std::string reason;
   Uplo uplo = Uplo::Lower;  // for Triangular
+  bool in_float64 = false;  // a float32 inverse computed by float64's randomized LU (inverse_in_float64)
 };
 
 // What Method::Auto (or an explicit method) means for this matrix, for an inverse or a solve; the
@@ -286,6 +287,20 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
                                      "at this size",
                                      A.device().name()),
             uplo};
+  if constexpr (std::is_same_v<T, float>) {
+    // float32's own randomized LU cannot be refined (eps times its growth leaves ||I - A X|| near 1), but
+    // where float64 runs at float32's rate float64's can, and it beats float32's partial pivoting.
+    const kernels::DensePreferences wide = kernels::dense<double>(A.device()).preferences();
+    if (inverse && A.rows() >= wide.randomized_inverse_from && A.rows() < wide.randomized_inverse_to) {
+      const std::string why = kernels::mixed(A.device()).float64_is_as_fast(A.device());
+      if (!why.empty())
+        return {Method::RBT,
+                fmt::format("general matrix; {}: the randomized LU and Newton steps in float64, rounded to float32, "
+                            "are the faster inverse at this size",
+                            why),
+                uplo, /*in_float64=*/true};
+    }
+  }
   if (inverse && A.rows() >= fastest.gauss_jordan_from)
     return {Method::GaussJordan, fmt::format("general matrix; Gauss-Jordan is the faster inverse on {} at this size",
                                              A.device().name()),
@@ -867,6 +882,33 @@ Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag d
   return invert_triangle(A, uplo, how, diag);
 }
 
+// A float32 inverse by the randomized LU and Newton steps in float64 (Choice::in_float64), rounded to
+// float32, with that computation's method, growth, rcond, steps and notes in r. Nothing, with a note, for a
+// matrix singular to float32's working precision that the caller does not allow: float32's partial
+// pivoting then factors it and names its smallest pivot.
+std::optional<Matrix<float>> inverse_in_float64(ConstMatrixView<float> A, bool allow_ill_conditioned, Report& r) {
+  const Device device = A.device();
+  Matrix<double> a = Matrix<double>::uninitialized(A.rows(), A.cols(), device);
+  kernels::vectors<float>(device).widen(A, a.view());
+  const Solution<double> s =
+      inv<double>(a.view(), {.method = Method::RBT, .check_finite = false, .allow_ill_conditioned = true});
+  if (!(s.report.rcond >= eps<float>()) && !allow_ill_conditioned) {
+    r.notes.push_back(fmt::format("rcond {:.3g} (from the float64 inverse) is below float32's machine epsilon: "
+                                  "factored again in float32 with partial pivoting",
+                                  s.report.rcond));
+    return std::nullopt;
+  }
+  r.method = s.report.method;
+  r.growth = s.report.growth;
+  r.rcond = s.report.rcond;
+  r.iterations = s.report.iterations;
+  r.notes.insert(r.notes.end(), s.report.notes.begin(), s.report.notes.end());
+  r.notes.push_back("computed in float64, rounded to float32");
+  Matrix<float> x = Matrix<float>::uninitialized(A.rows(), A.cols(), device);
+  kernels::mixed(device).round_to_float(s.x.view(), x.view());
+  return x;
+}
+
 template <Real T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   require_square(A, "inv");
@@ -950,6 +992,15 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
         break;
       }
       default: {  // LU, CALU or RBT: choose() admits only the methods above and these
+        if constexpr (std::is_same_v<T, float>) {
+          if (c.in_float64) {
+            if (std::optional<Matrix<float>> x = inverse_in_float64(A, options.allow_ill_conditioned, r)) {
+              out.x = std::move(*x);
+              break;
+            }
+            c.method = r.method = Method::LU;
+          }
+        }
         // No judgeable(): a randomized inverse is accepted only once ||I - A X|| < 1, which no singular A
         // allows (I - A X then has the eigenvalue 1), and its rcond is then exact, from X.
         LU<T> lu = factor_lu(A, c.method, r);

@@ -314,7 +314,8 @@ class Dense final : public kernels::Dense<T> {
     // - float64: the randomized LU and Newton steps (two n^3 products each) from 256 to 4096, 1.08-2.16x
     //   torch where partial pivoting is 0.95-1.14x; 1.9x slower than LU at 8192. Not in float32: eps
     //   times the growth of factors without pivoting leaves ||I - A X|| near 1 on random matrices of
-    //   order 300 and up, and partial pivoting then runs after all.
+    //   order 300 and up; a float32 inverse in this range goes through float64's instead (choose() in
+    //   src/core/dense.cpp), since float64 runs at float32's rate here.
     // - Gauss-Jordan from 16384 in float64 (0.280 against LU's 0.282 s there, and more accurate; LU is
     //   8 % faster at 8192); in float32 LU stays faster (0.276 against 0.407 s at 16384).
     const bool float64 = std::is_same_v<T, double>;

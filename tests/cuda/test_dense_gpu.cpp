@@ -607,6 +607,47 @@ TEST(CudaMixed, LargeGeneralMatricesKeepTheRandomizedSolve) {
   EXPECT_TRUE(testing::contains(tf32.report.method_reason, "partial pivoting")) << tf32.report.method_reason;
 }
 
+// Where float64 runs at float32's rate, a float32 inverse of a general matrix goes through float64's
+// randomized LU and is rounded: the float64 inverse rounded to float32 (forward error eps_32 plus float64's
+// n eps_64 cond), and float32's conditioning policy still holds, naming the pivot from float32's own
+// partial pivoting. On other GPUs it is float32's LU.
+TEST(CudaMixed, Float32InversesThroughFloat64WhereItIsAsFast) {
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const bool float64_here = !kernels::mixed(gpu).float64_is_as_fast(gpu).empty();
+  const index n = 300;
+  const std::uint64_t seed = testing::case_seed(1600);
+  LINV_TRACE_SEED(seed);
+  const Matrix<float> A = random_uniform<float>(n, n, seed);
+  const Solution<float> s = inv<float>(A.to(gpu).view(), {.compute_residual = true});
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+  EXPECT_EQ(s.report.method, float64_here ? Method::RBT : Method::LU) << s.report.to_json();
+  if (float64_here) {
+    EXPECT_TRUE(testing::contains(s.report.method_reason, "in float64")) << s.report.method_reason;
+    EXPECT_TRUE(std::any_of(s.report.notes.begin(), s.report.notes.end(),
+                            [](const std::string& note) { return testing::contains(note, "rounded to float32"); }))
+        << s.report.to_json();
+    const Solution<double> reference = inv<double>(A.cast<double>().view());
+    const double cond = 1 / reference.report.rcond;
+    EXPECT_LE((testing::relative_difference<float, double>(s.x.to(Device::cpu()).view(), reference.x.view())),
+              2 * eps<float>() + kForwardThreshold * static_cast<double>(n) * eps<double>() * cond);
+  }
+  // condition 1e9: singular to float32's working precision, refused unless allowed
+  const Matrix<float> ill = generate<float>(MatrixKind::IllCond, n, {.cond = 1e9, .seed = seed + 1});
+  try {
+    (void)inv<float>(ill.to(gpu).view());
+    ADD_FAILURE() << "a matrix of condition 1e9 passed float32's policy";
+  } catch (const SingularMatrix& e) {
+    EXPECT_GE(e.pivot(), 1);
+    EXPECT_LE(e.pivot(), n);
+  }
+  const Solution<float> allowed = inv<float>(ill.to(gpu).view(), {.allow_ill_conditioned = true});
+  EXPECT_LT(allowed.report.rcond, eps<float>());
+  EXPECT_TRUE(std::any_of(allowed.report.notes.begin(), allowed.report.notes.end(),
+                          [](const std::string& note) { return testing::contains(note, "machine epsilon"); }))
+      << allowed.report.to_json();
+}
+
 // Mixed precision with float32 factors is "float64 accuracy": its forward error is within 10x of the
 // float64 solve's at every condition number (cuSOLVER's IRS, which stops at LAPACK's backward test, was
 // 30-60x worse at cond 1e2 to 1e6 on an H100); beyond plain refinement's reach it factors in float64.
