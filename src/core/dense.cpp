@@ -282,16 +282,10 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     return {Method::RBT, fmt::format("general matrix; the randomized LU is the faster solve on {} at this size",
                                      A.device().name()),
             uplo};
-  if (inverse && A.rows() >= fastest.randomized_inverse_from && A.rows() < fastest.randomized_inverse_to)
-    return {Method::RBT, fmt::format("general matrix; the randomized LU and Newton steps are the faster inverse on {} "
-                                     "at this size",
-                                     A.device().name()),
-            uplo};
-  if constexpr (std::is_same_v<T, float>) {
-    // float32's own randomized LU cannot be refined (eps times its growth leaves ||I - A X|| near 1), but
-    // where float64 runs at float32's rate float64's can, and it beats float32's partial pivoting.
-    const kernels::DensePreferences wide = kernels::dense<double>(A.device()).preferences();
-    if (inverse && A.rows() >= wide.randomized_inverse_from && A.rows() < wide.randomized_inverse_to) {
+  if (inverse && A.rows() >= fastest.randomized_inverse_from && A.rows() < fastest.randomized_inverse_to) {
+    if constexpr (std::is_same_v<T, float>) {
+      // float32's own randomized LU cannot be refined (eps times its growth leaves ||I - A X|| near 1):
+      // float64's, rounded, where the device runs float64 at float32's rate (DensePreferences).
       const std::string why = kernels::mixed(A.device()).float64_is_as_fast(A.device());
       if (!why.empty())
         return {Method::RBT,
@@ -299,6 +293,11 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
                             "are the faster inverse at this size",
                             why),
                 uplo, /*in_float64=*/true};
+    } else {
+      return {Method::RBT,
+              fmt::format("general matrix; the randomized LU and Newton steps are the faster inverse on {} at this size",
+                          A.device().name()),
+              uplo};
     }
   }
   if (inverse && A.rows() >= fastest.gauss_jordan_from)

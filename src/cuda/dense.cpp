@@ -309,21 +309,19 @@ class Dense final : public kernels::Dense<T> {
   // faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at 512, 1.3
   // against 1.0 ms at 256).
   kernels::DensePreferences preferences() const override {
-    // Measured on an H100 (bench/results/h100/inverse-batched-diagonal*.json, linv against
-    // torch.linalg.inv in one run):
+    // Measured on an H100 (bench/results/h100/inverse-batched-diagonal*.json and inverse-float32.json,
+    // linv against torch.linalg.inv in one run):
     // - float64: the randomized LU and Newton steps (two n^3 products each) from 256 to 4096, 1.08-2.16x
-    //   torch where partial pivoting is 0.95-1.14x; 1.9x slower than LU at 8192. Not in float32: eps
-    //   times the growth of factors without pivoting leaves ||I - A X|| near 1 on random matrices of
-    //   order 300 and up; a float32 inverse in this range goes through float64's instead (choose() in
-    //   src/core/dense.cpp), since float64 runs at float32's rate here.
+    //   torch where partial pivoting is 0.95-1.14x; 1.9x slower than LU at 8192.
+    // - float32: the same in float64, rounded (core's choose()), from 512 to 4096: 1.08-1.41x torch where
+    //   float32's LU is 0.86-1.07x; at 256 the widening and rounding lose (0.99 against 0.87 ms).
     // - Gauss-Jordan from 16384 in float64 (0.280 against LU's 0.282 s there, and more accurate; LU is
     //   8 % faster at 8192); in float32 LU stays faster (0.276 against 0.407 s at 16384).
     const bool float64 = std::is_same_v<T, double>;
-    const index never = std::numeric_limits<index>::max();
-    return {.gauss_jordan_from = float64 ? 16384 : never,
+    return {.gauss_jordan_from = float64 ? 16384 : std::numeric_limits<index>::max(),
             .triangles = TriangularInverse::GETS,
             .randomized_solve_from = 512,
-            .randomized_inverse_from = float64 ? 256 : never,
+            .randomized_inverse_from = float64 ? 256 : 512,
             .randomized_inverse_to = 4097};
   }
   double norm1(ConstMatrixView<T> A) const override {

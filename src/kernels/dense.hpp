@@ -26,8 +26,10 @@ struct DensePreferences {
   TriangularInverse triangles = TriangularInverse::Lapack;
   // Solves of this order and above by the randomized LU (Method::RBT) instead of partial pivoting.
   index randomized_solve_from = std::numeric_limits<index>::max();
-  // General inverses of order in [from, to) by the randomized LU and a Newton-Schulz step: faster than
-  // getrf's panels while the step's two n^3 products cost less than the pivot search they replace.
+  // General inverses of order in [from, to) by the randomized LU and Newton-Schulz steps: faster than
+  // getrf's panels while the steps' n^3 products cost less than the pivot search they replace. float32's
+  // own cannot be refined (eps times the growth), so a float32 inverse in this range is float64's, rounded,
+  // on a device where float64 runs at float32's rate (Mixed::float64_is_as_fast), and LU elsewhere.
   index randomized_inverse_from = std::numeric_limits<index>::max();
   index randomized_inverse_to = 0;
 };
