@@ -11,7 +11,7 @@
 namespace linv::cli {
 namespace {
 
-constexpr const char* kMatrixHelp = "Input matrix: .npy, .mtx or .mat[:variable]";
+constexpr const char* kMatrixHelp = "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]";
 constexpr const char* kMethodHelp =
     "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
     "if its growth factor passes 8 n^(2/3)), rbt (random butterfly transform, LU without pivoting, refinement "

@@ -45,7 +45,7 @@ void run_info() {
   std::printf("  CUDA backend: %s\n", b.cuda ? fmt::format("built (CUDA runtime {})", b.cuda_runtime).c_str() : "not built");
   std::printf("  MATLAB .mat files: %s\n", b.matio ? "yes (matio)" : "no (built without matio)");
   std::printf("  PNG images: %s\n", io::have_png_support() ? "yes (libpng)" : "no (built without libpng; PGM only)");
-  std::printf("  .npz output: %s\n", io::have_npz_support() ? "yes (zlib)" : "no (built without zlib)");
+  std::printf("  .npz archives (read and written): %s\n", io::have_npz_support() ? "yes (zlib)" : "no (built without zlib)");
   std::printf("  NIfTI images: %s\n", io::have_nifti_support() ? "yes (libnifti2)" : "no (built without libnifti2)");
   std::printf("  FFT convolution: %s\n",
               imaging::Convolution::have_fft() ? "yes (FFTW)" : "no (built without FFTW; direct convolution)");
@@ -186,7 +186,7 @@ const Command kCommands[] = {
        cmd.add_option("--cond", a->cond, "Condition number for spd (default 1e3) and illcond (default 1e12)");
        cmd.add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
        cmd.add_option("--dtype", a->dtype, "f32 or f64")->capture_default_str()->check(CLI::IsMember({"f32", "f64"}));
-       cmd.add_option("-o,--output", a->output, "Where to write the matrix (.npy, .mtx, .mat[:variable])");
+       cmd.add_option("-o,--output", a->output, "Where to write the matrix (.npy, .npz[:name], .mtx, .mat[:variable])");
        cmd.add_flag("-q,--quiet")->description("Print nothing on success (gen prints nothing in any case)");
        cmd.require_subcommand(0, 1);
        cmd.callback([a, &cmd] {

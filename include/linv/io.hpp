@@ -1,5 +1,7 @@
 // Reading and writing matrices. The format follows the file name:
 //   .npy            NumPy (float32/float64, C or Fortran order, 2-D; 3-D as a stack of matrices)
+//   .npz[:name]     NumPy archives (numpy.savez, savez_compressed): the array `name`, or the only one;
+//                   written with one array (named `name`, else arr_0); needs zlib
 //   .mtx            Matrix Market (array or coordinate; real/integer/pattern; general/symmetric/skew)
 //   .mat[:name]     MATLAB (through matio, when linv was built with it); `name` picks the variable
 //   .nii, .nii.gz   NIfTI-1/2 fMRI images (through nifti_clib's nifti2_io, when linv was built with it), read

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "linv/io.hpp"
 
@@ -19,6 +20,9 @@ namespace linv::io::detail {
 class InputFile {
  public:
   explicit InputFile(const std::string& path);
+  // Bytes in memory (a member of an archive) read as a regular file of their size; `path` names them in
+  // messages.
+  InputFile(std::string path, std::vector<unsigned char> bytes);
   ~InputFile();
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -40,6 +44,7 @@ class InputFile {
   std::FILE* file_ = nullptr;
   std::optional<std::int64_t> size_;
   std::int64_t offset_ = 0;
+  std::vector<unsigned char> bytes_;  // what a memory-backed file reads
 };
 
 // Deflate (zlib, gzip, PNG's IDAT) packs at most 1032 bytes into one: a compressed file of n bytes inflates
@@ -85,9 +90,13 @@ bool is_contiguous(ConstMatrixView<T> A) {
   return A.empty() || A.cols() == 1 || A.ld() == A.rows();
 }
 
-// ---- NumPy .npy ----
-AnyMatrix read_npy(const std::string& path);
-AnyStack read_npy_stack(const std::string& path);
+// ---- NumPy .npy, and .npz archives of them ----
+AnyMatrix read_npy(InputFile& in);
+AnyStack read_npy_stack(InputFile& in);
+// The member `name` (with or without ".npy"; empty: the archive's only member) of a .npz archive, as a
+// file of its own. The archive's faults raise ParseError, a missing or ambiguous name InvalidArgument
+// listing the members.
+InputFile npz_member(const std::string& path, const std::string& name);
 template <Real T>
 void write_npy(const std::string& path, ConstMatrixView<T> A);
 template <Real T>

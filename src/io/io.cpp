@@ -52,6 +52,13 @@ InputFile::InputFile(const std::string& path) : path_(path) {
   }
 }
 
+InputFile::InputFile(std::string path, std::vector<unsigned char> bytes) : path_(std::move(path)), bytes_(std::move(bytes)) {
+  // fmemopen refuses an empty buffer: an empty member reads as an empty temporary file.
+  file_ = bytes_.empty() ? std::tmpfile() : ::fmemopen(bytes_.data(), bytes_.size(), "rb");
+  if (file_ == nullptr) throw InputError(fmt::format("could not read {}: {}", path_, std::strerror(errno)));
+  size_ = static_cast<std::int64_t>(bytes_.size());
+}
+
 InputFile::~InputFile() { std::fclose(file_); }
 
 std::size_t InputFile::read_some(void* dst, std::size_t bytes) {
@@ -174,9 +181,9 @@ void OutputTransaction::rename_pending() {
 
 namespace {
 
-enum class Format { npy, mtx, mat };
+enum class Format { npy, npz, mtx, mat };
 
-// A spec split into the file, its format and (for .mat) the variable.
+// A spec split into the file, its format and (for .mat and .npz) the variable.
 struct Target {
   std::string path;
   Format format;
@@ -188,15 +195,19 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-bool ends_with_mat(const std::string& path) { return lowercase(path).ends_with(".mat"); }
+bool names_variables(const std::string& path) {
+  const std::string lower = lowercase(path);
+  return lower.ends_with(".mat") || lower.ends_with(".npz");
+}
 
 Target parse_spec(const std::string& spec) {
   Target t{spec, Format::npy, {}};
-  // Directories may contain ':'; only one in the file name, right after ".mat", introduces a variable.
+  // Directories may contain ':'; only one in the file name, right after ".mat" or ".npz", introduces a
+  // variable.
   const std::size_t slash = spec.rfind('/');
   const std::size_t name_begin = slash == std::string::npos ? 0 : slash + 1;
   const std::size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && colon >= name_begin && ends_with_mat(spec.substr(0, colon))) {
+  if (colon != std::string::npos && colon >= name_begin && names_variables(spec.substr(0, colon))) {
     t.path = spec.substr(0, colon);
     t.variable = spec.substr(colon + 1);
     if (t.variable.empty())
@@ -206,6 +217,8 @@ Target parse_spec(const std::string& spec) {
   const std::string extension = lowercase(std::filesystem::path(t.path).extension().string());
   if (extension == ".npy")
     t.format = Format::npy;
+  else if (extension == ".npz")
+    t.format = Format::npz;
   else if (extension == ".mtx")
     t.format = Format::mtx;
   else if (extension == ".mat")
@@ -213,7 +226,8 @@ Target parse_spec(const std::string& spec) {
   else
     throw InvalidArgument(
         fmt::format("cannot tell the file format of '{}' from its extension: linv reads and writes .npy (NumPy), "
-                    ".mtx (Matrix Market) and .mat (MATLAB; file.mat:NAME picks a variable)",
+                    ".npz (NumPy archives; file.npz:NAME picks an array), .mtx (Matrix Market) and .mat (MATLAB; "
+                    "file.mat:NAME picks a variable)",
                     spec));
   return t;
 }
@@ -231,14 +245,28 @@ const char* to_string(DType t) { return t == DType::Float32 ? "float32" : "float
 
 AnyMatrix read_matrix(const std::string& spec) {
   const Target t = parse_spec(spec);
-  if (t.format == Format::npy) return detail::read_npy(t.path);
+  if (t.format == Format::npy) {
+    detail::InputFile in(t.path);
+    return detail::read_npy(in);
+  }
+  if (t.format == Format::npz) {
+    detail::InputFile in = detail::npz_member(t.path, t.variable);
+    return detail::read_npy(in);
+  }
   if (t.format == Format::mtx) return detail::read_mtx(t.path);
   return detail::read_mat(t.path, t.variable);
 }
 
 AnyStack read_stack(const std::string& spec) {
   const Target t = parse_spec(spec);
-  if (t.format == Format::npy) return detail::read_npy_stack(t.path);
+  if (t.format == Format::npy) {
+    detail::InputFile in(t.path);
+    return detail::read_npy_stack(in);
+  }
+  if (t.format == Format::npz) {
+    detail::InputFile in = detail::npz_member(t.path, t.variable);
+    return detail::read_npy_stack(in);
+  }
   if (t.format == Format::mtx)
     return std::visit([](auto&& m) -> AnyStack { return stack_of_one(std::move(m)); }, detail::read_mtx(t.path));
   return detail::read_mat_stack(t.path, t.variable);
@@ -251,6 +279,8 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
   switch (t.format) {
     case Format::npy:
       return detail::write_npy(t.path, A);
+    case Format::npz:  // one array, named as numpy.savez names a positional one unless the spec names it
+      return detail::write_npz<T>(t.path, {{t.variable.empty() ? std::string("arr_0") : t.variable, A}});
     case Format::mtx:
       return detail::write_mtx(t.path, A);
     case Format::mat:
@@ -269,6 +299,9 @@ void write_stack(const std::string& spec, const MatrixStack<T>& stack) {
   switch (t.format) {
     case Format::npy:
       return detail::write_npy_stack(t.path, stack);
+    case Format::npz:
+      throw InvalidArgument(fmt::format("{}: linv writes stacks of matrices as .npy or .mat, not into .npz archives",
+                                        spec));
     case Format::mtx:
       if (stack.count != 1)
         throw InvalidArgument(

@@ -480,8 +480,8 @@ void write_rows(AtomicFile& out, ConstMatrixView<T> A) {
 
 }  // namespace
 
-AnyMatrix read_npy(const std::string& path) {
-  InputFile in(path);
+AnyMatrix read_npy(InputFile& in) {
+  const std::string& path = in.path();
   const Header h = read_header(in);
   if (h.shape.size() == 3)
     throw ParseError(path, h.shape_offset, -1,
@@ -493,8 +493,7 @@ AnyMatrix read_npy(const std::string& path) {
   });
 }
 
-AnyStack read_npy_stack(const std::string& path) {
-  InputFile in(path);
+AnyStack read_npy_stack(InputFile& in) {
   const Header h = read_header(in);
   return with_data(in, h, [&h](auto& source) -> AnyStack {
     if (h.element == Element::f4) return read_stack_data<float>(source, h);

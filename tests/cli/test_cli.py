@@ -295,9 +295,38 @@ class CliTest(unittest.TestCase):
         _, err = run("ksvd", x, "-k", str(K), "--sparsity", "21", "--dictionary", d, "--codes", g, expect=2)
         self.assertIn("between 1 and the 20 atoms", err)
 
+    def test_npz_archives_as_numpy_writes_them(self):
+        info, _ = run("info")
+        if ".npz archives (read and written): yes" not in info:
+            self.skipTest("linv was built without zlib: no .npz to test")
+        rng = np.random.default_rng(23)
+        A = rng.standard_normal((6, 6)) + 6 * np.eye(6)
+        B = rng.standard_normal((6, 2))
+        compressed, stored = self.path("c.npz"), self.path("s.npz")
+        np.savez_compressed(compressed, A=A, b=B)
+        np.savez(stored, A.astype(np.float32))
+        run("solve", compressed + ":A", compressed + ":b", "-o", self.path("x.npy"), "-q")
+        x = np.load(self.path("x.npy"))
+        self.assertLess(np.abs(A @ x - B).max(), 1e-12 * np.abs(B).max() * np.linalg.cond(A))
+        run("inv", stored, "-o", self.path("X.npz") + ":inverse", "-q")  # the only array, unnamed
+        X = np.load(self.path("X.npz"))
+        self.assertEqual(X.files, ["inverse"])
+        self.assertEqual(X["inverse"].dtype, np.float32)
+        self.assertLess(np.abs(X["inverse"] @ A.astype(np.float32) - np.eye(6)).max(), 1e-4)
+        _, err = run("inv", compressed, "-o", self.path("Y.npy"), expect=2)
+        self.assertIn("holds 2 arrays (A, b): name one", err)
+        _, err = run("inv", compressed + ":C", "-o", self.path("Y.npy"), expect=2)
+        self.assertIn("no array 'C'; it holds A, b", err)
+        data = bytearray(open(compressed, "rb").read())
+        data[len(data) // 3] ^= 0xFF
+        open(self.path("bad.npz"), "wb").write(bytes(data))
+        _, err = run("inv", self.path("bad.npz") + ":A", "-o", self.path("Y.npy"), expect=3)
+        self.assertIn("bad.npz", err)
+        self.assertFalse(os.path.exists(self.path("Y.npy")))
+
     def test_gen_fmri_writes_data_and_truth(self):
         info, _ = run("info")
-        if ".npz output: yes" not in info:
+        if ".npz archives (read and written): yes" not in info:
             self.skipTest("linv was built without zlib: no .npz output to test")
         x, truth = self.path("x.npy"), self.path("truth.npz")
         stdout, _ = run("gen", "fmri", "--time", "80", "--shape", "9,7,2", "--sources", "3", "--snr", "6", "--seed", "4",
@@ -337,7 +366,7 @@ class CliTest(unittest.TestCase):
         self.assertTrue(np.array_equal(volumes.reshape(30, 90), np.load(self.path("x.npy"))))
         shape, pixdim, _, maps = read_nifti1(self, self.path("maps.nii"))
         self.assertEqual(shape, (6, 5, 3, 4))
-        if ".npz output: yes" in info:
+        if ".npz archives (read and written): yes" in info:
             self.assertTrue(np.array_equal(maps.reshape(4, 90), np.load(self.path("truth.npz"))["maps"]))
         # refusals come before anything is written
         for args, message in [(["--voxels", "90"], "--shape"), (["--shape", "6,5,3", "--truth", self.path("t.nii")],

@@ -271,8 +271,25 @@ def cli_corpus():
     cli_seed("parafac2-mat-two-slabs", "parafac2", 1, [1, 1, 1], mat_bytes({"A": rng.standard_normal((3, 4))}))
 
 
+# ---- .npz ----
+def npz_bytes(save, **arrays):
+    f = io.BytesIO()
+    save(f, **arrays)
+    return f.getvalue()
+
+
+def npz_corpus():
+    a, b = rng.standard_normal((3, 2)), rng.standard_normal((2, 2, 2))
+    put("npz", "stored-one", npz_bytes(np.savez, A=a))
+    put("npz", "stored-two", npz_bytes(np.savez, A=a, b=b.astype("<f4")))
+    put("npz", "deflated-two", npz_bytes(np.savez_compressed, A=a, b=b))
+    put("npz", "deflated-empty", npz_bytes(np.savez_compressed, A=np.zeros((0, 3))))
+    put("npz", "comment", npz_bytes(np.savez, A=a)[:-2] + struct.pack("<H", 5) + b"hello")
+
+
 if __name__ == "__main__":
     npy_corpus()
+    npz_corpus()
     mtx_corpus()
     pgm_corpus()
     png_corpus()
