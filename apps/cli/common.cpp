@@ -48,10 +48,19 @@ Device device_for(const CommonOptions& o, Operation op, index size, Method metho
   return o.device == "auto" ? auto_device(op, size, method) : Device::parse(o.device);
 }
 
+// What reading the inputs changed (io::take_input_notes: integers read as float64, ...), gathered for the
+// summary and the report alike.
+const std::vector<std::string>& input_notes() {
+  static std::vector<std::string> notes;
+  for (std::string& note : io::take_input_notes()) notes.push_back(std::move(note));
+  return notes;
+}
+
 nlohmann::json report_json(const std::string& command, const Report& r,
                            const std::vector<std::pair<std::string, std::string>>& inputs,
                            const std::string& output, index rows, index cols) {
   nlohmann::json j = nlohmann::json::parse(r.to_json());
+  for (const std::string& note : input_notes()) j["notes"].push_back(note);
   j["command"] = command;
   j["inputs"] = nlohmann::json::object();
   for (const auto& [name, path] : inputs) j["inputs"][name] = path;
@@ -80,6 +89,7 @@ void print_summary(const CommonOptions& o, const std::string& command, const Rep
   if (r.rank >= 0) line += fmt::format(" | rank {}", r.rank);
   line += " -> " + output;
   std::printf("%s\n", line.c_str());
+  for (const std::string& note : input_notes()) std::printf("  note: %s\n", note.c_str());
   for (const std::string& note : r.notes) std::printf("  note: %s\n", note.c_str());
 }
 

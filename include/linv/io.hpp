@@ -91,7 +91,11 @@ void commit_outputs_so_far();
 // by the signal. (At most 64 writes at a time are tracked.)
 void remove_temporary_files() noexcept;
 
-// Whether this build can write .npz files (it needs zlib).
+// What reading changed about inputs, for the report: e.g. "A.npy: int64 values read as float64 (exactly)".
+// Readers on this thread add to the list (the last 32 kept); this returns it and empties it.
+std::vector<std::string> take_input_notes();
+
+// Whether this build can read and write .npz files (it needs zlib).
 bool have_npz_support();
 
 // Whether this build can read and write `.mat` files.

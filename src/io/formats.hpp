@@ -90,6 +90,9 @@ bool is_contiguous(ConstMatrixView<T> A) {
   return A.empty() || A.cols() == 1 || A.ld() == A.rows();
 }
 
+// ---- notes for the report (io::take_input_notes) ----
+void add_input_note(std::string note);
+
 // ---- NumPy .npy, and .npz archives of them ----
 AnyMatrix read_npy(InputFile& in);
 AnyStack read_npy_stack(InputFile& in);

@@ -243,6 +243,18 @@ MatrixStack<T> stack_of_one(Matrix<T>&& m) {
 
 const char* to_string(DType t) { return t == DType::Float32 ? "float32" : "float64"; }
 
+namespace {
+thread_local std::vector<std::string> input_notes;
+}  // namespace
+
+void detail::add_input_note(std::string note) {
+  constexpr std::size_t kKept = 32;  // a long-lived caller that never takes them holds no more
+  if (input_notes.size() == kKept) input_notes.erase(input_notes.begin());
+  input_notes.push_back(std::move(note));
+}
+
+std::vector<std::string> take_input_notes() { return std::exchange(input_notes, {}); }
+
 AnyMatrix read_matrix(const std::string& spec) {
   const Target t = parse_spec(spec);
   if (t.format == Format::npy) {

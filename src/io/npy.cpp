@@ -2,7 +2,8 @@
 //
 // A file is a preamble (magic "\x93NUMPY", version, header length), a header (a Python dict literal with
 // 'descr', 'fortran_order' and 'shape') and the raw array data. linv reads versions 1.0-3.0, float32 and
-// float64 little-endian data in either order, 0- to 3-dimensional (images may also be uint8 or uint16); it
+// float64 little-endian data in either order, 0- to 3-dimensional (integers and bools as float64 values,
+// exactly; images may be uint8 or uint16 samples); it
 // writes version 1.0 the way np.save does, matrices and images in Fortran order (Matrix storage as is) and
 // stacks in C order (B, rows, cols).
 #include <fmt/format.h>
@@ -17,6 +18,8 @@
 #include <cctype>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "io/formats.hpp"
@@ -35,15 +38,21 @@ constexpr std::int64_t kMaxHeaderBytes = std::int64_t{1} << 20;
 // Transposing reads and writes go through a buffer of this size.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
-// Element types as stored. uint8 and uint16 are image samples, read only by read_npy_image: a matrix is
-// taken from floats alone, so that integer data is never silently reinterpreted as a problem's values.
-enum class Element { f4, f8, u1, u2 };
+// Element types as stored. In an image uint8 and uint16 are samples, scaled to [0, 1]; in a matrix every
+// integer type (and bool) is a value, converted to float64 exactly or refused (integer_values), and said
+// in io::take_input_notes().
+enum class Element { f4, f8, u1, u2, u4, u8, i1, i2, i4, i8, b1 };
 
 std::int64_t item_bytes(Element e) {
-  if (e == Element::u1) return 1;
-  if (e == Element::u2) return 2;
-  return e == Element::f4 ? 4 : 8;
+  switch (e) {
+    case Element::u1: case Element::i1: case Element::b1: return 1;
+    case Element::u2: case Element::i2: return 2;
+    case Element::f4: case Element::u4: case Element::i4: return 4;
+    default: return 8;
+  }
 }
+
+bool is_integer(Element e) { return e != Element::f4 && e != Element::f8; }
 
 struct Header {
   Element element = Element::f8;
@@ -189,14 +198,19 @@ class DictParser {
   }
 
   Element element(const std::string& descr, std::int64_t offset) const {
-    if (descr == "<f8" || descr == "=f8") return Element::f8;
-    if (descr == "<f4" || descr == "=f4") return Element::f4;
-    if (images_) {
-      // NumPy writes uint8 as '|u1' (one byte has no order); '<' and '=' say the same on a little-endian host.
-      if (descr == "|u1" || descr == "<u1" || descr == "=u1") return Element::u1;
-      if (descr == "<u2" || descr == "=u2") return Element::u2;
-    }
-    if (descr == ">f8" || descr == ">f4" || (images_ && descr == ">u2"))
+    // NumPy writes one-byte types as '|u1' (one byte has no order); '<' and '=' say the same on a
+    // little-endian host.
+    static constexpr std::pair<const char*, Element> kTypes[] = {
+        {"f8", Element::f8}, {"f4", Element::f4}, {"u1", Element::u1}, {"u2", Element::u2}, {"u4", Element::u4},
+        {"u8", Element::u8}, {"i1", Element::i1}, {"i2", Element::i2}, {"i4", Element::i4}, {"i8", Element::i8},
+        {"b1", Element::b1}};
+    std::optional<Element> found;
+    if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' || descr[0] == '|'))
+      for (const auto& [name, e] : kTypes)
+        if (descr.substr(1) == name && (descr[0] != '|' || item_bytes(e) == 1)) found = e;
+    const bool image_type = found == Element::f8 || found == Element::f4 || found == Element::u1 || found == Element::u2;
+    if (found && (!images_ || image_type)) return *found;
+    if (descr.size() == 3 && descr[0] == '>')
       throw ParseError(path_, offset, -1,
                        fmt::format("'{}' is big-endian, which linv does not support: save the array as "
                                    "little-endian (arr.astype('<{}'))",
@@ -207,7 +221,9 @@ class DictParser {
                                    "uint8 ('|u1') and uint16 ('<u2')",
                                    descr));
     throw ParseError(path_, offset, -1,
-                     fmt::format("'{}' is not supported: linv reads float32 ('<f4') and float64 ('<f8')", descr));
+                     fmt::format("'{}' is not supported: linv reads float32 ('<f4'), float64 ('<f8'), integers "
+                                 "('<i8', '<u4', ...; as float64) and bool ('|b1')",
+                                 descr));
   }
 
   const std::string& path_;
@@ -417,6 +433,75 @@ Matrix<T> read_matrix_data(Source& in, const Header& h) {
   return m;
 }
 
+const char* numpy_name(Element e) {
+  switch (e) {
+    case Element::u1: return "uint8";
+    case Element::u2: return "uint16";
+    case Element::u4: return "uint32";
+    case Element::u8: return "uint64";
+    case Element::i1: return "int8";
+    case Element::i2: return "int16";
+    case Element::i4: return "int32";
+    case Element::i8: return "int64";
+    case Element::b1: return "bool";
+    case Element::f4: return "float32";
+    default: return "float64";
+  }
+}
+
+// An integer or bool element's value; nullopt for a 64-bit one beyond +-2^53, which float64 may round.
+std::optional<double> integer_value(const unsigned char* p, Element e) {
+  constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
+  switch (e) {
+    case Element::b1: return p[0] != 0 ? 1.0 : 0.0;
+    case Element::u1: return p[0];
+    case Element::i1: return static_cast<std::int8_t>(p[0]);
+    case Element::u2: return static_cast<double>(little_endian(p, 2));
+    case Element::i2: return static_cast<std::int16_t>(little_endian(p, 2));
+    case Element::u4: return static_cast<double>(little_endian(p, 4));
+    case Element::i4: return static_cast<std::int32_t>(little_endian(p, 4));
+    default: {
+      const std::uint64_t bits = std::uint64_t{little_endian(p, 4)} | std::uint64_t{little_endian(p + 4, 4)} << 32;
+      if (e == Element::u8) return bits <= kExact ? std::optional<double>(static_cast<double>(bits)) : std::nullopt;
+      const auto v = static_cast<std::int64_t>(bits);
+      const std::uint64_t magnitude = v < 0 ? 0 - bits : bits;
+      return magnitude <= kExact ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
+    }
+  }
+}
+
+// An array of integers (or bools) as float64 values, exactly, shaped as read_stack_data shapes floats: a
+// value float64 cannot hold exactly is refused, naming its position. The conversion is noted for the report.
+template <class Source>
+MatrixStack<double> integer_stack(Source& in, const Header& h) {
+  const auto& d = h.shape;
+  const std::size_t nd = d.size();
+  MatrixStack<double> s;
+  s.count = nd == 3 ? d[0] : 1;
+  s.rows = nd == 0 ? 1 : d[nd == 3 ? 1 : 0];
+  s.cols = nd >= 2 ? d[nd - 1] : 1;
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(h.data_bytes));
+  if (in.read_some(bytes.data(), bytes.size()) < bytes.size())
+    throw data_size_error(in.path(), h, in.offset() - h.data_offset);
+  expect_end(in, h);
+  s.data.resize(static_cast<std::size_t>(s.count * s.rows * s.cols));
+  const std::int64_t item = item_bytes(h.element);
+  for (index b = 0; b < s.count; ++b)
+    for (index j = 0; j < s.cols; ++j)
+      for (index i = 0; i < s.rows; ++i) {
+        const index at = h.fortran_order ? b + (i + j * s.rows) * s.count : (b * s.rows + i) * s.cols + j;
+        const std::optional<double> v = integer_value(bytes.data() + at * item, h.element);
+        if (!v)
+          throw InputError(fmt::format("{}: the {} at index {} lies beyond +-2^53, where float64 cannot hold every "
+                                       "integer; convert the array to float yourself if rounding it is acceptable",
+                                       in.path(), numpy_name(h.element),
+                                       nd == 3 ? fmt::format("[{}, {}, {}]", b, i, j) : fmt::format("[{}, {}]", i, j)));
+        s.data[static_cast<std::size_t>(b * s.rows * s.cols + i + j * s.rows)] = *v;
+      }
+  add_input_note(fmt::format("{}: {} values read as float64 (exactly)", in.path(), numpy_name(h.element)));
+  return s;
+}
+
 // One image sample as a double: floats as they are, unsigned integers scaled to [0, 1].
 double sample(const unsigned char* p, Element e) {
   if (e == Element::u1) return p[0] / 255.0;
@@ -489,6 +574,12 @@ AnyMatrix read_npy(InputFile& in) {
                                  shape_text(h.shape), h.shape[0]));
   return with_data(in, h, [&h](auto& source) -> AnyMatrix {
     if (h.element == Element::f4) return read_matrix_data<float>(source, h);
+    if (is_integer(h.element)) {
+      MatrixStack<double> one = integer_stack(source, h);
+      Matrix<double> m = Matrix<double>::uninitialized(one.rows, one.cols);
+      std::copy(one.data.begin(), one.data.end(), m.data());
+      return m;
+    }
     return read_matrix_data<double>(source, h);
   });
 }
@@ -497,6 +588,7 @@ AnyStack read_npy_stack(InputFile& in) {
   const Header h = read_header(in);
   return with_data(in, h, [&h](auto& source) -> AnyStack {
     if (h.element == Element::f4) return read_stack_data<float>(source, h);
+    if (is_integer(h.element)) return integer_stack(source, h);
     return read_stack_data<double>(source, h);
   });
 }

@@ -734,8 +734,20 @@ class CliTest(unittest.TestCase):
         nan[2, 1] = np.nan
         _, err = run("inv", self.save("nan.npy", nan), "-o", self.path("x.npy"), expect=3)
         self.assertIn("NaN at row 3, column 2", err)
-        _, err = run("inv", self.save("i.npy", np.eye(3, dtype=np.int64)), "-o", self.path("x.npy"), expect=3)
-        self.assertIn("'<i8' is not supported", err)
+        _, err = run("inv", self.save("c.npy", np.eye(3, dtype=np.complex128)), "-o", self.path("x.npy"), expect=3)
+        self.assertIn("'<c16' is not supported", err)
+        # integers are values, read as float64 exactly and said; one that float64 would round is refused
+        out, _ = run("inv", self.save("i.npy", 2 * np.eye(3, dtype=np.int64)), "-o", self.path("x.npy"),
+                     "--report", self.path("r.json"))
+        self.assertIn("i.npy: int64 values read as float64 (exactly)", out)
+        with open(self.path("r.json")) as f:
+            notes = json.load(f)["notes"]
+        self.assertIn(self.path("i.npy") + ": int64 values read as float64 (exactly)", notes)
+        self.assertTrue(np.array_equal(np.load(self.path("x.npy")), 0.5 * np.eye(3)))
+        huge = np.eye(3, dtype=np.int64)
+        huge[0, 2] = 2**53 + 1
+        _, err = run("inv", self.save("h.npy", huge), "-o", self.path("y.npy"), expect=3)
+        self.assertIn("int64 at index [0, 2] lies beyond +-2^53", err)
 
     def test_headers_announcing_more_than_the_file_holds_exit_3(self):
         # 10^12 float64 elements (8 TB) announced by a 128-byte .npy: refused by comparing the sizes, before

@@ -284,13 +284,14 @@ TEST(ImageChannels, ScalesUnsignedNpySamples) {
   EXPECT_DOUBLE_EQ(b.channel(1)(0, 1), 1000.0 / 65535);
   const Matrix<double> grey = io::read_image(u2);  // alpha dropped
   EXPECT_DOUBLE_EQ(grey(0, 1), 0.2);
-  // Integers are image samples only: a matrix is never taken from them.
-  try {
-    (void)io::read_matrix(u1);
-    FAIL() << "uint8 should not be read as a matrix";
-  } catch (const ParseError& e) {
-    EXPECT_TRUE(testing::contains(e.what(), "'|u1' is not supported: linv reads float32 ('<f4') and float64 ('<f8')"));
-  }
+  // Read as a matrix, the same integers are values, not samples: unscaled, and said.
+  (void)io::take_input_notes();
+  const Matrix<double> values = std::get<Matrix<double>>(io::read_matrix(u1));
+  EXPECT_EQ(values(0, 1), 0x33);
+  EXPECT_EQ(values(1, 0), 255);
+  const std::vector<std::string> notes = io::take_input_notes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(testing::contains(notes[0], "uint8 values read as float64 (exactly)")) << notes[0];
 }
 
 // A header may announce any size: the pixels must be in the file before the image is allocated (PNG's

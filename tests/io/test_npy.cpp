@@ -345,8 +345,10 @@ TEST(Npy, RejectsMalformedFiles) {
       {"no closing brace", npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3)"), "expected ',' or '}'", -1},
       {"text after dict", npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3)} x", f8x6),
        "after the header dict", -1},
-      {"int64", npy("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }", f8x6),
-       "'<i8' is not supported: linv reads float32 ('<f4') and float64 ('<f8')", 20},
+      {"complex", npy("{'descr': '<c16', 'fortran_order': True, 'shape': (2, 3), }", f8x6),
+       "'<c16' is not supported: linv reads float32 ('<f4'), float64 ('<f8'), integers", 20},
+      {"big-endian int32", npy("{'descr': '>i4', 'fortran_order': True, 'shape': (2, 3), }", f8x6),
+       "'>i4' is big-endian", 20},
       {"complex", npy("{'descr': '<c16', 'fortran_order': True, 'shape': (1, 3), }", f8x6), "'<c16' is not supported",
        20},
       {"half", npy("{'descr': '<f2', 'fortran_order': True, 'shape': (2, 3), }", f8x6), "'<f2' is not supported", 20},
@@ -386,6 +388,64 @@ TEST(Npy, RejectsMalformedFiles) {
 }
 
 // Every proper prefix of a valid file is malformed, and reading one must say so, never crash.
+// Integers and bools are values, read as float64 exactly in either order and as stacks, and said in the
+// input notes; a 64-bit value beyond +-2^53, which float64 may round, is refused naming its position.
+TEST(Npy, ReadsIntegersAsFloat64Exactly) {
+  const linv::testing::TempDir dir;
+  struct Case {
+    const char* descr;
+    std::string data;
+    std::vector<double> c_order;  // the 2 x 3 values row by row
+  };
+  const std::vector<Case> cases = {
+      {"<i8", raw(std::vector<std::int64_t>{-3, 0, 9007199254740992, 4, -9007199254740992, 7}),
+       {-3, 0, 9007199254740992.0, 4, -9007199254740992.0, 7}},
+      {"<u8", raw(std::vector<std::uint64_t>{1, 2, 3, 4, 5, 9007199254740992}), {1, 2, 3, 4, 5, 9007199254740992.0}},
+      {"<i4", raw(std::vector<std::int32_t>{-2147483647 - 1, 1, 2, 3, 4, 2147483647}),
+       {-2147483648.0, 1, 2, 3, 4, 2147483647.0}},
+      {"<u4", raw(std::vector<std::uint32_t>{4294967295u, 1, 2, 3, 4, 5}), {4294967295.0, 1, 2, 3, 4, 5}},
+      {"<i2", raw(std::vector<std::int16_t>{-32768, 1, 2, 3, 4, 32767}), {-32768, 1, 2, 3, 4, 32767}},
+      {"<u2", raw(std::vector<std::uint16_t>{65535, 1, 2, 3, 4, 5}), {65535, 1, 2, 3, 4, 5}},
+      {"|i1", std::string("\x80\x01\x02\x03\x04\x7f", 6), {-128, 1, 2, 3, 4, 127}},
+      {"|u1", std::string("\xff\x01\x02\x03\x04\x05", 6), {255, 1, 2, 3, 4, 5}},
+      {"|b1", std::string("\x01\x00\x00\x01\x01\x00", 6), {1, 0, 0, 1, 1, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.descr);
+    const std::string path = dir.file("int.npy");
+    write_bytes(path, npy(fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': (2, 3), }}", c.descr), c.data));
+    (void)linv::io::take_input_notes();
+    const Matrix<double> m = std::get<Matrix<double>>(linv::io::read_matrix(path));
+    ASSERT_EQ(m.rows(), 2);
+    ASSERT_EQ(m.cols(), 3);
+    for (index i = 0; i < 2; ++i)
+      for (index j = 0; j < 3; ++j) EXPECT_EQ(m(i, j), c.c_order[static_cast<std::size_t>(i * 3 + j)]);
+    const std::vector<std::string> notes = linv::io::take_input_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_TRUE(contains(notes[0], "values read as float64 (exactly)")) << notes[0];
+    // the same bytes in Fortran order are the transpose's row-by-row values
+    write_bytes(path, npy(fmt::format("{{'descr': '{}', 'fortran_order': True, 'shape': (3, 2), }}", c.descr), c.data));
+    const Matrix<double> t = std::get<Matrix<double>>(linv::io::read_matrix(path));
+    for (index i = 0; i < 2; ++i)
+      for (index j = 0; j < 3; ++j) EXPECT_EQ(t(j, i), m(i, j));
+  }
+  const std::string stack = dir.file("stack.npy");
+  write_bytes(stack, npy("{'descr': '<i2', 'fortran_order': False, 'shape': (2, 1, 2), }",
+                         raw(std::vector<std::int16_t>{1, 2, 3, 4})));
+  const auto s = std::get<MatrixStack<double>>(linv::io::read_stack(stack));
+  ASSERT_EQ(s.count, 2);
+  EXPECT_EQ(s[1](0, 1), 4);
+  const std::string big = dir.file("big.npy");
+  write_bytes(big, npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }",
+                       raw(std::vector<std::int64_t>{0, 0, -9007199254740993, 0})));
+  try {
+    (void)linv::io::read_matrix(big);
+    ADD_FAILURE() << "-2^53 - 1 read as float64";
+  } catch (const linv::InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "int64 at index [1, 0] lies beyond +-2^53")) << e.what();
+  }
+}
+
 TEST(Npy, RejectsEveryTruncation) {
   linv::testing::TempDir dir;
   const std::string path = dir.file("t.npy");
