@@ -221,7 +221,10 @@ class VariableWalk {
   // reads compressed and plain variables alike but for two classes: it looks into function handles only
   // in plain variables, and into opaque objects only in compressed ones.
   std::uint64_t array(std::uint64_t size, int depth) {
-    if (size == 0) return 0;  // an empty array
+    // An empty cell or field; matio reads a top-level variable's headers whatever its size, from the bytes
+    // after it (a fuzzed 0-byte variable had it allocate 4 GB for a "name" read there).
+    if (size == 0 && depth == 0) fail("it is an array (miMATRIX) of 0 bytes, without flags, dimensions or name");
+    if (size == 0) return 0;
     if (depth > kMaxNesting)
       fail(fmt::format("cells or structs nested deeper than {} levels, which linv does not read", kMaxNesting));
     std::uint64_t used = 0;
