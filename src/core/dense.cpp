@@ -127,6 +127,13 @@ Matrix<T> householder_solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const st
   return x;
 }
 
+// M in float64, on its device.
+Matrix<double> widened(ConstMatrixView<float> M) {
+  Matrix<double> w = Matrix<double>::uninitialized(M.rows(), M.cols(), M.device());
+  kernels::vectors<float>(M.device()).widen(M, w.view());
+  return w;
+}
+
 // B - A X with the products in float64, rounded to T.
 template <Real T>
 Matrix<T> residual_in_float64(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B) {
@@ -136,11 +143,6 @@ Matrix<T> residual_in_float64(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstM
     return r;
   } else {
     const Device device = A.device();
-    auto widened = [&](ConstMatrixView<float> M) {
-      Matrix<double> w = Matrix<double>::uninitialized(M.rows(), M.cols(), device);
-      kernels::vectors<float>(device).widen(M, w.view());
-      return w;
-    };
     const Matrix<double> a = widened(A), x = widened(X);
     Matrix<double> r = widened(B);
     gemm<double>(Op::None, Op::None, -1.0, a.view(), x.view(), 1.0, r.view());
@@ -885,12 +887,11 @@ Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag d
 // float32, with that computation's method, growth, rcond, steps and notes in r. Nothing, with a note, for a
 // matrix singular to float32's working precision that the caller does not allow: float32's partial
 // pivoting then factors it and names its smallest pivot.
+namespace {
 std::optional<Matrix<float>> inverse_in_float64(ConstMatrixView<float> A, bool allow_ill_conditioned, Report& r) {
   const Device device = A.device();
-  Matrix<double> a = Matrix<double>::uninitialized(A.rows(), A.cols(), device);
-  kernels::vectors<float>(device).widen(A, a.view());
   const Solution<double> s =
-      inv<double>(a.view(), {.method = Method::RBT, .check_finite = false, .allow_ill_conditioned = true});
+      inv<double>(widened(A).view(), {.method = Method::RBT, .check_finite = false, .allow_ill_conditioned = true});
   if (!(s.report.rcond >= eps<float>()) && !allow_ill_conditioned) {
     r.notes.push_back(fmt::format("rcond {:.3g} (from the float64 inverse) is below float32's machine epsilon: "
                                   "factored again in float32 with partial pivoting",
@@ -907,6 +908,7 @@ std::optional<Matrix<float>> inverse_in_float64(ConstMatrixView<float> A, bool a
   kernels::mixed(device).round_to_float(s.x.view(), x.view());
   return x;
 }
+}  // namespace
 
 template <Real T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {

@@ -47,6 +47,13 @@ class InputFile {
   std::vector<unsigned char> bytes_;  // what a memory-backed file reads
 };
 
+// The unsigned integer stored in `bytes` (at most 8) little-endian bytes at p.
+inline std::uint64_t little_endian(const unsigned char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int k = bytes - 1; k >= 0; --k) v = v << 8 | p[k];
+  return v;
+}
+
 // Deflate (zlib, gzip, PNG's IDAT) packs at most 1032 bytes into one: a compressed file of n bytes inflates
 // to at most 1032 n. Readers of compressed data refuse headers announcing more than that before they
 // allocate what the header announces.

@@ -232,6 +232,12 @@ Target parse_spec(const std::string& spec) {
   return t;
 }
 
+// The .npy file a spec of format npy or npz names: the file, or the archive's member.
+detail::InputFile npy_source(const Target& t) {
+  if (t.format == Format::npz) return detail::npz_member(t.path, t.variable);
+  return detail::InputFile(t.path);
+}
+
 template <Real T>
 MatrixStack<T> stack_of_one(Matrix<T>&& m) {
   MatrixStack<T> s{1, m.rows(), m.cols(), {}};
@@ -257,12 +263,8 @@ std::vector<std::string> take_input_notes() { return std::exchange(input_notes, 
 
 AnyMatrix read_matrix(const std::string& spec) {
   const Target t = parse_spec(spec);
-  if (t.format == Format::npy) {
-    detail::InputFile in(t.path);
-    return detail::read_npy(in);
-  }
-  if (t.format == Format::npz) {
-    detail::InputFile in = detail::npz_member(t.path, t.variable);
+  if (t.format == Format::npy || t.format == Format::npz) {
+    detail::InputFile in = npy_source(t);
     return detail::read_npy(in);
   }
   if (t.format == Format::mtx) return detail::read_mtx(t.path);
@@ -271,12 +273,8 @@ AnyMatrix read_matrix(const std::string& spec) {
 
 AnyStack read_stack(const std::string& spec) {
   const Target t = parse_spec(spec);
-  if (t.format == Format::npy) {
-    detail::InputFile in(t.path);
-    return detail::read_npy_stack(in);
-  }
-  if (t.format == Format::npz) {
-    detail::InputFile in = detail::npz_member(t.path, t.variable);
+  if (t.format == Format::npy || t.format == Format::npz) {
+    detail::InputFile in = npy_source(t);
     return detail::read_npy_stack(in);
   }
   if (t.format == Format::mtx)

@@ -233,12 +233,6 @@ class DictParser {
   std::size_t pos_ = 0;
 };
 
-std::uint32_t little_endian(const unsigned char* p, int bytes) {
-  std::uint32_t v = 0;
-  for (int k = bytes - 1; k >= 0; --k) v = v << 8 | p[k];
-  return v;
-}
-
 ParseError data_size_error(const std::string& path, const Header& h, std::int64_t available) {
   if (available < h.data_bytes)
     return ParseError(path, h.data_offset, -1,
@@ -274,7 +268,7 @@ Header read_header(InputFile& in, bool images = false) {
   if (got < static_cast<std::size_t>(8 + length_bytes))
     throw ParseError(path, static_cast<std::int64_t>(got), -1,
                      fmt::format("truncated header: the file ends after {} bytes", got));
-  const std::int64_t header_bytes = little_endian(pre.data() + 8, length_bytes);
+  const auto header_bytes = static_cast<std::int64_t>(little_endian(pre.data() + 8, length_bytes));
   const std::int64_t header_offset = 8 + length_bytes;
   if (header_bytes > kMaxHeaderBytes)
     throw ParseError(
@@ -461,7 +455,7 @@ std::optional<double> integer_value(const unsigned char* p, Element e) {
     case Element::u4: return static_cast<double>(little_endian(p, 4));
     case Element::i4: return static_cast<std::int32_t>(little_endian(p, 4));
     default: {
-      const std::uint64_t bits = std::uint64_t{little_endian(p, 4)} | std::uint64_t{little_endian(p + 4, 4)} << 32;
+      const std::uint64_t bits = little_endian(p, 8);
       if (e == Element::u8) return bits <= kExact ? std::optional<double>(static_cast<double>(bits)) : std::nullopt;
       const auto v = static_cast<std::int64_t>(bits);
       const std::uint64_t magnitude = v < 0 ? 0 - bits : bits;
@@ -508,7 +502,7 @@ MatrixStack<double> integer_stack(Source& in, const Header& h) {
 // One image sample as a double: floats as they are, unsigned integers scaled to [0, 1].
 double sample(const unsigned char* p, Element e) {
   if (e == Element::u1) return p[0] / 255.0;
-  if (e == Element::u2) return little_endian(p, 2) / 65535.0;
+  if (e == Element::u2) return static_cast<double>(little_endian(p, 2)) / 65535.0;
   if (e == Element::f4) {
     float v;
     std::memcpy(&v, p, sizeof v);

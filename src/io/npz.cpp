@@ -25,12 +25,6 @@ namespace {
 constexpr std::uint32_t kEndOfDirectory = 0x06054b50, kDirectoryEntry = 0x02014b50, kLocalHeader = 0x04034b50;
 constexpr std::uint32_t kUnknown32 = 0xFFFFFFFF;  // "the value is in the ZIP64 extra field"
 
-std::uint64_t little_endian(const unsigned char* p, int bytes) {
-  std::uint64_t v = 0;
-  for (int k = bytes - 1; k >= 0; --k) v = v << 8 | p[k];
-  return v;
-}
-
 struct Member {
   std::string name;
   std::uint64_t method = 0, flags = 0, crc = 0, compressed = 0, size = 0, local_offset = 0;
