@@ -32,6 +32,9 @@ struct SolveArgs {
   std::string factor = "auto";  // --precision mixed: the factorization's precision
   double rcond = -1;
   bool allow_ill_conditioned = false;
+  bool distributed = false;  // one process of an MPI job: A's tiles over a process grid
+  std::string grid;          // "RxC", empty: the most nearly square
+  index block = dist::kDefaultBlock;
   CommonOptions common;
 };
 
@@ -57,6 +60,18 @@ void add_solve_options(CLI::App& cmd, SolveArgs& a) {
                "with a note, instead of refusing it (exit 4); with --batch, for each such matrix of the batch. "
                "Exactly singular matrices are always refused");
   add_common_options(cmd, a.common);
+}
+
+// inv and solve over several processes: mpirun -np N linv inv A.npy -o X.npy --distributed.
+void add_distributed_options(CLI::App& cmd, SolveArgs& a) {
+  cmd.add_flag("--distributed", a.distributed,
+               "Run as one process of an MPI job (mpirun -np N linv ... --distributed): each process reads its own "
+               "tiles of the .npy inputs, the engine (ScaLAPACK) factors the matrix over all of them, each writes its "
+               "tiles of the output; process 0 prints and writes the report. Methods auto, lu and cholesky");
+  cmd.add_option("--grid", a.grid, "--distributed: the process grid, RxC (default: the most nearly square, R <= C)");
+  cmd.add_option("--block", a.block, "--distributed: the tile size of the block-cyclic layout")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 SolveOptions solve_options(const SolveArgs& a, Compute c) {
@@ -172,7 +187,63 @@ void run_batch(const SolveArgs& a, const char* command) {
   });
 }
 
+// inv and solve --distributed: every process of the MPI job runs this, reading and writing its own tiles.
+void run_distributed(const SolveArgs& a, const char* command) {
+  if (a.batch) throw InvalidArgument(fmt::format("{} --distributed takes one matrix, not --batch", command));
+  if (!a.grid.empty() && a.grid.find('x') == std::string::npos)
+    throw InvalidArgument(fmt::format("--grid {}: expected RxC, e.g. 2x4", a.grid));
+  if (a.common.device != "auto" && a.common.device != "cpu")
+    throw InvalidArgument(fmt::format("{} --distributed runs on the CPU processes of the MPI job in this version "
+                                      "(ScaLAPACK), not --device {}",
+                                      command, a.common.device));
+  const SolveOptions options = solve_options(a, a.common.precision == "mixed" ? Compute::mixed : Compute::f64);
+  int rows = 0, cols = 0;
+  if (!a.grid.empty()) {
+    const std::vector<index> dims = parse_dims(a.grid, "RxC");
+    rows = static_cast<int>(dims[0]), cols = static_cast<int>(dims[1]);
+  }
+  const dist::Grid grid = dist::Grid::world(rows, cols);
+  if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
+  const bool solving = !a.b.empty();
+  std::vector<io::DType> types;
+  grid.together([&] {
+    types.push_back(dist::npy_dtype(a.a));
+    if (solving) types.push_back(dist::npy_dtype(a.b));
+    if (a.common.precision == "single" || a.common.precision == "double") {
+      const io::DType want = a.common.precision == "single" ? io::DType::Float32 : io::DType::Float64;
+      for (io::DType t : types)
+        if (t != want)
+          throw InvalidArgument(fmt::format("{} --distributed computes in the files' own type ({}): convert them with "
+                                            "NumPy rather than ask for --precision {}",
+                                            command, io::to_string(t), a.common.precision));
+    }
+    if (solving && types[0] != types[1])
+      throw InvalidArgument(fmt::format("{} --distributed: {} holds {} and {} holds {}; give both in one type", command,
+                                        a.a, io::to_string(types[0]), a.b, io::to_string(types[1])));
+  });
+  with_type(types[0] == io::DType::Float32 ? Compute::f32 : Compute::f64, [&]<Real T>() {
+    const dist::DistMatrix<T> A = dist::DistMatrix<T>::read(grid, a.a, a.block);
+    dist::Solution<T> s;
+    if (solving)
+      s = dist::solve<T>(A, dist::DistMatrix<T>::read(grid, a.b, a.block), options);
+    else
+      s = dist::inv<T>(A, options);
+    s.x.write(a.output);
+    if (!grid.is_root()) return;
+    std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}};
+    if (solving) inputs.emplace_back("B", a.b);
+    nlohmann::json j = report_json(command, s.report, inputs, a.output, s.x.rows(), s.x.cols());
+    j["distributed"] = {{"processes", grid.size()},
+                        {"grid", {grid.rows(), grid.cols()}},
+                        {"block", a.block},
+                        {"engine", dist::engine(grid)}};
+    write_report(a.common, j);
+    print_summary(a.common, command, s.report, s.x.rows(), s.x.cols(), a.output);
+  });
+}
+
 void run_inv(const SolveArgs& a) {
+  if (a.distributed) return run_distributed(a, "inv");
   if (a.batch) return run_batch(a, "inv");
   const Method method = parse_method(a.method);  // usage errors before any file is read
   io::AnyMatrix A = io::read_matrix(a.a);
@@ -187,6 +258,7 @@ void run_inv(const SolveArgs& a) {
 }
 
 void run_solve(const SolveArgs& a) {
+  if (a.distributed) return run_distributed(a, "solve");
   if (a.batch) return run_batch(a, "solve");
   const Method method = parse_method(a.method);
   io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
@@ -306,6 +378,7 @@ const Command kCommands[] = {
                     "A is a stack of B square matrices (a B x n x n .npy array, n <= 64): invert each one. A singular "
                     "matrix is reported (exit 4) with its block of the output NaN; the others are still inverted");
        add_solve_options(cmd, *a);
+       add_distributed_options(cmd, *a);
        cmd.callback([a] { run_inv(*a); });
      }},
     {"", "solve", "Solve A X = B for square A",
@@ -319,6 +392,7 @@ const Command kCommands[] = {
                     "blocks (B x n x k): solve each system. A singular system is reported (exit 4) with its block of "
                     "the output NaN; the others are still solved");
        add_solve_options(cmd, *a);
+       add_distributed_options(cmd, *a);
        cmd.callback([a] { run_solve(*a); });
      }},
     {"", "lstsq", "Minimum-norm least-squares solution of A X ~ B (QR with column pivoting)",

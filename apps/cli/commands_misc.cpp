@@ -49,6 +49,7 @@ void run_info() {
   std::printf("  NIfTI images: %s\n", io::have_nifti_support() ? "yes (libnifti2)" : "no (built without libnifti2)");
   std::printf("  FFT convolution: %s\n",
               imaging::Convolution::have_fft() ? "yes (FFTW)" : "no (built without FFTW; direct convolution)");
+  std::printf("  Distributed matrices: %s\n", dist::engines().c_str());
   const GpuList list = cuda_devices();
   if (list.gpus.empty()) std::printf("  GPUs: none (%s)\n", list.why_none.c_str());
   for (const GpuInfo& g : list.gpus)

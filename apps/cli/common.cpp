@@ -8,6 +8,13 @@
 
 namespace linv::cli {
 
+namespace {
+bool silenced = false;
+}
+
+void silence_errors() { silenced = true; }
+bool errors_silenced() { return silenced; }
+
 void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--device", o.device,
                  "Where to compute: cpu, cuda, cuda:N, or auto (a GPU when one is usable, the command runs there and "

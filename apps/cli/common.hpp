@@ -38,6 +38,11 @@ std::span<const Command> parafac2_commands();  // parafac2, bench parafac2
 // signal (apps/cli/signals.cpp); SIGXFSZ is ignored, so a write past ulimit -f fails and is reported.
 void remove_temporary_files_on_stop_signals();
 
+// A process of a distributed job other than the root: its errors are the root's too (Grid::together makes
+// every process raise the same one), so only the root prints them. run() asks errors_silenced().
+void silence_errors();
+bool errors_silenced();
+
 // Flags every numerical command takes.
 struct CommonOptions {
   std::string device = "auto";

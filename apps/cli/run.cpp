@@ -130,7 +130,7 @@ int run(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);
   } catch (const Error& e) {
-    std::fprintf(stderr, "linv: error: %s\n", e.what());
+    if (!errors_silenced()) std::fprintf(stderr, "linv: error: %s\n", e.what());
     return static_cast<int>(e.exit_code());
   } catch (const std::bad_alloc&) {
     // Matrices name the bytes they needed (OutOfDeviceMemory); this is any other allocation.

@@ -6,6 +6,7 @@
 #include "linv/batched.hpp"
 #include "linv/dense.hpp"
 #include "linv/device.hpp"
+#include "linv/distributed.hpp"
 #include "linv/errors.hpp"
 #include "linv/fmri.hpp"
 #include "linv/generate.hpp"

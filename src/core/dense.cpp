@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "core/policy.hpp"
 #include "core/stopwatch.hpp"
 #include "cpu/norm_estimate.hpp"
 #include "kernels/backend.hpp"
@@ -55,21 +56,6 @@ void require_same_device(ConstMatrixView<T> A, ConstMatrixView<T> B, const char*
                                       B.device().name()));
 }
 
-// The one-shot functions' policy (inv, solve, tri_inv): a matrix singular to working precision (rcond
-// below machine epsilon, LAPACK's definition) gives results without a single guaranteed correct digit,
-// so it is refused, naming its smallest pivot, unless the caller allows ill-conditioned results: those
-// come back with a note in the report. A NaN rcond (an inverse that overflowed) is always refused.
-// The decomposition objects apply no policy beyond exactly zero pivots: their callers read rcond().
-void apply_conditioning_policy(double rcond, double epsilon, index smallest_pivot, bool allow, Report* report,
-                               const char* detail) {
-  if (std::isnan(rcond) || (rcond < epsilon && !allow))
-    throw SingularMatrix(smallest_pivot, rcond > 0 ? rcond : 1e-300, detail);
-  if (rcond < epsilon && report != nullptr)
-    report->notes.push_back(fmt::format("singular to working precision: rcond {:.3g} is below machine epsilon {:.3g}, "
-                                        "so the result may have no correct digits (allowed by the caller)",
-                                        rcond, epsilon));
-}
-
 // An inverse that overflowed has no meaning at all: refuse it whatever the caller allows.
 void require_finite_rcond(double rcond, index smallest_pivot, const char* detail) {
   if (!(rcond > 0)) throw SingularMatrix(smallest_pivot, 1e-300, detail);
@@ -77,20 +63,14 @@ void require_finite_rcond(double rcond, index smallest_pivot, const char* detail
 
 template <Real T>
 index smallest_diagonal(ConstMatrixView<T> F) {
-  const std::vector<T> d = dense_of(F).diagonal(F);
-  index best = 0;
-  for (std::size_t i = 1; i < d.size(); ++i)
-    if (std::abs(d[i]) < std::abs(d[static_cast<std::size_t>(best)])) best = static_cast<index>(i);
-  return d.empty() ? 0 : best + 1;
+  return policy::smallest_entry(dense_of(F).diagonal(F));
 }
 
-// ---- the accuracy promise of inv and solve (docs/design.md, "Numerical policy") -------------------------
-// A result whose scaled residual (linv/accuracy.hpp) exceeds kResidualBound is never returned as a plain
-// success: the method's own solver refines it (the residual in float64), then Householder QR solves
-// instead, and if neither gets below the bound, NumericalError gives the residual reached. The bound is
-// LAPACK's test threshold: backward-stable methods stay far below it on every matrix.
-constexpr double kResidualBound = 30;
-constexpr int kPromiseRefinementSteps = 3;
+// ---- the accuracy promise of inv and solve (src/core/policy.hpp) ----------------------------------------
+// Refinement computes the residual in float64.
+using policy::apply_conditioning_policy;
+using policy::kResidualBound;
+constexpr int kPromiseRefinementSteps = policy::kRefinementSteps;
 
 // X := op^-1 R with the factorization (or inverse) that produced a result, for its refinement.
 template <Real T>

@@ -3,19 +3,12 @@
 #include <cmath>
 
 #include "cpu/backend.hpp"
+#include "kernels/counter_random.hpp"
 
 namespace linv::cpu {
 namespace {
 
-// The counter-based generator of fill_uniform, the same formula as the CUDA kernel's: SplitMix64's
-// finaliser of (seed * golden ratio + position), 53 bits into [0, 1).
-double counter_uniform(std::uint64_t seed, std::uint64_t position) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + position;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
+using kernels::counter_uniform;
 
 template <Real T>
 class Vectors final : public kernels::Vectors<T> {

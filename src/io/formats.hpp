@@ -113,6 +113,19 @@ template <Real T>
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays);
 template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
+// A 2-D float32 or float64 .npy file's layout, for code that moves parts of its data itself (distributed
+// matrices: each process reads and writes its own tiles). Anything else (stacks, integers, other dtypes) is
+// refused with ParseError naming it.
+struct NpyLayout {
+  DType dtype = DType::Float64;
+  bool fortran_order = true;  // column-major; else rows are contiguous
+  index rows = 0, cols = 0;
+  std::int64_t data_offset = 0;
+};
+NpyLayout npy_layout(const std::string& path);
+// The preamble and header np.save writes for a Fortran-order rows x cols array of T; the data follows it.
+template <Real T>
+std::string npy_header(index rows, index cols);
 // An image: height x width or height x width x channels (1 to 4), float32/float64 as they are, uint8/uint16
 // scaled to [0, 1]. Malformed arrays, and shapes or types that are not an image's, raise ParseError.
 Image read_npy_image(const std::string& path);

@@ -3,11 +3,17 @@
 // backends this build has.
 #include "kernels/backend.hpp"
 
+#include <fmt/format.h>
+
 #include "cpu/backend.hpp"
+#include "kernels/distributed.hpp"
 #include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
 #ifdef LINV_HAVE_CUDA
 #include "cuda/backend.hpp"
+#endif
+#ifdef LINV_HAVE_SCALAPACK
+#include "scalapack/scalapack.hpp"
 #endif
 
 namespace linv::kernels {
@@ -28,5 +34,32 @@ const Backend<T>& backend(Device device) {
 }
 template const Backend<float>& backend<float>(Device);
 template const Backend<double>& backend<double>(Device);
+
+// Grids whose tiles live in host memory: ScaLAPACK.
+template <Real T>
+const Distributed<T>& distributed(const dist::Grid& grid) {
+  switch (grid.device().kind()) {
+    case Device::Kind::cpu:
+#ifdef LINV_HAVE_SCALAPACK
+      return scalapack::distributed<T>();
+#else
+      throw DeviceError(
+          "this linv was built without ScaLAPACK, so it cannot factor a distributed matrix: install it (Debian: "
+          "libscalapack-openmpi-dev) and build again");
+#endif
+    case Device::Kind::cuda: break;
+  }
+  throw DeviceError(fmt::format("no distributed engine for tiles on {} in this build", grid.device().name()));
+}
+template const Distributed<float>& distributed<float>(const dist::Grid&);
+std::string distributed_engines() {
+#ifdef LINV_HAVE_SCALAPACK
+  return fmt::format("ScaLAPACK {} over MPI, for processes on CPUs (mpirun -np N linv inv|solve ... --distributed)",
+                     LINV_SCALAPACK_VERSION);
+#else
+  return "none (built without MPI and ScaLAPACK)";
+#endif
+}
+template const Distributed<double>& distributed<double>(const dist::Grid&);
 
 }  // namespace linv::kernels

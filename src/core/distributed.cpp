@@ -1,0 +1,369 @@
+// linv's distributed inverse and solve: method choice, input checks, the conditioning policy and the
+// accuracy promise of linv::inv and linv::solve (src/core/policy.hpp), over the distributed family of the
+// grid's engine (src/kernels/distributed.hpp). Every step is collective, and every decision is taken on
+// values the engine has already made the same on every process, so the processes never part ways.
+#include "linv/distributed.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+
+#include "core/policy.hpp"
+#include "core/stopwatch.hpp"
+#include "cpu/norm_estimate.hpp"
+#include "kernels/distributed.hpp"
+
+namespace linv::dist {
+namespace {
+
+template <Real T>
+constexpr double eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+
+template <Real T>
+const kernels::Distributed<T>& engine_of(const DistMatrix<T>& A) {
+  return kernels::distributed<T>(A.grid());
+}
+
+template <Real T>
+void require_finite(const DistMatrix<T>& A, const char* name) {
+  if (const std::optional<kernels::DistEntry> bad = engine_of(A).first_nonfinite(A))
+    throw NonFiniteInput(name, bad->row, bad->col, bad->value);
+}
+
+template <Real T>
+void require_operands(const DistMatrix<T>& A, const DistMatrix<T>* B, const SolveOptions& o, const char* what) {
+  if (A.rows() != A.cols())
+    throw InvalidArgument(fmt::format("{} needs a square matrix, got {}", what, shape_string(A.rows(), A.cols())));
+  if (B != nullptr) {
+    if (B->rows() != A.rows()) throw ShapeMismatch(fmt::format("{}: A and B", what), A.rows(), A.cols(), B->rows(), B->cols());
+    if (B->block() != A.block() || B->grid().rows() != A.grid().rows() || B->grid().cols() != A.grid().cols())
+      throw InvalidArgument(fmt::format("{}: A and B must be laid out alike (tiles of {} and {}, grids of {} x {} and "
+                                        "{} x {})",
+                                        what, A.block(), B->block(), A.grid().rows(), A.grid().cols(),
+                                        B->grid().rows(), B->grid().cols()));
+  }
+  if (o.precision == Precision::Mixed)
+    throw InvalidArgument(fmt::format("a distributed {} has no mixed-precision variant in this version", what));
+  if (o.method != Method::Auto && o.method != Method::LU && o.method != Method::Cholesky)
+    throw InvalidArgument(fmt::format("a distributed {} takes the methods auto, lu and cholesky, not {}", what,
+                                      to_string(o.method)));
+  if (o.check_finite) {
+    require_finite(A, "A");
+    if (B != nullptr) require_finite(*B, "B");
+  }
+}
+
+// Method::Auto: Cholesky for an exactly symmetric A with a positive diagonal (LU if it then fails), as
+// linv::inv chooses; LU otherwise.
+template <Real T>
+void choose(const DistMatrix<T>& A, Method requested, Report& r) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  r.method = requested;
+  if (requested != Method::Auto) return;
+  if (engine.symmetric(A)) {
+    const std::vector<T> d = engine.diagonal(A);
+    if (std::all_of(d.begin(), d.end(), [](T v) { return v > T(0); })) {
+      r.method = Method::Cholesky;
+      r.method_reason = "matrix is symmetric with a positive diagonal: trying Cholesky";
+      return;
+    }
+  }
+  r.method = Method::LU;
+  r.method_reason = "general matrix";
+}
+
+// A factorization of A and what the policy needs of it; none (QR instead) where partial pivoting grew past
+// lu_growth_limit(n), the reason then in `why_not`.
+template <Real T>
+struct Factored {
+  DistMatrix<T> f;
+  kernels::DistAside pivots;  // LU only
+  bool cholesky = false;
+  index smallest = 0;  // the smallest pivot, 1-based: named when the matrix is refused
+};
+
+// X, the same n x t host block on every process, as tiles of a matrix laid out like `like`.
+template <Real T>
+DistMatrix<T> tiles_of(const std::vector<T>& X, index n, index t, const DistMatrix<T>& like) {
+  DistMatrix<T> M(like.grid(), n, t, like.block());
+  Matrix<T> host = Matrix<T>::uninitialized(M.local().rows(), M.local().cols());
+  for (index lj = 0; lj < host.cols(); ++lj)
+    for (index li = 0; li < host.rows(); ++li)
+      host(li, lj) = X[static_cast<std::size_t>(M.global_row(li) + M.global_col(lj) * n)];
+  M.local() = M.local().device().is_cpu() ? std::move(host) : host.to(M.local().device());
+  return M;
+}
+
+// M's entries on every process, column-major.
+template <Real T>
+void replicate(const DistMatrix<T>& M, std::vector<T>& X) {
+  const Matrix<T> whole = M.gather();
+  X.resize(static_cast<std::size_t>(M.rows() * M.cols()));
+  if (M.grid().is_root()) std::copy(whole.data(), whole.data() + whole.size(), X.begin());
+  M.grid().broadcast(X.data(), X.size() * sizeof(T), 0);
+}
+
+// 1 / (||A||_1 ||A^-1||_1), ||A^-1||_1 by Higham and Tisseur's block estimator (two vectors a pass, the
+// loop on every process alike) over a factorization's solves: solve(B, op) := op(A)^-1 B.
+template <Real T, class Solve>
+double rcond_estimate(const DistMatrix<T>& A, double anorm, Solve&& solve) {
+  const index n = A.rows();
+  if (n == 0 || anorm == 0) return n == 0 ? 1.0 : 0.0;
+  const double inverse_norm = cpu::block_norm1_estimate<T>(n, 2, [&](std::vector<T>& X, bool transpose) {
+    DistMatrix<T> V = tiles_of(X, n, static_cast<index>(X.size()) / n, A);
+    solve(V, transpose ? Op::Transpose : Op::None);
+    replicate(V, X);
+  });
+  return inverse_norm > 0 ? 1.0 / (anorm * inverse_norm) : 0.0;
+}
+
+template <Real T>
+std::optional<Factored<T>> factor(const DistMatrix<T>& A, Method requested, Report& r, std::string& why_not) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  Factored<T> out{.f = A.clone(), .pivots = {}, .cholesky = false, .smallest = 0};
+  if (r.method == Method::Cholesky) {
+    const index minor = engine.cholesky_factor(out.f);
+    if (minor == 0) {
+      out.cholesky = true;
+      out.smallest = policy::smallest_entry(engine.diagonal(out.f));
+      return out;
+    }
+    if (requested == Method::Cholesky) throw NotPositiveDefinite(minor);
+    r.method = Method::LU;
+    r.method_reason = fmt::format("symmetric but not positive definite (leading minor {}): LU", minor);
+    out.f = A.clone();
+  }
+  const index zero = engine.lu_factor(out.f, out.pivots);
+  if (zero > 0) throw SingularMatrix(zero, 0.0, "LU");
+  const double a_max = engine.max_abs(A, /*upper_only=*/false);
+  r.growth = a_max > 0 ? engine.max_abs(out.f, /*upper_only=*/true) / a_max : 1.0;
+  if (!(r.growth <= lu_growth_limit(A.rows()))) {
+    why_not = fmt::format("partial pivoting grew the entries {:.3g}-fold (limit {:.3g}), so its factors bound no residual",
+                          r.growth, lu_growth_limit(A.rows()));
+    return std::nullopt;
+  }
+  out.smallest = policy::smallest_entry(engine.diagonal(out.f));
+  return out;
+}
+
+// X = A^-1 B by Householder QR, backward stable whatever elimination's growth; judge(rcond, smallest)
+// receives A's reciprocal condition estimate, from the QR solves, and R's smallest diagonal entry.
+template <Real T, class Judge>
+DistMatrix<T> householder_solve(const DistMatrix<T>& A, DistMatrix<T> B, double anorm, const std::string& why,
+                                Report& r, Judge&& judge) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  DistMatrix<T> f = A.clone();
+  kernels::DistAside tau;
+  const index zero = engine.qr_factor(f, tau);
+  if (zero > 0) throw SingularMatrix(zero, 0.0, "Householder QR");
+  r.method = Method::QR;
+  r.notes.push_back(why + ": solved by Householder QR instead");
+  judge(rcond_estimate(A, anorm, [&](DistMatrix<T>& V, Op op) { engine.qr_solve(f, tau, V, op); }),
+        policy::smallest_entry(engine.diagonal(f)));
+  engine.qr_solve(f, tau, B, Op::None);
+  return B;
+}
+
+template <Real T>
+DistMatrix<T> identity_like(const DistMatrix<T>& A) {
+  DistMatrix<T> eye(A.grid(), A.rows(), A.cols(), A.block());
+  engine_of(A).set_identity(eye);
+  return eye;
+}
+
+// ||A X - I|| / (n eps ||A|| ||X||), or ||X A - I|| where that is the smaller (an LU inverse bounds the
+// left one, Du Croz and Higham 1992), said in the report.
+template <Real T>
+double inverse_residual(const DistMatrix<T>& A, const DistMatrix<T>& X, double anorm, Report& r) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  const double scale = static_cast<double>(A.rows()) * eps<T>() * anorm * engine.norm1(X);
+  auto residual = [&](const DistMatrix<T>& left, const DistMatrix<T>& right) {
+    DistMatrix<T> R = identity_like(A);
+    engine.gemm(T(-1), left, right, T(1), R);
+    return engine.norm1(R) / scale;
+  };
+  const double right = residual(A, X);
+  if (right <= policy::kResidualBound) return right;
+  const double left = residual(X, A);
+  if (!(left < right)) return right;
+  r.notes.push_back(fmt::format("scaled residual of X A - I: {:.3g} (of A X - I: {:.3g})", left, right));
+  return left;
+}
+
+// ||A X - B|| / (n eps (||A|| ||X|| + ||B||))
+template <Real T>
+double solve_residual(const DistMatrix<T>& A, const DistMatrix<T>& X, const DistMatrix<T>& B, double anorm) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  DistMatrix<T> R = B.clone();
+  engine.gemm(T(-1), A, X, T(1), R);
+  return engine.norm1(R) /
+         (static_cast<double>(A.rows()) * eps<T>() * (anorm * engine.norm1(X) + engine.norm1(B)));
+}
+
+}  // namespace
+
+std::string engine(const Grid& grid) { return kernels::distributed<double>(grid).name(grid); }
+std::string engines() { return kernels::distributed_engines(); }
+
+template <Real T>
+Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  require_operands<T>(A, nullptr, options, "inverse");
+  const index n = A.rows();
+  const double e = eps<T>();
+  Solution<T> out;
+  Report& r = out.report;
+  r.operation = Operation::Inverse;
+  r.device = A.grid().device();
+  r.precision = type_name<T>();
+  r.notes.push_back(fmt::format("distributed: {} over {}, tiles of {}", engine.name(A.grid()), A.grid().describe(),
+                                A.block()));
+  choose(A, options.method, r);
+  const double anorm = engine.norm1(A);
+  index smallest = 0;
+  auto judge = [&](double rcond, index s) {
+    r.rcond = rcond;
+    policy::apply_conditioning_policy(rcond, e, s, options.allow_ill_conditioned, &r, "inverse");
+  };
+  Stopwatch clock;
+  std::string why_not;
+  if (std::optional<Factored<T>> f = factor(A, options.method, r, why_not)) {
+    if (f->cholesky)
+      engine.cholesky_inverse(f->f);
+    else
+      engine.lu_inverse(f->f, f->pivots);
+    out.x = std::move(f->f);
+    smallest = f->smallest;
+    r.rcond = 1.0 / (anorm * engine.norm1(out.x));  // exact, from the inverse
+  } else {
+    out.x = householder_solve(A, identity_like(A), anorm, why_not, r, [&](double rcond, index s) {
+      r.rcond = rcond;
+      smallest = s;
+    });
+  }
+  if (std::isinf(r.rcond) || n == 0) r.rcond = 1;  // the empty matrix
+  policy::apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "inverse");
+  r.seconds = clock.seconds();
+  if (!options.compute_residual || n == 0) return out;
+
+  // The accuracy promise: Newton-Schulz steps X := X + X (I - A X) while they halve the residual, then
+  // Householder QR against the identity.
+  double s = inverse_residual(A, out.x, anorm, r);
+  const double first = s;
+  int steps = 0;
+  for (; s > policy::kResidualBound && steps < policy::kRefinementSteps; ++steps) {
+    DistMatrix<T> residual = identity_like(A);
+    engine.gemm(T(-1), A, out.x, T(1), residual);  // I - A X
+    DistMatrix<T> next = out.x.clone();
+    engine.gemm(T(1), out.x, residual, T(1), next);
+    const double refined = inverse_residual(A, next, anorm, r);
+    if (!(refined < s / 2)) break;
+    out.x = std::move(next);
+    s = refined;
+  }
+  if (steps > 0)
+    r.notes.push_back(fmt::format("scaled residual {:.3g} above the bound {:g}: {} Newton step(s) to {:.3g}", first,
+                                  policy::kResidualBound, steps, s));
+  if (s > policy::kResidualBound && r.method != Method::QR) {
+    out.x = householder_solve(A, identity_like(A), anorm,
+                              fmt::format("scaled residual {:.3g} above the bound {:g}", s, policy::kResidualBound), r,
+                              judge);
+    s = inverse_residual(A, out.x, anorm, r);
+  }
+  if (!(s <= policy::kResidualBound))
+    throw NumericalError(fmt::format("inverse: the scaled residual {:.3g} exceeds linv's bound {:g} after Newton steps "
+                                     "and Householder QR; no result is returned",
+                                     s, policy::kResidualBound));
+  r.scaled_residual = s;
+  if (steps > 0 || first > policy::kResidualBound) r.seconds = clock.seconds();  // the promise acted: its time counts
+  return out;
+}
+
+template <Real T>
+Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOptions& options) {
+  const kernels::Distributed<T>& engine = engine_of(A);
+  require_operands<T>(A, &B, options, "solve");
+  const index n = A.rows();
+  const double e = eps<T>();
+  Solution<T> out;
+  Report& r = out.report;
+  r.operation = Operation::Solve;
+  r.device = A.grid().device();
+  r.precision = type_name<T>();
+  r.notes.push_back(fmt::format("distributed: {} over {}, tiles of {}", engine.name(A.grid()), A.grid().describe(),
+                                A.block()));
+  choose(A, options.method, r);
+  const double anorm = engine.norm1(A);
+  auto judge = [&](double rcond, index smallest) {
+    r.rcond = rcond;
+    policy::apply_conditioning_policy(rcond, e, smallest, options.allow_ill_conditioned, &r, "solve");
+  };
+  // X := A^-1 R with the factors that produced the solution, for the accuracy promise's refinement.
+  std::function<void(DistMatrix<T>&)> correct;
+  Stopwatch clock;
+  std::string why_not;
+  std::optional<Factored<T>> f = factor(A, options.method, r, why_not);
+  if (f) {
+    // op(A)^-1 V with the factors (A symmetric for Cholesky)
+    auto solve_with = [&engine, &f](DistMatrix<T>& V, Op op) {
+      if (f->cholesky)
+        engine.cholesky_solve(f->f, V);
+      else
+        engine.lu_solve(f->f, f->pivots, V, op);
+    };
+    judge(rcond_estimate(A, anorm, solve_with), f->smallest);
+    correct = [solve_with](DistMatrix<T>& R) { solve_with(R, Op::None); };
+    out.x = B.clone();
+    correct(out.x);
+  } else {
+    out.x = householder_solve(A, B.clone(), anorm, why_not, r, judge);
+  }
+  r.seconds = clock.seconds();
+  if (!options.compute_residual || n == 0) return out;
+
+  // The accuracy promise: refinement with the same factors (residual in working precision) while it
+  // halves the residual, then Householder QR.
+  double s = solve_residual(A, out.x, B, anorm);
+  const double first = s;
+  int steps = 0;
+  for (; correct && s > policy::kResidualBound && steps < policy::kRefinementSteps; ++steps) {
+    DistMatrix<T> d = B.clone();
+    engine.gemm(T(-1), A, out.x, T(1), d);  // B - A X
+    correct(d);
+    DistMatrix<T> next = out.x.clone();
+    engine.axpy(T(1), d, next);
+    const double refined = solve_residual(A, next, B, anorm);
+    if (!(refined < s / 2)) break;
+    out.x = std::move(next);
+    s = refined;
+  }
+  if (steps > 0)
+    r.notes.push_back(fmt::format("scaled residual {:.3g} above the bound {:g}: refined in {} step(s) to {:.3g}", first,
+                                  policy::kResidualBound, steps, s));
+  if (s > policy::kResidualBound && r.method != Method::QR) {
+    out.x = householder_solve(A, B.clone(), anorm,
+                              fmt::format("scaled residual {:.3g} above the bound {:g}", s, policy::kResidualBound), r,
+                              judge);
+    s = solve_residual(A, out.x, B, anorm);
+  }
+  if (!(s <= policy::kResidualBound))
+    throw NumericalError(fmt::format("solve: the scaled residual {:.3g} exceeds linv's bound {:g} after refinement and "
+                                     "Householder QR; no result is returned",
+                                     s, policy::kResidualBound));
+  r.scaled_residual = s;
+  if (steps > 0 || first > policy::kResidualBound) r.seconds = clock.seconds();
+  return out;
+}
+
+template Solution<float> inv(const DistMatrix<float>&, const SolveOptions&);
+template Solution<double> inv(const DistMatrix<double>&, const SolveOptions&);
+template Solution<float> solve(const DistMatrix<float>&, const DistMatrix<float>&, const SolveOptions&);
+template Solution<double> solve(const DistMatrix<double>&, const DistMatrix<double>&, const SolveOptions&);
+
+}  // namespace linv::dist

@@ -1,0 +1,43 @@
+// How the processes of a distributed job talk to each other on the host side: ranks, small collectives and
+// point-to-point messages. The engines move their own bulk data (ScaLAPACK over MPI, cuSOLVERMp over
+// NCCL); this carries what linv itself needs: agreeing on errors, norms and pivots, moving tiles for
+// scatter and gather, and bootstrapping an engine's own communicator.
+//
+// One implementation per way a job is started: MPI (src/dist/mpi.cpp, for mpirun); a build without MPI
+// has none (src/dist/mpi_unavailable.cpp), and Grid::world says so.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace linv::dist::detail {
+
+enum class Reduction { sum, max, min };
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // This process's rank among the job's processes on its host, and their number: which GPU it takes.
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  virtual std::string name() const = 0;  // "Open MPI 4.1.4"
+  // Whether the job is MPI_COMM_WORLD, which ScaLAPACK's BLACS grids are made from.
+  virtual bool is_mpi_world() const = 0;
+
+  virtual void barrier() const = 0;
+  virtual void all_reduce(double* values, std::size_t count, Reduction op) const = 0;
+  virtual void all_reduce(long long* values, std::size_t count, Reduction op) const = 0;
+  virtual void broadcast(void* data, std::size_t bytes, int root) const = 0;
+  // Matched pairs, in program order.
+  virtual void send(int to, const void* data, std::size_t bytes) const = 0;
+  virtual void receive(int from, void* data, std::size_t bytes) const = 0;
+};
+
+// The processes of MPI_COMM_WORLD, initialising MPI when the program has not (and finalising it at exit).
+// Throws DeviceError when this linv was built without MPI.
+std::shared_ptr<const Communicator> mpi_world();
+
+}  // namespace linv::dist::detail

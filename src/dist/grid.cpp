@@ -1,0 +1,84 @@
+// Process grids: the communicator's ranks on rows x cols, the collectives linv needs, and agreeing on
+// errors (include/linv/distributed.hpp).
+#include <fmt/format.h>
+
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "dist/communicator.hpp"
+#include "linv/distributed.hpp"
+
+namespace linv::dist {
+
+Grid::Grid(std::shared_ptr<const detail::Communicator> comm, int rows, int cols, Device device)
+    : comm_(std::move(comm)), rank_(comm_ ? comm_->rank() : 0), rows_(rows), cols_(cols), device_(device) {}
+
+Grid Grid::world(int rows, int cols) {
+  std::shared_ptr<const detail::Communicator> comm = detail::mpi_world();
+  const int size = comm->size();
+  if (rows < 0 || cols < 0 || (rows == 0) != (cols == 0))
+    throw InvalidArgument(fmt::format("a process grid needs both its rows and its columns (got {} x {})", rows, cols));
+  if (rows == 0) {  // the most nearly square grid, rows <= cols
+    rows = static_cast<int>(std::sqrt(static_cast<double>(size)));
+    while (size % rows != 0) --rows;
+    cols = size / rows;
+  }
+  if (static_cast<long long>(rows) * cols != size)
+    throw InvalidArgument(fmt::format("a {} x {} process grid needs {} processes; this job has {} (mpirun -np {})", rows,
+                                      cols, static_cast<long long>(rows) * cols, size, size));
+  return Grid(std::move(comm), rows, cols, Device::cpu());
+}
+
+std::string Grid::describe() const {
+  return fmt::format("{} process{} ({} x {} grid), {}", size(), size() == 1 ? "" : "es", rows_, cols_,
+                     comm_ ? comm_->name() : "no communicator");
+}
+
+void Grid::barrier() const { comm_->barrier(); }
+
+double Grid::max(double value) const {
+  comm_->all_reduce(&value, 1, detail::Reduction::max);
+  return value;
+}
+
+double Grid::min(double value) const {
+  comm_->all_reduce(&value, 1, detail::Reduction::min);
+  return value;
+}
+
+double Grid::sum(double value) const {
+  comm_->all_reduce(&value, 1, detail::Reduction::sum);
+  return value;
+}
+
+void Grid::broadcast(void* data, std::size_t bytes, int root) const { comm_->broadcast(data, bytes, root); }
+
+void Grid::broadcast(std::string& text, int root) const {
+  long long length = static_cast<long long>(text.size());
+  comm_->broadcast(&length, sizeof length, root);
+  text.resize(static_cast<std::size_t>(length));
+  comm_->broadcast(text.data(), text.size(), root);
+}
+
+void Grid::agree(int code, const std::string& message) const {
+  // The lowest failing rank speaks for all: its exit code and message go to every process.
+  long long first = code != 0 ? rank_ : INT_MAX;
+  comm_->all_reduce(&first, 1, detail::Reduction::min);
+  if (first == INT_MAX) return;
+  const int speaker = static_cast<int>(first);
+  int shared_code = code;
+  comm_->broadcast(&shared_code, sizeof shared_code, speaker);
+  std::string text = message;
+  broadcast(text, speaker);
+  if (code != 0) return;  // this process throws its own error
+  const std::string what = fmt::format("{} (on process {} of {})", text, speaker, size());
+  switch (static_cast<ExitCode>(shared_code)) {
+    case ExitCode::usage: throw InvalidArgument(what);
+    case ExitCode::bad_input: throw InputError(what);
+    case ExitCode::numerical: throw NumericalError(what);
+    default: throw DeviceError(what);
+  }
+}
+
+}  // namespace linv::dist

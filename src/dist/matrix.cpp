@@ -1,0 +1,267 @@
+// Block-cyclic matrices: allocation, the parallel .npy reader and writer (each process maps the file and
+// touches only its own tiles), and scatter and gather through the root.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "dist/communicator.hpp"
+#include "dist/layout.hpp"
+#include "io/formats.hpp"
+#include "kernels/distributed.hpp"
+#include "linv/distributed.hpp"
+
+namespace linv::dist {
+namespace {
+
+// A whole file mapped into memory, read-only or writable, unmapped and closed on destruction.
+class MappedFile {
+ public:
+  MappedFile(const std::string& path, bool writable) : path_(path) {
+    fd_ = ::open(path.c_str(), writable ? O_RDWR : O_RDONLY);
+    if (fd_ < 0) fail("open");
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail("stat");
+    bytes_ = static_cast<std::size_t>(st.st_size);
+    if (bytes_ == 0) return;
+    data_ = ::mmap(nullptr, bytes_, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd_, 0);
+    if (data_ == MAP_FAILED) {
+      data_ = nullptr;
+      fail("map");
+    }
+    ::madvise(data_, bytes_, MADV_SEQUENTIAL);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(data_, bytes_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  char* data() const noexcept { return static_cast<char*>(data_); }
+  std::size_t bytes() const noexcept { return bytes_; }
+  // Flushes the writes to the file, so that a process on another host sees them once the root renames it.
+  void sync() {
+    if (data_ != nullptr && ::msync(data_, bytes_, MS_SYNC) != 0) fail("write");
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) const {
+    const int error = errno;
+    if (fd_ >= 0) ::close(fd_);
+    throw InputError(fmt::format("could not {} {}: {}", what, path_, std::strerror(error)));
+  }
+  std::string path_;
+  int fd_ = -1;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Visits this process's tiles as runs of entries that are contiguous in the global column-major order:
+// run(local row, local col, global row, global col, length), down each local column.
+template <class Run>
+void for_each_run(index local_rows, index local_cols, index block, const Grid& g, Run&& run) {
+  for (index lj = 0; lj < local_cols; ++lj) {
+    const index gj = layout::global_index(lj, block, g.col(), g.cols());
+    for (index li = 0; li < local_rows; li += block)
+      run(li, lj, layout::global_index(li, block, g.row(), g.rows()), gj, std::min(block, local_rows - li));
+  }
+}
+
+// The host image of a local matrix: itself on the CPU, a copy otherwise.
+template <Real T>
+Matrix<T> on_host(const Matrix<T>& local) {
+  return local.device().is_cpu() ? local.clone() : local.to(Device::cpu());
+}
+
+// Puts a host image back where `local` lives.
+template <Real T>
+void store(Matrix<T>& local, Matrix<T>&& host) {
+  local = local.device().is_cpu() ? std::move(host) : host.to(local.device());
+}
+
+}  // namespace
+
+io::DType npy_dtype(const std::string& path) { return io::detail::npy_layout(path).dtype; }
+
+template <Real T>
+DistMatrix<T>::DistMatrix(const Grid& grid, index rows, index cols, index block)
+    : grid_(grid), rows_(rows), cols_(cols), block_(block) {
+  if (rows < 0 || cols < 0) throw InvalidArgument(fmt::format("a distributed matrix of {} x {}", rows, cols));
+  if (block < 1) throw InvalidArgument(fmt::format("a distributed matrix needs tiles of at least 1, not {}", block));
+  grid.together([&] {
+    local_ = Matrix<T>::uninitialized(layout::local_count(rows, block, grid.row(), grid.rows()),
+                                      layout::local_count(cols, block, grid.col(), grid.cols()), grid.device());
+  });
+}
+
+template <Real T>
+index DistMatrix<T>::global_row(index i) const noexcept {
+  return layout::global_index(i, block_, grid_.row(), grid_.rows());
+}
+
+template <Real T>
+index DistMatrix<T>::global_col(index j) const noexcept {
+  return layout::global_index(j, block_, grid_.col(), grid_.cols());
+}
+
+template <Real T>
+DistMatrix<T> DistMatrix<T>::clone() const {
+  DistMatrix<T> copy;
+  copy.grid_ = grid_;
+  copy.rows_ = rows_, copy.cols_ = cols_, copy.block_ = block_;
+  grid_.together([&] { copy.local_ = local_.clone(); });
+  return copy;
+}
+
+template <Real T>
+DistMatrix<T> DistMatrix<T>::read(const Grid& grid, const std::string& path, index block) {
+  io::detail::NpyLayout file;
+  grid.together([&] {
+    if (!path.ends_with(".npy"))
+      throw InvalidArgument(fmt::format("{}: a distributed matrix is read from a .npy file, each process its own tiles "
+                                        "(convert other formats with NumPy first)",
+                                        path));
+    file = io::detail::npy_layout(path);
+    const io::DType want = std::is_same_v<T, float> ? io::DType::Float32 : io::DType::Float64;
+    if (file.dtype != want)
+      throw InvalidArgument(fmt::format("{} holds {} entries; it was to be read as {}", path, io::to_string(file.dtype),
+                                        io::to_string(want)));
+  });
+  DistMatrix<T> M(grid, file.rows, file.cols, block);
+  grid.together([&] {
+    const MappedFile mapped(path, /*writable=*/false);
+    const char* data = mapped.data() + file.data_offset;
+    Matrix<T> host = Matrix<T>::uninitialized(M.local_.rows(), M.local_.cols());
+    const index rows = file.rows, cols = file.cols;
+    for_each_run(host.rows(), host.cols(), block, grid, [&](index li, index lj, index gi, index gj, index count) {
+      T* to = &host(li, lj);
+      if (file.fortran_order) {
+        std::memcpy(to, data + static_cast<std::size_t>(gi + gj * rows) * sizeof(T),
+                    static_cast<std::size_t>(count) * sizeof(T));
+      } else {  // the run's entries lie a row apart
+        for (index k = 0; k < count; ++k)
+          std::memcpy(to + k, data + static_cast<std::size_t>((gi + k) * cols + gj) * sizeof(T), sizeof(T));
+      }
+    });
+    store(M.local_, std::move(host));
+  });
+  return M;
+}
+
+template <Real T>
+DistMatrix<T> DistMatrix<T>::random_uniform(const Grid& grid, index rows, index cols, std::uint64_t seed, T lo, T hi,
+                                            index block) {
+  DistMatrix<T> M(grid, rows, cols, block);
+  kernels::distributed<T>(grid).fill_uniform(M, seed, lo, hi);
+  return M;
+}
+
+template <Real T>
+void DistMatrix<T>::write(const std::string& path) const {
+  std::optional<io::detail::AtomicFile> file;  // the root's: renamed into place once every process has written
+  std::string temp;
+  grid_.together([&] {
+    if (!grid_.is_root()) return;
+    file.emplace(path);
+    const std::string header = io::detail::npy_header<T>(rows_, cols_);
+    file->write(header);
+    file->close_handle();
+    const auto bytes = static_cast<off_t>(header.size() + static_cast<std::size_t>(rows_ * cols_) * sizeof(T));
+    if (::truncate(file->temp_path().c_str(), bytes) != 0) file->fail(std::strerror(errno));
+    temp = file->temp_path();
+  });
+  grid_.broadcast(temp, 0);
+  grid_.together([&] {
+    const Matrix<T> host = on_host(local_);
+    MappedFile mapped(temp, /*writable=*/true);
+    char* data = mapped.data() + io::detail::npy_header<T>(rows_, cols_).size();
+    for_each_run(host.rows(), host.cols(), block_, grid_, [&](index li, index lj, index gi, index gj, index count) {
+      std::memcpy(data + static_cast<std::size_t>(gi + gj * rows_) * sizeof(T), &host(li, lj),
+                  static_cast<std::size_t>(count) * sizeof(T));
+    });
+    mapped.sync();
+  });
+  grid_.together([&] {
+    if (file) file->commit();
+  });
+}
+
+template <Real T>
+DistMatrix<T> DistMatrix<T>::scatter(const Grid& grid, ConstMatrixView<T> A, index rows, index cols, index block) {
+  grid.together([&] {
+    if (grid.is_root() && (A.rows() != rows || A.cols() != cols))
+      throw ShapeMismatch("DistMatrix::scatter: the root's matrix and the shape given", A.rows(), A.cols(), rows, cols);
+  });
+  DistMatrix<T> M(grid, rows, cols, block);
+  const detail::Communicator& comm = grid.communicator();
+  Matrix<T> mine;
+  if (grid.is_root()) {
+    Matrix<T> staged;  // A in host memory, where it is not already
+    ConstMatrixView<T> whole = A;
+    if (!A.device().is_cpu()) {
+      staged = Matrix<T>::copy_of(A).to(Device::cpu());
+      whole = staged.view();
+    }
+    for (int p = grid.size() - 1; p >= 0; --p) {  // the root's own part last: it is kept
+      const int prow = p / grid.cols(), pcol = p % grid.cols();
+      Matrix<T> part = Matrix<T>::uninitialized(layout::local_count(rows, block, prow, grid.rows()),
+                                                layout::local_count(cols, block, pcol, grid.cols()));
+      for (index lj = 0; lj < part.cols(); ++lj) {
+        const index gj = layout::global_index(lj, block, pcol, grid.cols());
+        for (index li = 0; li < part.rows(); ++li)
+          part(li, lj) = whole(layout::global_index(li, block, prow, grid.rows()), gj);
+      }
+      if (p == 0)
+        mine = std::move(part);
+      else
+        comm.send(p, part.data(), part.bytes());
+    }
+  } else {
+    mine = Matrix<T>::uninitialized(M.local_.rows(), M.local_.cols());
+    comm.receive(0, mine.data(), mine.bytes());
+  }
+  grid.together([&] { store(M.local_, std::move(mine)); });
+  return M;
+}
+
+template <Real T>
+Matrix<T> DistMatrix<T>::gather() const {
+  const detail::Communicator& comm = grid_.communicator();
+  Matrix<T> whole;
+  grid_.together([&] {
+    if (grid_.is_root()) whole = Matrix<T>::uninitialized(rows_, cols_);
+  });
+  const Matrix<T> mine = on_host(local_);
+  if (!grid_.is_root()) {
+    comm.send(0, mine.data(), mine.bytes());
+    return whole;
+  }
+  for (int p = 0; p < grid_.size(); ++p) {
+    const int prow = p / grid_.cols(), pcol = p % grid_.cols();
+    Matrix<T> part;
+    if (p == 0) {
+      part = mine.clone();
+    } else {
+      part = Matrix<T>::uninitialized(layout::local_count(rows_, block_, prow, grid_.rows()),
+                                      layout::local_count(cols_, block_, pcol, grid_.cols()));
+      comm.receive(p, part.data(), part.bytes());
+    }
+    for (index lj = 0; lj < part.cols(); ++lj) {
+      const index gj = layout::global_index(lj, block_, pcol, grid_.cols());
+      for (index li = 0; li < part.rows(); ++li) whole(layout::global_index(li, block_, prow, grid_.rows()), gj) = part(li, lj);
+    }
+  }
+  return whole;
+}
+
+template class DistMatrix<float>;
+template class DistMatrix<double>;
+
+}  // namespace linv::dist

@@ -1,0 +1,19 @@
+// The counter-based generator behind linv::random_uniform: entry (i, j) of a rows x cols matrix is
+// counter_uniform(seed, j * rows + i), so a seed gives the same matrix on every device and however the
+// matrix is split over processes. SplitMix64's finaliser of (seed * golden ratio + position), 53 bits into
+// [0, 1); src/cuda/kernels.cu computes the same formula on the GPU.
+#pragma once
+
+#include <cstdint>
+
+namespace linv::kernels {
+
+inline double counter_uniform(std::uint64_t seed, std::uint64_t position) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + position;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+}  // namespace linv::kernels

@@ -1,0 +1,47 @@
+// main for the tests that run as every process of an MPI job (test_distributed): one random seed for the
+// whole job (the root's, or LINV_TEST_SEED), the root's GoogleTest output, and every other process's
+// failures, each prefixed with its rank. The job fails when any process does.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "linv/distributed.hpp"
+#include "support/testing.hpp"
+
+namespace {
+
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[process %d] %s:%d: Failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
+                 result.line_number(), result.summary());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const linv::dist::Grid grid = linv::dist::Grid::world();
+  unsigned long long seed = grid.is_root() ? linv::testing::run_seed() : 0;
+  grid.broadcast(&seed, sizeof seed, 0);
+  setenv("LINV_TEST_SEED", std::to_string(seed).c_str(), /*overwrite=*/1);  // before anyone else asks
+  ::testing::InitGoogleTest(&argc, argv);
+  if (grid.is_root()) {
+    std::printf("linv tests: %s, random seed %llu (replay with LINV_TEST_SEED=%llu)\n", grid.describe().c_str(),
+                static_cast<unsigned long long>(linv::testing::run_seed()),
+                static_cast<unsigned long long>(linv::testing::run_seed()));
+  } else {
+    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter(grid.rank()));
+  }
+  const int result = RUN_ALL_TESTS();
+  return grid.max(result != 0 ? 1.0 : 0.0) != 0 ? 1 : 0;
+}

@@ -1,0 +1,336 @@
+// Distributed matrices and solvers, run as every process of an MPI job (ctest runs this under mpiexec with
+// 1, 2 and 4 processes; tests/dist/mpi_main.cpp). Every result is gathered to the root and checked against
+// the single-process linv (LAPACK, the oracle) with LAPACK-style bounds; every process checks the errors it
+// raises. A check that fails on one process never stops it from taking part in the next collective call:
+// the checks come after the collective steps.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "dist/layout.hpp"
+#include "linv/distributed.hpp"
+#include "linv/generate.hpp"
+#include "support/dense_checks.hpp"
+#include "support/testing.hpp"
+
+namespace linv::testing {
+namespace {
+
+using dist::DistMatrix;
+using dist::Grid;
+
+const Grid& grid() {
+  static const Grid g = Grid::world();
+  return g;
+}
+
+// A directory every process of the job sees: the root makes it, everyone learns its name.
+class SharedDir {
+ public:
+  SharedDir() {
+    std::string path;
+    if (grid().is_root()) {
+      dir_.emplace();
+      path = dir_->path().string();
+    }
+    grid().broadcast(path, 0);
+    path_ = path;
+  }
+  ~SharedDir() { grid().barrier(); }  // nobody still reads when the root removes it
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::optional<TempDir> dir_;
+  std::string path_;
+};
+
+// The grids, tile sizes and shapes the layout tests sweep: tiles of 1, tiles larger than the matrix,
+// shapes smaller than the grid, rectangular shapes.
+struct Shape {
+  index rows, cols, block;
+};
+const Shape kShapes[] = {{1, 1, 4}, {7, 3, 2}, {3, 7, 1}, {64, 64, 16}, {100, 37, 8}, {37, 100, 128}, {129, 130, 32}};
+
+template <Real T>
+Matrix<T> numbered(index rows, index cols) {
+  Matrix<T> m = Matrix<T>::uninitialized(rows, cols);
+  for (index j = 0; j < cols; ++j)
+    for (index i = 0; i < rows; ++i) m(i, j) = static_cast<T>(1 + i + 1000 * j);
+  return m;
+}
+
+template <Real T>
+void expect_equal_on_root(const Matrix<T>& got, const Matrix<T>& want, const std::string& what) {
+  if (!grid().is_root()) return;
+  ASSERT_EQ(got.rows(), want.rows()) << what;
+  ASSERT_EQ(got.cols(), want.cols()) << what;
+  for (index j = 0; j < want.cols(); ++j)
+    for (index i = 0; i < want.rows(); ++i) ASSERT_EQ(got(i, j), want(i, j)) << what << " at (" << i << ", " << j << ")";
+}
+
+TEST(DistLayout, EveryEntryHasOneOwnerAndComesBack) {
+  for (index n : {0, 1, 5, 64, 129})
+    for (index nb : {1, 3, 64, 200})
+      for (int procs : {1, 2, 3, 4}) {
+        index total = 0;
+        for (int p = 0; p < procs; ++p) {
+          const index count = dist::layout::local_count(n, nb, p, procs);
+          total += count;
+          for (index i = 0; i < count; ++i) {
+            const index g = dist::layout::global_index(i, nb, p, procs);
+            ASSERT_LT(g, n);
+            ASSERT_EQ(dist::layout::owner(g, nb, procs), p);
+            ASSERT_EQ(dist::layout::local_index(g, nb, procs), i);
+          }
+        }
+        ASSERT_EQ(total, n) << "n " << n << ", nb " << nb << ", " << procs << " processes";
+      }
+}
+
+TEST(DistMatrixTest, ScatterGatherRoundTrip) {
+  for (const Shape& s : kShapes) {
+    const Matrix<double> m = numbered<double>(s.rows, s.cols);
+    const DistMatrix<double> d =
+        DistMatrix<double>::scatter(grid(), grid().is_root() ? m.view() : ConstMatrixView<double>(), s.rows, s.cols,
+                                    s.block);
+    EXPECT_EQ(d.local().rows(), dist::layout::local_count(s.rows, s.block, grid().row(), grid().rows()));
+    expect_equal_on_root(d.gather(), m, fmt::format("{}x{} in tiles of {}", s.rows, s.cols, s.block));
+  }
+}
+
+TEST(DistMatrixTest, RandomUniformIsTheSingleProcessMatrix) {
+  for (const Shape& s : kShapes) {
+    const std::uint64_t seed = case_seed(static_cast<std::uint64_t>(s.rows * 131 + s.cols));
+    const DistMatrix<float> d = DistMatrix<float>::random_uniform(grid(), s.rows, s.cols, seed, -2.0f, 3.0f, s.block);
+    expect_equal_on_root(d.gather(), random_uniform<float>(s.rows, s.cols, seed, -2.0f, 3.0f), "random_uniform");
+  }
+}
+
+// A .npy file of m in C order (rows contiguous), as NumPy writes by default.
+void write_c_order(const std::string& path, const Matrix<double>& m) {
+  std::string dict = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", m.rows(), m.cols());
+  dict.append(63 - (10 + dict.size()) % 64, ' ');
+  dict.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char length[2] = {static_cast<char>(dict.size() & 0xff), static_cast<char>(dict.size() >> 8)};
+  out.write(length, 2);
+  out << dict;
+  for (index i = 0; i < m.rows(); ++i)
+    for (index j = 0; j < m.cols(); ++j) out.write(reinterpret_cast<const char*>(&m(i, j)), sizeof(double));
+}
+
+TEST(DistMatrixTest, NpyFilesReadAndWrittenByEveryProcess) {
+  const SharedDir dir;
+  for (const Shape& s : kShapes) {
+    const Matrix<double> m = numbered<double>(s.rows, s.cols);
+    const std::string fortran = dir.file("fortran.npy"), c = dir.file("c.npy"), out = dir.file("out.npy");
+    if (grid().is_root()) {
+      io::write_matrix<double>(fortran, m.view());
+      write_c_order(c, m);
+    }
+    grid().barrier();
+    const std::string what = fmt::format("{}x{} in tiles of {}", s.rows, s.cols, s.block);
+    expect_equal_on_root(DistMatrix<double>::read(grid(), c, s.block).gather(), m, "C order, " + what);
+    const DistMatrix<double> d = DistMatrix<double>::read(grid(), fortran, s.block);
+    expect_equal_on_root(d.gather(), m, "Fortran order, " + what);
+    d.write(out);
+    if (grid().is_root()) expect_equal_on_root(io::convert<double>(io::read_matrix(out), false), m, "written, " + what);
+    grid().barrier();
+  }
+}
+
+TEST(DistMatrixTest, BadFilesAreRefusedOnEveryProcess) {
+  const SharedDir dir;
+  const std::string f32 = dir.file("f32.npy"), truncated = dir.file("truncated.npy"), stack = dir.file("stack.npy");
+  if (grid().is_root()) {
+    io::write_matrix<float>(f32, numbered<float>(4, 4).view());
+    io::write_matrix<double>(truncated, numbered<double>(40, 40).view());
+    std::filesystem::resize_file(truncated, std::filesystem::file_size(truncated) - 8);
+    io::write_stack<double>(stack, io::MatrixStack<double>{2, 3, 3, std::vector<double>(18, 1.0)});
+  }
+  grid().barrier();
+  EXPECT_EQ(dist::npy_dtype(f32), io::DType::Float32);
+  try {
+    (void)DistMatrix<double>::read(grid(), f32);
+    ADD_FAILURE() << "a float32 file was read as float64";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "float32"));
+  }
+  EXPECT_THROW((void)DistMatrix<double>::read(grid(), truncated), InputError);
+  EXPECT_THROW((void)DistMatrix<double>::read(grid(), stack), InputError);
+  EXPECT_THROW((void)DistMatrix<double>::read(grid(), dir.file("missing.npy")), InputError);
+  try {
+    (void)DistMatrix<double>::read(grid(), dir.file("A.mtx"));
+    ADD_FAILURE() << "a .mtx file was read";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), ".npy"));
+  }
+}
+
+TEST(DistGrid, AnErrorOnOneProcessIsRaisedOnAll) {
+  const int failing = grid().size() - 1;
+  try {
+    grid().together([&] {
+      if (grid().rank() == failing) throw SingularMatrix(3, 0.0);
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const NumericalError& e) {
+    EXPECT_TRUE(contains(e.what(), "pivot 3"));
+  }
+  EXPECT_THROW(Grid::world(grid().size() + 1, 1), InvalidArgument);
+  EXPECT_NO_THROW(grid().together([] {}));
+}
+
+// The distributed inverse and solve against the single-process ones on the root: the same method, results
+// within the forward-error bound n eps cond (both are backward stable), scaled residuals within LAPACK's
+// threshold.
+template <Real T>
+void check_against_single_process(MatrixKind kind, index n, index block, std::uint64_t salt) {
+  const std::uint64_t seed = case_seed(salt);
+  LINV_TRACE_SEED(seed);
+  const Matrix<T> a = generate<T>(kind, n, {.cond = kind == MatrixKind::IllCond ? 1e6 : 0, .seed = seed});
+  const Matrix<T> b = random_uniform<T>(n, 3, seed + 1);
+  const auto A = DistMatrix<T>::scatter(grid(), a.view(), n, n, block);
+  const auto B = DistMatrix<T>::scatter(grid(), b.view(), n, 3, block);
+  const SolveOptions options{.compute_residual = true};
+  const dist::Solution<T> inverse = dist::inv<T>(A, options);
+  const dist::Solution<T> solution = dist::solve<T>(A, B, options);
+  const Matrix<T> x_inverse = inverse.x.gather(), x_solve = solution.x.gather();
+  if (!grid().is_root()) return;
+  const std::string what = fmt::format("{} of order {} in tiles of {} on {}", to_string(kind), n, block, grid().describe());
+  const Solution<T> want_inverse = linv::inv<T>(a.view(), {.method = inverse.report.method == Method::Cholesky
+                                                                         ? Method::Cholesky
+                                                                         : Method::LU});
+  const Solution<T> want_solve = linv::solve<T>(a.view(), b.view(), {.method = Method::LU});
+  const double want_rcond = 1.0 / (norm1<T>(a.view()) * norm1<T>(want_inverse.x.view()));  // exact
+  const double cond = 1.0 / want_rcond;
+  const double forward_bound = kForwardThreshold * static_cast<double>(n) * eps<T>() * cond;
+  EXPECT_LE((relative_difference<T, T>(x_inverse.view(), want_inverse.x.view())), forward_bound) << what;
+  EXPECT_LE((relative_difference<T, T>(x_solve.view(), want_solve.x.view())), forward_bound) << what;
+  EXPECT_LE(inverse.report.scaled_residual, kResidualThreshold) << what;
+  EXPECT_LE(solution.report.scaled_residual, kResidualThreshold) << what;
+  EXPECT_LE(scaled_residual_inverse<T>(a.view(), x_inverse.view(), eps<T>()), kResidualThreshold) << what;
+  EXPECT_LE(scaled_residual_solve<T>(a.view(), x_solve.view(), b.view(), eps<T>()), kResidualThreshold) << what;
+  // rcond: exact for the inverse, LAPACK's estimate (within a factor 10 either way of the truth) for the solve
+  EXPECT_NEAR(std::log10(inverse.report.rcond), std::log10(want_rcond), 0.01) << what;
+  EXPECT_NEAR(std::log10(solution.report.rcond), std::log10(want_rcond), 1.0) << what;
+  EXPECT_FALSE(inverse.report.notes.empty()) << what;  // the engine and the grid
+}
+
+TEST(DistSolvers, FollowTheSingleProcessSolversOnEveryKind) {
+  std::uint64_t salt = 100;
+  for (MatrixKind kind : {MatrixKind::Random, MatrixKind::SPD, MatrixKind::Hollow, MatrixKind::Band,
+                          MatrixKind::IllCond, MatrixKind::Identity})
+    for (index block : {8, 64}) {
+      check_against_single_process<double>(kind, 150, block, ++salt);
+      check_against_single_process<float>(kind == MatrixKind::IllCond ? MatrixKind::Random : kind, 97, block, ++salt);
+    }
+}
+
+TEST(DistSolvers, AutoChoosesCholeskyForPositiveDefiniteAndLuOtherwise) {
+  const index n = 120;
+  const Matrix<double> spd = generate<double>(MatrixKind::SPD, n, {.seed = case_seed(1)});
+  // Symmetric with a positive diagonal, but indefinite: a 2 x 2 principal minor made negative.
+  Matrix<double> indefinite = spd.clone();
+  const index i = n / 2, j = n / 2 + 1;
+  indefinite(i, j) = indefinite(j, i) = 2 * std::sqrt(spd(i, i) * spd(j, j));
+  const auto S = DistMatrix<double>::scatter(grid(), spd.view(), n, n, 16);
+  EXPECT_EQ(dist::inv<double>(S).report.method, Method::Cholesky);
+  const auto I = DistMatrix<double>::scatter(grid(), indefinite.view(), n, n, 16);
+  const dist::Solution<double> fallback = dist::inv<double>(I, {.compute_residual = true});
+  EXPECT_EQ(fallback.report.method, Method::LU);
+  EXPECT_TRUE(contains(fallback.report.method_reason, "not positive definite"));
+  EXPECT_LE(fallback.report.scaled_residual, kResidualThreshold);
+  // Asked for Cholesky, the failing minor is named, as LAPACK's potrf names it.
+  index minor = 0;
+  try {
+    (void)linv::cholesky<double>(indefinite.view());
+  } catch (const NotPositiveDefinite& e) {
+    minor = e.minor();
+  }
+  try {
+    (void)dist::inv<double>(I, {.method = Method::Cholesky});
+    ADD_FAILURE() << "an indefinite matrix was inverted by Cholesky";
+  } catch (const NotPositiveDefinite& e) {
+    EXPECT_EQ(e.minor(), minor);
+  }
+}
+
+TEST(DistSolvers, SingularMatricesNameTheirPivot) {
+  const index n = 90;
+  Matrix<double> a = random_uniform<double>(n, n, case_seed(2));
+  for (index i = 0; i < n; ++i) a(i, 40) = 0;  // exactly singular: column 41
+  const auto A = DistMatrix<double>::scatter(grid(), a.view(), n, n, 8);
+  try {
+    (void)dist::inv<double>(A);
+    ADD_FAILURE() << "a singular matrix was inverted";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.pivot(), 41);
+  }
+  // Singular to working precision: refused, or returned with a note when allowed.
+  Matrix<double> b = random_uniform<double>(n, n, case_seed(3));
+  for (index i = 0; i < n; ++i) b(i, 7) = b(i, 3) + 0.5 * b(i, 5);
+  const auto B = DistMatrix<double>::scatter(grid(), b.view(), n, n, 8);
+  EXPECT_THROW((void)dist::inv<double>(B), SingularMatrix);
+  const dist::Solution<double> allowed = dist::inv<double>(B, {.allow_ill_conditioned = true});
+  bool noted = false;
+  for (const std::string& note : allowed.report.notes) noted = noted || contains(note, "singular to working precision");
+  EXPECT_TRUE(noted);
+}
+
+TEST(DistSolvers, GrowthPastTheLimitGoesToHouseholderQr) {
+  // Wilkinson's growth matrix: partial pivoting grows its entries 2^(n-1)-fold.
+  const index n = 200;
+  Matrix<double> w(n, n);
+  for (index i = 0; i < n; ++i) {
+    w(i, i) = 1;
+    w(i, n - 1) = 1;
+    for (index j = 0; j < i; ++j) w(i, j) = -1;
+  }
+  const auto W = DistMatrix<double>::scatter(grid(), w.view(), n, n, 16);
+  const dist::Solution<double> s = dist::inv<double>(W, {.compute_residual = true});
+  EXPECT_EQ(s.report.method, Method::QR);
+  EXPECT_GT(s.report.growth, lu_growth_limit(n));
+  EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+  const Matrix<double> x = s.x.gather();
+  if (grid().is_root()) {
+    EXPECT_LE(scaled_residual_inverse<double>(w.view(), x.view(), eps<double>()), kResidualThreshold);
+  }
+}
+
+TEST(DistSolvers, BadInputIsNamed) {
+  const index n = 40;
+  Matrix<double> a = random_uniform<double>(n, n, case_seed(4));
+  a(12, 33) = std::numeric_limits<double>::infinity();
+  const auto A = DistMatrix<double>::scatter(grid(), a.view(), n, n, 8);
+  try {
+    (void)dist::inv<double>(A);
+    ADD_FAILURE() << "an infinite entry was accepted";
+  } catch (const NonFiniteInput& e) {
+    EXPECT_TRUE(contains(e.what(), "row 13, column 34"));
+  }
+  const Matrix<double> r = random_uniform<double>(n, n + 1, case_seed(5));
+  const auto R = DistMatrix<double>::scatter(grid(), r.view(), n, n + 1, 8);
+  EXPECT_THROW((void)dist::inv<double>(R), InvalidArgument);
+  const auto B = DistMatrix<double>::scatter(grid(), r.view(), n, n + 1, 16);
+  try {
+    (void)dist::solve<double>(DistMatrix<double>::random_uniform(grid(), n, n, 1, -1.0, 1.0, 8), B);
+    ADD_FAILURE() << "differently laid out operands were accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "laid out alike"));
+  }
+  const auto S = DistMatrix<double>::random_uniform(grid(), n, n, 2, -1.0, 1.0, 8);
+  EXPECT_THROW((void)dist::inv<double>(S, {.method = Method::GaussJordan}), InvalidArgument);
+  EXPECT_THROW((void)dist::inv<double>(S, {.precision = Precision::Mixed}), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace linv::testing
