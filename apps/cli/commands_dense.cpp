@@ -33,6 +33,7 @@ struct SolveArgs {
   double rcond = -1;
   bool allow_ill_conditioned = false;
   bool distributed = false;  // one process of an MPI job: A's tiles over a process grid
+  std::string devices;       // "cuda:0,cuda:1": a job of one process per device, started by linv
   std::string grid;          // "RxC", empty: the most nearly square
   index block = dist::kDefaultBlock;
   CommonOptions common;
@@ -68,8 +69,12 @@ void add_distributed_options(CLI::App& cmd, SolveArgs& a) {
                "Run as one process of an MPI job (mpirun -np N linv ... --distributed): each process reads its own "
                "tiles of the .npy inputs, the engine (ScaLAPACK) factors the matrix over all of them, each writes its "
                "tiles of the output; process 0 prints and writes the report. Methods auto, lu and cholesky");
-  cmd.add_option("--grid", a.grid, "--distributed: the process grid, RxC (default: the most nearly square, R <= C)");
-  cmd.add_option("--block", a.block, "--distributed: the tile size of the block-cyclic layout")
+  cmd.add_option("--devices", a.devices,
+                 "Distribute over these devices of this machine, one process each, started by linv (no MPI needed): "
+                 "e.g. cuda:0,cuda:1 (cuSOLVERMp)");
+  cmd.add_option("--grid", a.grid,
+                 "--distributed, --devices: the process grid, RxC (default: the most nearly square, R <= C)");
+  cmd.add_option("--block", a.block, "--distributed, --devices: the tile size of the block-cyclic layout")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
 }
@@ -187,22 +192,34 @@ void run_batch(const SolveArgs& a, const char* command) {
   });
 }
 
-// inv and solve --distributed: every process of the MPI job runs this, reading and writing its own tiles.
-void run_distributed(const SolveArgs& a, const char* command) {
+// The process grid of inv and solve --distributed (every process of the MPI job, tiles in host memory)
+// or --devices (one process per device, started here).
+dist::Grid distributed_grid(const SolveArgs& a, const char* command) {
   if (a.batch) throw InvalidArgument(fmt::format("{} --distributed takes one matrix, not --batch", command));
   if (!a.grid.empty() && a.grid.find('x') == std::string::npos)
     throw InvalidArgument(fmt::format("--grid {}: expected RxC, e.g. 2x4", a.grid));
-  if (a.common.device != "auto" && a.common.device != "cpu")
-    throw InvalidArgument(fmt::format("{} --distributed runs on the CPU processes of the MPI job in this version "
-                                      "(ScaLAPACK), not --device {}",
-                                      command, a.common.device));
-  const SolveOptions options = solve_options(a, a.common.precision == "mixed" ? Compute::mixed : Compute::f64);
+  if (a.distributed && !a.devices.empty())
+    throw InvalidArgument("--distributed (an MPI job) and --devices (a job linv starts) are two ways to launch: give one");
+  if (a.common.device != "auto" && (a.distributed ? a.common.device != "cpu" : true))
+    throw InvalidArgument(fmt::format("{}: --device does not apply to a distributed run ({})", command,
+                                      a.distributed ? "an MPI job keeps its tiles in host memory"
+                                                    : "--devices names the devices"));
   int rows = 0, cols = 0;
   if (!a.grid.empty()) {
     const std::vector<index> dims = parse_dims(a.grid, "RxC");
     rows = static_cast<int>(dims[0]), cols = static_cast<int>(dims[1]);
   }
-  const dist::Grid grid = dist::Grid::world(rows, cols);
+  if (a.distributed) return dist::Grid::world(rows, cols);
+  std::vector<Device> devices;
+  for (const std::string& name : split(a.devices)) devices.push_back(Device::parse(name));
+  return dist::Grid::local(devices, rows, cols);
+}
+
+// inv and solve --distributed or --devices: every process of the job runs this, reading and writing its
+// own tiles.
+void run_distributed(const SolveArgs& a, const char* command) {
+  const SolveOptions options = solve_options(a, a.common.precision == "mixed" ? Compute::mixed : Compute::f64);
+  const dist::Grid grid = distributed_grid(a, command);
   if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
   const bool solving = !a.b.empty();
   std::vector<io::DType> types;
@@ -243,7 +260,7 @@ void run_distributed(const SolveArgs& a, const char* command) {
 }
 
 void run_inv(const SolveArgs& a) {
-  if (a.distributed) return run_distributed(a, "inv");
+  if (a.distributed || !a.devices.empty()) return run_distributed(a, "inv");
   if (a.batch) return run_batch(a, "inv");
   const Method method = parse_method(a.method);  // usage errors before any file is read
   io::AnyMatrix A = io::read_matrix(a.a);
@@ -258,7 +275,7 @@ void run_inv(const SolveArgs& a) {
 }
 
 void run_solve(const SolveArgs& a) {
-  if (a.distributed) return run_distributed(a, "solve");
+  if (a.distributed || !a.devices.empty()) return run_distributed(a, "solve");
   if (a.batch) return run_batch(a, "solve");
   const Method method = parse_method(a.method);
   io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);

@@ -15,8 +15,9 @@
 // arguments, and gets the same report. An error on any process is raised on all of them, with the same
 // message and exit code (the process where it arose raises the original), so that no process waits forever
 // for another. The engine is chosen by where the grid keeps its tiles, in one place
-// (src/kernels/registry.cpp): host memory means ScaLAPACK. `linv info` says what this build has; a build
-// without MPI raises DeviceError from Grid::world().
+// (src/kernels/registry.cpp): host memory means ScaLAPACK, over an MPI job (mpirun); GPU memory means
+// cuSOLVERMp, over an MPI job or a job linv starts itself on one machine (Grid::local). `linv info` says
+// what this build has; a build without MPI raises DeviceError from Grid::world().
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
@@ -47,6 +49,13 @@ class Grid {
   // finalised at exit. InvalidArgument when rows x cols is not the number of processes; DeviceError when
   // this linv was built without MPI.
   static Grid world(int rows = 0, int cols = 0);
+  // One process per device on this machine, no MPI needed: the calling program is process 0 and keeps
+  // its tiles on devices[0]; it starts the others by running its own executable again with the same
+  // arguments and environment, and in those this call returns their grid (process r keeps its tiles on
+  // devices[r]). So call it early in main, before anything the other processes must not repeat, with the
+  // same devices in every process (the command-line tool's --devices does). The job ends with the
+  // program; the other processes are stopped if process 0 dies.
+  static Grid local(const std::vector<Device>& devices, int rows = 0, int cols = 0);
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return rows_ * cols_; }

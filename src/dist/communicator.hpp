@@ -3,8 +3,9 @@
 // NCCL); this carries what linv itself needs: agreeing on errors, norms and pivots, moving tiles for
 // scatter and gather, and bootstrapping an engine's own communicator.
 //
-// One implementation per way a job is started: MPI (src/dist/mpi.cpp, for mpirun); a build without MPI
-// has none (src/dist/mpi_unavailable.cpp), and Grid::world says so.
+// One implementation per way a job is started: MPI (src/dist/mpi.cpp, for mpirun; a build without MPI has
+// none, src/dist/mpi_unavailable.cpp, and Grid::world says so), and linv's own launcher for one machine
+// (src/dist/local.cpp, Grid::local), which needs nothing but POSIX.
 #pragma once
 
 #include <cstddef>
@@ -31,7 +32,8 @@ class Communicator {
   virtual void all_reduce(double* values, std::size_t count, Reduction op) const = 0;
   virtual void all_reduce(long long* values, std::size_t count, Reduction op) const = 0;
   virtual void broadcast(void* data, std::size_t bytes, int root) const = 0;
-  // Matched pairs, in program order.
+  // Matched pairs, in program order. linv's own uses (scatter, gather, agreeing on errors) always have the
+  // root at one end, and the local launcher supports only those.
   virtual void send(int to, const void* data, std::size_t bytes) const = 0;
   virtual void receive(int from, void* data, std::size_t bytes) const = 0;
 };
@@ -39,5 +41,9 @@ class Communicator {
 // The processes of MPI_COMM_WORLD, initialising MPI when the program has not (and finalising it at exit).
 // Throws DeviceError when this linv was built without MPI.
 std::shared_ptr<const Communicator> mpi_world();
+
+// A job of `size` processes on this machine: in the calling program (rank 0), the other size - 1 are
+// started by running this executable again with the same arguments; in those, this connects to rank 0.
+std::shared_ptr<const Communicator> local_job(int size);
 
 }  // namespace linv::dist::detail

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "dist/communicator.hpp"
 #include "linv/distributed.hpp"
@@ -14,9 +15,10 @@ namespace linv::dist {
 Grid::Grid(std::shared_ptr<const detail::Communicator> comm, int rows, int cols, Device device)
     : comm_(std::move(comm)), rank_(comm_ ? comm_->rank() : 0), rows_(rows), cols_(cols), device_(device) {}
 
-Grid Grid::world(int rows, int cols) {
-  std::shared_ptr<const detail::Communicator> comm = detail::mpi_world();
-  const int size = comm->size();
+namespace {
+
+// rows x cols for `size` processes: as given, or the most nearly square grid with rows <= cols.
+std::pair<int, int> grid_shape(int size, int rows, int cols, const std::string& launch) {
   if (rows < 0 || cols < 0 || (rows == 0) != (cols == 0))
     throw InvalidArgument(fmt::format("a process grid needs both its rows and its columns (got {} x {})", rows, cols));
   if (rows == 0) {  // the most nearly square grid, rows <= cols
@@ -25,9 +27,25 @@ Grid Grid::world(int rows, int cols) {
     cols = size / rows;
   }
   if (static_cast<long long>(rows) * cols != size)
-    throw InvalidArgument(fmt::format("a {} x {} process grid needs {} processes; this job has {} (mpirun -np {})", rows,
-                                      cols, static_cast<long long>(rows) * cols, size, size));
-  return Grid(std::move(comm), rows, cols, Device::cpu());
+    throw InvalidArgument(fmt::format("a {} x {} process grid needs {} processes; this job has {} ({})", rows, cols,
+                                      static_cast<long long>(rows) * cols, size, launch));
+  return {rows, cols};
+}
+
+}  // namespace
+
+Grid Grid::world(int rows, int cols) {
+  std::shared_ptr<const detail::Communicator> comm = detail::mpi_world();
+  const auto [r, c] = grid_shape(comm->size(), rows, cols, fmt::format("mpirun -np {}", comm->size()));
+  return Grid(std::move(comm), r, c, Device::cpu());
+}
+
+Grid Grid::local(const std::vector<Device>& devices, int rows, int cols) {
+  if (devices.empty()) throw InvalidArgument("a local job needs at least one device");
+  const auto [r, c] = grid_shape(static_cast<int>(devices.size()), rows, cols, fmt::format("one per device of {}", devices.size()));
+  std::shared_ptr<const detail::Communicator> comm = detail::local_job(static_cast<int>(devices.size()));
+  const Device device = devices[static_cast<std::size_t>(comm->rank())];
+  return Grid(std::move(comm), r, c, device);
 }
 
 std::string Grid::describe() const {

@@ -1,5 +1,6 @@
-// Distributed matrices and solvers, run as every process of an MPI job (ctest runs this under mpiexec with
-// 1, 2 and 4 processes; tests/dist/mpi_main.cpp). Every result is gathered to the root and checked against
+// Distributed matrices and solvers, run as every process of a job (tests/dist/job_main.cpp): ctest runs it
+// under mpiexec with 1, 2 and 4 processes, and as a job of 3 processes started by linv's local launcher
+// (Grid::local, no MPI: the layout, file and grid tests only, since ScaLAPACK needs MPI). Every result is gathered to the root and checked against
 // the single-process linv (LAPACK, the oracle) with LAPACK-style bounds; every process checks the errors it
 // raises. A check that fails on one process never stops it from taking part in the next collective call:
 // the checks come after the collective steps.
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "dist/communicator.hpp"
 #include "dist/layout.hpp"
 #include "linv/distributed.hpp"
 #include "linv/generate.hpp"
@@ -21,15 +23,13 @@
 #include "support/testing.hpp"
 
 namespace linv::testing {
+const dist::Grid& job_grid();  // tests/dist/job_main.cpp
 namespace {
 
 using dist::DistMatrix;
 using dist::Grid;
 
-const Grid& grid() {
-  static const Grid g = Grid::world();
-  return g;
-}
+const Grid& grid() { return job_grid(); }
 
 // A directory every process of the job sees: the root makes it, everyone learns its name.
 class SharedDir {
@@ -185,8 +185,17 @@ TEST(DistGrid, AnErrorOnOneProcessIsRaisedOnAll) {
   } catch (const NumericalError& e) {
     EXPECT_TRUE(contains(e.what(), "pivot 3"));
   }
-  EXPECT_THROW(Grid::world(grid().size() + 1, 1), InvalidArgument);
+  if (grid().communicator().is_mpi_world()) {
+    EXPECT_THROW(Grid::world(grid().size() + 1, 1), InvalidArgument);
+  }
   EXPECT_NO_THROW(grid().together([] {}));
+  // Collectives agree on every process.
+  EXPECT_EQ(grid().sum(grid().rank() + 1.0), grid().size() * (grid().size() + 1) / 2.0);
+  EXPECT_EQ(grid().max(grid().rank()), grid().size() - 1.0);
+  EXPECT_EQ(grid().min(grid().rank()), 0.0);
+  std::string word = grid().rank() == grid().size() - 1 ? "from the last" : "";
+  grid().broadcast(word, grid().size() - 1);
+  EXPECT_EQ(word, "from the last");
 }
 
 // The distributed inverse and solve against the single-process ones on the root: the same method, results

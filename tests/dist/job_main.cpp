@@ -1,14 +1,25 @@
-// main for the tests that run as every process of an MPI job (test_distributed): one random seed for the
-// whole job (the root's, or LINV_TEST_SEED), the root's GoogleTest output, and every other process's
-// failures, each prefixed with its rank. The job fails when any process does.
+// main for the tests that run as every process of a job (test_distributed): an MPI job under mpiexec, or,
+// with LINV_TEST_LOCAL_JOB=N, a job of N processes on the CPU that linv starts itself (Grid::local: the
+// other processes run this program again). One random seed for the whole job (the root's, or
+// LINV_TEST_SEED), the root's GoogleTest output, and every other process's failures, each prefixed with its
+// rank. The job fails when any process does.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "linv/distributed.hpp"
 #include "support/testing.hpp"
+
+namespace linv::testing {
+namespace {
+std::optional<dist::Grid> the_grid;
+}
+const dist::Grid& job_grid() { return *the_grid; }
+}  // namespace linv::testing
 
 namespace {
 
@@ -28,7 +39,11 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const linv::dist::Grid grid = linv::dist::Grid::world();
+  if (const char* local = std::getenv("LINV_TEST_LOCAL_JOB"))
+    linv::testing::the_grid = linv::dist::Grid::local(std::vector<linv::Device>(std::stoul(local), linv::Device::cpu()));
+  else
+    linv::testing::the_grid = linv::dist::Grid::world();
+  const linv::dist::Grid& grid = *linv::testing::the_grid;
   unsigned long long seed = grid.is_root() ? linv::testing::run_seed() : 0;
   grid.broadcast(&seed, sizeof seed, 0);
   setenv("LINV_TEST_SEED", std::to_string(seed).c_str(), /*overwrite=*/1);  // before anyone else asks
