@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -236,6 +237,108 @@ void run_bench_batched(const BatchedBenchArgs& a) {
   write_bench(a.bench, out);
 }
 
+struct DistributedBenchArgs {
+  BenchOptions bench{"", 3, ""};  // the devices come from --devices or the MPI job
+  JobOptions job;
+  std::string ops = "solve,inverse";
+  std::string sizes = "16384";
+  std::string method = "lu";
+  index block = 0;
+  int check_columns = 8;
+};
+
+// Times dist::solve (one right-hand side, the accuracy promise's residual included) and dist::inv (in A's own
+// memory, so that the largest problems fit: A and A^-1 only) on the benchmark's general matrix, made where
+// its tiles live (the same matrix as bench solve's: seed 1; b: seed 4). The inverse is then checked against
+// A made again, on check_columns columns of A X - I spread over the matrix: ||A X(:, J) - I(:, J)||_1 /
+// (n eps ||A||_1 ||X||_1). Every process runs this; process 0 prints and writes the JSON.
+template <Real T>
+void bench_distributed_case(const DistributedBenchArgs& a, const dist::Grid& grid, const std::string& op, index n,
+                            nlohmann::json& rows) {
+  const SolveOptions solve_options{.method = parse_method(a.method), .compute_residual = true};
+  const SolveOptions inverse_options{.method = parse_method(a.method)};
+  const T eps = std::numeric_limits<T>::epsilon();
+  auto timed = [&](auto&& call) {
+    grid.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    auto result = call();
+    grid.barrier();
+    return std::make_pair(std::move(result),
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  // A warm-up at a small order: the communicators, handles and libraries start once per process.
+  {
+    const index w = std::min<index>(n, 2048);
+    const auto A = dist::DistMatrix<T>::random_uniform(grid, w, w, 1, T(-1), T(1), a.block);
+    const auto b = dist::DistMatrix<T>::random_uniform(grid, w, 1, 4, T(-1), T(1), a.block);
+    (void)dist::solve<T>(A, b, solve_options);
+  }
+  std::vector<double> seconds;
+  double residual = 0;
+  Report report;
+  for (int r = 0; r < a.bench.repeats; ++r) {
+    if (op == "solve") {
+      const auto A = dist::DistMatrix<T>::random_uniform(grid, n, n, 1, T(-1), T(1), a.block);
+      const auto b = dist::DistMatrix<T>::random_uniform(grid, n, 1, 4, T(-1), T(1), a.block);
+      auto [s, t] = timed([&] { return dist::solve<T>(A, b, solve_options); });
+      seconds.push_back(t);
+      residual = s.report.scaled_residual;
+      report = s.report;
+      continue;
+    }
+    auto A = dist::DistMatrix<T>::random_uniform(grid, n, n, 1, T(-1), T(1), a.block);
+    auto [s, t] = timed([&] { return dist::inv<T>(std::move(A), inverse_options); });
+    seconds.push_back(t);
+    report = s.report;
+    const auto again = dist::DistMatrix<T>::random_uniform(grid, n, n, 1, T(-1), T(1), a.block);
+    const index k = std::min<index>(a.check_columns, n);
+    Matrix<T> columns(n, k);  // I(:, J), J spread over 0 .. n-1
+    for (index c = 0; c < k; ++c) columns(c * (n / k) + (n / k) / 2, c) = T(1);
+    const auto V = dist::DistMatrix<T>::scatter(grid, grid.is_root() ? columns.view() : ConstMatrixView<T>(), n, k,
+                                                s.x.block());
+    dist::DistMatrix<T> Y(grid, n, k, s.x.block());
+    dist::gemm<T>(T(1), s.x, V, T(0), Y);  // X(:, J)
+    dist::DistMatrix<T> R = V.clone();
+    dist::gemm<T>(T(1), again, Y, T(-1), R);  // A X(:, J) - I(:, J)
+    residual = dist::norm1<T>(R) /
+               (static_cast<double>(n) * eps * dist::norm1<T>(again) * dist::norm1<T>(s.x));
+  }
+  if (!grid.is_root()) return;
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  rows.push_back({{"op", op},
+                  {"dtype", dtype_name(type_name<T>())},
+                  {"n", n},
+                  {"processes", grid.size()},
+                  {"grid", {grid.rows(), grid.cols()}},
+                  {"block", a.block == 0 ? dist::default_block(grid) : a.block},
+                  {"engine", dist::engine(grid)},
+                  {"method_used", to_string(report.method)},
+                  {"seconds", median},
+                  {"seconds_all", seconds},
+                  {"scaled_residual", residual},
+                  {"residual_kind", op == "solve" ? "||A x - b|| / (n eps (||A|| ||x|| + ||b||))"
+                                                  : "sampled columns of A X - I"},
+                  {"rcond", report.rcond},
+                  {"growth", std::isfinite(report.growth) ? nlohmann::json(report.growth) : nlohmann::json()}});
+  std::printf("%-8s %-4s %7lld  %d processes  %10.4f s  residual %.3g  rcond %.3g\n", op.c_str(),
+              dtype_name(type_name<T>()), static_cast<long long>(n), grid.size(), median, residual, report.rcond);
+}
+
+void run_bench_distributed(const DistributedBenchArgs& a) {
+  const dist::Grid grid = job_grid(a.job, "bench distributed");
+  if (!grid.is_root()) silence_errors();
+  for (const std::string& op : split(a.ops))
+    if (op != "solve" && op != "inverse")
+      throw InvalidArgument(fmt::format("bench distributed times solve and inverse, not {}", op));
+  nlohmann::json out = bench_output(grid.device());
+  out["job"] = grid.describe();
+  for (const std::string& size : split(a.sizes))
+    for (const std::string& op : split(a.ops)) bench_distributed_case<double>(a, grid, op, std::stoll(size), out["rows"]);
+  if (grid.is_root()) write_bench(a.bench, out);
+}
+
 const Command kCommands[] = {
     {"", "bench", "Benchmarks (the drivers in bench/ compare them with peers)",
      [](CLI::App& cmd) { cmd.require_subcommand(1); }},
@@ -281,6 +384,26 @@ const Command kCommands[] = {
        cmd.add_option("--cases", a->cases, "Comma-separated order:count pairs")->capture_default_str();
        cmd.add_option("--dtypes", a->dtypes, "f32, f64 or both")->capture_default_str();
        cmd.callback([a] { run_bench_batched(*a); });
+     }},
+    {"bench", "distributed",
+     "Time the distributed solve and inverse (float64, one process per GPU with --devices, or an MPI job with "
+     "--distributed) on generated matrices, the inverse checked on sampled columns of A X - I",
+     [](CLI::App& cmd) {
+       auto a = std::make_shared<DistributedBenchArgs>();
+       cmd.add_option("--devices", a->job.devices, "One process per device, started by linv: e.g. cuda:0,cuda:1");
+       cmd.add_flag("--distributed", a->job.mpi, "Run as one process of an MPI job (mpirun -np N linv bench ...)");
+       cmd.add_option("--device", a->job.device, "--distributed: cpu or cuda")->capture_default_str();
+       cmd.add_option("--grid", a->job.grid, "The process grid, RxC (default: the most nearly square)");
+       cmd.add_option("--ops", a->ops, "solve, inverse")->capture_default_str();
+       cmd.add_option("--sizes", a->sizes, "Orders, comma-separated")->capture_default_str();
+       cmd.add_option("--method", a->method, "auto, lu or cholesky")->capture_default_str();
+       cmd.add_option("--block", a->block, "Tile size (default: the grid's, 1024 on GPUs)");
+       cmd.add_option("--check-columns", a->check_columns, "inverse: columns of A X - I checked")
+           ->capture_default_str()
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--repeats", a->bench.repeats, "Timed runs per case")->capture_default_str()->check(CLI::Range(1, 1000));
+       cmd.add_option("--json", a->bench.json, "Write the rows as JSON here (process 0)");
+       cmd.callback([a] { run_bench_distributed(*a); });
      }},
 };
 

@@ -35,7 +35,7 @@ struct SolveArgs {
   bool distributed = false;  // one process of an MPI job: A's tiles over a process grid
   std::string devices;       // "cuda:0,cuda:1": a job of one process per device, started by linv
   std::string grid;          // "RxC", empty: the most nearly square
-  index block = dist::kDefaultBlock;
+  index block = 0;  // the grid's default (dist::default_block)
   CommonOptions common;
 };
 
@@ -67,15 +67,17 @@ void add_solve_options(CLI::App& cmd, SolveArgs& a) {
 void add_distributed_options(CLI::App& cmd, SolveArgs& a) {
   cmd.add_flag("--distributed", a.distributed,
                "Run as one process of an MPI job (mpirun -np N linv ... --distributed): each process reads its own "
-               "tiles of the .npy inputs, the engine (ScaLAPACK) factors the matrix over all of them, each writes its "
-               "tiles of the output; process 0 prints and writes the report. Methods auto, lu and cholesky");
+               "tiles of the .npy inputs, the engine (ScaLAPACK; cuSOLVERMp with --device cuda) factors the matrix "
+               "over all of them, each writes its tiles of the output; process 0 prints and writes the report. "
+               "Methods auto, lu and cholesky");
   cmd.add_option("--devices", a.devices,
                  "Distribute over these devices of this machine, one process each, started by linv (no MPI needed): "
                  "e.g. cuda:0,cuda:1 (cuSOLVERMp)");
   cmd.add_option("--grid", a.grid,
                  "--distributed, --devices: the process grid, RxC (default: the most nearly square, R <= C)");
-  cmd.add_option("--block", a.block, "--distributed, --devices: the tile size of the block-cyclic layout")
-      ->capture_default_str()
+  cmd.add_option("--block", a.block,
+                 "--distributed, --devices: the tile size of the block-cyclic layout (default: 128 for CPU processes, "
+                 "1024 for GPUs)")
       ->check(CLI::PositiveNumber);
 }
 
@@ -192,27 +194,10 @@ void run_batch(const SolveArgs& a, const char* command) {
   });
 }
 
-// The process grid of inv and solve --distributed (every process of the MPI job, tiles in host memory)
-// or --devices (one process per device, started here).
+// The process grid of inv and solve --distributed or --devices.
 dist::Grid distributed_grid(const SolveArgs& a, const char* command) {
   if (a.batch) throw InvalidArgument(fmt::format("{} --distributed takes one matrix, not --batch", command));
-  if (!a.grid.empty() && a.grid.find('x') == std::string::npos)
-    throw InvalidArgument(fmt::format("--grid {}: expected RxC, e.g. 2x4", a.grid));
-  if (a.distributed && !a.devices.empty())
-    throw InvalidArgument("--distributed (an MPI job) and --devices (a job linv starts) are two ways to launch: give one");
-  if (a.common.device != "auto" && (a.distributed ? a.common.device != "cpu" : true))
-    throw InvalidArgument(fmt::format("{}: --device does not apply to a distributed run ({})", command,
-                                      a.distributed ? "an MPI job keeps its tiles in host memory"
-                                                    : "--devices names the devices"));
-  int rows = 0, cols = 0;
-  if (!a.grid.empty()) {
-    const std::vector<index> dims = parse_dims(a.grid, "RxC");
-    rows = static_cast<int>(dims[0]), cols = static_cast<int>(dims[1]);
-  }
-  if (a.distributed) return dist::Grid::world(rows, cols);
-  std::vector<Device> devices;
-  for (const std::string& name : split(a.devices)) devices.push_back(Device::parse(name));
-  return dist::Grid::local(devices, rows, cols);
+  return job_grid({a.distributed, a.devices, a.grid, a.common.device}, command);
 }
 
 // inv and solve --distributed or --devices: every process of the job runs this, reading and writing its
@@ -252,7 +237,7 @@ void run_distributed(const SolveArgs& a, const char* command) {
     nlohmann::json j = report_json(command, s.report, inputs, a.output, s.x.rows(), s.x.cols());
     j["distributed"] = {{"processes", grid.size()},
                         {"grid", {grid.rows(), grid.cols()}},
-                        {"block", a.block},
+                        {"block", s.x.block()},
                         {"engine", dist::engine(grid)}};
     write_report(a.common, j);
     print_summary(a.common, command, s.report, s.x.rows(), s.x.cols(), a.output);

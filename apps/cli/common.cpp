@@ -50,6 +50,28 @@ void refuse_mixed(Compute c, const char* command) {
     throw InvalidArgument(fmt::format("{} has no mixed-precision variant: use --precision single or double", command));
 }
 
+dist::Grid job_grid(const JobOptions& o, const char* command) {
+  if (!o.grid.empty() && o.grid.find('x') == std::string::npos)
+    throw InvalidArgument(fmt::format("--grid {}: expected RxC, e.g. 2x4", o.grid));
+  if (o.mpi && !o.devices.empty())
+    throw InvalidArgument("--distributed (an MPI job) and --devices (a job linv starts) are two ways to launch: give one");
+  if (!o.devices.empty() && o.device != "auto")
+    throw InvalidArgument(fmt::format("{}: --devices names the devices; drop --device", command));
+  if (o.mpi && o.device != "auto" && o.device != "cpu" && o.device != "cuda")
+    throw InvalidArgument(fmt::format("{} --distributed: --device cpu (tiles in host memory, ScaLAPACK) or cuda (each "
+                                      "process on a GPU of its host, cuSOLVERMp), not {}",
+                                      command, o.device));
+  int rows = 0, cols = 0;
+  if (!o.grid.empty()) {
+    const std::vector<index> dims = parse_dims(o.grid, "RxC");
+    rows = static_cast<int>(dims[0]), cols = static_cast<int>(dims[1]);
+  }
+  if (o.mpi) return dist::Grid::world(rows, cols, o.device == "cuda" ? Device::Kind::cuda : Device::Kind::cpu);
+  std::vector<Device> devices;
+  for (const std::string& name : split(o.devices)) devices.push_back(Device::parse(name));
+  return dist::Grid::local(devices, rows, cols);
+}
+
 Device device_for(const CommonOptions& o, Operation op, index size, Method method) {
   // a missing GPU or CUDA build is reported by parse
   return o.device == "auto" ? auto_device(op, size, method) : Device::parse(o.device);

@@ -43,6 +43,14 @@ void remove_temporary_files_on_stop_signals();
 void silence_errors();
 bool errors_silenced();
 
+// A distributed command's processes: every process of the MPI job (mpi, tiles on `device`: cpu or cuda), or
+// one process per device of `devices` ("cuda:0,cuda:1"), started here; `grid` "RxC" or empty.
+struct JobOptions {
+  bool mpi = false;
+  std::string devices, grid, device = "auto";
+};
+dist::Grid job_grid(const JobOptions& o, const char* command);
+
 // Flags every numerical command takes.
 struct CommonOptions {
   std::string device = "auto";

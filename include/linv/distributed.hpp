@@ -46,9 +46,10 @@ class Grid {
   // Every process of the MPI job this program runs in (started by mpirun or mpiexec; a program started
   // without them is a job of one process), on a rows x cols grid: the most nearly square one with
   // rows <= cols unless both are given. MPI is initialised here when the program has not done it, and then
-  // finalised at exit. InvalidArgument when rows x cols is not the number of processes; DeviceError when
-  // this linv was built without MPI.
-  static Grid world(int rows = 0, int cols = 0);
+  // finalised at exit. With place = cuda, each process keeps its tiles on a GPU of its host, the one of its
+  // rank among the job's processes there. InvalidArgument when rows x cols is not the number of processes;
+  // DeviceError when this linv was built without MPI.
+  static Grid world(int rows = 0, int cols = 0, Device::Kind place = Device::Kind::cpu);
   // One process per device on this machine, no MPI needed: the calling program is process 0 and keeps
   // its tiles on devices[0]; it starts the others by running its own executable again with the same
   // arguments and environment, and in those this call returns their grid (process r keeps its tiles on
@@ -111,8 +112,10 @@ class Grid {
   Device device_ = Device::cpu();
 };
 
-// The tile size linv uses unless told: ScaLAPACK's updates reach their rate from 64 to 256.
-inline constexpr index kDefaultBlock = 128;
+// The tile size a grid's matrices take unless told (block = 0 below): 128 in host memory (ScaLAPACK's
+// updates reach their rate from 64 to 256), 1024 on GPUs (cuSOLVERMp's tiles must be large for its
+// products to run at the GPU's rate).
+index default_block(const Grid& grid);
 
 // A rows x cols matrix of T in block x block tiles over a grid: this process's tiles in local(), a
 // column-major matrix of local_rows x local_cols on grid.device() (ScaLAPACK's local array). Move-only,
@@ -122,20 +125,20 @@ class DistMatrix {
  public:
   DistMatrix() = default;
   // Uninitialised (every process allocates its part; an allocation that fails on one fails on all).
-  DistMatrix(const Grid& grid, index rows, index cols, index block = kDefaultBlock);
+  DistMatrix(const Grid& grid, index rows, index cols, index block = 0);
   // Reads a 2-D .npy file of T (either order), each process its own tiles. A file of the other float type
   // is refused, not converted (npy_dtype tells which to read); a malformed or short file raises
   // ParseError naming the byte.
-  static DistMatrix read(const Grid& grid, const std::string& path, index block = kDefaultBlock);
+  static DistMatrix read(const Grid& grid, const std::string& path, index block = 0);
   // A's tiles dealt out from the root, which holds A (the others pass an empty view); rows and cols are A's
   // shape on every process.
   static DistMatrix scatter(const Grid& grid, ConstMatrixView<T> A, index rows, index cols,
-                            index block = kDefaultBlock);
+                            index block = 0);
   // Entries uniform in [lo, hi), made where the tiles live: the same matrix as linv::random_uniform(rows,
   // cols, seed) (entry (i, j) depends only on the seed and its place), whatever the grid, for problems too
   // large for one process to make or to keep as a file.
   static DistMatrix random_uniform(const Grid& grid, index rows, index cols, std::uint64_t seed, T lo = T(-1),
-                                   T hi = T(1), index block = kDefaultBlock);
+                                   T hi = T(1), index block = 0);
   // Writes a .npy file (Fortran order), each process its own tiles, atomically: a temporary file beside
   // `path`, renamed by the root once every process has written (into the root's io::OutputTransaction when
   // one is open, as every linv output).
@@ -157,7 +160,7 @@ class DistMatrix {
 
  private:
   Grid grid_;
-  index rows_ = 0, cols_ = 0, block_ = kDefaultBlock;
+  index rows_ = 0, cols_ = 0, block_ = 1;
   Matrix<T> local_;
 };
 
@@ -187,10 +190,23 @@ struct Solution {
 // allow_ill_conditioned, compute_residual and check_finite apply; Precision::Mixed is refused.
 template <Real T>
 Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options = {});
+// The same, with A's memory taken for the factors and then the inverse, so that A and A^-1 need 2 n^2
+// entries rather than 3: for the largest problems. A is gone afterwards, so what needs it is refused:
+// options.compute_residual (InvalidArgument; check the result against a regenerated A instead, as
+// `linv bench distributed` does), and the fallbacks: an indefinite A under Method::Auto and partial
+// pivoting past its growth limit raise NumericalError instead of going to LU or Householder QR.
+template <Real T>
+Solution<T> inv(DistMatrix<T>&& A, const SolveOptions& options = {});
 
 // X with A X = B (getrf and getrs, or potrf and potrs), with the same policy: rcond from the engine's
 // condition estimate, refinement in working precision before QR.
 template <Real T>
 Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOptions& options = {});
+
+// C := alpha A B + beta C, and ||A||_1, for checking results (all three laid out alike).
+template <Real T>
+void gemm(T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C);
+template <Real T>
+double norm1(const DistMatrix<T>& A);
 
 }  // namespace linv::dist

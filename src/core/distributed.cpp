@@ -123,10 +123,14 @@ double rcond_estimate(const DistMatrix<T>& A, double anorm, Solve&& solve) {
   return inverse_norm > 0 ? 1.0 / (anorm * inverse_norm) : 0.0;
 }
 
+// A's factorization: of a copy, or of A itself when the caller gave it up (`owned` is A then, and A must
+// not be read afterwards). a_max: max |a_ij|, for the growth factor.
 template <Real T>
-std::optional<Factored<T>> factor(const DistMatrix<T>& A, Method requested, Report& r, std::string& why_not) {
+std::optional<Factored<T>> factor(const DistMatrix<T>& A, DistMatrix<T>* owned, double a_max, Method requested,
+                                  Report& r, std::string& why_not) {
   const kernels::Distributed<T>& engine = engine_of(A);
-  Factored<T> out{.f = A.clone(), .pivots = {}, .cholesky = false, .smallest = 0};
+  const index n = A.rows();
+  Factored<T> out{.f = owned ? std::move(*owned) : A.clone(), .pivots = {}, .cholesky = false, .smallest = 0};
   if (r.method == Method::Cholesky) {
     const index minor = engine.cholesky_factor(out.f);
     if (minor == 0) {
@@ -135,17 +139,23 @@ std::optional<Factored<T>> factor(const DistMatrix<T>& A, Method requested, Repo
       return out;
     }
     if (requested == Method::Cholesky) throw NotPositiveDefinite(minor);
+    if (owned)
+      throw NumericalError(fmt::format("symmetric but not positive definite (leading minor {}), and A was given up to "
+                                       "the factorization, so LU cannot take over: invert a copy",
+                                       minor));
     r.method = Method::LU;
     r.method_reason = fmt::format("symmetric but not positive definite (leading minor {}): LU", minor);
     out.f = A.clone();
   }
   const index zero = engine.lu_factor(out.f, out.pivots);
   if (zero > 0) throw SingularMatrix(zero, 0.0, "LU");
-  const double a_max = engine.max_abs(A, /*upper_only=*/false);
   r.growth = a_max > 0 ? engine.max_abs(out.f, /*upper_only=*/true) / a_max : 1.0;
-  if (!(r.growth <= lu_growth_limit(A.rows()))) {
+  if (!(r.growth <= lu_growth_limit(n))) {
     why_not = fmt::format("partial pivoting grew the entries {:.3g}-fold (limit {:.3g}), so its factors bound no residual",
-                          r.growth, lu_growth_limit(A.rows()));
+                          r.growth, lu_growth_limit(n));
+    if (owned)
+      throw NumericalError(why_not + ", and A was given up to the factorization, so Householder QR cannot take over: "
+                                     "invert a copy");
     return std::nullopt;
   }
   out.smallest = policy::smallest_entry(engine.diagonal(out.f));
@@ -206,15 +216,15 @@ double solve_residual(const DistMatrix<T>& A, const DistMatrix<T>& X, const Dist
          (static_cast<double>(A.rows()) * eps<T>() * (anorm * engine.norm1(X) + engine.norm1(B)));
 }
 
-}  // namespace
 
-std::string engine(const Grid& grid) { return kernels::distributed<double>(grid).name(grid); }
-std::string engines() { return kernels::distributed_engines(); }
-
+// The inverse, of A or (owned = &A) in A's own memory.
 template <Real T>
-Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options) {
+Solution<T> inverse_of(const DistMatrix<T>& A, DistMatrix<T>* owned, const SolveOptions& options) {
   const kernels::Distributed<T>& engine = engine_of(A);
   require_operands<T>(A, nullptr, options, "inverse");
+  if (owned && options.compute_residual)
+    throw InvalidArgument("an inverse that takes A's memory cannot check its residual against A: check it against a "
+                          "regenerated A, or invert a copy");
   const index n = A.rows();
   const double e = eps<T>();
   Solution<T> out;
@@ -225,7 +235,7 @@ Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options) {
   r.notes.push_back(fmt::format("distributed: {} over {}, tiles of {}", engine.name(A.grid()), A.grid().describe(),
                                 A.block()));
   choose(A, options.method, r);
-  const double anorm = engine.norm1(A);
+  const double anorm = engine.norm1(A), a_max = engine.max_abs(A, /*upper_only=*/false);
   index smallest = 0;
   auto judge = [&](double rcond, index s) {
     r.rcond = rcond;
@@ -233,7 +243,7 @@ Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options) {
   };
   Stopwatch clock;
   std::string why_not;
-  if (std::optional<Factored<T>> f = factor(A, options.method, r, why_not)) {
+  if (std::optional<Factored<T>> f = factor(A, owned, a_max, options.method, r, why_not)) {
     if (f->cholesky)
       engine.cholesky_inverse(f->f);
     else
@@ -285,6 +295,33 @@ Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options) {
   return out;
 }
 
+}  // namespace
+
+template <Real T>
+Solution<T> inv(const DistMatrix<T>& A, const SolveOptions& options) {
+  return inverse_of<T>(A, nullptr, options);
+}
+
+template <Real T>
+Solution<T> inv(DistMatrix<T>&& A, const SolveOptions& options) {
+  return inverse_of<T>(A, &A, options);
+}
+
+template <Real T>
+void gemm(T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C) {
+  if (A.cols() != B.rows() || C.rows() != A.rows() || C.cols() != B.cols())
+    throw ShapeMismatch("dist::gemm: A and B", A.rows(), A.cols(), B.rows(), B.cols());
+  if (A.block() != B.block() || A.block() != C.block())
+    throw InvalidArgument(fmt::format("dist::gemm: tiles of {}, {} and {}: lay the matrices out alike", A.block(),
+                                      B.block(), C.block()));
+  engine_of(A).gemm(alpha, A, B, beta, C);
+}
+
+template <Real T>
+double norm1(const DistMatrix<T>& A) {
+  return engine_of(A).norm1(A);
+}
+
 template <Real T>
 Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOptions& options) {
   const kernels::Distributed<T>& engine = engine_of(A);
@@ -308,7 +345,8 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
   std::function<void(DistMatrix<T>&)> correct;
   Stopwatch clock;
   std::string why_not;
-  std::optional<Factored<T>> f = factor(A, options.method, r, why_not);
+  std::optional<Factored<T>> f =
+      factor<T>(A, nullptr, engine.max_abs(A, /*upper_only=*/false), options.method, r, why_not);
   if (f) {
     // op(A)^-1 V with the factors (A symmetric for Cholesky)
     auto solve_with = [&engine, &f](DistMatrix<T>& V, Op op) {
@@ -361,8 +399,17 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
   return out;
 }
 
+std::string engine(const Grid& grid) { return kernels::distributed<double>(grid).name(grid); }
+std::string engines() { return kernels::distributed_engines(); }
+
 template Solution<float> inv(const DistMatrix<float>&, const SolveOptions&);
 template Solution<double> inv(const DistMatrix<double>&, const SolveOptions&);
+template Solution<float> inv(DistMatrix<float>&&, const SolveOptions&);
+template Solution<double> inv(DistMatrix<double>&&, const SolveOptions&);
+template void gemm(float, const DistMatrix<float>&, const DistMatrix<float>&, float, DistMatrix<float>&);
+template void gemm(double, const DistMatrix<double>&, const DistMatrix<double>&, double, DistMatrix<double>&);
+template double norm1(const DistMatrix<float>&);
+template double norm1(const DistMatrix<double>&);
 template Solution<float> solve(const DistMatrix<float>&, const DistMatrix<float>&, const SolveOptions&);
 template Solution<double> solve(const DistMatrix<double>&, const DistMatrix<double>&, const SolveOptions&);
 

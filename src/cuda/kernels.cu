@@ -5,6 +5,7 @@
 
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
+#include "kernels/counter_random.hpp"
 
 namespace linv::cuda::launch {
 namespace {
@@ -407,19 +408,12 @@ __global__ void norm_inf_kernel(const double* A, std::int64_t rows, std::int64_t
   }
 }
 
-__device__ std::uint64_t mix(std::uint64_t z) {  // SplitMix64's finaliser
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 template <class T>
 __global__ void fill_uniform_kernel(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed,
                                     T lo, T hi) {
   for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
     for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
-      const std::uint64_t r = mix(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(j * rows + i));
-      const double u = static_cast<double>(r >> 11) * 0x1.0p-53;
+      const double u = kernels::counter_uniform(seed, static_cast<std::uint64_t>(j * rows + i));
       A[i + j * ld] = static_cast<T>(static_cast<double>(lo) + (static_cast<double>(hi) - lo) * u);
     }
 }

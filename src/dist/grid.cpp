@@ -34,10 +34,16 @@ std::pair<int, int> grid_shape(int size, int rows, int cols, const std::string& 
 
 }  // namespace
 
-Grid Grid::world(int rows, int cols) {
+Grid Grid::world(int rows, int cols, Device::Kind place) {
   std::shared_ptr<const detail::Communicator> comm = detail::mpi_world();
   const auto [r, c] = grid_shape(comm->size(), rows, cols, fmt::format("mpirun -np {}", comm->size()));
-  return Grid(std::move(comm), r, c, Device::cpu());
+  Device device = Device::cpu();
+  if (place == Device::Kind::cuda) {
+    const GpuList gpus = cuda_devices();
+    if (gpus.gpus.empty()) throw DeviceError(fmt::format("no GPU for process {}: {}", comm->rank(), gpus.why_none));
+    device = Device::cuda(comm->local_rank() % static_cast<int>(gpus.gpus.size()));
+  }
+  return Grid(std::move(comm), r, c, device);
 }
 
 Grid Grid::local(const std::vector<Device>& devices, int rows, int cols) {
@@ -47,6 +53,8 @@ Grid Grid::local(const std::vector<Device>& devices, int rows, int cols) {
   const Device device = devices[static_cast<std::size_t>(comm->rank())];
   return Grid(std::move(comm), r, c, device);
 }
+
+index default_block(const Grid& grid) { return grid.device().is_cpu() ? 128 : 1024; }
 
 std::string Grid::describe() const {
   return fmt::format("{} process{} ({} x {} grid), {}", size(), size() == 1 ? "" : "es", rows_, cols_,

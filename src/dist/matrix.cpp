@@ -92,12 +92,12 @@ io::DType npy_dtype(const std::string& path) { return io::detail::npy_layout(pat
 
 template <Real T>
 DistMatrix<T>::DistMatrix(const Grid& grid, index rows, index cols, index block)
-    : grid_(grid), rows_(rows), cols_(cols), block_(block) {
+    : grid_(grid), rows_(rows), cols_(cols), block_(block == 0 ? default_block(grid) : block) {
   if (rows < 0 || cols < 0) throw InvalidArgument(fmt::format("a distributed matrix of {} x {}", rows, cols));
-  if (block < 1) throw InvalidArgument(fmt::format("a distributed matrix needs tiles of at least 1, not {}", block));
+  if (block_ < 1) throw InvalidArgument(fmt::format("a distributed matrix needs tiles of at least 1, not {}", block));
   grid.together([&] {
-    local_ = Matrix<T>::uninitialized(layout::local_count(rows, block, grid.row(), grid.rows()),
-                                      layout::local_count(cols, block, grid.col(), grid.cols()), grid.device());
+    local_ = Matrix<T>::uninitialized(layout::local_count(rows, block_, grid.row(), grid.rows()),
+                                      layout::local_count(cols, block_, grid.col(), grid.cols()), grid.device());
   });
 }
 
@@ -135,6 +135,7 @@ DistMatrix<T> DistMatrix<T>::read(const Grid& grid, const std::string& path, ind
                                         io::to_string(want)));
   });
   DistMatrix<T> M(grid, file.rows, file.cols, block);
+  block = M.block();
   grid.together([&] {
     const MappedFile mapped(path, /*writable=*/false);
     const char* data = mapped.data() + file.data_offset;
@@ -200,6 +201,7 @@ DistMatrix<T> DistMatrix<T>::scatter(const Grid& grid, ConstMatrixView<T> A, ind
       throw ShapeMismatch("DistMatrix::scatter: the root's matrix and the shape given", A.rows(), A.cols(), rows, cols);
   });
   DistMatrix<T> M(grid, rows, cols, block);
+  block = M.block();
   const detail::Communicator& comm = grid.communicator();
   Matrix<T> mine;
   if (grid.is_root()) {

@@ -1,14 +1,20 @@
 // The counter-based generator behind linv::random_uniform: entry (i, j) of a rows x cols matrix is
 // counter_uniform(seed, j * rows + i), so a seed gives the same matrix on every device and however the
 // matrix is split over processes. SplitMix64's finaliser of (seed * golden ratio + position), 53 bits into
-// [0, 1); src/cuda/kernels.cu computes the same formula on the GPU.
+// [0, 1). Compiled for the host and, in .cu files, for the GPU too.
 #pragma once
 
 #include <cstdint>
 
+#ifdef __CUDACC__
+#define LINV_HOST_DEVICE __host__ __device__
+#else
+#define LINV_HOST_DEVICE
+#endif
+
 namespace linv::kernels {
 
-inline double counter_uniform(std::uint64_t seed, std::uint64_t position) {
+LINV_HOST_DEVICE inline double counter_uniform(std::uint64_t seed, std::uint64_t position) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + position;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

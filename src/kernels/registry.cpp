@@ -15,6 +15,9 @@
 #ifdef LINV_HAVE_SCALAPACK
 #include "scalapack/scalapack.hpp"
 #endif
+#ifdef LINV_HAVE_CUSOLVERMP
+#include "cusolvermp/cusolvermp.hpp"
+#endif
 
 namespace linv::kernels {
 
@@ -35,7 +38,7 @@ const Backend<T>& backend(Device device) {
 template const Backend<float>& backend<float>(Device);
 template const Backend<double>& backend<double>(Device);
 
-// Grids whose tiles live in host memory: ScaLAPACK.
+// Grids whose tiles live in host memory: ScaLAPACK; on GPUs: cuSOLVERMp.
 template <Real T>
 const Distributed<T>& distributed(const dist::Grid& grid) {
   switch (grid.device().kind()) {
@@ -47,18 +50,30 @@ const Distributed<T>& distributed(const dist::Grid& grid) {
           "this linv was built without ScaLAPACK, so it cannot factor a distributed matrix: install it (Debian: "
           "libscalapack-openmpi-dev) and build again");
 #endif
-    case Device::Kind::cuda: break;
+    case Device::Kind::cuda:
+#ifdef LINV_HAVE_CUSOLVERMP
+      return cusolvermp::distributed<T>();
+#else
+      throw DeviceError(
+          "this linv was built without cuSOLVERMp, so it cannot factor a matrix distributed over GPUs: install it "
+          "(pip install nvidia-cusolvermp-cu13 nvidia-cublasmp-cu13, or NVIDIA's HPC SDK) and build again");
+#endif
   }
   throw DeviceError(fmt::format("no distributed engine for tiles on {} in this build", grid.device().name()));
 }
 template const Distributed<float>& distributed<float>(const dist::Grid&);
 std::string distributed_engines() {
+  std::string cpu = "none for CPUs (built without MPI and ScaLAPACK)", gpu = "none for GPUs (built without cuSOLVERMp)";
 #ifdef LINV_HAVE_SCALAPACK
-  return fmt::format("ScaLAPACK {} over MPI, for processes on CPUs (mpirun -np N linv inv|solve ... --distributed)",
-                     LINV_SCALAPACK_VERSION);
-#else
-  return "none (built without MPI and ScaLAPACK)";
+  cpu = fmt::format("ScaLAPACK {} over MPI for CPUs (mpirun -np N linv inv|solve ... --distributed)",
+                    LINV_SCALAPACK_VERSION);
 #endif
+#ifdef LINV_HAVE_CUSOLVERMP
+  gpu = fmt::format("{} over NCCL for GPUs (linv inv|solve ... --devices cuda:0,cuda:1, or under mpirun with "
+                    "--distributed --device cuda)",
+                    cusolvermp::version());
+#endif
+  return cpu + "; " + gpu;
 }
 template const Distributed<double>& distributed<double>(const dist::Grid&);
 

@@ -55,6 +55,15 @@ TEST_F(Cuda, TransfersRoundTripExactly) {
   }
 }
 
+// random_uniform's counter-based generator gives the same matrix on the GPU as on the CPU, bit for bit.
+TEST_F(Cuda, RandomUniformIsTheSameOnEveryDevice) {
+  const auto seed = testing::case_seed(2);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> host = random_uniform<double>(37, 41, seed, -2.0, 3.0);
+  const Matrix<double> gpu = random_uniform<double>(37, 41, seed, -2.0, 3.0, Device::cuda(0)).to(Device::cpu());
+  for (index k = 0; k < host.size(); ++k) ASSERT_EQ(gpu.data()[k], host.data()[k]);
+}
+
 TEST_F(Cuda, OutOfMemorySaysHowMuch) {
   const GpuInfo info = cuda_devices().gpus.at(0);
   const index n = static_cast<index>(info.total_memory / sizeof(double) / 1000 * 2);  // twice the card

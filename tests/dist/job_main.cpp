@@ -1,6 +1,7 @@
 // main for the tests that run as every process of a job (test_distributed): an MPI job under mpiexec, or,
-// with LINV_TEST_LOCAL_JOB=N, a job of N processes on the CPU that linv starts itself (Grid::local: the
-// other processes run this program again). One random seed for the whole job (the root's, or
+// with LINV_TEST_LOCAL_JOB=<devices> ("cpu,cpu,cpu", "cuda:0,cuda:1"), a job of one process per device that
+// linv starts itself (Grid::local: the other processes run this program again). A job on more GPUs than
+// this machine has is skipped, saying so. One random seed for the whole job (the root's, or
 // LINV_TEST_SEED), the root's GoogleTest output, and every other process's failures, each prefixed with its
 // rank. The job fails when any process does.
 #include <gtest/gtest.h>
@@ -39,10 +40,22 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (const char* local = std::getenv("LINV_TEST_LOCAL_JOB"))
-    linv::testing::the_grid = linv::dist::Grid::local(std::vector<linv::Device>(std::stoul(local), linv::Device::cpu()));
-  else
+  if (const char* local = std::getenv("LINV_TEST_LOCAL_JOB")) {
+    std::vector<linv::Device> devices;
+    try {
+      for (std::string list = local; !list.empty();) {
+        const std::size_t comma = list.find(',');
+        devices.push_back(linv::Device::parse(list.substr(0, comma)));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+      }
+    } catch (const linv::DeviceError& e) {
+      std::printf("linv tests: SKIPPED, a job on %s needs devices this machine lacks: %s\n", local, e.what());
+      return 0;
+    }
+    linv::testing::the_grid = linv::dist::Grid::local(devices);
+  } else {
     linv::testing::the_grid = linv::dist::Grid::world();
+  }
   const linv::dist::Grid& grid = *linv::testing::the_grid;
   unsigned long long seed = grid.is_root() ? linv::testing::run_seed() : 0;
   grid.broadcast(&seed, sizeof seed, 0);

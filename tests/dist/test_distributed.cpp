@@ -1,6 +1,7 @@
 // Distributed matrices and solvers, run as every process of a job (tests/dist/job_main.cpp): ctest runs it
-// under mpiexec with 1, 2 and 4 processes, and as a job of 3 processes started by linv's local launcher
-// (Grid::local, no MPI: the layout, file and grid tests only, since ScaLAPACK needs MPI). Every result is gathered to the root and checked against
+// under mpiexec with 1, 2 and 4 processes (ScaLAPACK), as a job of 3 CPU processes started by linv's local
+// launcher (Grid::local, no MPI: the layout, file and grid tests only, since ScaLAPACK needs MPI), and as a
+// local job on two GPUs (cuSOLVERMp; skipped where there are fewer). Every result is gathered to the root and checked against
 // the single-process linv (LAPACK, the oracle) with LAPACK-style bounds; every process checks the errors it
 // raises. A check that fails on one process never stops it from taking part in the next collective call:
 // the checks come after the collective steps.
@@ -339,6 +340,31 @@ TEST(DistSolvers, BadInputIsNamed) {
   const auto S = DistMatrix<double>::random_uniform(grid(), n, n, 2, -1.0, 1.0, 8);
   EXPECT_THROW((void)dist::inv<double>(S, {.method = Method::GaussJordan}), InvalidArgument);
   EXPECT_THROW((void)dist::inv<double>(S, {.precision = Precision::Mixed}), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace linv::testing
+
+namespace linv::testing {
+namespace {
+
+TEST(DistSolvers, AnInverseInAsOwnMemoryIsTheSame) {
+  const index n = 130;
+  const std::uint64_t seed = case_seed(6);
+  const auto A = DistMatrix<double>::random_uniform(grid(), n, n, seed, -1.0, 1.0, 16);
+  const dist::Solution<double> copy = dist::inv<double>(A);
+  auto consumed = DistMatrix<double>::random_uniform(grid(), n, n, seed, -1.0, 1.0, 16);
+  const dist::Solution<double> own = dist::inv<double>(std::move(consumed));
+  expect_equal_on_root(own.x.gather(), copy.x.gather(), "the inverse in A's memory");
+  // Checked against the matrix made again, as the benchmark does: A X = I.
+  DistMatrix<double> residual(grid(), n, n, 16);
+  const auto again = DistMatrix<double>::random_uniform(grid(), n, n, seed, -1.0, 1.0, 16);
+  const Matrix<double> eye = Matrix<double>::identity(n);
+  residual = DistMatrix<double>::scatter(grid(), grid().is_root() ? eye.view() : ConstMatrixView<double>(), n, n, 16);
+  dist::gemm(-1.0, again, own.x, 1.0, residual);
+  EXPECT_LE(dist::norm1(residual) / (n * eps<double>() * dist::norm1(again) * dist::norm1(own.x)), kResidualThreshold);
+  auto gone = DistMatrix<double>::random_uniform(grid(), n, n, seed, -1.0, 1.0, 16);
+  EXPECT_THROW((void)dist::inv<double>(std::move(gone), {.compute_residual = true}), InvalidArgument);
 }
 
 }  // namespace
