@@ -9,7 +9,7 @@ live: `random_uniform`, seed 1) with one right-hand side (seed 4), as `linv benc
    memory (A and A^-1 only: 2 n^2 entries) and then checked against A made again on sampled columns of
    A X - I. Host clock around each call between barriers, after a warm-up, median of --repeats.
 2. The same on one GPU (`--devices cuda:0`): the engine's own strong scaling.
-3. `linv bench solve --device cuda`: linv's single-GPU solve (auto and lu).
+3. `linv bench solve --device cuda`: linv's single-GPU solve (auto: the randomized LU from order 512).
 4. In this process, torch.linalg.solve in float64 on one GPU (CUDA events, warm-up, median).
 
 Rows follow BENCHMARKS.md's schema: linv_s is the two-GPU time, peer_s the one-GPU peer's, ratio = peer_s
@@ -82,7 +82,7 @@ def main():
     one = run([args.linv, "bench", "distributed", "--devices", args.devices.split(",")[0], "--ops", "solve",
                "--sizes", args.solve_sizes, "--repeats", str(args.repeats), "--json", f"{tmp}/one.json"] + block,
               f"{tmp}/one.json", args.timeout) if solve_sizes else None
-    single = run([args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.solve_sizes, "--methods", "auto,lu",
+    single = run([args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.solve_sizes, "--methods", "auto",
                   "--precisions", "double", "--repeats", str(args.repeats), "--json", f"{tmp}/single.json"],
                  f"{tmp}/single.json", args.timeout) if solve_sizes else None
     inverse = run([args.linv, "bench", "distributed", "--devices", args.devices, "--ops", "inverse",
