@@ -67,6 +67,9 @@ def main():
     ap.add_argument("--block", type=int, default=0)
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--single-methods", default="auto",
+                    help="linv's one-GPU solve methods (lu where auto's randomized LU does not fit: it keeps A, its "
+                         "factors and a copy, 3 n^2 entries)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="linv-dist-")
     block = ["--block", str(args.block)] if args.block else []
@@ -82,7 +85,7 @@ def main():
     one = run([args.linv, "bench", "distributed", "--devices", args.devices.split(",")[0], "--ops", "solve",
                "--sizes", args.solve_sizes, "--repeats", str(args.repeats), "--json", f"{tmp}/one.json"] + block,
               f"{tmp}/one.json", args.timeout) if solve_sizes else None
-    single = run([args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.solve_sizes, "--methods", "auto",
+    single = run([args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.solve_sizes, "--methods", args.single_methods,
                   "--precisions", "double", "--repeats", str(args.repeats), "--json", f"{tmp}/single.json"],
                  f"{tmp}/single.json", args.timeout) if solve_sizes else None
     inverse = run([args.linv, "bench", "distributed", "--devices", args.devices, "--ops", "inverse",

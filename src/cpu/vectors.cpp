@@ -45,8 +45,8 @@ class Vectors final : public kernels::Vectors<T> {
   void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) const override {
     for (index j = 0; j < A.cols(); ++j)
       for (index i = 0; i < A.rows(); ++i)
-        A(i, j) = static_cast<T>(lo + (static_cast<double>(hi) - lo) *
-                                          counter_uniform(seed, static_cast<std::uint64_t>(j * A.rows() + i)));
+        A(i, j) = static_cast<T>(kernels::uniform_between(
+            lo, hi, counter_uniform(seed, static_cast<std::uint64_t>(j * A.rows() + i))));
   }
 };
 

@@ -414,7 +414,7 @@ __global__ void fill_uniform_kernel(T* A, std::int64_t rows, std::int64_t cols, 
   for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
     for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
       const double u = kernels::counter_uniform(seed, static_cast<std::uint64_t>(j * rows + i));
-      A[i + j * ld] = static_cast<T>(static_cast<double>(lo) + (static_cast<double>(hi) - lo) * u);
+      A[i + j * ld] = static_cast<T>(kernels::uniform_between(lo, hi, u));
     }
 }
 

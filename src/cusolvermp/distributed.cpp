@@ -40,7 +40,7 @@ void check_nccl(ncclResult_t status, const char* what) {
 }
 void check_blasmp(cublasMpStatus_t status, const char* what) {
   if (status != CUBLASMP_STATUS_SUCCESS)
-    throw DeviceError(fmt::format("cuBLASMp {} failed: {}", what, mp().cublasMpGetStatusString(status)));
+    throw DeviceError(fmt::format("cuBLASMp {} failed (status {})", what, static_cast<int>(status)));
 }
 
 // What the engine keeps for a job: one stream, NCCL communicator and library handle per process (the
@@ -68,10 +68,14 @@ Context& context(const Grid& grid) {
   if (base == jobs.end()) {
     Context c;
     c.device = grid.device().index();
-    cuda::check(cudaSetDevice(c.device), "cudaSetDevice");
-    cuda::check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     ncclUniqueId id{};
-    if (grid.is_root()) check_nccl(mp().ncclGetUniqueId(&id), "ncclGetUniqueId");
+    // What can fail on one process alone fails on all, before the collective steps.
+    grid.together([&] {
+      (void)library();
+      cuda::check(cudaSetDevice(c.device), "cudaSetDevice");
+      cuda::check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      if (grid.is_root()) check_nccl(mp().ncclGetUniqueId(&id), "ncclGetUniqueId");
+    });
     grid.broadcast(&id, sizeof id, 0);
     check_nccl(mp().ncclCommInitRank(&c.nccl, grid.size(), id, grid.rank()), "ncclCommInitRank");
     cuda::check(mp().cusolverMpCreate(&c.solver, c.device, c.stream), "cusolverMpCreate");

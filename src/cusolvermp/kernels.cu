@@ -30,10 +30,10 @@ const dim3 kBlock2(32, 8);
     for (std::int64_t li = blockIdx.x * blockDim.x + threadIdx.x; li < (t).local_rows; li += gridDim.x * blockDim.x)
 
 template <class T>
-__global__ void fill_uniform_kernel(T* A, Tiles t, std::uint64_t seed, double lo, double width) {
+__global__ void fill_uniform_kernel(T* A, Tiles t, std::uint64_t seed, double lo, double hi) {
   LINV_FOR_EACH_LOCAL(t) {
     const auto position = static_cast<std::uint64_t>(global_col(t, lj) * t.rows + global_row(t, li));
-    A[li + lj * t.ld] = static_cast<T>(lo + width * kernels::counter_uniform(seed, position));
+    A[li + lj * t.ld] = static_cast<T>(kernels::uniform_between(lo, hi, kernels::counter_uniform(seed, position)));
   }
 }
 
@@ -114,7 +114,7 @@ template <class T>
 void fill_uniform(T* A, const Tiles& t, std::uint64_t seed, T lo, T hi, cudaStream_t stream) {
   if (empty(t)) return;
   fill_uniform_kernel<<<grid_for(t), kBlock2, 0, stream>>>(A, t, seed, static_cast<double>(lo),
-                                                          static_cast<double>(hi) - static_cast<double>(lo));
+                                                          static_cast<double>(hi));
   cuda::check_launch("fill_uniform (distributed)");
 }
 

@@ -2,7 +2,9 @@
 // links none of them: their libraries need the CUDA driver (libcuda.so.1), and linv must start on machines
 // without one, where the CPU backend and ScaLAPACK still work. The headers give the functions' types; the
 // libraries are looked for by their sonames (LD_LIBRARY_PATH, the system's cache), then in the directories
-// where the build found them, then in the Python environments' NVIDIA wheels.
+// where the build found them, then in the Python environments' NVIDIA wheels. The versions: cuSOLVERMp
+// 0.8 and cuBLASMp 0.7, the newest whose libraries need no more than NCCL 2.28 (what PyTorch 2.11 ships;
+// cuBLASMp 0.8 and later call NCCL 2.29's ncclCommQueryProperties).
 #pragma once
 
 #include <cublasmp.h>
@@ -17,7 +19,7 @@ namespace linv::cusolvermp {
   X(cusolverMpPotrf_bufferSize) X(cusolverMpPotrf) X(cusolverMpGeqrf_bufferSize) X(cusolverMpGeqrf)                 \
   X(cusolverMpOrmqr_bufferSize) X(cusolverMpOrmqr) X(cublasMpCreate) X(cublasMpGridCreate)                          \
   X(cublasMpMatrixDescriptorCreate) X(cublasMpMatrixDescriptorDestroy) X(cublasMpGemm_bufferSize) X(cublasMpGemm)   \
-  X(cublasMpTrsm_bufferSize) X(cublasMpTrsm) X(cublasMpGeadd_bufferSize) X(cublasMpGeadd) X(cublasMpGetStatusString)
+  X(cublasMpTrsm_bufferSize) X(cublasMpTrsm) X(cublasMpGeadd_bufferSize) X(cublasMpGeadd)
 
 struct Library {
 #define LINV_MP_POINTER(name) decltype(&::name) name = nullptr;

@@ -22,4 +22,14 @@ LINV_HOST_DEVICE inline double counter_uniform(std::uint64_t seed, std::uint64_t
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
+// lo + (hi - lo) u, rounded the same way on the host and on the GPU (whose compiler would otherwise fuse
+// the multiply and add, and the matrices would differ in their last bits).
+LINV_HOST_DEVICE inline double uniform_between(double lo, double hi, double u) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(lo, __dmul_rn(__dadd_rn(hi, -lo), u));
+#else
+  return lo + (hi - lo) * u;
+#endif
+}
+
 }  // namespace linv::kernels

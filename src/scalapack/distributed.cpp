@@ -178,11 +178,10 @@ class ScalapackFamily final : public kernels::Distributed<T> {
 
   void fill_uniform(DistMatrix<T>& A, std::uint64_t seed, T lo, T hi) const override {
     Matrix<T>& a = A.local();
-    const double width = static_cast<double>(hi) - static_cast<double>(lo);
     for (index lj = 0; lj < a.cols(); ++lj) {
       const auto column = static_cast<std::uint64_t>(A.global_col(lj) * A.rows());
       for (index li = 0; li < a.rows(); ++li)
-        a(li, lj) = static_cast<T>(lo + width * kernels::counter_uniform(seed, column + A.global_row(li)));
+        a(li, lj) = static_cast<T>(kernels::uniform_between(lo, hi, kernels::counter_uniform(seed, column + A.global_row(li))));
     }
   }
 
