@@ -462,6 +462,7 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
   index cholesky_factor(DistMatrix<T>& A) const override {
     const Grid& g = A.grid();
     int info = 0;
+    cusolverStatus_t failed = CUSOLVER_STATUS_SUCCESS;
     {
       const Call call(g);
       const Descriptors<T> d(*call, A);
@@ -471,13 +472,22 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
                   "potrf workspace");
       Workspace w(g.device(), device_bytes, host_bytes);
       DeviceValues<int> status(1, 0, call->stream);
-      cuda::check(mp().cusolverMpPotrf(call->solver, CUBLAS_FILL_MODE_LOWER, A.rows(), A.local().data(), 1, 1, d.solver(),
-                                  data_type<T>(), w.device(), w.device_bytes(), w.host(), w.host_bytes(), status.data()),
-                  "potrf");
+      failed = mp().cusolverMpPotrf(call->solver, CUBLAS_FILL_MODE_LOWER, A.rows(), A.local().data(), 1, 1, d.solver(),
+                                    data_type<T>(), w.device(), w.device_bytes(), w.host(), w.host_bytes(),
+                                    status.data());
+      cudaStreamSynchronize(call->stream);
       info = status.read()[0];
     }
     if (info < 0) throw DeviceError(fmt::format("cuSOLVERMp potrf rejected its argument {}", -info));
-    return static_cast<index>(g.max(info));  // the failing minor, wherever it was seen
+    const auto minor = static_cast<index>(g.max(info));  // wherever it was seen
+    if (g.max(failed != CUSOLVER_STATUS_SUCCESS ? 1 : 0) == 0 || minor > 0) return minor;
+    // cuSOLVERMp 0.8 answers an indefinite matrix with CUSOLVER_STATUS_INTERNAL_ERROR and no info. Its tiles'
+    // potrf leaves the failing pivot as LAPACK's does (the non-positive a_jj, or NaN), so the first such
+    // diagonal entry names the minor; without one the error is the library's own.
+    const std::vector<T> d = diagonal(A);
+    for (std::size_t j = 0; j < d.size(); ++j)
+      if (!(d[j] > T(0))) return static_cast<index>(j) + 1;
+    throw DeviceError(fmt::format("cuSOLVERMp potrf failed (status {})", static_cast<int>(failed)));
   }
 
   void cholesky_inverse(DistMatrix<T>& L) const override {
