@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `linv inv|solve --distributed` under mpiexec (ScaLAPACK over Open MPI), and of
+`--devices` without GPUs: results checked against NumPy with bounds scaled by n * eps * cond, exit codes,
+one error message per job, reports from process 0 only, and outputs that land whole or not at all.
+
+Run: python3 tests/cli/test_distributed_cli.py --linv build/bin/linv --mpiexec mpiexec   (ctest does this)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+LINV = None
+MPIEXEC = None
+THRESHOLD = 30.0  # LAPACK's test threshold for scaled ratios
+# Open MPI refuses to start as root unless told (CI runs as root), and runs more processes than cores only
+# when told.
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def mpirun(processes, *args, expect=0):
+    """Runs linv as an MPI job; asserts the exit code; returns (stdout, stderr)."""
+    cmd = [MPIEXEC, "-n", str(processes), LINV, *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
+    if p.returncode != expect:
+        raise AssertionError(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p.stdout, p.stderr
+
+
+def linv(*args, expect=0):
+    p = subprocess.run([LINV, *map(str, args)], capture_output=True, text=True, timeout=300)
+    if p.returncode != expect:
+        raise AssertionError(f"linv {' '.join(map(str, args))}: exit {p.returncode}, expected {expect}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p.stdout, p.stderr
+
+
+def cond1(a):
+    return np.linalg.norm(a, 1) * np.linalg.norm(np.linalg.inv(a), 1)
+
+
+class Distributed(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.rng = np.random.default_rng()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def test_inverse_and_solve_follow_numpy_on_every_grid(self):
+        n = 157
+        a = self.rng.uniform(-1, 1, (n, n))
+        b = self.rng.uniform(-1, 1, (n, 3))
+        np.save(self.path("A.npy"), a)  # C order, as NumPy writes
+        np.save(self.path("Af.npy"), np.asfortranarray(a))
+        np.save(self.path("B.npy"), b)
+        bound = THRESHOLD * n * np.finfo(float).eps * cond1(a)
+        for processes, grid in ((1, None), (2, None), (4, "2x2"), (3, "3x1")):
+            extra = ["--grid", grid] if grid else []
+            with self.subTest(processes=processes, grid=grid):
+                mpirun(processes, "inv", self.path("A.npy"), "-o", self.path("X.npy"), "--distributed", "--block", 16,
+                       "--report", self.path("r.json"), *extra)
+                x = np.load(self.path("X.npy"))
+                self.assertLess(np.abs(x - np.linalg.inv(a)).sum(0).max() / np.abs(np.linalg.inv(a)).sum(0).max(),
+                                bound)
+                report = json.load(open(self.path("r.json")))
+                self.assertEqual(report["distributed"]["processes"], processes)
+                self.assertLessEqual(report["scaled_residual"], THRESHOLD)
+                self.assertAlmostEqual(np.log10(report["rcond"]), np.log10(1 / cond1(a)), places=3)
+                mpirun(processes, "solve", self.path("Af.npy"), self.path("B.npy"), "-o", self.path("Y.npy"),
+                       "--distributed", "--block", 32, "-q", *extra)
+                y = np.load(self.path("Y.npy"))
+                want = np.linalg.solve(a, b)
+                self.assertLess(np.abs(y - want).sum(0).max() / np.abs(want).sum(0).max(), bound)
+
+    def test_spd_matrices_take_cholesky_and_float32_stays_float32(self):
+        n = 90
+        g = self.rng.uniform(-1, 1, (n, n))
+        s = g @ g.T / n + np.eye(n)
+        np.save(self.path("S.npy"), s)
+        mpirun(2, "inv", self.path("S.npy"), "-o", self.path("X.npy"), "--distributed", "--report", self.path("r.json"))
+        self.assertEqual(json.load(open(self.path("r.json")))["method"], "cholesky")
+        np.save(self.path("F.npy"), self.rng.uniform(-1, 1, (40, 40)).astype(np.float32))
+        mpirun(2, "inv", self.path("F.npy"), "-o", self.path("XF.npy"), "--distributed", "-q")
+        self.assertEqual(np.load(self.path("XF.npy")).dtype, np.float32)
+
+    def test_failures_say_one_thing_and_leave_outputs_alone(self):
+        n = 60
+        a = self.rng.uniform(-1, 1, (n, n))
+        a[:, 17] = 0  # exactly singular: column 18
+        np.save(self.path("S.npy"), a)
+        np.save(self.path("X.npy"), np.arange(3.0))  # an earlier result, to be kept
+        before = open(self.path("X.npy"), "rb").read()
+        _, err = mpirun(3, "inv", self.path("S.npy"), "-o", self.path("X.npy"), "--distributed", expect=4)
+        self.assertIn("pivot 18", err)
+        self.assertEqual(err.count("linv: error"), 1, err)  # process 0 speaks for the job
+        self.assertEqual(open(self.path("X.npy"), "rb").read(), before)
+        self.assertEqual([f for f in os.listdir(self.dir.name) if f.startswith(".") or "tmp" in f], [])
+        # usage: a grid that does not fit the job, a shape that does not fit, a method the engine lacks
+        np.save(self.path("A.npy"), self.rng.uniform(-1, 1, (n, n)))
+        np.save(self.path("R.npy"), self.rng.uniform(-1, 1, (n + 1, 2)))
+        mpirun(3, "inv", self.path("A.npy"), "-o", self.path("Y.npy"), "--distributed", "--grid", "2x2", expect=2)
+        _, err = mpirun(2, "solve", self.path("A.npy"), self.path("R.npy"), "-o", self.path("Y.npy"), "--distributed",
+                        expect=2)
+        self.assertIn(f"{n}x{n}", err)
+        mpirun(2, "inv", self.path("A.npy"), "-o", self.path("Y.npy"), "--distributed", "--method", "gauss-jordan",
+               expect=2)
+        # input: a file that is not there, one that is not .npy
+        mpirun(2, "inv", self.path("missing.npy"), "-o", self.path("Y.npy"), "--distributed", expect=3)
+        self.assertFalse(os.path.exists(self.path("Y.npy")))
+
+    def test_local_jobs_need_an_engine_for_their_devices(self):
+        np.save(self.path("A.npy"), self.rng.uniform(-1, 1, (20, 20)))
+        # CPU processes started by linv have no MPI job for ScaLAPACK: said, not hung
+        _, err = linv("inv", self.path("A.npy"), "-o", self.path("X.npy"), "--devices", "cpu,cpu", expect=5)
+        self.assertIn("MPI", err)
+        linv("inv", self.path("A.npy"), "-o", self.path("X.npy"), "--devices", "cpu,cpu", "--distributed", expect=2)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--linv", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    args, rest = ap.parse_known_args()
+    LINV, MPIEXEC = os.path.abspath(args.linv), args.mpiexec
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
