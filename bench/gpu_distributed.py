@@ -10,7 +10,8 @@ live: `random_uniform`, seed 1) with one right-hand side (seed 4), as `linv benc
    A X - I. Host clock around each call between barriers, after a warm-up, median of --repeats.
 2. The same on one GPU (`--devices cuda:0`): the engine's own strong scaling.
 3. `linv bench solve --device cuda`: linv's single-GPU solve (auto: the randomized LU from order 512).
-4. In this process, torch.linalg.solve in float64 on one GPU (CUDA events, warm-up, median).
+4. In this process, torch.linalg.solve in float64 on one GPU (bench/gpu_mixed.py's peer: CUDA events,
+   warm-up, median; its error is ||b - A x|| / (n eps ||A|| ||x||), linv's adds ||b|| to the denominator).
 
 Rows follow BENCHMARKS.md's schema: linv_s is the two-GPU time, peer_s the one-GPU peer's, ratio = peer_s
 / linv_s (above 1: two GPUs are faster). The floor is 2/3 n^3 (solve) or 2 n^3 (inverse) flops at two GPUs'
@@ -31,6 +32,9 @@ _spec = importlib.util.spec_from_file_location("linv_gpu_inverse", os.path.join(
 inverse_bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(inverse_bench)  # shared helpers
 peers = inverse_bench.peers
+_spec = importlib.util.spec_from_file_location("linv_gpu_mixed", os.path.join(HERE, "gpu_mixed.py"))
+mixed_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mixed_bench)  # its torch.linalg.solve peer
 
 
 def run(cmd, json_path, timeout):
@@ -42,19 +46,6 @@ def run(cmd, json_path, timeout):
         return None
     with open(json_path) as f:
         return json.load(f)
-
-
-def torch_solve(n, repeats):
-    import torch
-    g = torch.Generator(device="cuda").manual_seed(n)
-    a = torch.rand((n, n), generator=g, device="cuda", dtype=torch.float64) * 2 - 1
-    b = torch.rand((n, 1), generator=g, device="cuda", dtype=torch.float64) * 2 - 1
-    seconds, times = inverse_bench.torch_time(lambda: torch.linalg.solve(a, b), repeats)
-    x = torch.linalg.solve(a, b)
-    r = ((b - a @ x).abs().sum() / (n * peers.EPS["f64"] * (a.abs().sum(0).max() * x.abs().sum() + b.abs().sum()))).item()
-    del a, b, x
-    torch.cuda.empty_cache()
-    return {"seconds": seconds, "seconds_all": times, "scaled_residual": r}
 
 
 def main():
@@ -114,7 +105,7 @@ def main():
                 peers_found.append((f"linv on one GPU (method {r.get('method')})", r["seconds"],
                                     r.get("scaled_residual")))
         try:
-            t = torch_solve(n, args.repeats)
+            t = mixed_bench.torch_solve(n, args.repeats)
             peers_found.append(("torch.linalg.solve on one GPU", t["seconds"], t["scaled_residual"]))
         except Exception as e:  # out of memory on one GPU, no torch
             print(f"torch peer did not run: {e}", flush=True)

@@ -134,6 +134,8 @@ class DistMatrix {
   // shape on every process.
   static DistMatrix scatter(const Grid& grid, ConstMatrixView<T> A, index rows, index cols,
                             index block = 0);
+  // A that every process holds alike (a few right-hand sides, say), each keeping only its own tiles.
+  static DistMatrix from_replicated(const Grid& grid, ConstMatrixView<T> A, index block = 0);
   // Entries uniform in [lo, hi), made where the tiles live: the same matrix as linv::random_uniform(rows,
   // cols, seed) (entry (i, j) depends only on the seed and its place), whatever the grid, for problems too
   // large for one process to make or to keep as a file.
@@ -145,6 +147,8 @@ class DistMatrix {
   void write(const std::string& path) const;
   // The whole matrix on the root, in host memory; an empty matrix elsewhere.
   Matrix<T> gather() const;
+  // The whole matrix on every process, in host memory (for few columns: every process gets all of it).
+  Matrix<T> replicated() const;
 
   const Grid& grid() const noexcept { return grid_; }
   index rows() const noexcept { return rows_; }

@@ -59,6 +59,18 @@ void require_operands(const DistMatrix<T>& A, const DistMatrix<T>* B, const Solv
   }
 }
 
+// The report of a distributed operation on A, before its method is chosen.
+template <Real T>
+Report start_report(const DistMatrix<T>& A, Operation operation) {
+  Report r;
+  r.operation = operation;
+  r.device = A.grid().device();
+  r.precision = type_name<T>();
+  r.notes.push_back(fmt::format("distributed: {} over {}, tiles of {}", engine_of(A).name(A.grid()),
+                                A.grid().describe(), A.block()));
+  return r;
+}
+
 // Method::Auto: Cholesky for an exactly symmetric A with a positive diagonal (LU if it then fails), as
 // linv::inv chooses; LU otherwise.
 template <Real T>
@@ -88,27 +100,6 @@ struct Factored {
   index smallest = 0;  // the smallest pivot, 1-based: named when the matrix is refused
 };
 
-// X, the same n x t host block on every process, as tiles of a matrix laid out like `like`.
-template <Real T>
-DistMatrix<T> tiles_of(const std::vector<T>& X, index n, index t, const DistMatrix<T>& like) {
-  DistMatrix<T> M(like.grid(), n, t, like.block());
-  Matrix<T> host = Matrix<T>::uninitialized(M.local().rows(), M.local().cols());
-  for (index lj = 0; lj < host.cols(); ++lj)
-    for (index li = 0; li < host.rows(); ++li)
-      host(li, lj) = X[static_cast<std::size_t>(M.global_row(li) + M.global_col(lj) * n)];
-  M.local() = M.local().device().is_cpu() ? std::move(host) : host.to(M.local().device());
-  return M;
-}
-
-// M's entries on every process, column-major.
-template <Real T>
-void replicate(const DistMatrix<T>& M, std::vector<T>& X) {
-  const Matrix<T> whole = M.gather();
-  X.resize(static_cast<std::size_t>(M.rows() * M.cols()));
-  if (M.grid().is_root()) std::copy(whole.data(), whole.data() + whole.size(), X.begin());
-  M.grid().broadcast(X.data(), X.size() * sizeof(T), 0);
-}
-
 // 1 / (||A||_1 ||A^-1||_1), ||A^-1||_1 by Higham and Tisseur's block estimator (two vectors a pass, the
 // loop on every process alike) over a factorization's solves: solve(B, op) := op(A)^-1 B.
 template <Real T, class Solve>
@@ -116,9 +107,11 @@ double rcond_estimate(const DistMatrix<T>& A, double anorm, Solve&& solve) {
   const index n = A.rows();
   if (n == 0 || anorm == 0) return n == 0 ? 1.0 : 0.0;
   const double inverse_norm = cpu::block_norm1_estimate<T>(n, 2, [&](std::vector<T>& X, bool transpose) {
-    DistMatrix<T> V = tiles_of(X, n, static_cast<index>(X.size()) / n, A);
+    const index t = static_cast<index>(X.size()) / n;
+    DistMatrix<T> V = DistMatrix<T>::from_replicated(A.grid(), ConstMatrixView<T>(X.data(), n, t, n), A.block());
     solve(V, transpose ? Op::Transpose : Op::None);
-    replicate(V, X);
+    const Matrix<T> solved = V.replicated();
+    std::copy(solved.data(), solved.data() + solved.size(), X.begin());
   });
   return inverse_norm > 0 ? 1.0 / (anorm * inverse_norm) : 0.0;
 }
@@ -147,8 +140,10 @@ std::optional<Factored<T>> factor(const DistMatrix<T>& A, DistMatrix<T>* owned, 
     r.method_reason = fmt::format("symmetric but not positive definite (leading minor {}): LU", minor);
     out.f = A.clone();
   }
-  const index zero = engine.lu_factor(out.f, out.pivots);
-  if (zero > 0) throw SingularMatrix(zero, 0.0, "LU");
+  engine.lu_factor(out.f, out.pivots);
+  const std::vector<T> u = engine.diagonal(out.f);
+  if (const auto zero = std::find(u.begin(), u.end(), T(0)); zero != u.end())
+    throw SingularMatrix(zero - u.begin() + 1, 0.0, "LU");
   r.growth = a_max > 0 ? engine.max_abs(out.f, /*upper_only=*/true) / a_max : 1.0;
   if (!(r.growth <= lu_growth_limit(n))) {
     why_not = fmt::format("partial pivoting grew the entries {:.3g}-fold (limit {:.3g}), so its factors bound no residual",
@@ -158,7 +153,7 @@ std::optional<Factored<T>> factor(const DistMatrix<T>& A, DistMatrix<T>* owned, 
                                      "invert a copy");
     return std::nullopt;
   }
-  out.smallest = policy::smallest_entry(engine.diagonal(out.f));
+  out.smallest = policy::smallest_entry(u);
   return out;
 }
 
@@ -170,12 +165,14 @@ DistMatrix<T> householder_solve(const DistMatrix<T>& A, DistMatrix<T> B, double 
   const kernels::Distributed<T>& engine = engine_of(A);
   DistMatrix<T> f = A.clone();
   kernels::DistAside tau;
-  const index zero = engine.qr_factor(f, tau);
-  if (zero > 0) throw SingularMatrix(zero, 0.0, "Householder QR");
+  engine.qr_factor(f, tau);
+  const std::vector<T> d = engine.diagonal(f);
+  if (const auto zero = std::find(d.begin(), d.end(), T(0)); zero != d.end())
+    throw SingularMatrix(zero - d.begin() + 1, 0.0, "Householder QR");
   r.method = Method::QR;
   r.notes.push_back(why + ": solved by Householder QR instead");
   judge(rcond_estimate(A, anorm, [&](DistMatrix<T>& V, Op op) { engine.qr_solve(f, tau, V, op); }),
-        policy::smallest_entry(engine.diagonal(f)));
+        policy::smallest_entry(d));
   engine.qr_solve(f, tau, B, Op::None);
   return B;
 }
@@ -227,13 +224,8 @@ Solution<T> inverse_of(const DistMatrix<T>& A, DistMatrix<T>* owned, const Solve
                           "regenerated A, or invert a copy");
   const index n = A.rows();
   const double e = eps<T>();
-  Solution<T> out;
+  Solution<T> out{.x = {}, .report = start_report(A, Operation::Inverse)};
   Report& r = out.report;
-  r.operation = Operation::Inverse;
-  r.device = A.grid().device();
-  r.precision = type_name<T>();
-  r.notes.push_back(fmt::format("distributed: {} over {}, tiles of {}", engine.name(A.grid()), A.grid().describe(),
-                                A.block()));
   choose(A, options.method, r);
   const double anorm = engine.norm1(A), a_max = engine.max_abs(A, /*upper_only=*/false);
   index smallest = 0;
@@ -328,13 +320,8 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
   require_operands<T>(A, &B, options, "solve");
   const index n = A.rows();
   const double e = eps<T>();
-  Solution<T> out;
+  Solution<T> out{.x = {}, .report = start_report(A, Operation::Solve)};
   Report& r = out.report;
-  r.operation = Operation::Solve;
-  r.device = A.grid().device();
-  r.precision = type_name<T>();
-  r.notes.push_back(fmt::format("distributed: {} over {}, tiles of {}", engine.name(A.grid()), A.grid().describe(),
-                                A.block()));
   choose(A, options.method, r);
   const double anorm = engine.norm1(A);
   auto judge = [&](double rcond, index smallest) {

@@ -210,25 +210,6 @@ const Matrix<T>& tau_of(const kernels::DistAside& aside) {
   return *static_cast<const Matrix<T>*>(aside.data.get());
 }
 
-// The same n x k host block on every process, as tiles laid out like `like`, and back.
-template <Real T>
-DistMatrix<T> from_host(const std::vector<T>& X, index n, index k, const DistMatrix<T>& like) {
-  DistMatrix<T> M(like.grid(), n, k, like.block());
-  Matrix<T> host = Matrix<T>::uninitialized(M.local().rows(), M.local().cols());
-  for (index lj = 0; lj < host.cols(); ++lj)
-    for (index li = 0; li < host.rows(); ++li) host(li, lj) = X[static_cast<std::size_t>(M.global_row(li) + M.global_col(lj) * n)];
-  M.local() = host.to(M.local().device());
-  return M;
-}
-template <Real T>
-std::vector<T> to_host(const DistMatrix<T>& M) {
-  const Matrix<T> whole = M.gather();
-  std::vector<T> X(static_cast<std::size_t>(M.rows() * M.cols()));
-  if (M.grid().is_root()) std::copy(whole.data(), whole.data() + whole.size(), X.begin());
-  M.grid().broadcast(X.data(), X.size() * sizeof(T), 0);
-  return X;
-}
-
 template <Real T>
 class CusolverMpFamily final : public kernels::Distributed<T> {
  public:
@@ -367,7 +348,7 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
     launch::fill_uniform(A.local().data(), tiles(A), seed, lo, hi, call->stream);
   }
 
-  index lu_factor(DistMatrix<T>& A, kernels::DistAside& aside) const override {
+  void lu_factor(DistMatrix<T>& A, kernels::DistAside& aside) const override {
     const Grid& g = A.grid();
     const index n = A.rows();
     // cuSOLVERMp's pivots, like ScaLAPACK's, lie beside A's first row: one per local column (1-based global
@@ -414,10 +395,6 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
                            cudaMemcpyHostToDevice),
                 "permutation");
     aside.data = perm;
-    const std::vector<T> u = diagonal(A);  // the first exactly zero pivot, the same on every process
-    for (std::size_t i = 0; i < u.size(); ++i)
-      if (u[i] == T(0)) return static_cast<index>(i) + 1;
-    return 0;
   }
 
   void lu_inverse(DistMatrix<T>& LU, const kernels::DistAside& aside) const override {
@@ -435,18 +412,17 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
     const std::vector<std::int64_t>& perm = permutation_of(aside).perm;
     const index n = B.rows(), k = B.cols();
     auto permuted = [&](bool forward) {  // B := P B (forward) or P^T B, on the host: B has few columns
-      const std::vector<T> b = to_host(B);
-      std::vector<T> out(b.size());
+      const Matrix<T> b = B.replicated();
+      Matrix<T> out = Matrix<T>::uninitialized(n, k);
       for (index j = 0; j < k; ++j)
         for (index i = 0; i < n; ++i) {
-          const auto from = static_cast<std::size_t>(perm[static_cast<std::size_t>(i)] + j * n);
-          const auto to = static_cast<std::size_t>(i + j * n);
+          const index from = perm[static_cast<std::size_t>(i)];
           if (forward)
-            out[to] = b[from];
+            out(i, j) = b(from, j);
           else
-            out[from] = b[to];
+            out(from, j) = b(i, j);
         }
-      B = from_host(out, n, k, B);
+      B = DistMatrix<T>::from_replicated(B.grid(), out.view(), B.block());
     };
     if (op == Op::None) {  // A^-1 B = U^-1 L^-1 P B
       permuted(true);
@@ -502,7 +478,7 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
     trsm(L, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, B);
   }
 
-  index qr_factor(DistMatrix<T>& A, kernels::DistAside& aside) const override {
+  void qr_factor(DistMatrix<T>& A, kernels::DistAside& aside) const override {
     const Grid& g = A.grid();
     auto tau = std::make_shared<Matrix<T>>(Matrix<T>::uninitialized(A.local().cols() + A.block(), 1, g.device()));
     int info = 0;
@@ -522,10 +498,6 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
     }
     if (info < 0) throw DeviceError(fmt::format("cuSOLVERMp geqrf rejected its argument {}", -info));
     aside.data = tau;
-    const std::vector<T> r = diagonal(A);
-    for (std::size_t i = 0; i < r.size(); ++i)
-      if (r[i] == T(0)) return static_cast<index>(i) + 1;
-    return 0;
   }
 
   void qr_solve(const DistMatrix<T>& QR, const kernels::DistAside& aside, DistMatrix<T>& B, Op op) const override {

@@ -157,6 +157,18 @@ DistMatrix<T> DistMatrix<T>::read(const Grid& grid, const std::string& path, ind
 }
 
 template <Real T>
+DistMatrix<T> DistMatrix<T>::from_replicated(const Grid& grid, ConstMatrixView<T> A, index block) {
+  DistMatrix<T> M(grid, A.rows(), A.cols(), block);
+  grid.together([&] {
+    Matrix<T> host = Matrix<T>::uninitialized(M.local_.rows(), M.local_.cols());
+    for (index lj = 0; lj < host.cols(); ++lj)
+      for (index li = 0; li < host.rows(); ++li) host(li, lj) = A(M.global_row(li), M.global_col(lj));
+    store(M.local_, std::move(host));
+  });
+  return M;
+}
+
+template <Real T>
 DistMatrix<T> DistMatrix<T>::random_uniform(const Grid& grid, index rows, index cols, std::uint64_t seed, T lo, T hi,
                                             index block) {
   DistMatrix<T> M(grid, rows, cols, block);
@@ -260,6 +272,14 @@ Matrix<T> DistMatrix<T>::gather() const {
       for (index li = 0; li < part.rows(); ++li) whole(layout::global_index(li, block_, prow, grid_.rows()), gj) = part(li, lj);
     }
   }
+  return whole;
+}
+
+template <Real T>
+Matrix<T> DistMatrix<T>::replicated() const {
+  Matrix<T> whole = gather();
+  if (!grid_.is_root()) whole = Matrix<T>::uninitialized(rows_, cols_);
+  grid_.broadcast(whole.data(), whole.bytes(), 0);
   return whole;
 }
 

@@ -6,11 +6,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define LINV_HOST_DEVICE __host__ __device__
-#else
-#define LINV_HOST_DEVICE
-#endif
+#include "kernels/host_device.hpp"
 
 namespace linv::kernels {
 

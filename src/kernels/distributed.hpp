@@ -56,9 +56,8 @@ class Distributed {
   // A(i, j) := lo + (hi - lo) counter_uniform(seed, j * rows + i) (src/kernels/counter_random.hpp).
   virtual void fill_uniform(dist::DistMatrix<T>& A, std::uint64_t seed, T lo, T hi) const = 0;
 
-  // ---- LU with partial pivoting, in place ----
-  // Returns 0, or the 1-based column of the first exactly zero pivot.
-  virtual index lu_factor(dist::DistMatrix<T>& A, DistAside& pivots) const = 0;
+  // ---- LU with partial pivoting, in place (a zero pivot is U's first zero diagonal entry) ----
+  virtual void lu_factor(dist::DistMatrix<T>& A, DistAside& pivots) const = 0;
   virtual void lu_inverse(dist::DistMatrix<T>& LU, const DistAside& pivots) const = 0;
   // B := op(A)^-1 B.
   virtual void lu_solve(const dist::DistMatrix<T>& LU, const DistAside& pivots, dist::DistMatrix<T>& B,
@@ -72,8 +71,7 @@ class Distributed {
   virtual void cholesky_solve(const dist::DistMatrix<T>& L, dist::DistMatrix<T>& B) const = 0;
 
   // ---- Householder QR, A = Q R in place ----
-  // Returns 0, or the 1-based index of the first exactly zero diagonal entry of R.
-  virtual index qr_factor(dist::DistMatrix<T>& A, DistAside& tau) const = 0;
+  virtual void qr_factor(dist::DistMatrix<T>& A, DistAside& tau) const = 0;
   // B := op(A)^-1 B: R^-1 Q^T B, or Q R^-T B.
   virtual void qr_solve(const dist::DistMatrix<T>& QR, const DistAside& tau, dist::DistMatrix<T>& B, Op op) const = 0;
 };

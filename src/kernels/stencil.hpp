@@ -9,11 +9,7 @@
 
 #include "linv/matrix.hpp"
 
-#ifdef __CUDACC__
-#define LINV_HOST_DEVICE __host__ __device__
-#else
-#define LINV_HOST_DEVICE
-#endif
+#include "kernels/host_device.hpp"
 
 namespace linv::kernels {
 

@@ -185,15 +185,14 @@ class ScalapackFamily final : public kernels::Distributed<T> {
     }
   }
 
-  index lu_factor(DistMatrix<T>& A, kernels::DistAside& pivots) const override {
+  void lu_factor(DistMatrix<T>& A, kernels::DistAside& pivots) const override {
     const Desc d(A);
     auto p = std::make_shared<std::vector<int>>(static_cast<std::size_t>(A.local().rows() + A.block()));
     int info = 0;
     const int n = static_cast<int>(A.rows());
-    pgetrf(n, n, data(A), *d, p->data(), &info);
+    pgetrf(n, n, data(A), *d, p->data(), &info);  // info > 0: a zero pivot, which the caller reads from U
     require_success(info, "getrf");
     pivots.data = p;
-    return info;
   }
 
   void lu_inverse(DistMatrix<T>& LU, const kernels::DistAside& pivots) const override {
@@ -247,7 +246,7 @@ class ScalapackFamily final : public kernels::Distributed<T> {
     require_success(info, "potrs");
   }
 
-  index qr_factor(DistMatrix<T>& A, kernels::DistAside& aside) const override {
+  void qr_factor(DistMatrix<T>& A, kernels::DistAside& aside) const override {
     const Desc d(A);
     const int n = static_cast<int>(A.rows());
     auto tau = std::make_shared<std::vector<T>>(static_cast<std::size_t>(A.local().cols() + A.block()));
@@ -258,10 +257,6 @@ class ScalapackFamily final : public kernels::Distributed<T> {
     pgeqrf(n, n, data(A), *d, tau->data(), work.data(), static_cast<int>(work.size()), &info);
     require_success(info, "geqrf");
     aside.data = tau;
-    const std::vector<T> r = diagonal(A);
-    for (std::size_t i = 0; i < r.size(); ++i)
-      if (r[i] == T(0)) return static_cast<index>(i) + 1;
-    return 0;
   }
 
   void qr_solve(const DistMatrix<T>& QR, const kernels::DistAside& aside, DistMatrix<T>& B, Op op) const override {

@@ -15,6 +15,10 @@ import unittest
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cli  # noqa: E402  (its run() and cond1())
+from test_cli import cond1  # noqa: E402
+
 LINV = None
 MPIEXEC = None
 THRESHOLD = 30.0  # LAPACK's test threshold for scaled ratios
@@ -35,15 +39,9 @@ def mpirun(processes, *args, expect=0):
 
 
 def linv(*args, expect=0):
-    p = subprocess.run([LINV, *map(str, args)], capture_output=True, text=True, timeout=300)
-    if p.returncode != expect:
-        raise AssertionError(f"linv {' '.join(map(str, args))}: exit {p.returncode}, expected {expect}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p.stdout, p.stderr
-
-
-def cond1(a):
-    return np.linalg.norm(a, 1) * np.linalg.norm(np.linalg.inv(a), 1)
+    """One linv process, as tests/cli/test_cli.py runs them."""
+    test_cli.LINV = LINV
+    return test_cli.run(*args, expect=expect)
 
 
 class Distributed(unittest.TestCase):
