@@ -69,8 +69,8 @@ std::string distributed_engines() {
                     LINV_SCALAPACK_VERSION);
 #endif
 #ifdef LINV_HAVE_CUSOLVERMP
-  gpu = fmt::format("{} over NCCL for GPUs (linv inv|solve ... --devices cuda:0,cuda:1, or under mpirun with "
-                    "--distributed --device cuda)",
+  gpu = fmt::format("{} over NCCL for GPUs (linv inv|solve ... --devices with one GPU a process, or under mpirun "
+                    "with --distributed --device cuda)",
                     cusolvermp::version());
 #endif
   return cpu + "; " + gpu;
