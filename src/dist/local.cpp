@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -170,14 +171,26 @@ class LocalJob final : public Communicator {
     write_all(fd, &rank_, sizeof rank_, 0);
   }
 
+  // The root waits for its workers. They end with the job's own exit code (errors are agreed), so one that
+  // died by a signal or ended otherwise (a sanitizer's report, say) fails the job: the root says which and
+  // exits with 1, whatever it was about to return.
   ~LocalJob() override {
     for (int fd : peers_)
       if (fd >= 0) ::close(fd);  // the workers see the end of their connection and finish
-    for (pid_t pid : children_) {
+    bool failed = false;
+    for (std::size_t r = 0; r < children_.size(); ++r) {
       int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      while (::waitpid(children_[r], &status, 0) < 0 && errno == EINTR) {
       }
+      const bool agreed = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || (WEXITSTATUS(status) >= 2 &&
+                                                                           WEXITSTATUS(status) <= 5));
+      if (agreed) continue;
+      failed = true;
+      std::fprintf(stderr, "linv: process %zu of the local job %s %d\n", r + 1,
+                   WIFSIGNALED(status) ? "died by signal" : "ended with status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     }
+    if (failed) std::_Exit(1);
   }
 
   int rank() const override { return rank_; }

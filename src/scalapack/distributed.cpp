@@ -78,7 +78,6 @@ struct Desc {
   const int* operator*() const { return d; }
 };
 
-constexpr int kOne = 1;
 
 template <Real T>
 T* data(DistMatrix<T>& A) {
