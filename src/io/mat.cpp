@@ -472,7 +472,10 @@ template <Real T>
 MatrixStack<T> stack_from(const matvar_t& v) {
   MatrixStack<T> s{dim(v, 2), dim(v, 0), dim(v, 1), {}};
   const T* data = static_cast<const T*>(v.data);
-  s.data.assign(data, data + s.count * s.rows * s.cols);
+  // An empty stack may have huge other dimensions (a fuzzed (4294967040, 0, 3556769914) overflowed their
+  // product); a non-empty one was checked to fit the file before matio read it.
+  const index entries = s.count == 0 || s.rows == 0 || s.cols == 0 ? 0 : s.count * s.rows * s.cols;
+  s.data.assign(data, data + entries);
   return s;
 }
 
