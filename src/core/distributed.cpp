@@ -213,7 +213,6 @@ double solve_residual(const DistMatrix<T>& A, const DistMatrix<T>& X, const Dist
          (static_cast<double>(A.rows()) * eps<T>() * (anorm * engine.norm1(X) + engine.norm1(B)));
 }
 
-
 // The inverse, of A or (owned = &A) in A's own memory.
 template <Real T>
 Solution<T> inverse_of(const DistMatrix<T>& A, DistMatrix<T>* owned, const SolveOptions& options) {

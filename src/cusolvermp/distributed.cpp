@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -280,20 +281,22 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
       const Call call(g);
       const Descriptors<T> da(*call, A), dp(*call, panel);
       DeviceValues<int> flag(1, 0, call->stream);
+      const T one = 1, zero = 0;
+      std::optional<Workspace> w;  // the bands' shapes repeat: asked for again only when one grows
       for (index r0 = 0; r0 < n; r0 += nb) {
         const index width = std::min(nb, n - r0);
         const int pcol = dist::layout::owner(r0, nb, g.cols());
-        const T one = 1, zero = 0;
         const std::int64_t jp = pcol * nb + 1;
         std::size_t device_bytes = 0, host_bytes = 0;
         check_blasmp(mp().cublasMpGeadd_bufferSize(call->blas, CUBLAS_OP_T, n, width, &one, A.local().data(), r0 + 1, 1,
                                               da.blas(), &zero, panel.local().data(), 1, jp, dp.blas(), &device_bytes,
                                               &host_bytes),
                      "geadd workspace");
-        Workspace w(g.device(), device_bytes, host_bytes);
+        if (!w || w->device_bytes() < device_bytes || w->host_bytes() < host_bytes)
+          w.emplace(g.device(), device_bytes, host_bytes);
         check_blasmp(mp().cublasMpGeadd(call->blas, CUBLAS_OP_T, n, width, &one, A.local().data(), r0 + 1, 1, da.blas(),
-                                   &zero, panel.local().data(), 1, jp, dp.blas(), w.device(), w.device_bytes(), w.host(),
-                                   w.host_bytes()),
+                                   &zero, panel.local().data(), 1, jp, dp.blas(), w->device(), w->device_bytes(),
+                                   w->host(), w->host_bytes()),
                      "geadd (transpose)");
         if (g.col() == pcol)
           launch::compare_columns(A.local().data(), A.local().ld(), dist::layout::local_index(r0, nb, g.cols()),

@@ -74,10 +74,32 @@ void for_each_run(index local_rows, index local_cols, index block, const Grid& g
   }
 }
 
-// The host image of a local matrix: itself on the CPU, a copy otherwise.
+// A local matrix in host memory: a view of it on the CPU, else of a copy made in `staged`.
 template <Real T>
-Matrix<T> on_host(const Matrix<T>& local) {
-  return local.device().is_cpu() ? local.clone() : local.to(Device::cpu());
+ConstMatrixView<T> on_host(const Matrix<T>& local, Matrix<T>& staged) {
+  if (local.device().is_cpu()) return local.view();
+  staged = local.to(Device::cpu());
+  return staged.view();
+}
+
+// Process (prow, pcol)'s tiles of `whole` (every process's tiles, of a matrix every process or the root
+// holds), and the reverse: a process's tiles put back into `whole`.
+template <Real T>
+Matrix<T> tiles_of(ConstMatrixView<T> whole, index block, int prow, int nprow, int pcol, int npcol) {
+  Matrix<T> part = Matrix<T>::uninitialized(layout::local_count(whole.rows(), block, prow, nprow),
+                                            layout::local_count(whole.cols(), block, pcol, npcol));
+  for (index lj = 0; lj < part.cols(); ++lj) {
+    const index gj = layout::global_index(lj, block, pcol, npcol);
+    for (index li = 0; li < part.rows(); ++li) part(li, lj) = whole(layout::global_index(li, block, prow, nprow), gj);
+  }
+  return part;
+}
+template <Real T>
+void place_tiles(ConstMatrixView<T> part, Matrix<T>& whole, index block, int prow, int nprow, int pcol, int npcol) {
+  for (index lj = 0; lj < part.cols(); ++lj) {
+    const index gj = layout::global_index(lj, block, pcol, npcol);
+    for (index li = 0; li < part.rows(); ++li) whole(layout::global_index(li, block, prow, nprow), gj) = part(li, lj);
+  }
 }
 
 // Puts a host image back where `local` lives.
@@ -160,10 +182,7 @@ template <Real T>
 DistMatrix<T> DistMatrix<T>::from_replicated(const Grid& grid, ConstMatrixView<T> A, index block) {
   DistMatrix<T> M(grid, A.rows(), A.cols(), block);
   grid.together([&] {
-    Matrix<T> host = Matrix<T>::uninitialized(M.local_.rows(), M.local_.cols());
-    for (index lj = 0; lj < host.cols(); ++lj)
-      for (index li = 0; li < host.rows(); ++li) host(li, lj) = A(M.global_row(li), M.global_col(lj));
-    store(M.local_, std::move(host));
+    store(M.local_, tiles_of(A, M.block_, grid.row(), grid.rows(), grid.col(), grid.cols()));
   });
   return M;
 }
@@ -192,7 +211,8 @@ void DistMatrix<T>::write(const std::string& path) const {
   });
   grid_.broadcast(temp, 0);
   grid_.together([&] {
-    const Matrix<T> host = on_host(local_);
+    Matrix<T> staged;
+    const ConstMatrixView<T> host = on_host(local_, staged);
     MappedFile mapped(temp, /*writable=*/true);
     char* data = mapped.data() + io::detail::npy_header<T>(rows_, cols_).size();
     for_each_run(host.rows(), host.cols(), block_, grid_, [&](index li, index lj, index gi, index gj, index count) {
@@ -224,14 +244,7 @@ DistMatrix<T> DistMatrix<T>::scatter(const Grid& grid, ConstMatrixView<T> A, ind
       whole = staged.view();
     }
     for (int p = grid.size() - 1; p >= 0; --p) {  // the root's own part last: it is kept
-      const int prow = p / grid.cols(), pcol = p % grid.cols();
-      Matrix<T> part = Matrix<T>::uninitialized(layout::local_count(rows, block, prow, grid.rows()),
-                                                layout::local_count(cols, block, pcol, grid.cols()));
-      for (index lj = 0; lj < part.cols(); ++lj) {
-        const index gj = layout::global_index(lj, block, pcol, grid.cols());
-        for (index li = 0; li < part.rows(); ++li)
-          part(li, lj) = whole(layout::global_index(li, block, prow, grid.rows()), gj);
-      }
+      Matrix<T> part = tiles_of(whole, block, p / grid.cols(), grid.rows(), p % grid.cols(), grid.cols());
       if (p == 0)
         mine = std::move(part);
       else
@@ -252,25 +265,19 @@ Matrix<T> DistMatrix<T>::gather() const {
   grid_.together([&] {
     if (grid_.is_root()) whole = Matrix<T>::uninitialized(rows_, cols_);
   });
-  const Matrix<T> mine = on_host(local_);
+  Matrix<T> staged;
+  const ConstMatrixView<T> mine = on_host(local_, staged);  // contiguous: ld is its rows
   if (!grid_.is_root()) {
-    comm.send(0, mine.data(), mine.bytes());
+    comm.send(0, mine.data(), static_cast<std::size_t>(mine.rows() * mine.cols()) * sizeof(T));
     return whole;
   }
-  for (int p = 0; p < grid_.size(); ++p) {
+  place_tiles(mine, whole, block_, 0, grid_.rows(), 0, grid_.cols());
+  for (int p = 1; p < grid_.size(); ++p) {
     const int prow = p / grid_.cols(), pcol = p % grid_.cols();
-    Matrix<T> part;
-    if (p == 0) {
-      part = mine.clone();
-    } else {
-      part = Matrix<T>::uninitialized(layout::local_count(rows_, block_, prow, grid_.rows()),
-                                      layout::local_count(cols_, block_, pcol, grid_.cols()));
-      comm.receive(p, part.data(), part.bytes());
-    }
-    for (index lj = 0; lj < part.cols(); ++lj) {
-      const index gj = layout::global_index(lj, block_, pcol, grid_.cols());
-      for (index li = 0; li < part.rows(); ++li) whole(layout::global_index(li, block_, prow, grid_.rows()), gj) = part(li, lj);
-    }
+    Matrix<T> part = Matrix<T>::uninitialized(layout::local_count(rows_, block_, prow, grid_.rows()),
+                                              layout::local_count(cols_, block_, pcol, grid_.cols()));
+    comm.receive(p, part.data(), part.bytes());
+    place_tiles<T>(part.view(), whole, block_, prow, grid_.rows(), pcol, grid_.cols());
   }
   return whole;
 }
