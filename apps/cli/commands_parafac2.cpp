@@ -19,6 +19,8 @@ struct Parafac2Args {
   int iterations = 1000;
   double tolerance = 1e-7;
   std::uint64_t seed = 0;
+  bool distributed = false;  // one process of an MPI job, holding some of the slabs
+  std::string devices;       // "cuda:0,cuda:1": a job of one process per device, started by linv
   CommonOptions common;
 };
 
@@ -28,19 +30,22 @@ struct Slabs {
   io::MatrixStack<T> stack;
   std::vector<Matrix<T>> matrices;
   std::vector<ConstMatrixView<T>> views;
+  index first = 0;  // the first slab's place among all, for a process of a distributed job
 };
 
+// One process's run: all slabs, or with a grid this process's share of them.
 template <Real T>
-void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
+void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::Grid* grid) {
   std::vector<ConstMatrixView<T>> host;
   if (x.matrices.empty())
     for (index k = 0; k < x.stack.count; ++k) host.push_back(x.stack[k]);
   else
     for (const Matrix<T>& m : x.matrices) host.push_back(m.view());
-  const index K = static_cast<index>(host.size()), I = host[0].rows();
+  const index I = host[0].rows();
   index voxels = 0;
   for (const ConstMatrixView<T>& v : host) voxels += v.cols();
-  const Device device = device_for(a.common, Operation::Parafac2, voxels);
+  const Device device = grid ? grid->device() : device_for(a.common, Operation::Parafac2, voxels);
+  if (grid) voxels = static_cast<index>(grid->sum(static_cast<double>(voxels)));
 
   std::optional<Matrix<T>> A0, H0, C0;
   fmri::Parafac2Init<T> init;
@@ -53,82 +58,136 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c) {
   }
 
   std::vector<Matrix<T>> on_device;  // the slabs' copies on a GPU
-  if (device.is_cpu()) {
-    x.views = host;
-  } else {
+  const auto upload = [&] {
+    if (device.is_cpu()) {
+      x.views = host;
+      return;
+    }
     for (const ConstMatrixView<T>& v : host) {
       on_device.push_back(Matrix<T>::copy_of(v).to(device));
       x.views.push_back(on_device.back().view());
     }
-  }
-  const fmri::Parafac2Result<T> r = fmri::parafac2<T>(x.views,
-                                                      {.rank = a.rank,
-                                                       .max_iterations = a.iterations,
-                                                       .tolerance = a.tolerance,
-                                                       .start = a.start == "random" ? fmri::Parafac2Start::Random
-                                                                                    : fmri::Parafac2Start::Svd,
-                                                       .seed = a.seed,
-                                                       .progress = progress_line(a.common, "parafac2", "loss",
-                                                                                 a.iterations)},
-                                                      a.initial.empty() ? nullptr : &init);
+  };
+  grid ? grid->together(upload) : upload();
+  const bool root = !grid || grid->is_root();
+  const fmri::Parafac2Options options{
+      .rank = a.rank,
+      .max_iterations = a.iterations,
+      .tolerance = a.tolerance,
+      .start = a.start == "random" ? fmri::Parafac2Start::Random : fmri::Parafac2Start::Svd,
+      .seed = a.seed,
+      .progress = root ? progress_line(a.common, "parafac2", "loss", a.iterations) : nullptr};
+  const fmri::Parafac2Init<T>* start = a.initial.empty() ? nullptr : &init;
+  const fmri::Parafac2Result<T> r = grid ? dist::parafac2<T>(*grid, x.views, x.first, options, start)
+                                         : fmri::parafac2<T>(x.views, options, start);
+  const index K = r.C.rows();
 
+  // the root writes the factors and the report, each process its own P_k
   const std::filesystem::path dir(a.out);
-  std::filesystem::create_directories(dir);
   auto file = [&](const std::string& name) { return (dir / name).string(); };
-  io::write_matrix<T>(file("A.npy"), r.A.view());
-  io::write_matrix<T>(file("H.npy"), r.H.view());
-  io::write_matrix<T>(file("C.npy"), r.C.view());
-  std::vector<index> columns;
-  for (index k = 0; k < K; ++k) {
-    io::write_matrix<T>(file(fmt::format("P_{}.npy", k)), r.P[static_cast<std::size_t>(k)].to(Device::cpu()).view());
-    columns.push_back(x.views[static_cast<std::size_t>(k)].cols());
-  }
+  std::vector<double> columns(static_cast<std::size_t>(K), 0);  // every slab's, for the report
+  const auto write = [&] {
+    if (root) {
+      std::filesystem::create_directories(dir);
+      io::write_matrix<T>(file("A.npy"), r.A.view());
+      io::write_matrix<T>(file("H.npy"), r.H.view());
+      io::write_matrix<T>(file("C.npy"), r.C.view());
+    }
+    if (grid) grid->barrier();  // the directory exists
+    for (std::size_t k = 0; k < r.P.size(); ++k) {
+      const index global = x.first + static_cast<index>(k);
+      io::write_matrix<T>(file(fmt::format("P_{}.npy", global)), r.P[k].to(Device::cpu()).view());
+      columns[static_cast<std::size_t>(global)] = static_cast<double>(x.views[k].cols());
+    }
+  };
+  grid ? grid->together(write) : write();
+  if (grid) grid->sum(columns.data(), columns.size());
+  const std::vector<long long> column_counts(columns.begin(), columns.end());
+  if (!root) return;
   nlohmann::json report = report_json("parafac2", r.report, {}, a.out, I, voxels);
-  report.update({{"inputs", a.inputs}, {"rows", I}, {"slabs", K}, {"columns", columns}, {"rank", a.rank},
+  report.update({{"inputs", a.inputs}, {"rows", I}, {"slabs", K}, {"columns", column_counts}, {"rank", a.rank},
                  {"init", a.initial.empty() ? a.start : "given: " + a.initial}, {"seed", a.seed},
                  {"tolerance", a.tolerance}, {"max_iterations", a.iterations}, {"loss", r.loss},
                  {"loss_history", r.loss_history}, {"norm_squared", r.norm_squared},
                  {"variance_explained", r.variance_explained}});
+  if (grid) report["distributed"] = {{"processes", grid->size()}, {"job", grid->describe()}};
   io::write_text(file("report.json"), report.dump(2) + "\n");
   write_report(a.common, report);
   if (!a.common.quiet)
     std::printf("parafac2: %lld slabs of %lld rows, rank %lld, %s on %s | %.4f %% of the variance explained, loss "
                 "%.6g, %d iterations (%s) | %.3f s -> %s\n",
                 static_cast<long long>(K), static_cast<long long>(I), static_cast<long long>(a.rank), type_name<T>(),
-                device.name().c_str(),
+                grid ? fmt::format("{} processes on {}", grid->size(), device.is_cuda() ? "GPUs" : "CPUs").c_str()
+                     : device.name().c_str(),
                 100 * r.variance_explained, r.loss, r.report.iterations, std::string(to_string(r.report.stop)).c_str(),
                 r.report.seconds, a.out.c_str());
 }
 
 template <Real T>
-void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io::AnyMatrix>>&& data, Compute c) {
+void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io::AnyMatrix>>&& data, Compute c,
+               index first, const dist::Grid* grid) {
   Slabs<T> x;
+  x.first = first;
   if (auto* stack = std::get_if<io::AnyStack>(&data)) {
     x.stack = as<T>(std::move(*stack), c);
   } else {
     for (io::AnyMatrix& m : std::get<std::vector<io::AnyMatrix>>(data)) x.matrices.push_back(as<T>(std::move(m), c));
   }
-  parafac2_typed<T>(a, x, c);
+  parafac2_typed<T>(a, x, c, grid);
 }
 
 void run_parafac2(const Parafac2Args& a) {
+  std::optional<dist::Grid> grid;
+  if (a.distributed || !a.devices.empty()) {
+    grid = job_grid({a.distributed, a.devices, "", a.common.device}, "parafac2");
+    if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
+  }
+  const int part = grid ? grid->rank() : 0, parts = grid ? grid->size() : 1;
+  // each process reads its own slabs: its part of one stack, or its part of the files
   std::variant<io::AnyStack, std::vector<io::AnyMatrix>> data;
   std::vector<io::DType> types;
-  if (a.inputs.size() == 1) {
-    io::AnyStack s = io::read_stack(a.inputs[0]);
-    types.push_back(dtype_of(s));
-    data = std::move(s);
-  } else {
-    std::vector<io::AnyMatrix> matrices;
-    for (const std::string& path : a.inputs) {
-      matrices.push_back(io::read_matrix(path));
-      types.push_back(dtype_of(matrices.back()));
+  index first = 0;
+  const auto read = [&] {
+    if (a.inputs.size() == 1) {
+      io::StackPart s = io::read_stack_part(a.inputs[0], part, parts);
+      first = s.first;
+      types.push_back(dtype_of(s.stack));
+      data = std::move(s.stack);
+    } else {
+      const auto files = static_cast<index>(a.inputs.size());
+      first = files * part / parts;
+      std::vector<io::AnyMatrix> matrices;
+      for (index k = first; k < files * (part + 1) / parts; ++k) {
+        matrices.push_back(io::read_matrix(a.inputs[static_cast<std::size_t>(k)]));
+        types.push_back(dtype_of(matrices.back()));
+      }
+      data = std::move(matrices);
     }
-    data = std::move(matrices);
-  }
-  const Compute c = compute_type(a.common.precision, types);
+  };
+  const auto read_share = [&] {
+    const auto total = static_cast<index>(a.inputs.size());
+    if (total > 1 && total < parts)
+      throw InvalidArgument(fmt::format("parafac2: {} slabs over {} processes: every process needs at least one, so "
+                                        "use at most {} processes",
+                                        total, parts, total));
+    read();
+    const index mine = std::visit([](const auto& d) -> index {
+      if constexpr (std::is_same_v<std::decay_t<decltype(d)>, io::AnyStack>)
+        return std::visit([](const auto& s) { return s.count; }, d);
+      else
+        return static_cast<index>(d.size());
+    }, data);
+    if (mine == 0)
+      throw InvalidArgument(fmt::format("parafac2: the stack in {} has fewer slabs than the job's {} processes; every "
+                                        "process needs at least one",
+                                        a.inputs[0], parts));
+  };
+  grid ? grid->together(read_share) : read();
+  Compute c = compute_type(a.common.precision, types);
   refuse_mixed(c, "parafac2");
-  with_type(c, [&]<Real T>() { run_typed<T>(a, std::move(data), c); });
+  // one element type for the job: float64 when any process read float64
+  if (grid && grid->max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;
+  with_type(c, [&]<Real T>() { run_typed<T>(a, std::move(data), c, first, grid ? &*grid : nullptr); });
 }
 
 struct Parafac2BenchArgs {
@@ -137,33 +196,49 @@ struct Parafac2BenchArgs {
   index rank = 8;
   int iterations = 100;
   std::string precision = "double";
+  bool distributed = false;
+  std::string devices;
 };
 
 // Times linv::fmri::parafac2 (the Gram matrices, the SVD start and the final P_k included) for exactly
-// --iters iterations (tolerance 0) on random data uniform in [-1, 1], generated where it is used with I as
-// the seed. The call returns when the result is complete.
+// --iters iterations (tolerance 0) on random data uniform in [-1, 1], slab k made where it is used with seed
+// I K + k, so that a job of several processes fits the same slabs as one process. The call returns when
+// the result is complete. With a grid, each process makes and fits its share of the slabs (dist::parafac2)
+// and process 0 reports.
 template <Real T>
-void bench_parafac2_typed(const Parafac2BenchArgs& a, Device device) {
+void bench_parafac2_typed(const Parafac2BenchArgs& a, Device device, const dist::Grid* grid) {
+  const bool root = !grid || grid->is_root();
   nlohmann::json out = bench_output(device);
   for (const std::string& size : split(a.sizes)) {
     const std::vector<index> dims = parse_dims(size, "IxJxK");
     const index I = dims[0], J = dims[1], K = dims[2];
-    const Matrix<T> X = random_uniform<T>(I, J * K, static_cast<std::uint64_t>(I), T(-1), T(1), device);
+    const int part = grid ? grid->rank() : 0, parts = grid ? grid->size() : 1;
+    const index first = K * part / parts, end = K * (part + 1) / parts;
+    std::vector<Matrix<T>> data;
     std::vector<ConstMatrixView<T>> slabs;
-    for (index k = 0; k < K; ++k) slabs.push_back(X.block(0, k * J, I, J));
+    const auto make = [&] {
+      for (index k = first; k < end; ++k) {
+        data.push_back(random_uniform<T>(I, J, static_cast<std::uint64_t>(I * K + k), T(-1), T(1), device));
+        slabs.push_back(data.back().view());
+      }
+    };
+    grid ? grid->together(make) : make();
+    const fmri::Parafac2Options options{.rank = a.rank, .max_iterations = a.iterations, .tolerance = 0};
     fmri::Parafac2Result<T> r;
     const Timing t = time_repeats(a.bench.repeats, r, [&] {
-      return fmri::parafac2<T>(slabs, {.rank = a.rank, .max_iterations = a.iterations, .tolerance = 0});
+      return grid ? dist::parafac2<T>(*grid, slabs, first, options) : fmri::parafac2<T>(slabs, options);
     });
-    out["rows"].push_back({{"rows", I}, {"columns", J}, {"slabs", K}, {"rank", a.rank}, {"precision", type_name<T>()},
-                           {"iterations", r.report.iterations}, {"loss", r.loss}, {"norm_squared", r.norm_squared},
-                           {"seconds", t.median}, {"seconds_all", t.all}});
-    std::printf("parafac2 %s %s %lldx%lldx%lld F=%lld %d iterations %9.4f s (%.4f %% of the variance explained)\n",
-                device.name().c_str(), type_name<T>(), static_cast<long long>(I), static_cast<long long>(J),
-                static_cast<long long>(K), static_cast<long long>(a.rank), r.report.iterations, t.median,
-                100 * r.variance_explained);
+    nlohmann::json row = {{"rows", I}, {"columns", J}, {"slabs", K}, {"rank", a.rank}, {"precision", type_name<T>()},
+                          {"iterations", r.report.iterations}, {"loss", r.loss}, {"norm_squared", r.norm_squared},
+                          {"processes", parts}, {"seconds", t.median}, {"seconds_all", t.all}};
+    out["rows"].push_back(row);
+    if (root)
+      std::printf("parafac2 %s%s %s %lldx%lldx%lld F=%lld %d iterations %9.4f s (%.4f %% of the variance explained)\n",
+                  device.name().c_str(), grid ? fmt::format(" x {} processes", parts).c_str() : "", type_name<T>(),
+                  static_cast<long long>(I), static_cast<long long>(J), static_cast<long long>(K),
+                  static_cast<long long>(a.rank), r.report.iterations, t.median, 100 * r.variance_explained);
   }
-  write_bench(a.bench, out);
+  if (root) write_bench(a.bench, out);
 }
 
 const Command kCommands[] = {
@@ -200,6 +275,14 @@ const Command kCommands[] = {
            ->excludes(start);
        cmd.add_option("--seed", a->seed, "Seed of the random start, or of the noise on C of the SVD start")
            ->capture_default_str();
+       cmd.add_flag("--distributed", a->distributed,
+                    "Run as one process of an MPI job (mpirun -np N linv parafac2 ... --distributed [--device cuda]): "
+                    "the slabs are dealt out in consecutive parts, each process reads only its own (its part of one "
+                    ".npy stack, or its part of the files) and writes its own P_k; each iteration's sums are added "
+                    "over the processes (NCCL between GPUs); process 0 writes A, H, C and the report");
+       cmd.add_option("--devices", a->devices,
+                      "Deal the slabs out over these devices of this machine, one process each, started by linv (no "
+                      "MPI needed): e.g. cuda:0,cuda:1");
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_parafac2(*a); });
      }},
@@ -217,9 +300,22 @@ const Command kCommands[] = {
        cmd.add_option("--precision", b->precision, "single or double")
            ->capture_default_str()
            ->check(CLI::IsMember({"single", "double"}));
+       cmd.add_flag("--distributed", b->distributed,
+                    "Run as one process of an MPI job (mpirun -np N linv bench parafac2 --distributed): the slabs "
+                    "dealt out over the processes, each on --device (cpu or cuda)");
+       cmd.add_option("--devices", b->devices,
+                      "Deal the slabs out over these devices of this machine, one process each, started by linv: "
+                      "e.g. cuda:0,cuda:1");
        cmd.callback([b] {
-         const Device device = Device::parse(b->bench.device);
-         with_type_named(b->precision, [&]<Real T>() { bench_parafac2_typed<T>(*b, device); });
+         std::optional<dist::Grid> grid;
+         if (b->distributed || !b->devices.empty()) {
+           grid = job_grid({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"},
+                           "bench parafac2");
+           if (!grid->is_root()) silence_errors();
+         }
+         const Device device = grid ? grid->device() : Device::parse(b->bench.device);
+         with_type_named(b->precision,
+                         [&]<Real T>() { bench_parafac2_typed<T>(*b, device, grid ? &*grid : nullptr); });
        });
      }},
 };

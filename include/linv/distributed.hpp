@@ -31,6 +31,7 @@
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
 #include "linv/matrix.hpp"
+#include "linv/parafac2.hpp"
 #include "linv/report.hpp"
 
 namespace linv::dist {
@@ -74,6 +75,7 @@ class Grid {
   double max(double value) const;
   double min(double value) const;
   double sum(double value) const;
+  void sum(double* values, std::size_t count) const;  // in place, elementwise
   void broadcast(void* data, std::size_t bytes, int root = 0) const;
   void broadcast(std::string& text, int root = 0) const;
 
@@ -212,5 +214,17 @@ template <Real T>
 void gemm(T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C);
 template <Real T>
 double norm1(const DistMatrix<T>& A);
+
+// Subject-parallel PARAFAC2 (include/linv/parafac2.hpp): the K slabs (subjects, or slices) dealt out over
+// the grid's processes, each holding consecutive slabs, at least one, on grid.device(): process r passes
+// slabs first_r .. first_r + slabs.size() - 1, with first_0 = 0 and each next process's first where the
+// previous one's end (io::read_stack_part deals a stack out this way). Every process gets the same A, H, C
+// (all K rows), loss and report; P holds this process's own P_k. An iteration's sums over the slabs
+// (I x F and K F x F numbers) are added over NCCL between GPUs and over the grid's communicator between CPU
+// processes, so the fit equals a one-process fit of all K slabs up to the rounding of adding in another
+// order. The tiles' grid shape plays no part. Errors as fmri::parafac2, raised on every process.
+template <Real T>
+fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrixView<T>>& slabs, index first,
+                                 const fmri::Parafac2Options& options, const fmri::Parafac2Init<T>* init = nullptr);
 
 }  // namespace linv::dist

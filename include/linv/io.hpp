@@ -44,6 +44,16 @@ AnyMatrix read_matrix(const std::string& spec);
 // A 3-D array (B x rows x cols in NumPy's C order) as B matrices; a 2-D file is a stack of one.
 AnyStack read_stack(const std::string& spec);
 
+// Matrices first .. first + stack.count - 1 of a stack of `total`.
+struct StackPart {
+  AnyStack stack;
+  index first = 0, total = 0;
+};
+// Part `part` of `parts` of the stack in `spec` (contiguous parts whose sizes differ by at most one, part p
+// from total * p / parts): what one process of a distributed job reads. A C-order float .npy file (what
+// np.save writes) is read from its part's bytes only; other files are read whole and the rest dropped.
+StackPart read_stack_part(const std::string& spec, int part, int parts);
+
 template <Real T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A);
 template <Real T>

@@ -16,8 +16,11 @@
 #include <type_traits>
 
 #include "core/stopwatch.hpp"
+#include "dist/communicator.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/distributed.hpp"
 #include "linv/dense.hpp"
+#include "linv/distributed.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::fmri {
@@ -162,8 +165,10 @@ void sort_components(Factors& f) {
   permute(f.C);
 }
 
+// The checks of this process's slabs (first .. first + slabs.size() - 1 of `total`).
 template <Real T>
-void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Options& o, const Parafac2Init<T>* init) {
+void validate(const std::vector<ConstMatrixView<T>>& slabs, index first, index total, const Parafac2Options& o,
+              const Parafac2Init<T>* init) {
   if (slabs.empty()) throw InvalidArgument("PARAFAC2: no slabs given");
   const index K = static_cast<index>(slabs.size()), I = slabs[0].rows(), F = o.rank;
   if (I < 1) throw InvalidArgument(fmt::format("PARAFAC2: slab 0 is {}: it needs at least one row", shape_string(I, slabs[0].cols())));
@@ -176,22 +181,23 @@ void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Option
   for (index k = 0; k < K; ++k) {
     const ConstMatrixView<T>& X = slabs[static_cast<std::size_t>(k)];
     if (X.rows() != I)
-      throw ShapeMismatch(fmt::format("PARAFAC2: slab {} against slab 0 (every slab needs the same rows)", k), X.rows(),
-                          X.cols(), I, slabs[0].cols());
+      throw ShapeMismatch(fmt::format("PARAFAC2: slab {} against slab {} (every slab needs the same rows)", first + k,
+                                      first),
+                          X.rows(), X.cols(), I, slabs[0].cols());
     if (X.cols() < F)
       throw InvalidArgument(fmt::format("PARAFAC2: slab {} is {}, with fewer columns than the rank {}: its P_k "
                                         "cannot have {} orthonormal columns",
-                                        k, shape_string(X.rows(), X.cols()), F, F));
+                                        first + k, shape_string(X.rows(), X.cols()), F, F));
     if (X.device() != slabs[0].device())
-      throw InvalidArgument(fmt::format("PARAFAC2: slab {} is on {} but slab 0 on {}: put every slab on one device", k,
-                                        X.device().name(), slabs[0].device().name()));
-    require_finite(X, fmt::format("slab {}", k).c_str());
+      throw InvalidArgument(fmt::format("PARAFAC2: slab {} is on {} but slab {} on {}: put every slab on one device",
+                                        first + k, X.device().name(), first, slabs[0].device().name()));
+    require_finite(X, fmt::format("slab {}", first + k).c_str());
   }
   if (o.max_iterations < 0) throw InvalidArgument("PARAFAC2: the iteration count cannot be negative");
   if (!(o.tolerance >= 0)) throw InvalidArgument(fmt::format("PARAFAC2: the tolerance must be >= 0; got {}", o.tolerance));
   if (init) {
     const std::pair<const char*, ConstMatrixView<T>> given[] = {{"A", init->A}, {"H", init->H}, {"C", init->C}};
-    const index rows[] = {I, F, K};
+    const index rows[] = {I, F, total};
     for (std::size_t m = 0; m < 3; ++m) {
       const auto& [name, X] = given[m];
       if (X.rows() != rows[m] || X.cols() != F)
@@ -204,19 +210,23 @@ void validate(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Option
   }
 }
 
-}  // namespace
-
+// The fit over this process's slabs (first .. first + slabs.size() - 1 of `total`); with a grid, the
+// other processes hold the others and call this alike.
 template <Real T>
-Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Options& o,
-                           const Parafac2Init<T>* init) {
+Parafac2Result<T> fit(const std::vector<ConstMatrixView<T>>& slabs, index first, index total, const Parafac2Options& o,
+                      const Parafac2Init<T>* init, const dist::Grid* grid) {
   const Stopwatch clock;
-  validate(slabs, o, init);
-  const index K = static_cast<index>(slabs.size()), I = slabs[0].rows(), F = o.rank;
-
-  const std::unique_ptr<kernels::Parafac2Steps<T>> steps = kernels::fmri<T>(slabs[0].device()).parafac2_steps(slabs);
-  Matrix<double> total = steps->gram_sum();  // sum_k X_k X_k^T
+  const index K = total, I = slabs[0].rows(), F = o.rank;
+  const std::unique_ptr<kernels::GridSum> sum = grid ? kernels::grid_sum(*grid) : nullptr;
+  std::unique_ptr<kernels::Parafac2Steps<T>> steps;
+  // what can fail on one process alone (the slabs' Gram matrices: memory) fails on all
+  const auto alike = [&](auto&& body) { grid ? grid->together(body) : body(); };
+  alike([&] {
+    steps = kernels::fmri<T>(slabs[0].device()).parafac2_steps(slabs, {first, total, sum.get()});
+  });
+  Matrix<double> gram = steps->gram_sum();  // sum_k X_k X_k^T
   double norm_squared = 0;
-  for (index i = 0; i < I; ++i) norm_squared += total(i, i);
+  for (index i = 0; i < I; ++i) norm_squared += gram(i, i);
 
   Factors f{Matrix<double>(I, F), Matrix<double>::identity(F), Matrix<double>(K, F)};
   std::mt19937_64 rng(o.seed);
@@ -228,10 +238,11 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
     for (index e = 0; e < f.A.size(); ++e) f.A.data()[e] = unit(rng);
     for (index e = 0; e < f.C.size(); ++e) f.C.data()[e] = unit(rng);
   } else {
-    // A: the leading left singular vectors of [X_1 ... X_K], from sum_k X_k X_k^T
+    // A: the leading left singular vectors of [X_1 ... X_K], from sum_k X_k X_k^T (the same on every
+    // process: the same LAPACK on the same summed matrix)
     Matrix<double> U(I, I), VT(I, I);
     std::vector<double> sv(static_cast<std::size_t>(I));
-    if (host().svd(total.view(), sv.data(), U.view(), VT.view()) != 0)
+    if (host().svd(gram.view(), sv.data(), U.view(), VT.view()) != 0)
       throw NoConvergence("PARAFAC2's SVD start (LAPACK gesdd)", 0, 0.0, 0.0,
                           "the SVD of sum_k X_k X_k^T did not converge");
     for (index c = 0; c < F; ++c)
@@ -247,6 +258,9 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   report.device = slabs[0].device();
   report.precision = fmt::format("{} data, float64 factors", type_name<T>());
   report.stop = StopReason::IterationLimit;
+  if (grid)
+    report.notes.push_back(fmt::format("slabs dealt out over {} processes on {}, each iteration's sums added over {}",
+                                       grid->size(), slabs[0].device().is_cuda() ? "GPUs" : "CPUs", sum->name()));
   out.norm_squared = norm_squared;
   const double rounding = static_cast<double>(F) * kEps * norm_squared;
   double previous = 0;
@@ -271,7 +285,8 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   // ||X_k - M_k P_k^T||^2 = ||X_k||^2 - 2 sum(s) + ||M_k||^2
   const Matrix<double> B = slab_blocks(f);
   double nuclear = 0, model = 0;
-  out.P = steps->polar_factors(f.A, B, nuclear);
+  alike([&] { out.P = steps->polar_factors(f.A, B, nuclear); });
+  if (grid) nuclear = grid->sum(nuclear);
   Matrix<double> M(I, F);
   for (index k = 0; k < K; ++k) {
     host().gemm(Op::None, Op::None, 1.0, f.A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
@@ -286,9 +301,65 @@ Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const P
   return out;
 }
 
+}  // namespace
+
+template <Real T>
+Parafac2Result<T> parafac2(const std::vector<ConstMatrixView<T>>& slabs, const Parafac2Options& o,
+                           const Parafac2Init<T>* init) {
+  const index K = static_cast<index>(slabs.size());
+  validate(slabs, 0, K, o, init);
+  return fit(slabs, 0, K, o, init, nullptr);
+}
+
 template Parafac2Result<float> parafac2<float>(const std::vector<ConstMatrixView<float>>&, const Parafac2Options&,
                                                const Parafac2Init<float>*);
 template Parafac2Result<double> parafac2<double>(const std::vector<ConstMatrixView<double>>&, const Parafac2Options&,
                                                  const Parafac2Init<double>*);
 
 }  // namespace linv::fmri
+
+namespace linv::dist {
+
+template <Real T>
+fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrixView<T>>& slabs, index first,
+                                 const fmri::Parafac2Options& options, const fmri::Parafac2Init<T>* init) {
+  // every process learns every process's slab count, to check the shares and the rows before any sum
+  const auto processes = static_cast<std::size_t>(grid.size());
+  std::vector<long long> counts(processes * 3, 0);  // counts, firsts, rows
+  counts[static_cast<std::size_t>(grid.rank())] = static_cast<long long>(slabs.size());
+  counts[processes + static_cast<std::size_t>(grid.rank())] = first;
+  counts[2 * processes + static_cast<std::size_t>(grid.rank())] = slabs.empty() ? -1 : slabs[0].rows();
+  grid.communicator().all_reduce(counts.data(), counts.size(), detail::Reduction::sum);
+  index total = 0;
+  grid.together([&] {
+    for (std::size_t r = 0; r < processes; ++r) {
+      if (counts[r] < 1)
+        throw InvalidArgument(fmt::format("PARAFAC2 over {} processes: process {} holds no slab; every process needs "
+                                          "at least one (use at most as many processes as slabs)",
+                                          processes, r));
+      if (counts[processes + r] != total)
+        throw InvalidArgument(fmt::format("PARAFAC2 over {} processes: process {} holds slabs from {}, where the "
+                                          "previous processes' {} slabs end",
+                                          processes, r, counts[processes + r], total));
+      if (counts[2 * processes + r] != counts[2 * processes])
+        throw InvalidArgument(fmt::format("PARAFAC2: the slabs of process {} have {} rows, those of process 0 {}; "
+                                          "every slab needs the same rows",
+                                          r, counts[2 * processes + r], counts[2 * processes]));
+      total += counts[r];
+    }
+    for (const ConstMatrixView<T>& X : slabs)
+      if (X.device() != grid.device())
+        throw InvalidArgument(fmt::format("PARAFAC2: process {} computes on {} but holds a slab on {}", grid.rank(),
+                                          grid.device().name(), X.device().name()));
+    fmri::validate(slabs, first, total, options, init);
+  });
+  return fmri::fit(slabs, first, total, options, init, &grid);
+}
+
+template fmri::Parafac2Result<float> parafac2<float>(const Grid&, const std::vector<ConstMatrixView<float>>&, index,
+                                                     const fmri::Parafac2Options&, const fmri::Parafac2Init<float>*);
+template fmri::Parafac2Result<double> parafac2<double>(const Grid&, const std::vector<ConstMatrixView<double>>&, index,
+                                                       const fmri::Parafac2Options&,
+                                                       const fmri::Parafac2Init<double>*);
+
+}  // namespace linv::dist

@@ -29,7 +29,8 @@ template <Real T>
 std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
                                                 kernels::AdlConstraints constraints);
 template <Real T>
-std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs);
+std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
+                                                          const kernels::SlabShare& share);
 const kernels::Imaging& imaging();  // imaging.cpp
 
 }  // namespace linv::cpu

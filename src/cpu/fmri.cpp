@@ -317,8 +317,8 @@ class Fmri final : public kernels::Fmri<T> {
     return cpu::adl_steps<T>(X, std::move(D0), task, constraints);
   }
   std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(
-      const std::vector<ConstMatrixView<T>>& slabs) const override {
-    return cpu::parafac2_steps<T>(slabs);
+      const std::vector<ConstMatrixView<T>>& slabs, const kernels::SlabShare& share) const override {
+    return cpu::parafac2_steps<T>(slabs, share);
   }
 };
 

@@ -73,7 +73,8 @@ Matrix<double> gram_of(ConstMatrixView<T> X) {
 template <Real T>
 class CpuParafac2 final : public kernels::Parafac2Steps<T> {
  public:
-  explicit CpuParafac2(const std::vector<ConstMatrixView<T>>& slabs) : slabs_(slabs), I_(slabs[0].rows()) {
+  CpuParafac2(const std::vector<ConstMatrixView<T>>& slabs, const kernels::SlabShare& share)
+      : slabs_(slabs), share_(share), I_(slabs[0].rows()) {
     index widest_direct = 0;
     for (const ConstMatrixView<T>& X : slabs) {
       Slab s;
@@ -104,29 +105,40 @@ class CpuParafac2 final : public kernels::Parafac2Steps<T> {
     }
     // the direct slabs added to the lower triangle only: mirror it (the Grams are symmetric)
     symmetrize_from_lower<double>(total.view());
+    sum(total.data(), total.size());
     return total;
   }
 
   void iterate(const Matrix<double>& A, const Matrix<double>& B, const Matrix<double>& krv, Matrix<double>& A_new,
                Matrix<double>& W, int iteration) override {
-    const index F = A.cols(), K = static_cast<index>(slab_.size());
+    const index F = A.cols(), K = static_cast<index>(slab_.size()), first = share_.first * F;
     if (Y_.empty()) {
       Y_ = Matrix<double>(I_, F * K);
       M_ = Matrix<double>(I_, F), Z_ = Matrix<double>(I_, F), S_ = Matrix<double>(F, F), root_ = Matrix<double>(F, F);
       scratch_ = Matrix<double>(widest_direct_, F);
+      W_failed_ = Matrix<double>(W.size() + 1, 1);
     }
-    // P-step, implicitly: Y_k = X_k P_k = Z_k S_k^(-1/2)
+    // P-step, implicitly: Y_k = X_k P_k = Z_k S_k^(-1/2). A failure is counted, not thrown, so that every
+    // process still takes part in the sums below and raises it alike.
+    double failed = 0;
     for (index k = 0; k < K; ++k) {
-      lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M_.view());
+      lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, first + k * F, F, F), 0.0, M_.view());
       slab_[static_cast<std::size_t>(k)].apply(M_.view(), Z_.view(), scratch_);
       lapack::gemm<double>(Op::Transpose, Op::None, 1.0, M_.view(), Z_.view(), 0.0, S_.view());
-      if (!lapack::inverse_root(S_, root_.view()))
-        throw NoConvergence("PARAFAC2's P-step (LAPACK gesdd)", iteration, 0.0, 0.0,
-                            "the SVD of an F x F cross-product did not converge");
+      if (!lapack::inverse_root(S_, root_.view())) ++failed;
       lapack::gemm<double>(Op::None, Op::None, 1.0, Z_.view(), root_.view(), 0.0, Y_.block(0, k * F, I_, F));
     }
-    lapack::gemm<double>(Op::None, Op::None, 1.0, Y_.view(), krv.view(), 0.0, A_new.view());
-    lapack::gemm<double>(Op::Transpose, Op::None, 1.0, Y_.view(), A_new.view(), 0.0, W.view());
+    // A_new = Y krv over every process's slabs; W's rows of the other processes' slabs are zero here, so
+    // the sum assembles W exactly
+    lapack::gemm<double>(Op::None, Op::None, 1.0, Y_.view(), krv.view().block(first, 0, F * K, F), 0.0, A_new.view());
+    sum(A_new.data(), A_new.size());
+    std::fill_n(W_failed_.data(), W.size(), 0.0);
+    MatrixView<double> all(W_failed_.data(), W.rows(), F, W.rows());
+    lapack::gemm<double>(Op::Transpose, Op::None, 1.0, Y_.view(), A_new.view(), 0.0, all.block(first, 0, F * K, F));
+    W_failed_.data()[W.size()] = failed;
+    sum(W_failed_.data(), W_failed_.size());
+    if (W_failed_.data()[W.size()] > 0) throw kernels::parafac2_p_step_failure("LAPACK gesdd", iteration, W_failed_.data()[W.size()]);
+    std::copy_n(W_failed_.data(), W.size(), W.data());
   }
 
   std::vector<Matrix<T>> polar_factors(const Matrix<double>& A, const Matrix<double>& B, double& nuclear) override {
@@ -139,8 +151,8 @@ class CpuParafac2 final : public kernels::Parafac2Steps<T> {
     for (std::size_t k = 0; k < slabs_.size(); ++k) {
       const ConstMatrixView<T>& X = slabs_[k];
       const index J = X.cols();
-      lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, static_cast<index>(k) * F, F, F), 0.0,
-                        M.view());
+      lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(),
+                           B.view().block(0, (share_.first + static_cast<index>(k)) * F, F, F), 0.0, M.view());
       for (index e = 0; e < M.size(); ++e) Mt.data()[e] = static_cast<T>(M.data()[e]);
       Matrix<T> Q = Matrix<T>::uninitialized(J, F), U = Matrix<T>::uninitialized(J, F), VT = Matrix<T>::uninitialized(F, F);
       lapack::gemm<T>(Op::Transpose, Op::None, T(1), X, Mt.view(), T(0), Q.view());
@@ -157,20 +169,29 @@ class CpuParafac2 final : public kernels::Parafac2Steps<T> {
   }
 
  private:
+  // values := their sum over the share's processes.
+  void sum(double* values, index count) const {
+    if (share_.sum) share_.sum->sum(values, static_cast<std::size_t>(count), nullptr);
+  }
+
   std::vector<ConstMatrixView<T>> slabs_;
+  kernels::SlabShare share_;
   index I_, widest_direct_ = 0;
   std::vector<Slab> slab_;
-  Matrix<double> Y_, M_, Z_, S_, root_, scratch_;
+  Matrix<double> Y_, M_, Z_, S_, root_, scratch_, W_failed_;  // W_failed_: W, then the failures
 };
 
 }  // namespace
 
 template <Real T>
-std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs) {
-  return std::make_unique<CpuParafac2<T>>(slabs);
+std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
+                                                          const kernels::SlabShare& share) {
+  return std::make_unique<CpuParafac2<T>>(slabs, share);
 }
 
-template std::unique_ptr<kernels::Parafac2Steps<float>> parafac2_steps<float>(const std::vector<ConstMatrixView<float>>&);
-template std::unique_ptr<kernels::Parafac2Steps<double>> parafac2_steps<double>(const std::vector<ConstMatrixView<double>>&);
+template std::unique_ptr<kernels::Parafac2Steps<float>> parafac2_steps<float>(const std::vector<ConstMatrixView<float>>&,
+                                                                              const kernels::SlabShare&);
+template std::unique_ptr<kernels::Parafac2Steps<double>> parafac2_steps<double>(
+    const std::vector<ConstMatrixView<double>>&, const kernels::SlabShare&);
 
 }  // namespace linv::cpu

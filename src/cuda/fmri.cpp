@@ -322,8 +322,8 @@ class Fmri final : public linv::kernels::Fmri<T> {
     return cuda::adl_steps<T>(X, std::move(D0), task, constraints);
   }
   std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps(
-      const std::vector<ConstMatrixView<T>>& slabs) const override {
-    return cuda::parafac2_steps<T>(slabs);
+      const std::vector<ConstMatrixView<T>>& slabs, const linv::kernels::SlabShare& share) const override {
+    return cuda::parafac2_steps<T>(slabs, share);
   }
 };
 

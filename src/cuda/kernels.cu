@@ -601,6 +601,20 @@ void inverse_roots(const double* V, const double* l, std::int64_t n, std::int64_
   check_launch("inverse_roots");
 }
 
+namespace {
+// One thread: the counts are of a few hundred batched solver infos at most.
+__global__ void count_nonzero_kernel(const int* values, std::int64_t n, double* count) {
+  double c = 0;
+  for (std::int64_t k = 0; k < n; ++k) c += values[k] != 0 ? 1 : 0;
+  *count = c;
+}
+}  // namespace
+
+void count_nonzero(const int* values, std::int64_t n, double* count, cudaStream_t stream) {
+  count_nonzero_kernel<<<1, 1, 0, stream>>>(values, n, count);
+  check_launch("count_nonzero");
+}
+
 void to_float(const double* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, float* dst,
               std::int64_t ld_dst, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;

@@ -161,6 +161,8 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
 // the pseudo-inverse square root of a symmetric S_k from its eigenpairs, as its SVD gives it (V: n x n per
 // k, eigenvectors in columns; l: n per k; W: n x n per k; n <= 32).
 void inverse_roots(const double* V, const double* l, std::int64_t n, std::int64_t count, double* W, cudaStream_t stream);
+// *count := how many of values[0 .. n - 1] are nonzero (a batched solver's failures), as a float64.
+void count_nonzero(const int* values, std::int64_t n, double* count, cudaStream_t stream);
 // Entries uniform in [lo, hi) from a counter-based generator (same seed, same matrix).
 template <class T>
 void fill_uniform(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, T lo, T hi,

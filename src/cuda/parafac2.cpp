@@ -52,8 +52,8 @@ class JacobiParams {
 template <Real T>
 class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
  public:
-  explicit GpuParafac2(const std::vector<ConstMatrixView<T>>& slabs)
-      : slabs_(slabs), lane_(context_of(slabs[0].device()).main()), I_(slabs[0].rows()),
+  GpuParafac2(const std::vector<ConstMatrixView<T>>& slabs, const linv::kernels::SlabShare& share)
+      : slabs_(slabs), share_(share), lane_(context_of(slabs[0].device()).main()), I_(slabs[0].rows()),
         K_(static_cast<std::int64_t>(slabs.size())), grams_(doubles(I_ * I_ * K_), device()) {
     // G_k = X_k X_k^T in float64, by column blocks of about 256 MiB converted from float32 when needed
     const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t{1} << 25) / I_);
@@ -95,6 +95,7 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     const double one = 1;
     for (std::int64_t k = 0; k < K_; ++k)
       check(cublasDaxpy_64(lane_.blas, I_ * I_, &one, gram(k), 1, total.as<double>(), 1), "axpy");
+    sum(total.as<double>(), I_ * I_);
     Matrix<double> out = Matrix<double>::uninitialized(I_, I_);
     to_host(out.data(), total.p, doubles(I_ * I_), lane_.stream);
     wait(lane_.stream);
@@ -103,13 +104,13 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
 
   void iterate(const Matrix<double>& A, const Matrix<double>& B, const Matrix<double>& krv, Matrix<double>& A_new,
                Matrix<double>& W, int iteration) override {
-    const std::int64_t F = A.cols(), I = I_, K = K_, FK = F * K;
+    const std::int64_t F = A.cols(), I = I_, K = K_, FK = F * K, first = share_.first * F, all = W.rows();
     if (!work_ || F_ != F) allocate(F);
-    // the inputs in one upload: A (I x F), B (F x F K), krv (F K x F)
+    // the inputs in one upload: A (I x F), this process's blocks of B (F x F K) and rows of krv (F K x F)
     double* in = host_in_->as<double>();
     std::copy_n(A.data(), I * F, in);
-    std::copy_n(B.data(), F * FK, in + I * F);
-    std::copy_n(krv.data(), FK * F, in + I * F + F * FK);
+    std::copy_n(B.data() + first * F, F * FK, in + I * F);
+    for (std::int64_t c = 0; c < F; ++c) std::copy_n(krv.data() + c * all + first, FK, in + I * F + F * FK + c * FK);
     to_device(d_A_, in, doubles(I * F + 2 * F * FK), lane_.stream);
     const cublasHandle_t h = lane_.blas;
     // M_k = A B_k, Z_k = G_k M_k, S_k = M_k^T Z_k
@@ -119,34 +120,36 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
                                        I, I * F, K);
     blas::gemm_strided_batched<double>(h, Op::Transpose, Op::None, F, F, I, 1.0, d_M_, I, I * F, d_Z_, I, I * F, 0.0,
                                        d_S_, F, F * F, K);
-    // R_k = S_k^(-1/2) (pseudo-inverse root, as the CPU's SVD gives it)
+    // R_k = S_k^(-1/2) (pseudo-inverse root, as the CPU's SVD gives it); the failures are counted into
+    // d_failed_ and summed with W, so that every process raises them alike
     if (F <= kBatchedEigenMax) {
       check(cusolverDnDsyevjBatched(lane_.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, static_cast<int>(F),
                                     d_S_, static_cast<int>(F), d_values_, eigen_work_->as<double>(), eigen_lwork_,
                                     d_info_, jacobi_.get(), static_cast<int>(K)),
             "batched symmetric eigensolver (syevjBatched)");
       launch::inverse_roots(d_S_, d_values_, F, K, d_R_, lane_.stream);
+      launch::count_nonzero(d_info_, K, d_failed_, lane_.stream);
     } else {
-      host_roots(F, iteration);
+      host_roots(F);
     }
-    // Y_k = Z_k R_k; A_new = Y krv; W = Y^T A_new
+    // Y_k = Z_k R_k; A_new = Y krv summed over the processes; W = Y^T A_new in this process's rows of the
+    // whole W, the others' zero, so that the sum assembles it exactly
     blas::gemm_strided_batched<double>(h, Op::None, Op::None, I, F, F, 1.0, d_Z_, I, I * F, d_R_, F, F * F, 0.0, d_Y_, I,
                                        I * F, K);
     blas::gemm<double>(h, Op::None, Op::None, I, F, FK, 1.0, d_Y_, I, d_krv_, FK, 0.0, d_Anew_, I);
-    blas::gemm<double>(h, Op::Transpose, Op::None, FK, F, I, 1.0, d_Y_, I, d_Anew_, I, 0.0, d_W_, FK);
-    // A_new, W and the eigensolver's infos in one download
+    sum(d_Anew_, I * F);
+    if (all != FK) check(cudaMemsetAsync(d_W_, 0, doubles(all * F), lane_.stream), "cudaMemset");
+    blas::gemm<double>(h, Op::Transpose, Op::None, FK, F, I, 1.0, d_Y_, I, d_Anew_, I, 0.0, d_W_ + first, all);
+    sum(d_W_, all * F + 1);  // W and the failures
+    // A_new, W and the failures in one download
     double* out = host_out_->as<double>();
-    to_host(out, d_Anew_, doubles(I * F + FK * F), lane_.stream);
-    int* infos = reinterpret_cast<int*>(out + I * F + FK * F);
-    if (F <= kBatchedEigenMax)
-      to_host(infos, d_info_, bytes_of(K, sizeof(int)), lane_.stream);
+    to_host(out, d_Anew_, doubles(I * F + all * F + 1), lane_.stream);
     wait(lane_.stream);
-    for (std::int64_t k = 0; F <= kBatchedEigenMax && k < K; ++k)
-      if (infos[k] != 0)
-        throw NoConvergence("PARAFAC2's P-step (cuSOLVER syevjBatched)", iteration, 0.0, 0.0,
-                            "the eigenproblem of slab " + std::to_string(k) + "'s F x F cross-product did not converge");
+    if (const double failed = out[I * F + all * F]; failed > 0)
+      throw linv::kernels::parafac2_p_step_failure(F <= kBatchedEigenMax ? "cuSOLVER syevjBatched" : "LAPACK gesdd",
+                                                   iteration, failed);
     std::copy_n(out, I * F, A_new.data());
-    std::copy_n(out + I * F, FK * F, W.data());
+    std::copy_n(out + I * F, all * F, W.data());
   }
 
   std::vector<Matrix<T>> polar_factors(const Matrix<double>& A, const Matrix<double>& B, double& nuclear) override {
@@ -163,7 +166,8 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     for (std::int64_t k = 0; k < K_; ++k) {
       const ConstMatrixView<T>& X = slabs_[static_cast<std::size_t>(k)];
       const std::int64_t J = X.cols();
-      cpu::lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, k * F, F, F), 0.0, M.view());
+      cpu::lapack::gemm<double>(Op::None, Op::None, 1.0, A.view(), B.view().block(0, (share_.first + k) * F, F, F), 0.0,
+                                M.view());
       for (index e = 0; e < M.size(); ++e) Mt.data()[e] = static_cast<T>(M.data()[e]);
       to_device(d_M.p, Mt.data(), Mt.bytes(), lane_.stream);
       Matrix<T> Q = Matrix<T>::uninitialized(J, F, X.device());
@@ -206,9 +210,9 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
 
   // The iteration's buffers for rank F: one device block, one pinned block each way.
   void allocate(std::int64_t F) {
-    const std::int64_t I = I_, K = K_, FK = F * K;
+    const std::int64_t I = I_, K = K_, FK = F * K, all = F * share_.total;
     F_ = F;
-    const std::int64_t total = I * F + F * FK + FK * F + 3 * I * FK + 2 * F * FK + FK + I * F + FK * F;
+    const std::int64_t total = I * F + F * FK + FK * F + 3 * I * FK + 2 * F * FK + FK + I * F + all * F + 1;
     work_ = std::make_unique<DeviceBuffer>(doubles(total) + static_cast<std::size_t>(K) * sizeof(int), device());
     double* p = work_->as<double>();
     const auto take = [&](std::int64_t n) {
@@ -219,10 +223,10 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     d_A_ = take(I * F), d_B_ = take(F * FK), d_krv_ = take(FK * F);  // uploaded together
     d_M_ = take(I * FK), d_Z_ = take(I * FK), d_Y_ = take(I * FK);
     d_S_ = take(F * FK), d_R_ = take(F * FK), d_values_ = take(FK);
-    d_Anew_ = take(I * F), d_W_ = take(FK * F);  // downloaded together
+    d_Anew_ = take(I * F), d_W_ = take(all * F), d_failed_ = take(1);  // downloaded together
     d_info_ = reinterpret_cast<int*>(p);
     host_in_ = std::make_unique<PinnedBuffer>(doubles(I * F + 2 * F * FK));
-    host_out_ = std::make_unique<PinnedBuffer>(doubles(I * F + FK * F) + static_cast<std::size_t>(K) * sizeof(int));
+    host_out_ = std::make_unique<PinnedBuffer>(doubles(I * F + all * F + 1));
     if (F <= kBatchedEigenMax) {
       check(cusolverDnDsyevjBatched_bufferSize(lane_.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
                                                static_cast<int>(F), d_S_, static_cast<int>(F), d_values_, &eigen_lwork_,
@@ -232,19 +236,25 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
     }
   }
 
-  // R_k = S_k^(-1/2) by LAPACK on the host, for ranks beyond the batched eigensolver.
-  void host_roots(std::int64_t F, int iteration) {
-    Matrix<double> S = Matrix<double>::uninitialized(F, F * K_), R(F, F * K_);
+  // R_k = S_k^(-1/2) by LAPACK on the host, for ranks beyond the batched eigensolver; the failures into
+  // d_failed_.
+  void host_roots(std::int64_t F) {
+    Matrix<double> S = Matrix<double>::uninitialized(F, F * K_), R(F, F * K_ + 1);
     to_host(S.data(), d_S_, S.bytes(), lane_.stream);
     wait(lane_.stream);
+    double& failed = R(0, F * K_);
     for (std::int64_t k = 0; k < K_; ++k) {
       const Matrix<double> Sk = Matrix<double>::copy_of(S.view().block(0, k * F, F, F));
-      if (!cpu::lapack::inverse_root(Sk, R.view().block(0, k * F, F, F)))
-        throw NoConvergence("PARAFAC2's P-step (LAPACK gesdd)", iteration, 0.0, 0.0,
-                            "the SVD of an F x F cross-product did not converge");
+      if (!cpu::lapack::inverse_root(Sk, R.view().block(0, k * F, F, F))) ++failed;
     }
-    to_device(d_R_, R.data(), R.bytes(), lane_.stream);
+    to_device(d_R_, R.data(), doubles(F * F * K_), lane_.stream);
+    to_device(d_failed_, &failed, doubles(1), lane_.stream);
     wait(lane_.stream);  // R is freed on return
+  }
+
+  // values := their sum over the share's processes (device memory, on the lane's stream).
+  void sum(double* values, std::int64_t count) const {
+    if (share_.sum) share_.sum->sum(values, static_cast<std::size_t>(count), lane_.stream);
   }
 
   void orgqr(T* Q, std::int64_t J, std::int64_t F, const T* tau, Context& ctx) {
@@ -261,13 +271,15 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
   }
 
   std::vector<ConstMatrixView<T>> slabs_;
+  linv::kernels::SlabShare share_;
   const Lane& lane_;
   std::int64_t I_, K_, F_ = 0;
   DeviceBuffer grams_;  // G_k, I x I each, one after another
   std::unique_ptr<DeviceBuffer> work_, eigen_work_;
   std::unique_ptr<PinnedBuffer> host_in_, host_out_;
   double *d_A_ = nullptr, *d_B_ = nullptr, *d_krv_ = nullptr, *d_M_ = nullptr, *d_Z_ = nullptr, *d_Y_ = nullptr,
-         *d_S_ = nullptr, *d_R_ = nullptr, *d_values_ = nullptr, *d_Anew_ = nullptr, *d_W_ = nullptr;
+         *d_S_ = nullptr, *d_R_ = nullptr, *d_values_ = nullptr, *d_Anew_ = nullptr, *d_W_ = nullptr,
+         *d_failed_ = nullptr;
   int* d_info_ = nullptr;
   int eigen_lwork_ = 0;
   JacobiParams jacobi_;
@@ -276,13 +288,14 @@ class GpuParafac2 final : public linv::kernels::Parafac2Steps<T> {
 }  // namespace
 
 template <Real T>
-std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs) {
-  return std::make_unique<GpuParafac2<T>>(slabs);
+std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
+                                                                const linv::kernels::SlabShare& share) {
+  return std::make_unique<GpuParafac2<T>>(slabs, share);
 }
 
 template std::unique_ptr<linv::kernels::Parafac2Steps<float>> parafac2_steps<float>(
-    const std::vector<ConstMatrixView<float>>&);
+    const std::vector<ConstMatrixView<float>>&, const linv::kernels::SlabShare&);
 template std::unique_ptr<linv::kernels::Parafac2Steps<double>> parafac2_steps<double>(
-    const std::vector<ConstMatrixView<double>>&);
+    const std::vector<ConstMatrixView<double>>&, const linv::kernels::SlabShare&);
 
 }  // namespace linv::cuda

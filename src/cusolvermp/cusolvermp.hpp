@@ -1,6 +1,7 @@
 // The cuSOLVERMp engine (src/cusolvermp/distributed.cpp), for src/kernels/registry.cpp.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "kernels/distributed.hpp"
@@ -10,5 +11,7 @@ namespace linv::cusolvermp {
 template <Real T>
 const kernels::Distributed<T>& distributed();
 std::string version();  // "cuSOLVERMp 0.9.1"
+// Sums over the grid's GPUs by NCCL.
+std::unique_ptr<kernels::GridSum> grid_sum(const dist::Grid& grid);
 
 }  // namespace linv::cusolvermp

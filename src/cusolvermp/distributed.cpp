@@ -37,16 +37,46 @@ using dist::Grid;
 const Library& mp() { return library(); }
 
 void check_nccl(ncclResult_t status, const char* what) {
-  if (status != ncclSuccess) throw DeviceError(fmt::format("NCCL {} failed: {}", what, mp().ncclGetErrorString(status)));
+  if (status != ncclSuccess)
+    throw DeviceError(fmt::format("NCCL {} failed: {}", what, nccl().ncclGetErrorString(status)));
 }
 void check_blasmp(cublasMpStatus_t status, const char* what) {
   if (status != CUBLASMP_STATUS_SUCCESS)
     throw DeviceError(fmt::format("cuBLASMp {} failed (status {})", what, static_cast<int>(status)));
 }
 
-// What the engine keeps for a job: one stream, NCCL communicator and library handle per process (the
-// libraries allow one handle per process and GPU), and a grid per shape; made collectively on first use
-// and kept for the process's life.
+// What a job keeps for its life: one stream and NCCL communicator per process, made collectively on first
+// use (for the engine's solvers or for a sum).
+struct Job {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  ncclComm_t nccl = nullptr;
+};
+
+Job& job(const Grid& grid) {
+  static std::mutex mutex;
+  static std::map<const void*, Job> jobs;  // by communicator
+  const std::lock_guard<std::mutex> lock(mutex);
+  const void* key = &grid.communicator();
+  if (auto found = jobs.find(key); found != jobs.end()) return found->second;
+  Job j;
+  j.device = grid.device().index();
+  ncclUniqueId id{};
+  // What can fail on one process alone fails on all, before the collective steps.
+  grid.together([&] {
+    (void)nccl();
+    cuda::check(cudaSetDevice(j.device), "cudaSetDevice");
+    cuda::check(cudaStreamCreateWithFlags(&j.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    if (grid.is_root()) check_nccl(nccl().ncclGetUniqueId(&id), "ncclGetUniqueId");
+  });
+  grid.broadcast(&id, sizeof id, 0);
+  check_nccl(nccl().ncclCommInitRank(&j.nccl, grid.size(), id, grid.rank()), "ncclCommInitRank");
+  return jobs.emplace(key, j).first->second;
+}
+
+// What the engine keeps beside the job's: one library handle per process (the libraries allow one handle
+// per process and GPU), and a grid per shape; made collectively on first use and kept for the process's
+// life.
 struct Context {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -59,29 +89,21 @@ struct Context {
 
 Context& context(const Grid& grid) {
   static std::mutex mutex;
-  static std::map<const void*, Context> jobs;                           // by communicator
+  static std::map<const void*, Context> handles;                       // by communicator
   static std::map<std::tuple<const void*, int, int>, Context> shapes;  // by communicator and grid shape
+  const Job& base_job = job(grid);
   const std::lock_guard<std::mutex> lock(mutex);
-  const void* job = &grid.communicator();
-  const auto key = std::make_tuple(job, grid.rows(), grid.cols());
+  const void* key_job = &grid.communicator();
+  const auto key = std::make_tuple(key_job, grid.rows(), grid.cols());
   if (auto found = shapes.find(key); found != shapes.end()) return found->second;
-  auto base = jobs.find(job);
-  if (base == jobs.end()) {
+  auto base = handles.find(key_job);
+  if (base == handles.end()) {
     Context c;
-    c.device = grid.device().index();
-    ncclUniqueId id{};
-    // What can fail on one process alone fails on all, before the collective steps.
-    grid.together([&] {
-      (void)library();
-      cuda::check(cudaSetDevice(c.device), "cudaSetDevice");
-      cuda::check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      if (grid.is_root()) check_nccl(mp().ncclGetUniqueId(&id), "ncclGetUniqueId");
-    });
-    grid.broadcast(&id, sizeof id, 0);
-    check_nccl(mp().ncclCommInitRank(&c.nccl, grid.size(), id, grid.rank()), "ncclCommInitRank");
+    c.device = base_job.device, c.stream = base_job.stream, c.nccl = base_job.nccl;
+    grid.together([&] { (void)library(); });
     cuda::check(mp().cusolverMpCreate(&c.solver, c.device, c.stream), "cusolverMpCreate");
     check_blasmp(mp().cublasMpCreate(&c.blas, c.stream), "cublasMpCreate");
-    base = jobs.emplace(job, c).first;
+    base = handles.emplace(key_job, c).first;
   }
   Context c = base->second;
   cuda::check(mp().cusolverMpCreateDeviceGrid(c.solver, &c.solver_grid, c.nccl, grid.rows(), grid.cols(),
@@ -553,7 +575,28 @@ class CusolverMpFamily final : public kernels::Distributed<T> {
   }
 };
 
+// Sums over the job's NCCL communicator on the caller's stream: the values never leave the GPU.
+class NcclSum final : public kernels::GridSum {
+ public:
+  explicit NcclSum(const Grid& grid) : job_(job(grid)) {}
+  void sum(double* values, std::size_t count, void* stream) const override {
+    check_nccl(nccl().ncclAllReduce(values, values, count, ncclFloat64, ncclSum, job_.nccl,
+                                    static_cast<cudaStream_t>(stream)),
+               "ncclAllReduce");
+  }
+  std::string name() const override {
+    int v = 0;
+    check_nccl(nccl().ncclGetVersion(&v), "ncclGetVersion");
+    return fmt::format("NCCL {}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+  }
+
+ private:
+  const Job& job_;
+};
+
 }  // namespace
+
+std::unique_ptr<kernels::GridSum> grid_sum(const Grid& grid) { return std::make_unique<NcclSum>(grid); }
 
 template <Real T>
 const kernels::Distributed<T>& distributed() {

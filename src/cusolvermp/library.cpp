@@ -56,27 +56,49 @@ void* open(const char* soname, std::string& tried) {
 
 }  // namespace
 
+// The function `name` from the first of `handles` that has it.
+void* find(void* const* handles, std::size_t count, const char* name) {
+  for (std::size_t h = 0; h < count; ++h)
+    if (void* f = ::dlsym(handles[h], name)) return f;
+  throw DeviceError(fmt::format("the distributed GPU engine's libraries lack {}: too old a version", name));
+}
+
+const Nccl& nccl() {
+  static std::mutex mutex;
+  static Nccl lib;
+  static bool loaded = false;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (loaded) return lib;
+  std::string tried;
+  void* const handle = open("libnccl.so.2", tried);
+  if (handle == nullptr)
+    throw DeviceError("summing over the GPUs of a job needs NCCL, which could not be opened (pip install "
+                      "nvidia-nccl-cu13, or set LD_LIBRARY_PATH); tried:" +
+                      tried);
+#define LINV_MP_LOAD(name) lib.name = reinterpret_cast<decltype(lib.name)>(find(&handle, 1, #name));
+  LINV_NCCL_FUNCTIONS(LINV_MP_LOAD)
+#undef LINV_MP_LOAD
+  loaded = true;
+  return lib;
+}
+
 const Library& library() {
+  (void)nccl();  // cuSOLVERMp and cuBLASMp resolve their NCCL symbols to it
   static std::mutex mutex;
   static Library lib;
   static bool loaded = false;
   const std::lock_guard<std::mutex> lock(mutex);
   if (loaded) return lib;
   std::string tried;
-  // Dependencies first: cuSOLVERMp needs cuBLASMp and NCCL (and CUDA's cuBLAS and cuSOLVER, which its own
-  // run path or the system finds).
-  void* handles[3] = {open("libnccl.so.2", tried), open("libcublasmp.so.0", tried), open("libcusolverMp.so.0", tried)};
+  // Dependencies first: cuSOLVERMp needs cuBLASMp (and CUDA's cuBLAS and cuSOLVER, which its own run path
+  // or the system finds).
+  void* const handles[2] = {open("libcublasmp.so.0", tried), open("libcusolverMp.so.0", tried)};
   for (void* h : handles)
     if (h == nullptr)
       throw DeviceError("the distributed GPU engine could not open its libraries (pip install nvidia-cusolvermp-cu13 "
                         "nvidia-cublasmp-cu13 nvidia-nccl-cu13, or set LD_LIBRARY_PATH); tried:" +
                         tried);
-  auto find = [&](const char* name) {
-    for (void* h : handles)
-      if (void* f = ::dlsym(h, name)) return f;
-    throw DeviceError(fmt::format("the distributed GPU engine's libraries lack {}: too old a version", name));
-  };
-#define LINV_MP_LOAD(name) lib.name = reinterpret_cast<decltype(lib.name)>(find(#name));
+#define LINV_MP_LOAD(name) lib.name = reinterpret_cast<decltype(lib.name)>(find(handles, 2, #name));
   LINV_MP_FUNCTIONS(LINV_MP_LOAD)
 #undef LINV_MP_LOAD
   loaded = true;

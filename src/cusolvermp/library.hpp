@@ -13,22 +13,29 @@
 
 namespace linv::cusolvermp {
 
+#define LINV_NCCL_FUNCTIONS(X) X(ncclGetUniqueId) X(ncclCommInitRank) X(ncclGetErrorString) X(ncclAllReduce) X(ncclGetVersion)
+
 #define LINV_MP_FUNCTIONS(X)                                                                                       \
-  X(ncclGetUniqueId) X(ncclCommInitRank) X(ncclGetErrorString) X(cusolverMpCreate) X(cusolverMpCreateDeviceGrid)     \
+  X(cusolverMpCreate) X(cusolverMpCreateDeviceGrid)                                                                  \
   X(cusolverMpCreateMatrixDesc) X(cusolverMpDestroyMatrixDesc) X(cusolverMpGetrf_bufferSize) X(cusolverMpGetrf)     \
   X(cusolverMpPotrf_bufferSize) X(cusolverMpPotrf) X(cusolverMpGeqrf_bufferSize) X(cusolverMpGeqrf)                 \
   X(cusolverMpOrmqr_bufferSize) X(cusolverMpOrmqr) X(cublasMpCreate) X(cublasMpGridCreate)                          \
   X(cublasMpMatrixDescriptorCreate) X(cublasMpMatrixDescriptorDestroy) X(cublasMpGemm_bufferSize) X(cublasMpGemm)   \
   X(cublasMpTrsm_bufferSize) X(cublasMpTrsm) X(cublasMpGeadd_bufferSize) X(cublasMpGeadd)
 
-struct Library {
 #define LINV_MP_POINTER(name) decltype(&::name) name = nullptr;
-  LINV_MP_FUNCTIONS(LINV_MP_POINTER)
-#undef LINV_MP_POINTER
+struct Nccl {
+  LINV_NCCL_FUNCTIONS(LINV_MP_POINTER)
 };
+struct Library {
+  LINV_MP_FUNCTIONS(LINV_MP_POINTER)
+};
+#undef LINV_MP_POINTER
 
 // The functions, loaded once; DeviceError saying which library could not be opened, and where it was
-// looked for, otherwise.
+// looked for, otherwise. NCCL alone is what a job's sums need (kernels::grid_sum); the solvers need all
+// three (library() opens NCCL first).
+const Nccl& nccl();
 const Library& library();
 
 }  // namespace linv::cusolvermp

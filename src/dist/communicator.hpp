@@ -47,3 +47,19 @@ std::shared_ptr<const Communicator> mpi_world();
 std::shared_ptr<const Communicator> local_job(int size);
 
 }  // namespace linv::dist::detail
+
+namespace linv::kernels {
+class GridSum;
+}
+
+namespace linv::dist {
+class Grid;
+namespace detail {
+// Sums in host memory over the grid's communicator (kernels::grid_sum for CPU processes).
+std::unique_ptr<kernels::GridSum> host_sum(const Grid& grid);
+}  // namespace detail
+}  // namespace linv::dist
+
+namespace linv::dist::detail {
+
+}  // namespace linv::dist::detail

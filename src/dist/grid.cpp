@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "dist/communicator.hpp"
+#include "kernels/fmri.hpp"
 #include "linv/distributed.hpp"
 
 namespace linv::dist {
@@ -73,6 +74,8 @@ double Grid::min(double value) const {
   return value;
 }
 
+void Grid::sum(double* values, std::size_t count) const { comm_->all_reduce(values, count, detail::Reduction::sum); }
+
 double Grid::sum(double value) const {
   comm_->all_reduce(&value, 1, detail::Reduction::sum);
   return value;
@@ -106,5 +109,26 @@ void Grid::agree(int code, const std::string& message) const {
     default: throw DeviceError(what);
   }
 }
+
+namespace detail {
+namespace {
+
+class HostSum final : public kernels::GridSum {
+ public:
+  explicit HostSum(const Grid& grid) : grid_(grid) {}
+  void sum(double* values, std::size_t count, void*) const override {
+    grid_.communicator().all_reduce(values, count, Reduction::sum);
+  }
+  std::string name() const override { return grid_.communicator().name(); }
+
+ private:
+  Grid grid_;
+};
+
+}  // namespace
+
+std::unique_ptr<kernels::GridSum> host_sum(const Grid& grid) { return std::make_unique<HostSum>(grid); }
+
+}  // namespace detail
 
 }  // namespace linv::dist

@@ -103,6 +103,13 @@ void add_input_note(std::string note);
 // ---- NumPy .npy, and .npz archives of them ----
 AnyMatrix read_npy(InputFile& in);
 AnyStack read_npy_stack(InputFile& in);
+// io::read_stack_part of a .npy: a C-order float32/float64 3-D array in a regular file from its part's
+// bytes only, any other read whole and cut by part_of.
+StackPart read_npy_stack_part(InputFile& in, int part, int parts);
+// Where part `part` of `parts` of a stack of `total` matrices begins.
+index part_begin(index total, int part, int parts);
+// Part `part` of `parts` of a stack read whole.
+StackPart part_of(AnyStack&& whole, int part, int parts);
 // The member `name` (with or without ".npy"; empty: the archive's only member) of a .npz archive, as a
 // file of its own. The archive's faults raise ParseError, a missing or ambiguous name InvalidArgument
 // listing the members.

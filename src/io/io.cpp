@@ -282,6 +282,35 @@ AnyStack read_stack(const std::string& spec) {
   return detail::read_mat_stack(t.path, t.variable);
 }
 
+StackPart read_stack_part(const std::string& spec, int part, int parts) {
+  if (parts < 1 || part < 0 || part >= parts)
+    throw InvalidArgument(fmt::format("read_stack_part: part {} of {} does not exist", part, parts));
+  const Target t = parse_spec(spec);
+  if (t.format == Format::npy || t.format == Format::npz) {
+    detail::InputFile in = npy_source(t);
+    return detail::read_npy_stack_part(in, part, parts);
+  }
+  return detail::part_of(read_stack(spec), part, parts);
+}
+
+namespace detail {
+
+index part_begin(index total, int part, int parts) { return total * part / parts; }
+
+StackPart part_of(AnyStack&& whole, int part, int parts) {
+  return std::visit(
+      [&]<Real T>(MatrixStack<T>& s) -> StackPart {
+        const index total = s.count, first = part_begin(total, part, parts);
+        const index count = part_begin(total, part + 1, parts) - first, slice = s.rows * s.cols;
+        MatrixStack<T> mine{count, s.rows, s.cols, {}};
+        mine.data.assign(s.data.begin() + first * slice, s.data.begin() + (first + count) * slice);
+        return {std::move(mine), first, total};
+      },
+      whole);
+}
+
+}  // namespace detail
+
 template <Real T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
   require_host(A.device(), "write_matrix");

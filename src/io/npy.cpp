@@ -611,6 +611,35 @@ AnyStack read_npy_stack(InputFile& in) {
   });
 }
 
+StackPart read_npy_stack_part(InputFile& in, int part, int parts) {
+  const Header h = read_header(in);
+  const bool floats = h.element == Element::f4 || h.element == Element::f8;
+  if (h.shape.size() != 3 || h.fortran_order || !floats || !in.size()) {
+    AnyStack whole = with_data(in, h, [&h](auto& source) -> AnyStack {
+      if (h.element == Element::f4) return read_stack_data<float>(source, h);
+      if (is_integer(h.element)) return integer_stack(source, h);
+      return read_stack_data<double>(source, h);
+    });
+    return part_of(std::move(whole), part, parts);
+  }
+  // C order keeps each matrix's rows x cols elements together, one matrix after another: seek to the part's
+  // first and read its matrices as read_stack_data reads them all (a file of the wrong size was refused by
+  // read_header)
+  const index total = h.shape[0], first = part_begin(total, part, parts), count = part_begin(total, part + 1, parts) - first;
+  auto read = [&]<Real T>() -> AnyStack {
+    MatrixStack<T> s;
+    s.count = count, s.rows = h.shape[1], s.cols = h.shape[2];
+    const index slice = s.rows * s.cols;
+    s.data.resize(static_cast<std::size_t>(count * slice));
+    if (slice > 0) {
+      in.seek(h.data_offset + first * slice * static_cast<std::int64_t>(sizeof(T)));
+      for (index b = 0; b < count; ++b) read_transposed(in, h, s.cols, s.rows, s.data.data() + b * slice);
+    }
+    return s;
+  };
+  return {h.element == Element::f4 ? read.operator()<float>() : read.operator()<double>(), first, total};
+}
+
 Image read_npy_image(const std::string& path) {
   InputFile in(path);
   const Header h = read_header(in, true);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/fmri.hpp"
 #include "linv/distributed.hpp"
 
 namespace linv::kernels {
@@ -79,6 +80,9 @@ class Distributed {
 // The engine for this grid. Throws DeviceError when this linv was built without it.
 template <Real T>
 const Distributed<T>& distributed(const dist::Grid& grid);
+// Sums over this grid's processes where they compute: NCCL between GPUs, the grid's communicator between
+// CPU processes. Throws DeviceError when this linv was built without NCCL's headers.
+std::unique_ptr<GridSum> grid_sum(const dist::Grid& grid);
 // The engines this build has, in words (dist::engines()).
 std::string distributed_engines();
 

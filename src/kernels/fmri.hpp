@@ -4,9 +4,12 @@
 // step constants, objective, factor updates, stopping) drives every backend and they take the same steps.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "linv/errors.hpp"
 #include "linv/fmri.hpp"
 #include "linv/matrix.hpp"
 
@@ -78,10 +81,32 @@ struct AdlConstraints {
   double c = 0, c_d = 1;
 };
 
+// Sums float64 arrays over the processes of a distributed job, in the memory where the job computes: on
+// GPUs over NCCL, so that the arrays never leave the GPUs; in host memory over the job's own communicator
+// (MPI, or linv's launcher). kernels::grid_sum(grid) (src/kernels/registry.cpp) picks it.
+class GridSum {
+ public:
+  virtual ~GridSum() = default;
+  // values := the elementwise sum of every process's values (count float64). On a GPU the sum is queued
+  // on `stream` (a cudaStream_t of the grid's device) and may still run when this returns; on the host
+  // `stream` is ignored and the sum is complete.
+  virtual void sum(double* values, std::size_t count, void* stream) const = 0;
+  virtual std::string name() const = 0;  // "NCCL 2.28.9"
+};
+
+// Which slabs of a PARAFAC2 fit of K = total slabs a process holds (first .. first + slabs.size() - 1),
+// and how its sums are completed over the processes that hold the others (subject-parallel PARAFAC2,
+// dist::parafac2). One process alone: first = 0, total = slabs.size(), sum = nullptr.
+struct SlabShare {
+  index first = 0, total = 0;
+  const GridSum* sum = nullptr;
+};
+
 // PARAFAC2's passes over the slabs X_k (I x J_k; include/linv/parafac2.hpp). The factors are small
-// (A: I x F, H: F x F, C: K x F) and stay on the host in float64; a backend keeps what it derives from
-// the slabs. B is F x F K with block k = diag(c_k) H^T, so that the model of slab k is M_k P_k^T with
-// M_k = A B_k.
+// (A: I x F, H: F x F, C: K x F) and stay on the host in float64, alike on every process; a backend keeps
+// what it derives from its own slabs. B is F x F K with block k = diag(c_k) H^T, so that the model of slab
+// k is M_k P_k^T with M_k = A B_k. Every result is over all K slabs, summed over the share's processes, so
+// that each process gets the same; a failure on one process's slabs is raised on all of them.
 template <Real T>
 class Parafac2Steps {
  public:
@@ -89,14 +114,22 @@ class Parafac2Steps {
   // sum_k X_k X_k^T (I x I, float64, both triangles); its trace is ||X||^2.
   virtual Matrix<double> gram_sum() = 0;
   // One iteration's passes: the P-step's projected slabs Y_k = X_k P_k with P_k the polar factor of
-  // X_k^T M_k, then A_new := Y krv (I x F, Y = [Y_1 ... Y_K]) and W := Y^T A_new (F K x F).
+  // X_k^T M_k, then A_new := Y krv (I x F, Y = [Y_1 ... Y_K]) and W := Y^T A_new (F K x F). NoConvergence
+  // when the P-step's eigenproblem of some slab did not converge.
   virtual void iterate(const Matrix<double>& A, const Matrix<double>& B, const Matrix<double>& krv,
                        Matrix<double>& A_new, Matrix<double>& W, int iteration) = 0;
-  // The polar factors P_k (J_k x F, in T, on the slabs' device) of X_k^T M_k by thin SVDs, and the sum of
-  // their singular values over every k (the nuclear norms).
+  // The polar factors P_k (J_k x F, in T, on the slabs' device) of X_k^T M_k by thin SVDs, for this
+  // process's slabs, and the sum of their singular values (the nuclear norms) over this process's slabs.
   virtual std::vector<Matrix<T>> polar_factors(const Matrix<double>& A, const Matrix<double>& B, double& nuclear) = 0;
 };
 
+// The P-step's failure, the same on every process: the eigenproblems (or SVDs) of `failed` slabs' F x F
+// cross-products did not converge.
+inline NoConvergence parafac2_p_step_failure(const std::string& solver, int iteration, double failed) {
+  return NoConvergence("PARAFAC2's P-step (" + solver + ")", iteration, 0.0, 0.0,
+                       "the F x F cross-products of " + std::to_string(static_cast<long long>(failed)) +
+                           " slab(s) have no converged eigendecomposition");
+}
 
 template <Real T>
 class Fmri {
@@ -118,8 +151,9 @@ class Fmri {
   // X on the backend's device; D0 the projected initial dictionary (T x K) and the task (T x M) in host memory.
   virtual std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
                                                  AdlConstraints constraints) const = 0;
-  // Every slab on the backend's device, all of I rows.
-  virtual std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs) const = 0;
+  // Every slab on the backend's device, all of I rows; `share` says which of the fit's slabs they are.
+  virtual std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
+                                                           const SlabShare& share) const = 0;
 };
 
 }  // namespace linv::kernels

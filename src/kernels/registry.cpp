@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cpu/backend.hpp"
+#include "dist/communicator.hpp"
 #include "kernels/distributed.hpp"
 #include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
@@ -62,6 +63,21 @@ const Distributed<T>& distributed(const dist::Grid& grid) {
   throw DeviceError(fmt::format("no distributed engine for tiles on {} in this build", grid.device().name()));
 }
 template const Distributed<float>& distributed<float>(const dist::Grid&);
+std::unique_ptr<GridSum> grid_sum(const dist::Grid& grid) {
+  switch (grid.device().kind()) {
+    case Device::Kind::cpu: return dist::detail::host_sum(grid);
+    case Device::Kind::cuda:
+#ifdef LINV_HAVE_CUSOLVERMP
+      return cusolvermp::grid_sum(grid);
+#else
+      throw DeviceError(
+          "this linv was built without NCCL's headers, so it cannot sum over GPUs: install the distributed GPU "
+          "engine (pip install nvidia-nccl-cu13 nvidia-cusolvermp-cu13 nvidia-cublasmp-cu13) and build again");
+#endif
+  }
+  throw DeviceError(fmt::format("no way to sum over processes on {} in this build", grid.device().name()));
+}
+
 std::string distributed_engines() {
   std::string cpu = "none for CPUs (built without MPI and ScaLAPACK)", gpu = "none for GPUs (built without cuSOLVERMp)";
 #ifdef LINV_HAVE_SCALAPACK

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end tests of `linv inv|solve --distributed` under mpiexec (ScaLAPACK over Open MPI), and of
 `--devices` without GPUs: results checked against NumPy with bounds scaled by n * eps * cond, exit codes,
-one error message per job, reports from process 0 only, and outputs that land whole or not at all.
+one error message per job, reports from process 0 only, and outputs that land whole or not at all; and of
+`linv parafac2` with its slabs dealt out over processes (MPI, and CPU processes linv starts), against the
+one-process fit.
 
 Run: python3 tests/cli/test_distributed_cli.py --linv build/bin/linv --mpiexec mpiexec   (ctest does this)
 """
@@ -123,6 +125,54 @@ class Distributed(unittest.TestCase):
         _, err = linv("inv", self.path("A.npy"), "-o", self.path("X.npy"), "--devices", "cpu,cpu", expect=5)
         self.assertIn("MPI", err)
         linv("inv", self.path("A.npy"), "-o", self.path("X.npy"), "--devices", "cpu,cpu", "--distributed", expect=2)
+
+    def test_parafac2_over_processes_is_the_one_process_fit(self):
+        # a PARAFAC2 model plus noise: 5 subjects of 20 time points, 100 to 140 voxels
+        I, F, K = 20, 3, 5
+        A = self.rng.standard_normal((I, F))
+        H = np.linalg.qr(self.rng.standard_normal((F, F)))[0]
+        C = self.rng.uniform(0.2, 1.2, (K, F))
+        files = []
+        for k in range(K):
+            P = np.linalg.qr(self.rng.standard_normal((100 + 10 * k, F)))[0]
+            X = A @ np.diag(C[k]) @ (P @ H).T
+            files.append(self.path(f"x{k}.npy"))
+            np.save(files[-1], X + 0.05 * np.abs(X).max() * self.rng.standard_normal(X.shape))
+        np.save(self.path("stack.npy"), np.stack([np.load(f)[:, :100] for f in files]))
+        common = ["-F", F, "--tol", 0, "--iters", 40, "-q"]
+        for inputs in (files, [self.path("stack.npy")]):
+            linv("parafac2", *inputs, "-o", self.path("one"), "--device", "cpu", *common)
+            one = {n: np.load(self.path(f"one/{n}.npy")) for n in ("A", "H", "C")}
+            for how, run in (("mpiexec -n 2", lambda *a: mpirun(2, *a, "--distributed", "--device", "cpu")),
+                             ("mpiexec -n 4", lambda *a: mpirun(4, *a, "--distributed")),
+                             ("--devices cpu,cpu,cpu", lambda *a: linv(*a, "--devices", "cpu,cpu,cpu"))):
+                with self.subTest(inputs=len(inputs), how=how):
+                    out = self.path("many")
+                    run("parafac2", *inputs, "-o", out, *common)
+                    # the same iterations, the sums added in another order: float64 rounding, amplified by
+                    # 40 iterations and the conditioning of the ALS steps (1e-9, as the GPU's tests allow)
+                    for name, want in one.items():
+                        got = np.load(os.path.join(out, f"{name}.npy"))
+                        self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-9, name)
+                    for k in range(K):
+                        want = np.load(self.path(f"one/P_{k}.npy"))
+                        got = np.load(os.path.join(out, f"P_{k}.npy"))
+                        self.assertLess(np.abs(got - want).max(), 1e-7, f"P_{k}")
+                    with open(os.path.join(out, "report.json")) as f:
+                        report = json.load(f)
+                    self.assertGreater(report["distributed"]["processes"], 1)
+                    self.assertEqual(report["slabs"], K)
+                    self.assertEqual(len(report["columns"]), K)
+        # more processes than slabs, and a slab of other rows: refused, one message for the job, no output
+        _, err = mpirun(2, "parafac2", files[0], "-o", self.path("bad"), "-F", F, "--distributed", expect=2)
+        self.assertEqual(err.count("linv: error"), 1, err)
+        self.assertIn("2 processes", err)
+        np.save(self.path("short.npy"), self.rng.standard_normal((I - 1, 50)))
+        _, err = mpirun(2, "parafac2", files[0], self.path("short.npy"), "-o", self.path("bad"), "-F", F,
+                        "--distributed", expect=2)
+        self.assertEqual(err.count("linv: error"), 1, err)
+        self.assertIn("rows", err)
+        self.assertFalse(os.path.exists(self.path("bad")))
 
 
 if __name__ == "__main__":

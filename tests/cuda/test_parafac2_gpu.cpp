@@ -14,65 +14,12 @@
 #include "linv/parafac2.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
+#include "support/parafac2_checks.hpp"
 #include "support/parafac2_synthetic.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
 namespace {
-
-// max |P^T P - I|
-template <Real T>
-double orthogonality(const Matrix<T>& P) {
-  double worst = 0;
-  for (index a = 0; a < P.cols(); ++a)
-    for (index b = 0; b < P.cols(); ++b) {
-      double t = 0;
-      for (index i = 0; i < P.rows(); ++i) t += static_cast<double>(P(i, a)) * P(i, b);
-      worst = std::max(worst, std::abs(t - (a == b ? 1.0 : 0.0)));
-    }
-  return worst;
-}
-
-// cond_2(Q_k) for Q_k = X_k^T A diag(c_k) H^T of the fitted model, in float64 (LAPACK gesdd).
-template <Real T>
-double condition_of_q(const fmri::Parafac2Result<T>& r, const Matrix<double>& X, index k) {
-  const index F = r.H.rows();
-  Matrix<double> AD = r.A.template cast<double>(), M(X.rows(), F), Q(X.cols(), F), U(X.cols(), F), VT(F, F);
-  const Matrix<double> H = r.H.template cast<double>();
-  for (index c = 0; c < F; ++c)
-    for (index i = 0; i < AD.rows(); ++i) AD(i, c) *= static_cast<double>(r.C(k, c));
-  cpu::lapack::gemm<double>(Op::None, Op::Transpose, 1.0, AD.view(), H.view(), 0.0, M.view());
-  cpu::lapack::gemm<double>(Op::Transpose, Op::None, 1.0, X.view(), M.view(), 0.0, Q.view());
-  std::vector<double> s(static_cast<std::size_t>(F));
-  EXPECT_EQ(cpu::lapack::gesdd<double>(Q.view(), s.data(), U.view(), VT.view()), 0);
-  return s.front() / s.back();
-}
-
-// The largest cond_2 of the final ALS steps' normal equations: A, H and C each solve with the Hadamard
-// product of the other two factors' Gram matrices (H^T H * C^T C for A, and so on), so a rounding
-// difference in the data's Gram matrices moves a factor by up to that condition number times as much
-// (an H100 run at rank 34 moved H by 6.6e-9 where the loss history agreed to 1e-9).
-template <Real T>
-double als_condition(const fmri::Parafac2Result<T>& r) {
-  auto gram = [](const Matrix<T>& F) {
-    const Matrix<double> f = F.template cast<double>();
-    Matrix<double> g(f.cols(), f.cols());
-    cpu::lapack::gemm<double>(Op::Transpose, Op::None, 1.0, f.view(), f.view(), 0.0, g.view());
-    return g;
-  };
-  const Matrix<double> a = gram(r.A), h = gram(r.H), c = gram(r.C);
-  double worst = 1;
-  for (const auto& [x, y] : {std::pair{&h, &c}, std::pair{&a, &c}, std::pair{&a, &h}}) {
-    const index F = x->rows();
-    Matrix<double> G(F, F), U(F, F), VT(F, F);
-    for (index j = 0; j < F; ++j)
-      for (index i = 0; i < F; ++i) G(i, j) = (*x)(i, j) * (*y)(i, j);
-    std::vector<double> s(static_cast<std::size_t>(F));
-    EXPECT_EQ(cpu::lapack::gesdd<double>(G.view(), s.data(), U.view(), VT.view()), 0);
-    worst = std::max(worst, s.front() / s.back());
-  }
-  return worst;
-}
 
 template <Real T>
 class Parafac2Gpu : public ::testing::Test {};
@@ -107,7 +54,7 @@ TYPED_TEST(Parafac2Gpu, FollowsTheCpu) {
     // the iterations run in float64 on both; the data's Gram matrices differ by rounding (float64 sums
     // of float32 products are exact only up to their own rounding), amplified mildly over 40 iterations,
     // and in the factors by the conditioning of the ALS steps
-    const double bound = 1e-9, factors = (std::is_same_v<T, float> ? 1e-5 : bound) * als_condition(cpu);
+    const double bound = 1e-9, factors = (std::is_same_v<T, float> ? 1e-5 : bound) * testing::als_condition(cpu);
     EXPECT_LE(testing::max_relative_difference(g.loss_history, cpu.loss_history), bound);
     const double dA = testing::relative_difference<T, T>(g.A.view(), cpu.A.view()),
                  dH = testing::relative_difference<T, T>(g.H.view(), cpu.H.view()),
@@ -125,8 +72,8 @@ TYPED_TEST(Parafac2Gpu, FollowsTheCpu) {
     for (std::size_t k = 0; k < g.P.size(); ++k) {
       ASSERT_TRUE(g.P[k].device() == gpu);
       const Matrix<T> P = g.P[k].to(Device::cpu());
-      EXPECT_LE(orthogonality(P), 30 * static_cast<double>(P.rows()) * eps) << "P_" << k;
-      const double kappa = condition_of_q(cpu, s.X[k], static_cast<index>(k));
+      EXPECT_LE(testing::orthogonality(P), 30 * static_cast<double>(P.rows()) * eps) << "P_" << k;
+      const double kappa = testing::condition_of_q(cpu, s.X[k], static_cast<index>(k));
       EXPECT_LE((testing::relative_difference<T, T>(P.view(), cpu.P[k].view())),
                 30 * kappa * (moved + static_cast<double>(c.I) * eps))
           << "P_" << k << ", cond(Q_k) " << kappa;

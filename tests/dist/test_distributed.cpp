@@ -1,6 +1,6 @@
 // Distributed matrices and solvers, run as every process of a job (tests/dist/job_main.cpp): ctest runs it
 // under mpiexec with 1, 2 and 4 processes (ScaLAPACK), as a job of 3 CPU processes started by linv's local
-// launcher (Grid::local, no MPI: the layout, file and grid tests only, since ScaLAPACK needs MPI), and as a
+// launcher (Grid::local, no MPI: the layout, file, grid and PARAFAC2 tests, since ScaLAPACK needs MPI), and as a
 // local job on two GPUs (cuSOLVERMp; skipped where there are fewer). Every result is gathered to the root and checked against
 // the single-process linv (LAPACK, the oracle) with LAPACK-style bounds; every process checks the errors it
 // raises. A check that fails on one process never stops it from taking part in the next collective call:
@@ -21,6 +21,8 @@
 #include "linv/distributed.hpp"
 #include "linv/generate.hpp"
 #include "support/dense_checks.hpp"
+#include "support/parafac2_checks.hpp"
+#include "support/parafac2_synthetic.hpp"
 #include "support/testing.hpp"
 
 namespace linv::testing {
@@ -365,6 +367,87 @@ TEST(DistSolvers, AnInverseInAsOwnMemoryIsTheSame) {
   EXPECT_LE(dist::norm1(residual) / (n * eps<double>() * dist::norm1(again) * dist::norm1(own.x)), kResidualThreshold);
   auto gone = DistMatrix<double>::random_uniform(grid(), n, n, seed, -1.0, 1.0, 16);
   EXPECT_THROW((void)dist::inv<double>(std::move(gone), {.compute_residual = true}), InvalidArgument);
+}
+
+// Subject-parallel PARAFAC2: each process fits its share of the slabs on its device, and every process
+// checks the result against the single-process fit of all slabs on the CPU (the oracle, computed on each
+// process alike). Only the order of the sums differs, so the bounds are those of the GPU against the CPU
+// (tests/cuda/test_parafac2_gpu.cpp): the loss history to 1e-9, the factors to that times the ALS steps'
+// conditioning, P_k to kappa(Q_k) times the factors' difference.
+template <Real T>
+void check_parafac2_against_one_process(index I, index F, const std::vector<index>& J, std::uint64_t salt) {
+  const std::uint64_t seed = case_seed(salt);
+  LINV_TRACE_SEED(seed);
+  const Synthetic s = synthetic(I, J, F, 0.3, seed);
+  const auto K = static_cast<index>(J.size());
+  std::vector<Matrix<T>> all;
+  std::vector<ConstMatrixView<T>> all_views, mine;
+  for (const Matrix<double>& X : s.X) all.push_back(X.cast<T>());
+  for (const Matrix<T>& X : all) all_views.push_back(X.view());
+  const index first = K * grid().rank() / grid().size(), end = K * (grid().rank() + 1) / grid().size();
+  std::vector<Matrix<T>> on_device;
+  for (index k = first; k < end; ++k) {
+    on_device.push_back(all[static_cast<std::size_t>(k)].to(grid().device()));
+    mine.push_back(on_device.back().view());
+  }
+  const fmri::Parafac2Options o{.rank = F, .max_iterations = 40, .tolerance = 0, .seed = seed + 1};
+  const fmri::Parafac2Result<T> got = dist::parafac2<T>(grid(), mine, first, o);
+  const fmri::Parafac2Result<T> want = fmri::parafac2<T>(all_views, o);
+  const std::string what = fmt::format("I {} F {} K {} on {}", I, F, K, grid().describe());
+  ASSERT_EQ(got.loss_history.size(), want.loss_history.size()) << what;
+  ASSERT_EQ(got.C.rows(), K) << what;
+  ASSERT_EQ(static_cast<index>(got.P.size()), end - first) << what;
+  const double bound = 1e-9, factors = (std::is_same_v<T, float> ? 1e-5 : bound) * als_condition(want);
+  EXPECT_LE(max_relative_difference(got.loss_history, want.loss_history), bound) << what;
+  const double dA = relative_difference<T, T>(got.A.view(), want.A.view()),
+               dH = relative_difference<T, T>(got.H.view(), want.H.view()),
+               dC = relative_difference<T, T>(got.C.view(), want.C.view());
+  EXPECT_LE(dA, factors) << what;
+  EXPECT_LE(dH, factors) << what;
+  EXPECT_LE(dC, factors) << what;
+  const double e = std::numeric_limits<T>::epsilon(), moved = std::max({dA, dH, dC});
+  EXPECT_NEAR(got.loss, want.loss, std::max(100 * e * got.norm_squared, bound * std::abs(want.loss))) << what;
+  for (std::size_t k = 0; k < got.P.size(); ++k) {
+    const index global = first + static_cast<index>(k);
+    const Matrix<T> P = got.P[k].to(Device::cpu());
+    const double kappa = condition_of_q(want, s.X[static_cast<std::size_t>(global)], global);
+    EXPECT_LE((relative_difference<T, T>(P.view(), want.P[static_cast<std::size_t>(global)].view())),
+              30 * kappa * (moved + static_cast<double>(I) * e))
+        << what << ", P_" << global;
+  }
+  EXPECT_FALSE(got.report.notes.empty()) << what;  // how the sums were added
+}
+
+TEST(DistParafac2, FollowsTheOneProcessFit) {
+  // at least as many slabs as the 4 processes of the largest MPI job
+  check_parafac2_against_one_process<double>(30, 4, {400, 650, 500, 300, 450}, 700);
+  check_parafac2_against_one_process<double>(40, 3, {25, 60, 18, 40, 33}, 701);
+  check_parafac2_against_one_process<double>(40, 34, {60, 45, 50, 70}, 702);
+  check_parafac2_against_one_process<float>(30, 4, {400, 650, 500, 300, 450}, 703);
+}
+
+TEST(DistParafac2, AnErrorOnOneProcessIsRaisedOnAll) {
+  const Synthetic s = synthetic(12, {30, 30, 30, 30}, 2, 0.1, case_seed(710));
+  const index K = 4, first = K * grid().rank() / grid().size(), end = K * (grid().rank() + 1) / grid().size();
+  std::vector<Matrix<double>> on_device;
+  std::vector<ConstMatrixView<double>> mine;
+  for (index k = first; k < end; ++k) {
+    Matrix<double> X = s.X[static_cast<std::size_t>(k)].clone();
+    if (k == K - 1) X(3, 5) = std::numeric_limits<double>::quiet_NaN();  // on the last process only
+    on_device.push_back(X.to(grid().device()));
+    mine.push_back(on_device.back().view());
+  }
+  const fmri::Parafac2Options o{.rank = 2, .max_iterations = 5};
+  try {
+    (void)dist::parafac2<double>(grid(), mine, first, o);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "slab 3")) << e.what();
+  }
+  // a share that does not follow the previous process's is refused on every process
+  if (grid().size() > 1) {
+    EXPECT_THROW((void)dist::parafac2<double>(grid(), mine, first + (grid().rank() == 1 ? 1 : 0), o), InvalidArgument);
+  }
 }
 
 }  // namespace

@@ -242,6 +242,51 @@ TYPED_TEST(NpyTyped, ReadsStacksInBothOrders) {
   }
 }
 
+// read_stack_part: the parts of a stack, read from their own bytes (C order) or cut from the whole
+// (Fortran order, a 2-D file), cover every matrix once, in order, and equal read_stack's.
+TYPED_TEST(NpyTyped, ReadsPartsOfStacks) {
+  using T = TypeParam;
+  linv::testing::TempDir dir;
+  MatrixStack<T> stack{7, 3, 4, {}};
+  const Matrix<T> values = random_matrix<T>(7 * 3 * 4, 1, linv::testing::case_seed(230));
+  stack.data.assign(values.data(), values.data() + values.size());
+  const std::string c_path = dir.file("c.npy"), f_path = dir.file("f.npy"), m_path = dir.file("m.npy");
+  linv::io::write_stack(c_path, stack);  // C order
+  std::vector<T> f_order;                // [b][i][j] at b + 7 (i + 3 j)
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 3; ++i)
+      for (int b = 0; b < 7; ++b) f_order.push_back(stack[b](i, j));
+  write_bytes(f_path, npy(fmt::format("{{'descr': '{}', 'fortran_order': True, 'shape': (7, 3, 4), }}", descr<T>()),
+                          raw(f_order)));
+  for (const std::string& path : {c_path, f_path})
+    for (int parts : {1, 2, 3, 7, 9}) {
+      SCOPED_TRACE(fmt::format("{} in {} parts", path, parts));
+      index next = 0;
+      for (int part = 0; part < parts; ++part) {
+        const linv::io::StackPart p = linv::io::read_stack_part(path, part, parts);
+        const auto& s = std::get<MatrixStack<T>>(p.stack);
+        EXPECT_EQ(p.first, next);
+        EXPECT_EQ(p.total, 7);
+        ASSERT_EQ(s.rows, 3);
+        ASSERT_EQ(s.cols, 4);
+        for (index b = 0; b < s.count; ++b)
+          for (index j = 0; j < 4; ++j)
+            for (index i = 0; i < 3; ++i) ASSERT_EQ(s[b](i, j), stack[p.first + b](i, j));
+        next += s.count;
+      }
+      EXPECT_EQ(next, 7);
+    }
+  linv::io::write_matrix<T>(m_path, stack[0]);
+  const linv::io::StackPart one = linv::io::read_stack_part(m_path, 0, 1);
+  EXPECT_EQ(one.total, 1);
+  EXPECT_EQ(std::get<MatrixStack<T>>(one.stack).count, 1);
+  EXPECT_THROW(linv::io::read_stack_part(c_path, 2, 2), linv::InvalidArgument);
+  // a truncated C-order file is refused by its size, whichever part is asked for
+  const std::string bytes = read_bytes(c_path), cut = dir.file("cut.npy");
+  write_bytes(cut, bytes.substr(0, bytes.size() - sizeof(T)));
+  EXPECT_THROW(linv::io::read_stack_part(cut, 0, 2), linv::ParseError);
+}
+
 TEST(Npy, ReadsLargeFortranOrderStacks) {
   linv::testing::TempDir dir;
   const std::string path = dir.file("s.npy");
