@@ -1,7 +1,9 @@
 // linv parafac2 and linv bench parafac2: PARAFAC2 of fMRI slabs (time points x voxels, one slab per slice).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -24,6 +26,21 @@ struct Parafac2Args {
   CommonOptions common;
 };
 
+// With LINV_PROFILE set, each process says on stderr when each phase of the command ended, counted from
+// the command's start: where an end-to-end run's time goes.
+class Phases {
+ public:
+  void mark(const char* phase, const dist::Grid* grid) const {
+    if (!enabled_) return;
+    std::fprintf(stderr, "parafac2 [process %d] %s done at %.3f s\n", grid ? grid->rank() : 0, phase,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+
+ private:
+  bool enabled_ = std::getenv("LINV_PROFILE") != nullptr;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // The slabs in element type T: a stack read from one file (kept whole, as read) or one matrix per file.
 template <Real T>
 struct Slabs {
@@ -35,7 +52,7 @@ struct Slabs {
 
 // One process's run: all slabs, or with a grid this process's share of them.
 template <Real T>
-void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::Grid* grid) {
+void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::Grid* grid, const Phases& phases) {
   std::vector<ConstMatrixView<T>> host;
   if (x.matrices.empty())
     for (index k = 0; k < x.stack.count; ++k) host.push_back(x.stack[k]);
@@ -69,6 +86,7 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
     }
   };
   grid ? grid->together(upload) : upload();
+  phases.mark("upload", grid);
   const bool root = !grid || grid->is_root();
   const fmri::Parafac2Options options{
       .rank = a.rank,
@@ -81,6 +99,7 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
   const fmri::Parafac2Result<T> r = grid ? dist::parafac2<T>(*grid, x.views, x.first, options, start)
                                          : fmri::parafac2<T>(x.views, options, start);
   const index K = r.C.rows();
+  phases.mark("fit", grid);
 
   // the root writes the factors and the report, each process its own P_k
   const std::filesystem::path dir(a.out);
@@ -101,6 +120,7 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
     }
   };
   grid ? grid->together(write) : write();
+  phases.mark("write", grid);
   if (grid) grid->sum(columns.data(), columns.size());
   const std::vector<long long> column_counts(columns.begin(), columns.end());
   if (!root) return;
@@ -125,7 +145,7 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
 
 template <Real T>
 void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io::AnyMatrix>>&& data, Compute c,
-               index first, const dist::Grid* grid) {
+               index first, const dist::Grid* grid, const Phases& phases) {
   Slabs<T> x;
   x.first = first;
   if (auto* stack = std::get_if<io::AnyStack>(&data)) {
@@ -133,10 +153,12 @@ void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io:
   } else {
     for (io::AnyMatrix& m : std::get<std::vector<io::AnyMatrix>>(data)) x.matrices.push_back(as<T>(std::move(m), c));
   }
-  parafac2_typed<T>(a, x, c, grid);
+  phases.mark("convert", grid);
+  parafac2_typed<T>(a, x, c, grid, phases);
 }
 
 void run_parafac2(const Parafac2Args& a) {
+  const Phases phases;
   std::optional<dist::Grid> grid;
   if (a.distributed || !a.devices.empty()) {
     grid = job_grid({a.distributed, a.devices, "", a.common.device}, "parafac2");
@@ -183,11 +205,12 @@ void run_parafac2(const Parafac2Args& a) {
                                         a.inputs[0], parts));
   };
   grid ? grid->together(read_share) : read();
+  phases.mark("read", grid ? &*grid : nullptr);
   Compute c = compute_type(a.common.precision, types);
   refuse_mixed(c, "parafac2");
   // one element type for the job: float64 when any process read float64
   if (grid && grid->max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;
-  with_type(c, [&]<Real T>() { run_typed<T>(a, std::move(data), c, first, grid ? &*grid : nullptr); });
+  with_type(c, [&]<Real T>() { run_typed<T>(a, std::move(data), c, first, grid ? &*grid : nullptr, phases); });
 }
 
 struct Parafac2BenchArgs {

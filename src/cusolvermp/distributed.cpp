@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,18 +46,22 @@ void check_blasmp(cublasMpStatus_t status, const char* what) {
     throw DeviceError(fmt::format("cuBLASMp {} failed (status {})", what, static_cast<int>(status)));
 }
 
-// What a job keeps for its life: one stream and NCCL communicator per process, made collectively on first
-// use (for the engine's solvers or for a sum).
+// What a job keeps for its life: one stream and NCCL communicator per process, made collectively when
+// its grid is made (start_job). Creating the communicator takes NCCL about a second (its bootstrap and
+// topology search), so it runs on a thread of its own while the program goes on (reading its inputs,
+// uploading them); the first use waits for it.
 struct Job {
   int device = 0;
   cudaStream_t stream = nullptr;
-  ncclComm_t nccl = nullptr;
+  std::shared_future<ncclComm_t> nccl;
+  ncclComm_t comm() const { return nccl.get(); }
 };
 
+std::mutex jobs_mutex;
+std::map<const void*, Job> jobs;  // by communicator
+
 Job& job(const Grid& grid) {
-  static std::mutex mutex;
-  static std::map<const void*, Job> jobs;  // by communicator
-  const std::lock_guard<std::mutex> lock(mutex);
+  const std::lock_guard<std::mutex> lock(jobs_mutex);
   const void* key = &grid.communicator();
   if (auto found = jobs.find(key); found != jobs.end()) return found->second;
   Job j;
@@ -70,8 +75,14 @@ Job& job(const Grid& grid) {
     if (grid.is_root()) check_nccl(nccl().ncclGetUniqueId(&id), "ncclGetUniqueId");
   });
   grid.broadcast(&id, sizeof id, 0);
-  check_nccl(nccl().ncclCommInitRank(&j.nccl, grid.size(), id, grid.rank()), "ncclCommInitRank");
-  return jobs.emplace(key, j).first->second;
+  // NCCL's bootstrap has its own sockets: the grid's communicator stays free for the program meanwhile
+  j.nccl = std::async(std::launch::async, [device = j.device, size = grid.size(), rank = grid.rank(), id] {
+             cuda::check(cudaSetDevice(device), "cudaSetDevice");
+             ncclComm_t comm = nullptr;
+             check_nccl(nccl().ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
+             return comm;
+           }).share();
+  return jobs.emplace(key, std::move(j)).first->second;
 }
 
 // What the engine keeps beside the job's: one library handle per process (the libraries allow one handle
@@ -99,7 +110,7 @@ Context& context(const Grid& grid) {
   auto base = handles.find(key_job);
   if (base == handles.end()) {
     Context c;
-    c.device = base_job.device, c.stream = base_job.stream, c.nccl = base_job.nccl;
+    c.device = base_job.device, c.stream = base_job.stream, c.nccl = base_job.comm();
     grid.together([&] { (void)library(); });
     cuda::check(mp().cusolverMpCreate(&c.solver, c.device, c.stream), "cusolverMpCreate");
     check_blasmp(mp().cublasMpCreate(&c.blas, c.stream), "cublasMpCreate");
@@ -580,7 +591,7 @@ class NcclSum final : public kernels::GridSum {
  public:
   explicit NcclSum(const Grid& grid) : job_(job(grid)) {}
   void sum(double* values, std::size_t count, void* stream) const override {
-    check_nccl(nccl().ncclAllReduce(values, values, count, ncclFloat64, ncclSum, job_.nccl,
+    check_nccl(nccl().ncclAllReduce(values, values, count, ncclFloat64, ncclSum, job_.comm(),
                                     static_cast<cudaStream_t>(stream)),
                "ncclAllReduce");
   }
@@ -597,6 +608,8 @@ class NcclSum final : public kernels::GridSum {
 }  // namespace
 
 std::unique_ptr<kernels::GridSum> grid_sum(const Grid& grid) { return std::make_unique<NcclSum>(grid); }
+
+void start_job(const Grid& grid) { (void)job(grid); }
 
 template <Real T>
 const kernels::Distributed<T>& distributed() {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "dist/communicator.hpp"
-#include "kernels/fmri.hpp"
+#include "kernels/distributed.hpp"
 #include "linv/distributed.hpp"
 
 namespace linv::dist {
@@ -44,7 +44,9 @@ Grid Grid::world(int rows, int cols, Device::Kind place) {
     if (gpus.gpus.empty()) throw DeviceError(fmt::format("no GPU for process {}: {}", comm->rank(), gpus.why_none));
     device = Device::cuda(comm->local_rank() % static_cast<int>(gpus.gpus.size()));
   }
-  return Grid(std::move(comm), r, c, device);
+  Grid grid(std::move(comm), r, c, device);
+  kernels::start_job(grid);
+  return grid;
 }
 
 Grid Grid::local(const std::vector<Device>& devices, int rows, int cols) {
@@ -52,7 +54,9 @@ Grid Grid::local(const std::vector<Device>& devices, int rows, int cols) {
   const auto [r, c] = grid_shape(static_cast<int>(devices.size()), rows, cols, fmt::format("one per device of {}", devices.size()));
   std::shared_ptr<const detail::Communicator> comm = detail::local_job(static_cast<int>(devices.size()));
   const Device device = devices[static_cast<std::size_t>(comm->rank())];
-  return Grid(std::move(comm), r, c, device);
+  Grid grid(std::move(comm), r, c, device);
+  kernels::start_job(grid);
+  return grid;
 }
 
 index default_block(const Grid& grid) { return grid.device().is_cpu() ? 128 : 1024; }

@@ -80,6 +80,9 @@ class Distributed {
 // The engine for this grid. Throws DeviceError when this linv was built without it.
 template <Real T>
 const Distributed<T>& distributed(const dist::Grid& grid);
+// Called collectively once a grid is made: starts what its engine needs for every job (NCCL's
+// communicator between GPUs, which takes a second to make, in the background). Nothing for CPU processes.
+void start_job(const dist::Grid& grid);
 // Sums over this grid's processes where they compute: NCCL between GPUs, the grid's communicator between
 // CPU processes. Throws DeviceError when this linv was built without NCCL's headers.
 std::unique_ptr<GridSum> grid_sum(const dist::Grid& grid);

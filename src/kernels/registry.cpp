@@ -63,6 +63,14 @@ const Distributed<T>& distributed(const dist::Grid& grid) {
   throw DeviceError(fmt::format("no distributed engine for tiles on {} in this build", grid.device().name()));
 }
 template const Distributed<float>& distributed<float>(const dist::Grid&);
+void start_job(const dist::Grid& grid) {
+#ifdef LINV_HAVE_CUSOLVERMP
+  if (grid.device().is_cuda()) cusolvermp::start_job(grid);
+#else
+  (void)grid;
+#endif
+}
+
 std::unique_ptr<GridSum> grid_sum(const dist::Grid& grid) {
   switch (grid.device().kind()) {
     case Device::Kind::cpu: return dist::detail::host_sum(grid);
