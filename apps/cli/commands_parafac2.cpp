@@ -80,8 +80,9 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
       x.views = host;
       return;
     }
-    for (const ConstMatrixView<T>& v : host) {
-      on_device.push_back(Matrix<T>::copy_of(v).to(device));
+    for (const ConstMatrixView<T>& v : host) {  // straight from the host slabs: no host copy first
+      on_device.push_back(Matrix<T>::uninitialized(v.rows(), v.cols(), device));
+      copy<T>(v, on_device.back().view());
       x.views.push_back(on_device.back().view());
     }
   };

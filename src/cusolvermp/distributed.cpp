@@ -80,6 +80,16 @@ Job& job(const Grid& grid) {
              cuda::check(cudaSetDevice(device), "cudaSetDevice");
              ncclComm_t comm = nullptr;
              check_nccl(nccl().ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
+             // NCCL connects the GPUs at their first collective (0.15 s on two H200s): one sum of one number
+             // here, on this thread's own stream, so that the first real one finds them connected
+             cudaStream_t stream = nullptr;
+             cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+             double* one = nullptr;
+             cuda::check(cudaMalloc(&one, sizeof(double)), "cudaMalloc");
+             check_nccl(nccl().ncclAllReduce(one, one, 1, ncclFloat64, ncclSum, comm, stream), "ncclAllReduce");
+             cuda::check(cudaStreamSynchronize(stream), "connecting the GPUs");
+             cuda::check(cudaFree(one), "cudaFree");
+             cuda::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
              return comm;
            }).share();
   return jobs.emplace(key, std::move(j)).first->second;
