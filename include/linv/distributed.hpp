@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "linv/adl.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
@@ -227,4 +228,21 @@ template <Real T>
 fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrixView<T>>& slabs, index first,
                                  const fmri::Parafac2Options& options, const fmri::Parafac2Init<T>* init = nullptr);
 
+// Voxel-parallel ADL (include/linv/adl.hpp): X's voxels (columns) dealt out over the grid's processes,
+// each passing its own consecutive columns (at least one, all T time points) on grid.device(). Every
+// process gets the same dictionary, objective history, lambda and report, and the codes of its own voxels
+// (K x its columns). What adds over voxels (||X||^2, the coefficient steps' sums, S S^T and X S^T) is summed
+// over the job, over NCCL between GPUs, so the fit equals the one-process fit of all voxels up to the order
+// of those sums. The task and the initial dictionary are given alike on every process. Errors as
+// fmri::adl, raised on every process.
+template <Real T>
+fmri::AdlResult<T> adl(const Grid& grid, ConstMatrixView<T> X, const fmri::AdlOptions& options,
+                       ConstMatrixView<T> task = {}, const Matrix<T>* initial_dictionary = nullptr);
+
+// The columns each process holds (consecutive parts in rank order, the same rows on every process) side by
+// side on the root, in host memory; an empty matrix elsewhere. For the codes of a voxel-parallel fit.
+template <Real T>
+Matrix<T> gather_columns(const Grid& grid, ConstMatrixView<T> mine);
+
 }  // namespace linv::dist
+

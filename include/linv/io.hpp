@@ -54,6 +54,17 @@ struct StackPart {
 // np.save writes) is read from its part's bytes only; other files are read whole and the rest dropped.
 StackPart read_stack_part(const std::string& spec, int part, int parts);
 
+// Columns first .. first + matrix's columns - 1 of a matrix of `total` columns.
+struct ColumnPart {
+  AnyMatrix matrix;
+  index first = 0, total = 0;
+};
+// Part `part` of `parts` of the columns of the matrix in `spec` (contiguous, sizes differing by at most one,
+// part p from total * p / parts): one process's voxels of a distributed job. A float .npy file in a regular
+// file is read from its part's bytes only (one range in Fortran order, one per row in C order); other files
+// are read whole and the rest dropped.
+ColumnPart read_matrix_columns(const std::string& spec, int part, int parts);
+
 template <Real T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A);
 template <Real T>

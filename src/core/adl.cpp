@@ -14,7 +14,9 @@
 #include "core/fmri_rules.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/distributed.hpp"
 #include "linv/dense.hpp"
+#include "linv/distributed.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::fmri {
@@ -36,13 +38,11 @@ void require_positive(double v, const char* name) {
     throw InvalidArgument(fmt::format("ADL: {} must be positive and finite; got {}", name, v));
 }
 
-}  // namespace
-
+// The checks of X (this process's voxels, of N in all), the task, the options and the initial dictionary.
 template <Real T>
-AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> task, const Matrix<T>* initial) {
-  const Stopwatch clock;
-  const index n = X.rows(), N = X.cols(), K = o.atoms, M = task.empty() ? 0 : task.cols();
-  if (X.empty()) throw InvalidArgument(fmt::format("ADL: X must have time points and voxels; got {}", shape_string(n, N)));
+void validate(ConstMatrixView<T> X, index N, const AdlOptions& o, ConstMatrixView<T> task, const Matrix<T>* initial) {
+  const index n = X.rows(), K = o.atoms, M = task.empty() ? 0 : task.cols();
+  if (X.empty()) throw InvalidArgument(fmt::format("ADL: X must have time points and voxels; got {}", shape_string(n, X.cols())));
   if (K < 1) throw InvalidArgument(fmt::format("ADL: give at least one atom; got K = {}", K));
   if (M > K)
     throw InvalidArgument(fmt::format("ADL: the task has {} time courses ({}) but there are only K = {} atoms", M,
@@ -61,14 +61,24 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
     throw InvalidArgument(fmt::format("ADL: give at least one coefficient and one dictionary step per iteration; got {} and {}",
                                       o.coefficient_steps, o.dictionary_steps));
   if (!(o.tolerance >= 0)) throw InvalidArgument("ADL: the tolerance cannot be negative");
-
-  Matrix<T> D;
   if (initial) {
     if (initial->rows() != n || initial->cols() != K)
       throw ShapeMismatch("ADL: the initial dictionary against X's time points and K", initial->rows(), initial->cols(),
                           n, K);
     require_host(initial->device(), "ADL's initial dictionary");
     require_finite(initial->view(), "initial dictionary");
+  }
+}
+
+// The fit of X (this process's voxels, of N in all); with a grid, the other processes hold the other
+// voxels and call this alike.
+template <Real T>
+AdlResult<T> fit(ConstMatrixView<T> X, index N, const AdlOptions& o, ConstMatrixView<T> task, const Matrix<T>* initial,
+                 const dist::Grid* grid) {
+  const Stopwatch clock;
+  const index n = X.rows(), K = o.atoms;
+  Matrix<T> D;
+  if (initial) {
     D = Matrix<T>::copy_of(initial->view());
   } else {
     std::mt19937_64 rng(o.seed);
@@ -77,13 +87,18 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
     for (index e = 0; e < D.size(); ++e) D.data()[e] = static_cast<T>(normal(rng));
   }
   rules::project_dictionary<T>(D.view(), task, o.c, o.c_d);
-  const std::unique_ptr<kernels::AdlSteps<T>> steps =
-      kernels::fmri<T>(X.device()).adl_steps(X, std::move(D), task, {.c = o.c, .c_d = o.c_d});
+  const std::unique_ptr<kernels::GridSum> sum = grid ? kernels::grid_sum(*grid) : nullptr;
+  std::unique_ptr<kernels::AdlSteps<T>> steps;
+  // what can fail on one process alone (memory for S and the products) fails on all
+  const auto alike = [&](auto&& body) { grid ? grid->together(body) : body(); };
+  alike([&] {
+    steps = kernels::fmri<T>(X.device()).adl_steps(X, std::move(D), task, {.c = o.c, .c_d = o.c_d}, sum.get());
+  });
 
   // ||X||_F^2 in double; a NaN or Inf anywhere makes it non-finite, and only then is X searched for it
   const double xx = steps->norm_squared();
   if (!std::isfinite(xx)) {
-    require_finite(X, "X");
+    alike([&] { require_finite(X, "X"); });
     throw InvalidArgument("ADL: X's entries are too large: ||X||_F^2 overflows; scale X down");
   }
 
@@ -97,6 +112,9 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
   report.device = X.device();
   report.precision = type_name<T>();
   report.stop = StopReason::IterationLimit;
+  if (grid)
+    report.notes.push_back(fmt::format("voxels dealt out over {} processes on {}, each iteration's sums added over {}",
+                                       grid->size(), X.device().is_cuda() ? "GPUs" : "CPUs", sum->name()));
   const auto f_of = [&](double cross, double quadratic, double l1) { return xx - 2 * cross + quadratic + lambda * l1; };
 
   Matrix<T> G(K, K), H(K, K);
@@ -126,7 +144,11 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
     out.objective.push_back(f);
     report.iterations = it;
     if (o.progress) o.progress(it, f);
-    if (o.tolerance > 0 && previous - f <= o.tolerance * previous) {
+    bool converged = o.tolerance > 0 && previous - f <= o.tolerance * previous;
+    // every process stops together, even where their f differ in the last bits (processes whose BLAS
+    // differ)
+    if (grid) converged = grid->max(converged ? 1.0 : 0.0) > 0;
+    if (converged) {
       report.stop = StopReason::Converged;
       report.notes.push_back(fmt::format("f decreased by at most {:g} of itself in an iteration", o.tolerance));
       break;
@@ -138,9 +160,57 @@ AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> t
   return out;
 }
 
+}  // namespace
+
+template <Real T>
+AdlResult<T> adl(ConstMatrixView<T> X, const AdlOptions& o, ConstMatrixView<T> task, const Matrix<T>* initial) {
+  validate(X, X.cols(), o, task, initial);
+  return fit(X, X.cols(), o, task, initial, nullptr);
+}
+
 template AdlResult<float> adl<float>(ConstMatrixView<float>, const AdlOptions&, ConstMatrixView<float>,
                                      const Matrix<float>*);
 template AdlResult<double> adl<double>(ConstMatrixView<double>, const AdlOptions&, ConstMatrixView<double>,
                                        const Matrix<double>*);
 
 }  // namespace linv::fmri
+
+namespace linv::dist {
+
+template <Real T>
+fmri::AdlResult<T> adl(const Grid& grid, ConstMatrixView<T> X, const fmri::AdlOptions& options, ConstMatrixView<T> task,
+                       const Matrix<T>* initial) {
+  // every process's time points and voxel count, to check them and to count N
+  const auto processes = static_cast<std::size_t>(grid.size());
+  std::vector<double> shapes(2 * processes, 0.0);
+  shapes[static_cast<std::size_t>(grid.rank())] = static_cast<double>(X.rows());
+  shapes[processes + static_cast<std::size_t>(grid.rank())] = static_cast<double>(X.cols());
+  grid.sum(shapes.data(), shapes.size());
+  index N = 0;
+  grid.together([&] {
+    for (std::size_t r = 0; r < processes; ++r) {
+      if (shapes[processes + r] < 1)
+        throw InvalidArgument(fmt::format("ADL over {} processes: process {} holds no voxel; every process needs at "
+                                          "least one",
+                                          processes, r));
+      if (shapes[r] != shapes[0])
+        throw InvalidArgument(fmt::format("ADL: process {} holds {} time points, process 0 {}; every process needs "
+                                          "all of them",
+                                          r, shapes[r], shapes[0]));
+      N += static_cast<index>(shapes[processes + r]);
+    }
+    if (X.device() != grid.device())
+      throw InvalidArgument(fmt::format("ADL: process {} computes on {} but its voxels are on {}", grid.rank(),
+                                        grid.device().name(), X.device().name()));
+    fmri::validate(X, N, options, task, initial);
+  });
+  return fmri::fit(X, N, options, task, initial, &grid);
+}
+
+template fmri::AdlResult<float> adl<float>(const Grid&, ConstMatrixView<float>, const fmri::AdlOptions&,
+                                           ConstMatrixView<float>, const Matrix<float>*);
+template fmri::AdlResult<double> adl<double>(const Grid&, ConstMatrixView<double>, const fmri::AdlOptions&,
+                                             ConstMatrixView<double>, const Matrix<double>*);
+
+}  // namespace linv::dist
+

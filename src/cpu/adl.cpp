@@ -88,19 +88,22 @@ void gram_of(Op op, ConstMatrixView<T> A, Matrix<T>& out) {
 template <Real T>
 class CpuAdl final : public kernels::AdlSteps<T> {
  public:
-  CpuAdl(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task, kernels::AdlConstraints constraints)
-      : X_(X), task_(task), constraints_(constraints), D_(std::move(D0)), S_(D_.cols(), X.cols()),
+  CpuAdl(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task, kernels::AdlConstraints constraints,
+         const kernels::GridSum* sum)
+      : X_(X), task_(task), constraints_(constraints), sum_(sum), D_(std::move(D0)), S_(D_.cols(), X.cols()),
         DtX_(Matrix<T>::uninitialized(D_.cols(), X.cols())), W_(Matrix<T>::uninitialized(D_.cols(), X.cols())),
         G_(D_.cols(), D_.cols()), H_(D_.cols(), D_.cols()), P_(X.rows(), D_.cols()), V_(X.rows(), D_.cols()) {}
 
   double norm_squared() override {
     const index n = X_.rows();
-    return blockwise<Sum>(X_.cols(), [&](index first, index last) {
-             Sum s;
-             for (index j = first; j < last; ++j)
-               for (index i = 0; i < n; ++i) s.value += static_cast<double>(X_(i, j)) * X_(i, j);
-             return s;
-           }).value;
+    double total = blockwise<Sum>(X_.cols(), [&](index first, index last) {
+                     Sum s;
+                     for (index j = first; j < last; ++j)
+                       for (index i = 0; i < n; ++i) s.value += static_cast<double>(X_(i, j)) * X_(i, j);
+                     return s;
+                   }).value;
+    sum(&total, 1);
+    return total;
   }
 
   void gram(Matrix<T>& G) override {
@@ -115,9 +118,19 @@ class CpuAdl final : public kernels::AdlSteps<T> {
       lapack::gemm<T>(Op::None, Op::None, T(1), G_.view(), S_.view(), T(0), W_.view());
       sums.push_back(coefficient_pass<T>(DtX_.view(), W_.view(), S_.view(), inv_c, tau));
     }
-    gram_of<T>(Op::None, S_.view(), H_);
+    if (sum_) {  // the steps' sums, packed for one sum over the job
+      std::vector<double> packed;
+      for (const kernels::AdlCoefficientSums& s : sums) packed.insert(packed.end(), {s.xs, s.sgs, s.l1, s.l1_new});
+      sum(packed.data(), packed.size());
+      for (std::size_t s = 0; s < sums.size(); ++s)
+        sums[s] = {packed[4 * s], packed[4 * s + 1], packed[4 * s + 2], packed[4 * s + 3]};
+    }
+    lapack::syrk<T>(Uplo::Lower, Op::None, T(1), S_.view(), T(0), H_.view());
+    sum(H_.data(), H_.size());
+    symmetrize_from_lower<T>(H_.view());  // after the sum: exactly symmetric whatever order it added in
     std::copy_n(H_.data(), H_.size(), H.data());
     lapack::gemm<T>(Op::None, Op::Transpose, T(1), X_, S_.view(), T(0), P_.view());
+    sum(P_.data(), P_.size());
   }
 
   void dictionary_steps(T inv_c, int steps, std::vector<kernels::AdlDictionarySums>& sums) override {
@@ -143,8 +156,15 @@ class CpuAdl final : public kernels::AdlSteps<T> {
   Matrix<T> take_codes() override { return std::move(S_); }
 
  private:
+  // values := their sum over the job's processes (nothing alone).
+  template <class V>
+  void sum(V* values, std::size_t count) const {
+    if (sum_) sum_->sum(values, count, nullptr);
+  }
+
   ConstMatrixView<T> X_, task_;
   kernels::AdlConstraints constraints_;
+  const kernels::GridSum* sum_;
   Matrix<T> D_, S_, DtX_, W_, G_, H_, P_, V_;
 };
 
@@ -153,13 +173,15 @@ class CpuAdl final : public kernels::AdlSteps<T> {
 
 template <Real T>
 std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                       kernels::AdlConstraints constraints) {
-  return std::make_unique<CpuAdl<T>>(X, std::move(D0), task, constraints);
+                                                kernels::AdlConstraints constraints, const kernels::GridSum* sum) {
+  return std::make_unique<CpuAdl<T>>(X, std::move(D0), task, constraints, sum);
 }
 
 template std::unique_ptr<kernels::AdlSteps<float>> adl_steps<float>(ConstMatrixView<float>, Matrix<float>,
-                                                           ConstMatrixView<float>, kernels::AdlConstraints);
+                                                                    ConstMatrixView<float>, kernels::AdlConstraints,
+                                                                    const kernels::GridSum*);
 template std::unique_ptr<kernels::AdlSteps<double>> adl_steps<double>(ConstMatrixView<double>, Matrix<double>,
-                                                             ConstMatrixView<double>, kernels::AdlConstraints);
+                                                                      ConstMatrixView<double>, kernels::AdlConstraints,
+                                                                      const kernels::GridSum*);
 
 }  // namespace linv::cpu

@@ -27,7 +27,8 @@ template <Real T>
 const kernels::Fmri<T>& fmri();      // fmri.cpp, with the passes of adl.cpp and parafac2.cpp:
 template <Real T>
 std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                                kernels::AdlConstraints constraints);
+                                                kernels::AdlConstraints constraints,
+                                                   const kernels::GridSum* sum);
 template <Real T>
 std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
                                                           const kernels::SlabShare& share);

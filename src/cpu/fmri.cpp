@@ -313,8 +313,9 @@ class Fmri final : public kernels::Fmri<T> {
     return std::make_unique<KsvdSteps<T>>(X, std::move(D0), options);
   }
   std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                                  kernels::AdlConstraints constraints) const override {
-    return cpu::adl_steps<T>(X, std::move(D0), task, constraints);
+                                                  kernels::AdlConstraints constraints,
+                                                  const kernels::GridSum* sum) const override {
+    return cpu::adl_steps<T>(X, std::move(D0), task, constraints, sum);
   }
   std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(
       const std::vector<ConstMatrixView<T>>& slabs, const kernels::SlabShare& share) const override {

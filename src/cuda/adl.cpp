@@ -25,9 +25,10 @@ namespace ak = adl_kernels;
 template <Real T>
 class GpuAdl final : public linv::kernels::AdlSteps<T> {
  public:
-  GpuAdl(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task, linv::kernels::AdlConstraints constraints)
+  GpuAdl(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task, linv::kernels::AdlConstraints constraints,
+         const linv::kernels::GridSum* sum)
       : X_(X), lane_(context_of(X.device()).main()), n_(X.rows()), N_(X.cols()), K_(D0.cols()), M_(task.cols()),
-        constraints_(constraints), D_(D0.to(X.device())), S_(K_, N_, X.device()),
+        constraints_(constraints), sum_(sum), D_(D0.to(X.device())), S_(K_, N_, X.device()),
         DtX_(Matrix<T>::uninitialized(K_, N_, X.device())), G_(K_, K_, X.device()), H_(K_, K_, X.device()),
         P_(n_, K_, X.device()), V_(n_, K_, X.device()),
         task_(M_ > 0 ? Matrix<T>::copy_of(task).to(X.device()) : Matrix<T>()), profile_("ADL") {
@@ -50,6 +51,7 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
     DeviceBuffer partial(bytes_of(blocks, sizeof(double)), device()), total(sizeof(double), device());
     ak::sum_of_squares<T>(X_.data(), n_, N_, ld_of(X_.ld()), partial.as<double>(), lane_.stream);
     ak::sum_partials(partial.as<double>(), blocks, 1, total.as<double>(), lane_.stream);
+    sum(total.as<double>(), 1);
     return read_back(total.as<double>(), lane_.stream);
   }
 
@@ -94,11 +96,13 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
       done += now;
     }
     profile_.end("coefficient steps", lane_.stream);
+    sum(totals.as<double>(), count);
     profile_.begin("S S^T", lane_.stream);
     // gemm, not syrk: cuBLAS's syrk of a K x K result over N ~ 1e6 took 73 ms (H100), gemm splits the sum;
     // the lower triangle is then mirrored so that H is exactly symmetric, as on the CPU
     blas::gemm<T>(lane_.blas, Op::None, Op::Transpose, K_, K_, N_, T(1), S_.data(), K_, S_.data(), K_, T(0), H_.data(),
                   K_);
+    sum(H_.data(), K_ * K_);  // before the mirror: exactly symmetric whatever order the sum added in
     launch::mirror_lower<T>(H_.data(), K_, K_, lane_.stream);
     profile_.end("S S^T", lane_.stream);
     PinnedBuffer& host = pinned(host_coefficients_, bytes_of(count, sizeof(double)) + bytes_of(K_ * K_, sizeof(T)));
@@ -109,6 +113,7 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
     profile_.begin("X S^T", lane_.stream);  // runs while the host finds H's largest eigenvalue
     blas::gemm<T>(lane_.blas, Op::None, Op::Transpose, n_, K_, N_, T(1), X_.data(), ld_of(X_.ld()), S_.data(), K_, T(0),
                   P_.data(), n_);
+    sum(P_.data(), n_ * K_);
     profile_.end("X S^T", lane_.stream);
     check(cudaEventSynchronize(ready_), "event synchronization");
     sums.resize(static_cast<std::size_t>(steps));
@@ -140,6 +145,11 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
 
  private:
   int device() const { return X_.device().index(); }
+  // values := their sum over the job's processes (device memory, on the lane's stream; nothing alone).
+  template <class V>
+  void sum(V* values, std::int64_t count) const {
+    if (sum_) sum_->sum(values, static_cast<std::size_t>(count), lane_.stream);
+  }
   // `buffer`, (re)made to hold at least `bytes`: page-locking is slow, so it happens once per run.
   static PinnedBuffer& pinned(std::unique_ptr<PinnedBuffer>& buffer, std::size_t bytes) {
     if (!buffer || buffer->bytes < bytes) buffer = std::make_unique<PinnedBuffer>(bytes);
@@ -150,6 +160,7 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
   const Lane& lane_;
   std::int64_t n_, N_, K_, M_;
   linv::kernels::AdlConstraints constraints_;
+  const linv::kernels::GridSum* sum_;
   Matrix<T> D_, S_, DtX_, G_, H_, P_, V_, task_;
   std::optional<PinnedBuffer> host_gram_;  // D^T D of the current D, on the host once known
   std::unique_ptr<PinnedBuffer> host_coefficients_, host_dictionary_;  // what each kind of step returns
@@ -161,13 +172,18 @@ class GpuAdl final : public linv::kernels::AdlSteps<T> {
 
 template <Real T>
 std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                                linv::kernels::AdlConstraints constraints) {
-  return std::make_unique<GpuAdl<T>>(X, std::move(D0), task, constraints);
+                                                      linv::kernels::AdlConstraints constraints,
+                                                      const linv::kernels::GridSum* sum) {
+  return std::make_unique<GpuAdl<T>>(X, std::move(D0), task, constraints, sum);
 }
 
 template std::unique_ptr<linv::kernels::AdlSteps<float>> adl_steps<float>(ConstMatrixView<float>, Matrix<float>,
-                                                                    ConstMatrixView<float>, linv::kernels::AdlConstraints);
+                                                                          ConstMatrixView<float>,
+                                                                          linv::kernels::AdlConstraints,
+                                                                          const linv::kernels::GridSum*);
 template std::unique_ptr<linv::kernels::AdlSteps<double>> adl_steps<double>(ConstMatrixView<double>, Matrix<double>,
-                                                                      ConstMatrixView<double>, linv::kernels::AdlConstraints);
+                                                                            ConstMatrixView<double>,
+                                                                            linv::kernels::AdlConstraints,
+                                                                            const linv::kernels::GridSum*);
 
 }  // namespace linv::cuda

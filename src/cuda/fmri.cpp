@@ -318,8 +318,9 @@ class Fmri final : public linv::kernels::Fmri<T> {
     return std::make_unique<KsvdSteps<T>>(X, std::move(D0), options);
   }
   std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                                        linv::kernels::AdlConstraints constraints) const override {
-    return cuda::adl_steps<T>(X, std::move(D0), task, constraints);
+                                                        linv::kernels::AdlConstraints constraints,
+                                                        const linv::kernels::GridSum* sum) const override {
+    return cuda::adl_steps<T>(X, std::move(D0), task, constraints, sum);
   }
   std::unique_ptr<linv::kernels::Parafac2Steps<T>> parafac2_steps(
       const std::vector<ConstMatrixView<T>>& slabs, const linv::kernels::SlabShare& share) const override {

@@ -605,6 +605,11 @@ class NcclSum final : public kernels::GridSum {
                                     static_cast<cudaStream_t>(stream)),
                "ncclAllReduce");
   }
+  void sum(float* values, std::size_t count, void* stream) const override {
+    check_nccl(nccl().ncclAllReduce(values, values, count, ncclFloat32, ncclSum, job_.comm(),
+                                    static_cast<cudaStream_t>(stream)),
+               "ncclAllReduce");
+  }
   std::string name() const override {
     int v = 0;
     check_nccl(nccl().ncclGetVersion(&v), "ncclGetVersion");

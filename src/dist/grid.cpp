@@ -2,10 +2,12 @@
 // errors (include/linv/distributed.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dist/communicator.hpp"
 #include "kernels/distributed.hpp"
@@ -123,6 +125,11 @@ class HostSum final : public kernels::GridSum {
   void sum(double* values, std::size_t count, void*) const override {
     grid_.communicator().all_reduce(values, count, Reduction::sum);
   }
+  void sum(float* values, std::size_t count, void*) const override {  // added in float64, rounded once
+    std::vector<double> wide(values, values + count);
+    grid_.communicator().all_reduce(wide.data(), count, Reduction::sum);
+    std::copy(wide.begin(), wide.end(), values);
+  }
   std::string name() const override { return grid_.communicator().name(); }
 
  private:
@@ -135,4 +142,35 @@ std::unique_ptr<kernels::GridSum> host_sum(const Grid& grid) { return std::make_
 
 }  // namespace detail
 
+template <Real T>
+Matrix<T> gather_columns(const Grid& grid, ConstMatrixView<T> mine) {
+  const Matrix<T> here = Matrix<T>::copy_of(mine).to(Device::cpu());
+  std::vector<double> counts(static_cast<std::size_t>(grid.size()), 0.0);
+  counts[static_cast<std::size_t>(grid.rank())] = static_cast<double>(here.cols());
+  grid.sum(counts.data(), counts.size());
+  const double rows = grid.max(static_cast<double>(here.rows()));
+  if (grid.min(static_cast<double>(here.rows())) != rows)
+    throw InvalidArgument("gather_columns: the processes hold columns of different lengths");
+  const detail::Communicator& comm = grid.communicator();
+  if (!grid.is_root()) {
+    if (here.size() > 0) comm.send(0, here.data(), here.bytes());
+    return {};
+  }
+  index total = 0;
+  for (double c : counts) total += static_cast<index>(c);
+  Matrix<T> all = Matrix<T>::uninitialized(static_cast<index>(rows), total);
+  std::copy_n(here.data(), here.size(), all.data());
+  index at = here.cols();
+  for (int r = 1; r < grid.size(); ++r) {
+    const auto cols = static_cast<index>(counts[static_cast<std::size_t>(r)]);
+    if (cols > 0 && rows > 0) comm.receive(r, all.data() + at * all.rows(), static_cast<std::size_t>(cols * all.rows()) * sizeof(T));
+    at += cols;
+  }
+  return all;
+}
+
+template Matrix<float> gather_columns<float>(const Grid&, ConstMatrixView<float>);
+template Matrix<double> gather_columns<double>(const Grid&, ConstMatrixView<double>);
+
 }  // namespace linv::dist
+

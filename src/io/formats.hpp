@@ -106,8 +106,13 @@ AnyStack read_npy_stack(InputFile& in);
 // io::read_stack_part of a .npy: a C-order float32/float64 3-D array in a regular file from its part's
 // bytes only, any other read whole and cut by part_of.
 StackPart read_npy_stack_part(InputFile& in, int part, int parts);
+// io::read_matrix_columns of a .npy: a 2-D float array in a regular file from its part's bytes, any other
+// read whole and cut.
+ColumnPart read_npy_columns(InputFile& in, int part, int parts);
 // Where part `part` of `parts` of a stack of `total` matrices begins.
 index part_begin(index total, int part, int parts);
+// Part `part` of `parts` of the columns of a matrix read whole.
+ColumnPart columns_of(AnyMatrix&& whole, int part, int parts);
 // Part `part` of `parts` of a stack read whole.
 StackPart part_of(AnyStack&& whole, int part, int parts);
 // The member `name` (with or without ".npy"; empty: the archive's only member) of a .npz archive, as a

@@ -293,9 +293,29 @@ StackPart read_stack_part(const std::string& spec, int part, int parts) {
   return detail::part_of(read_stack(spec), part, parts);
 }
 
+ColumnPart read_matrix_columns(const std::string& spec, int part, int parts) {
+  if (parts < 1 || part < 0 || part >= parts)
+    throw InvalidArgument(fmt::format("read_matrix_columns: part {} of {} does not exist", part, parts));
+  const Target t = parse_spec(spec);
+  if (t.format == Format::npy || t.format == Format::npz) {
+    detail::InputFile in = npy_source(t);
+    return detail::read_npy_columns(in, part, parts);
+  }
+  return detail::columns_of(read_matrix(spec), part, parts);
+}
+
 namespace detail {
 
 index part_begin(index total, int part, int parts) { return total * part / parts; }
+
+ColumnPart columns_of(AnyMatrix&& whole, int part, int parts) {
+  return std::visit(
+      [&]<Real T>(Matrix<T>& m) -> ColumnPart {
+        const index first = part_begin(m.cols(), part, parts), last = part_begin(m.cols(), part + 1, parts);
+        return {Matrix<T>::copy_of(m.view().block(0, first, m.rows(), last - first)), first, m.cols()};
+      },
+      whole);
+}
 
 StackPart part_of(AnyStack&& whole, int part, int parts) {
   return std::visit(

@@ -640,6 +640,47 @@ StackPart read_npy_stack_part(InputFile& in, int part, int parts) {
   return {h.element == Element::f4 ? read.operator()<float>() : read.operator()<double>(), first, total};
 }
 
+ColumnPart read_npy_columns(InputFile& in, int part, int parts) {
+  const Header h = read_header(in);
+  const bool floats = h.element == Element::f4 || h.element == Element::f8;
+  if (h.shape.size() != 2 || !floats || !in.size()) {
+    if (h.shape.size() == 3)
+      throw ParseError(in.path(), h.shape_offset, -1,
+                       fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
+                                   shape_text(h.shape), h.shape[0]));
+    return columns_of(with_data(in, h, [&h](auto& source) -> AnyMatrix {
+      if (h.element == Element::f4) return read_matrix_data<float>(source, h);
+      if (is_integer(h.element)) {
+        MatrixStack<double> one = integer_stack(source, h);
+        Matrix<double> m = Matrix<double>::uninitialized(one.rows, one.cols);
+        std::copy(one.data.begin(), one.data.end(), m.data());
+        return m;
+      }
+      return read_matrix_data<double>(source, h);
+    }), part, parts);
+  }
+  const index rows = h.shape[0], total = h.shape[1], first = part_begin(total, part, parts);
+  const index count = part_begin(total, part + 1, parts) - first;
+  auto read = [&]<Real T>() -> AnyMatrix {
+    Matrix<T> m = Matrix<T>::uninitialized(rows, count);
+    if (m.size() == 0) return m;
+    const auto item = static_cast<std::int64_t>(sizeof(T));
+    if (h.fortran_order) {  // the part's columns lie together
+      in.seek(h.data_offset + first * rows * item);
+      read_exact(in, h, m.data(), m.size());
+    } else {  // row i's part lies at (i total + first)
+      std::vector<T> row(static_cast<std::size_t>(count));
+      for (index i = 0; i < rows; ++i) {
+        in.seek(h.data_offset + (i * total + first) * item);
+        read_exact(in, h, row.data(), count);
+        for (index j = 0; j < count; ++j) m(i, j) = row[static_cast<std::size_t>(j)];
+      }
+    }
+    return m;
+  };
+  return {h.element == Element::f4 ? read.operator()<float>() : read.operator()<double>(), first, total};
+}
+
 Image read_npy_image(const std::string& path) {
   InputFile in(path);
   const Header h = read_header(in, true);

@@ -53,7 +53,10 @@ struct AdlDictionarySums {
 
 // One backend's state for ADL: X, the dictionary D (T x K), the codes S (K x N) and the products of the
 // current outer iteration, where X lives. The small K x K matrices the step constants come from are
-// returned in host memory.
+// returned in host memory. In a job whose processes each hold some of the voxels (dist::adl), every
+// result that adds over voxels (||X||^2, the coefficient steps' sums, H = S S^T and X S^T) is summed over
+// the job by the GridSum the steps were made with, so every process keeps the same D; S stays this
+// process's columns.
 template <Real T>
 class AdlSteps {
  public:
@@ -91,6 +94,7 @@ class GridSum {
   // on `stream` (a cudaStream_t of the grid's device) and may still run when this returns; on the host
   // `stream` is ignored and the sum is complete.
   virtual void sum(double* values, std::size_t count, void* stream) const = 0;
+  virtual void sum(float* values, std::size_t count, void* stream) const = 0;
   virtual std::string name() const = 0;  // "NCCL 2.28.9"
 };
 
@@ -149,8 +153,9 @@ class Fmri {
   virtual std::unique_ptr<KsvdSteps<T>> ksvd_steps(ConstMatrixView<T> X, Matrix<T> D0,
                                                    const fmri::KsvdOptions& options) const = 0;
   // X on the backend's device; D0 the projected initial dictionary (T x K) and the task (T x M) in host memory.
+  // With `sum`, X is this process's share of a job's voxels (columns): what adds over voxels is summed.
   virtual std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                                 AdlConstraints constraints) const = 0;
+                                                 AdlConstraints constraints, const GridSum* sum) const = 0;
   // Every slab on the backend's device, all of I rows; `share` says which of the fit's slabs they are.
   virtual std::unique_ptr<Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
                                                            const SlabShare& share) const = 0;

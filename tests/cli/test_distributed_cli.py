@@ -174,6 +174,39 @@ class Distributed(unittest.TestCase):
         self.assertIn("rows", err)
         self.assertFalse(os.path.exists(self.path("bad")))
 
+    def test_adl_over_processes_is_the_one_process_fit(self):
+        T, N = 30, 1001
+        X = self.rng.standard_normal((T, 4)) @ self.rng.standard_normal((4, N)) + 0.3 * self.rng.standard_normal((T, N))
+        np.save(self.path("X.npy"), X)  # C order: each process reads its columns row by row
+        np.save(self.path("Xf.npy"), np.asfortranarray(X))
+        np.save(self.path("task.npy"), X[:, :2] / np.linalg.norm(X[:, :2], axis=0))
+        common = ["-k", 6, "--iters", 15, "--task", self.path("task.npy"), "--c", 0.3, "-q"]
+        linv("adl", self.path("X.npy"), "--dictionary", self.path("D1.npy"), "--codes", self.path("S1.npy"),
+             "--device", "cpu", *common)
+        D1, S1 = np.load(self.path("D1.npy")), np.load(self.path("S1.npy"))
+        for how, run in (("mpiexec -n 2", lambda *a: mpirun(2, *a, "--distributed")),
+                         ("mpiexec -n 4", lambda *a: mpirun(4, *a, "--distributed", "--device", "cpu")),
+                         ("--devices cpu,cpu,cpu", lambda *a: linv(*a, "--devices", "cpu,cpu,cpu"))):
+            for source in ("X.npy", "Xf.npy"):
+                with self.subTest(how=how, source=source):
+                    run("adl", self.path(source), "--dictionary", self.path("D.npy"), "--codes", self.path("S.npy"),
+                        "--report", self.path("r.json"), *common)
+                    # the same steps, the sums over voxels added in another order: (T + N) eps per step (the
+                    # bound of tests/cuda/test_adl_gpu.cpp)
+                    bound = 30 * (T + N) * np.finfo(float).eps * 8 * 40
+                    D, S = np.load(self.path("D.npy")), np.load(self.path("S.npy"))
+                    self.assertEqual(S.shape, S1.shape)
+                    self.assertLess(np.abs(D - D1).max() / np.abs(D1).max(), bound)
+                    self.assertLess(np.abs(S - S1).max() / np.abs(S1).max(), bound)
+                    with open(self.path("r.json")) as f:
+                        self.assertGreater(json.load(f)["distributed"]["processes"], 1)
+        # more processes than voxels: one message for the job, no output
+        np.save(self.path("thin.npy"), X[:, :1])
+        _, err = mpirun(2, "adl", self.path("thin.npy"), "--dictionary", self.path("Dt.npy"), "--codes",
+                        self.path("St.npy"), "-k", 1, "--distributed", expect=2)
+        self.assertEqual(err.count("linv: error"), 1, err)
+        self.assertFalse(os.path.exists(self.path("Dt.npy")))
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()

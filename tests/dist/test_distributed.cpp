@@ -1,6 +1,6 @@
 // Distributed matrices and solvers, run as every process of a job (tests/dist/job_main.cpp): ctest runs it
 // under mpiexec with 1, 2 and 4 processes (ScaLAPACK), as a job of 3 CPU processes started by linv's local
-// launcher (Grid::local, no MPI: the layout, file, grid and PARAFAC2 tests, since ScaLAPACK needs MPI), and as a
+// launcher (Grid::local, no MPI: the layout, file, grid, PARAFAC2 and ADL tests, since ScaLAPACK needs MPI), and as a
 // local job on two GPUs (cuSOLVERMp; skipped where there are fewer). Every result is gathered to the root and checked against
 // the single-process linv (LAPACK, the oracle) with LAPACK-style bounds; every process checks the errors it
 // raises. A check that fails on one process never stops it from taking part in the next collective call:
@@ -450,5 +450,64 @@ TEST(DistParafac2, AnErrorOnOneProcessIsRaisedOnAll) {
   }
 }
 
+// Voxel-parallel ADL: each process fits its share of X's columns on its device, against the one-process
+// CPU fit of all of them (computed on every process alike). Only the order of the sums over voxels
+// differs: the bound is the GPU's against the CPU's (tests/cuda/test_adl_gpu.cpp), rounding of order
+// (T + N) eps per step, not amplified by the nonexpansive steps.
+TEST(DistAdl, FollowsTheOneProcessFit) {
+  struct Case {
+    index T, N, K, M;
+    int Ts, Td;
+  };
+  for (const Case c : {Case{40, 900, 10, 2, 10, 10}, Case{30, 601, 6, 0, 20, 5}, Case{24, 333, 40, 3, 4, 4}}) {
+    const std::uint64_t seed = case_seed(720 + static_cast<std::uint64_t>(c.K));
+    LINV_TRACE_SEED(seed);
+    Matrix<double> X = random_uniform<double>(c.T, c.N, seed, -1.0, 1.0);
+    Matrix<double> task(c.T, c.M);
+    for (index j = 0; j < c.M; ++j) {
+      double norm = 0;
+      for (index i = 0; i < c.T; ++i) norm += X(i, 5 * j) * X(i, 5 * j);
+      for (index i = 0; i < c.T; ++i) task(i, j) = X(i, 5 * j) / std::sqrt(norm);
+    }
+    const fmri::AdlOptions o{.atoms = c.K, .max_iterations = 8, .coefficient_steps = c.Ts, .dictionary_steps = c.Td,
+                             .c = 0.3, .seed = seed + 3};
+    const ConstMatrixView<double> t = c.M > 0 ? task.view() : ConstMatrixView<double>{};
+    const index first = c.N * grid().rank() / grid().size(), end = c.N * (grid().rank() + 1) / grid().size();
+    const Matrix<double> mine = Matrix<double>::copy_of(X.view().block(0, first, c.T, end - first)).to(grid().device());
+    const fmri::AdlResult<double> got = dist::adl<double>(grid(), mine.view(), o, t);
+    const fmri::AdlResult<double> want = fmri::adl<double>(X.view(), o, t);
+    const std::string what = fmt::format("T {} N {} K {} on {}", c.T, c.N, c.K, grid().describe());
+    ASSERT_EQ(got.objective.size(), want.objective.size()) << what;
+    ASSERT_EQ(got.inner_objective.size(), want.inner_objective.size()) << what;
+    ASSERT_EQ(got.codes.cols(), end - first) << what;
+    EXPECT_NEAR(got.lambda, want.lambda, 1e-14 * want.lambda) << what;
+    const double bound = 30.0 * static_cast<double>(c.T + c.N) * eps<double>() * 8 * (c.Ts + c.Td);
+    EXPECT_LE(max_relative_difference(got.objective, want.objective), bound) << what;
+    EXPECT_LE(max_relative_difference(got.inner_objective, want.inner_objective), bound) << what;
+    EXPECT_LE((relative_difference<double, double>(got.dictionary.to(Device::cpu()).view(), want.dictionary.view())),
+              bound)
+        << what;
+    const Matrix<double> want_codes = Matrix<double>::copy_of(want.codes.view().block(0, first, c.K, end - first));
+    EXPECT_LE((relative_difference<double, double>(got.codes.to(Device::cpu()).view(), want_codes.view())), bound)
+        << what;
+    EXPECT_FALSE(got.report.notes.empty()) << what;
+  }
+}
+
+TEST(DistAdl, AnErrorOnOneProcessIsRaisedOnAll) {
+  Matrix<double> X = random_uniform<double>(12, 40, case_seed(730));
+  const index first = 40 * grid().rank() / grid().size(), end = 40 * (grid().rank() + 1) / grid().size();
+  Matrix<double> mine = Matrix<double>::copy_of(X.view().block(0, first, 12, end - first));
+  if (grid().rank() == grid().size() - 1) mine(3, 0) = std::numeric_limits<double>::infinity();
+  const Matrix<double> on_device = mine.to(grid().device());
+  try {
+    (void)dist::adl<double>(grid(), on_device.view(), {.atoms = 3, .max_iterations = 2});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "X")) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace linv::testing
+

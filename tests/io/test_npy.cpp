@@ -287,6 +287,41 @@ TYPED_TEST(NpyTyped, ReadsPartsOfStacks) {
   EXPECT_THROW(linv::io::read_stack_part(cut, 0, 2), linv::ParseError);
 }
 
+// read_matrix_columns: the parts of a matrix's columns, from their own bytes in either order, cover every
+// column once, in order; an integer file is read whole and cut.
+TYPED_TEST(NpyTyped, ReadsPartsOfColumns) {
+  using T = TypeParam;
+  linv::testing::TempDir dir;
+  const Matrix<T> A = random_matrix<T>(5, 11, linv::testing::case_seed(240));
+  const std::string f_path = dir.file("f.npy"), c_path = dir.file("c.npy");
+  linv::io::write_matrix<T>(f_path, A.view());  // Fortran order
+  std::vector<T> c_order;
+  for (index i = 0; i < 5; ++i)
+    for (index j = 0; j < 11; ++j) c_order.push_back(A(i, j));
+  write_bytes(c_path, npy(fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': (5, 11), }}", descr<T>()),
+                          raw(c_order)));
+  for (const std::string& path : {f_path, c_path})
+    for (int parts : {1, 2, 3, 11, 12}) {
+      SCOPED_TRACE(fmt::format("{} in {} parts", path, parts));
+      index next = 0;
+      for (int part = 0; part < parts; ++part) {
+        const linv::io::ColumnPart p = linv::io::read_matrix_columns(path, part, parts);
+        const auto& m = std::get<Matrix<T>>(p.matrix);
+        EXPECT_EQ(p.first, next);
+        EXPECT_EQ(p.total, 11);
+        ASSERT_EQ(m.rows(), 5);
+        for (index j = 0; j < m.cols(); ++j)
+          for (index i = 0; i < 5; ++i) ASSERT_EQ(m(i, j), A(i, p.first + j));
+        next += m.cols();
+      }
+      EXPECT_EQ(next, 11);
+    }
+  EXPECT_THROW(linv::io::read_matrix_columns(f_path, 0, 0), linv::InvalidArgument);
+  const std::string bytes = read_bytes(c_path), cut = dir.file("cut.npy");
+  write_bytes(cut, bytes.substr(0, bytes.size() - sizeof(T)));
+  EXPECT_THROW(linv::io::read_matrix_columns(cut, 1, 2), linv::ParseError);
+}
+
 TEST(Npy, ReadsLargeFortranOrderStacks) {
   linv::testing::TempDir dir;
   const std::string path = dir.file("s.npy");

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Voxel-parallel ADL on several GPUs against one (issue 20): X of T time points x N voxels, float32, K
+atoms, a fixed number of outer iterations.
+
+1. Fit only: `linv bench adl` with X made on each GPU and each process fitting its share of the voxels
+   (`--devices cuda:0,cuda:1`: one process per GPU, started by linv, the sums over voxels over NCCL) against
+   the same on one GPU (`--device cuda`). Host clock around each complete fit, after a warm-up, median of
+   --repeats.
+2. End to end: `linv adl X.npy` from one C-order .npy (as np.save writes it; each process reads its columns)
+   to the dictionary and the codes on disk, with --devices against --device cuda. Wall clock of the whole
+   command, after a warm-up run of each, median of --repeats; the two runs' dictionaries are compared.
+
+Rows follow BENCHMARKS.md's schema: linv_s is the several-GPU time, peer_s linv's one-GPU time, ratio =
+peer_s / linv_s. Writes bench/results/<h200x2|...>/adl_distributed.json (and $OUT/).
+
+    python3 bench/gpu_adl_distributed.py --linv build/bin/linv
+"""
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("linv_gpu_parafac2_distributed",
+                                               os.path.join(HERE, "gpu_parafac2_distributed.py"))
+p2 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(p2)  # run(), the shared helpers
+inverse_bench = p2.inverse_bench
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--linv", required=True)
+    ap.add_argument("--rows", type=int, default=274)
+    ap.add_argument("--voxels", type=int, default=902629)
+    ap.add_argument("--atoms", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--devices", default="cuda:0,cuda:1")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--timeout", type=int, default=600)
+    args = ap.parse_args()
+    T, N, K = args.rows, args.voxels, args.atoms
+    ndev = len(args.devices.split(","))
+    tmp = tempfile.mkdtemp(prefix="linv-adl-")
+    rows = []
+
+    common = ["bench", "adl", "--sizes", f"{T}x{N}", "-k", K, "--iters", args.iters, "--precision", "single",
+              "--repeats", args.repeats]
+    fits = {}
+    for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"])):
+        if p2.run([args.linv, *common, *where, "--json", f"{tmp}/{name}.json"], args.timeout) is not None:
+            with open(f"{tmp}/{name}.json") as f:
+                fits[name] = json.load(f)["rows"][0]
+    if len(fits) == 2:
+        many, one = fits["many"], fits["one"]
+        rows.append({"case": f"adl fit, float32 X on the GPUs, K={K}, {args.iters} iterations (Ts=Td=20), {ndev} GPUs",
+                     "n": N, "batch": 1, "rows": T, "linv_s": many["seconds"], "peer": "linv on one GPU",
+                     "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": None,
+                     "floor_fraction": None, "linv_error": None, "peer_error": None,
+                     "objective": many["final_objective"], "peer_objective": one["final_objective"],
+                     "objective_relative_difference": abs(many["final_objective"] - one["final_objective"]) /
+                     one["final_objective"]})
+
+    rng = np.random.default_rng(5)
+    X = (rng.standard_normal((T, 8)) @ rng.standard_normal((8, N)) +
+         0.3 * rng.standard_normal((T, N))).astype(np.float32)
+    path = os.path.join(tmp, "X.npy")
+    np.save(path, X)
+    del X
+    cli = ["adl", path, "-k", K, "--iters", args.iters, "-q"]
+    commands = {name: [args.linv, *cli, "--dictionary", f"{tmp}/D_{name}.npy", "--codes", f"{tmp}/S_{name}.npy",
+                       "--report", f"{tmp}/{name}.json", *where]
+                for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"]))}
+    times = {"many": [], "one": []}
+    ok = all(p2.run(c, args.timeout) is not None for c in commands.values())
+    for _ in range(args.repeats if ok else 0):
+        for name, c in commands.items():
+            t = p2.run(c, args.timeout)
+            if t is not None:
+                times[name].append(t)
+    if times["many"] and times["one"]:
+        many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
+        with open(f"{tmp}/many.json") as f:
+            rm = json.load(f)
+        with open(f"{tmp}/one.json") as f:
+            ro = json.load(f)
+        D1, D2 = np.load(f"{tmp}/D_one.npy"), np.load(f"{tmp}/D_many.npy")
+        rows.append({"case": f"linv adl from one .npy (float32, C order) to outputs, K={K}, {args.iters} iterations, "
+                             f"{ndev} GPUs",
+                     "n": N, "batch": 1, "rows": T, "linv_s": many_s, "peer": "linv adl on one GPU", "peer_s": one_s,
+                     "ratio": one_s / many_s, "floor_s": None, "floor_fraction": None, "linv_error": None,
+                     "peer_error": None, "seconds_all": times["many"], "peer_seconds_all": times["one"],
+                     "fit_seconds": rm["seconds"], "peer_fit_seconds": ro["seconds"],
+                     "dictionary_max_relative_difference": float(np.abs(D2 - D1).max() / np.abs(D1).max())})
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    try:
+        import torch
+        device = torch.cuda.get_device_name(0)
+    except Exception:  # no torch
+        device = "GPU"
+    result = {"benchmark": "adl_distributed", "device": f"{ndev}x {device}",
+              "date": __import__("datetime").date.today().isoformat(),
+              "versions": {"linv": inverse_bench.git_sha() or "unknown"},
+              "command": "python3 bench/gpu_adl_distributed.py " + " ".join(sys.argv[1:]), "rows": rows}
+    dev_dir = inverse_bench.device_dir(device) + (f"x{ndev}" if ndev > 1 else "")
+    out = os.path.join(args.results, dev_dir, "adl_distributed.json")
+    inverse_bench.write_json(result, out)
+    if os.environ.get("OUT"):
+        inverse_bench.write_json(result, os.path.join(os.environ["OUT"], "adl_distributed.json"))
+    print(f"wrote {out}")
+    print(f"{'case':100s} {'linv s':>8s} {'1 GPU s':>8s} {'ratio':>6s}")
+    for r in rows:
+        print(f"{r['case'][:100]:100s} {r['linv_s']:8.3f} {r['peer_s']:8.3f} {r['ratio']:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
