@@ -100,18 +100,25 @@ void keep_freed_memory(int device) {
   done[static_cast<std::size_t>(device)] = true;
 }
 
+// Bytes every device allocation carries past its end and never uses. cuBLASMp 0.7's geadd with a
+// transposed operand (through cublasLtMatrixTransform) reads up to 31 elements past the end of a partial
+// last tile: compute-sanitizer's memcheck on two H200s saw reads 1 to 248 bytes past a process's
+// 53,760-byte local array in the distributed symmetry check (docs/gpu-performance-notes.md). The values
+// are discarded, but an array that ends where the pool's mapped memory ends would fault.
+constexpr std::size_t kOverreadSlack = 4096;
+
 void* Runtime::allocate(std::size_t bytes, int device) const {
   select(device);
   keep_freed_memory(device);
   void* p = nullptr;
-  cudaError_t status = cudaMallocAsync(&p, bytes, cudaStreamLegacy);
+  cudaError_t status = cudaMallocAsync(&p, bytes + kOverreadSlack, cudaStreamLegacy);
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     cudaMemPool_t pool = nullptr;
     check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool", device);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device);
     check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo", device);
-    status = cudaMallocAsync(&p, bytes, cudaStreamLegacy);
+    status = cudaMallocAsync(&p, bytes + kOverreadSlack, cudaStreamLegacy);
   }
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
