@@ -21,9 +21,7 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -31,8 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_gpu_parafac2_distributed",
                                                os.path.join(HERE, "gpu_parafac2_distributed.py"))
 p2 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(p2)  # run(), the shared helpers
-inverse_bench = p2.inverse_bench
+_spec.loader.exec_module(p2)  # run(), finish()
 
 
 def main():
@@ -102,24 +99,7 @@ def main():
                      "dictionary_max_relative_difference": float(np.abs(D2 - D1).max() / np.abs(D1).max())})
     shutil.rmtree(tmp, ignore_errors=True)
 
-    try:
-        import torch
-        device = torch.cuda.get_device_name(0)
-    except Exception:  # no torch
-        device = "GPU"
-    result = {"benchmark": "adl_distributed", "device": f"{ndev}x {device}",
-              "date": __import__("datetime").date.today().isoformat(),
-              "versions": {"linv": inverse_bench.git_sha() or "unknown"},
-              "command": "python3 bench/gpu_adl_distributed.py " + " ".join(sys.argv[1:]), "rows": rows}
-    dev_dir = inverse_bench.device_dir(device) + (f"x{ndev}" if ndev > 1 else "")
-    out = os.path.join(args.results, dev_dir, "adl_distributed.json")
-    inverse_bench.write_json(result, out)
-    if os.environ.get("OUT"):
-        inverse_bench.write_json(result, os.path.join(os.environ["OUT"], "adl_distributed.json"))
-    print(f"wrote {out}")
-    print(f"{'case':100s} {'linv s':>8s} {'1 GPU s':>8s} {'ratio':>6s}")
-    for r in rows:
-        print(f"{r['case'][:100]:100s} {r['linv_s']:8.3f} {r['peer_s']:8.3f} {r['ratio']:6.2f}")
+    p2.finish("adl_distributed", ndev, args.results, rows)
 
 
 if __name__ == "__main__":

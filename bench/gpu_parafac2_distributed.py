@@ -86,6 +86,30 @@ def host_to_device_gbps():
         return None
 
 
+def finish(benchmark, ndev, results_dir, rows, **extra):
+    """Writes the results of a several-GPU run against one (bench/results/<device>x<ndev>/<benchmark>.json,
+    and $OUT/) and prints its table."""
+    try:
+        import torch
+        device = torch.cuda.get_device_name(0)
+    except Exception:  # no torch
+        device = "GPU"
+    result = {"benchmark": benchmark, "device": f"{ndev}x {device}",
+              "date": __import__("datetime").date.today().isoformat(),
+              "versions": {"linv": inverse_bench.git_sha() or "unknown"},
+              "command": f"python3 {os.path.relpath(sys.argv[0], os.path.dirname(HERE))} " + " ".join(sys.argv[1:]),
+              **extra, "rows": rows}
+    dev_dir = inverse_bench.device_dir(device) + (f"x{ndev}" if ndev > 1 else "")
+    path = os.path.join(results_dir, dev_dir, f"{benchmark}.json")
+    inverse_bench.write_json(result, path)
+    if os.environ.get("OUT"):
+        inverse_bench.write_json(result, os.path.join(os.environ["OUT"], f"{benchmark}.json"))
+    print(f"wrote {path}")
+    print(f"{'case':100s} {'linv s':>8s} {'1 GPU s':>8s} {'ratio':>6s}")
+    for r in rows:
+        print(f"{r['case'][:100]:100s} {r['linv_s']:8.3f} {r['peer_s']:8.3f} {r['ratio']:6.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--linv", required=True)
@@ -167,25 +191,7 @@ def main():
     if not args.data:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    try:
-        import torch
-        device = torch.cuda.get_device_name(0)
-    except Exception:  # no torch
-        device = "GPU"
-    result = {"benchmark": "parafac2_distributed", "device": f"{ndev}x {device}",
-              "date": __import__("datetime").date.today().isoformat(),
-              "versions": {"linv": inverse_bench.git_sha() or "unknown"},
-              "command": "python3 bench/gpu_parafac2_distributed.py " + " ".join(sys.argv[1:]), "ceilings": ceil,
-              "host_to_device_gbps": h2d, "rows": rows}
-    dev_dir = inverse_bench.device_dir(device) + (f"x{ndev}" if ndev > 1 else "")
-    path = os.path.join(args.results, dev_dir, "parafac2_distributed.json")
-    inverse_bench.write_json(result, path)
-    if os.environ.get("OUT"):
-        inverse_bench.write_json(result, os.path.join(os.environ["OUT"], "parafac2_distributed.json"))
-    print(f"wrote {path}")
-    print(f"{'case':100s} {'linv s':>8s} {'1 GPU s':>8s} {'ratio':>6s}")
-    for r in rows:
-        print(f"{r['case'][:100]:100s} {r['linv_s']:8.3f} {r['peer_s']:8.3f} {r['ratio']:6.2f}")
+    finish("parafac2_distributed", ndev, args.results, rows, ceilings=ceil, host_to_device_gbps=h2d)
 
 
 if __name__ == "__main__":

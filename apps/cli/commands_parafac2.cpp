@@ -169,11 +169,12 @@ void run_parafac2(const Parafac2Args& a) {
   // each process reads its own slabs: its part of one stack, or its part of the files
   std::variant<io::AnyStack, std::vector<io::AnyMatrix>> data;
   std::vector<io::DType> types;
-  index first = 0;
+  index first = 0, mine = 0;  // this process's first slab and its number of slabs
   const auto read = [&] {
     if (a.inputs.size() == 1) {
       io::StackPart s = io::read_stack_part(a.inputs[0], part, parts);
       first = s.first;
+      mine = std::visit([](const auto& stack) { return stack.count; }, s.stack);
       types.push_back(dtype_of(s.stack));
       data = std::move(s.stack);
     } else {
@@ -184,6 +185,7 @@ void run_parafac2(const Parafac2Args& a) {
         matrices.push_back(io::read_matrix(a.inputs[static_cast<std::size_t>(k)]));
         types.push_back(dtype_of(matrices.back()));
       }
+      mine = static_cast<index>(matrices.size());
       data = std::move(matrices);
     }
   };
@@ -194,12 +196,6 @@ void run_parafac2(const Parafac2Args& a) {
                                         "use at most {} processes",
                                         total, parts, total));
     read();
-    const index mine = std::visit([](const auto& d) -> index {
-      if constexpr (std::is_same_v<std::decay_t<decltype(d)>, io::AnyStack>)
-        return std::visit([](const auto& s) { return s.count; }, d);
-      else
-        return static_cast<index>(d.size());
-    }, data);
     if (mine == 0)
       throw InvalidArgument(fmt::format("parafac2: the stack in {} has fewer slabs than the job's {} processes; every "
                                         "process needs at least one",

@@ -16,7 +16,6 @@
 #include <type_traits>
 
 #include "core/stopwatch.hpp"
-#include "dist/communicator.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/distributed.hpp"
 #include "linv/dense.hpp"
@@ -331,11 +330,12 @@ fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrix
                                  const fmri::Parafac2Options& options, const fmri::Parafac2Init<T>* init) {
   // every process learns every process's slab count, to check the shares and the rows before any sum
   const auto processes = static_cast<std::size_t>(grid.size());
-  std::vector<long long> counts(processes * 3, 0);  // counts, firsts, rows
-  counts[static_cast<std::size_t>(grid.rank())] = static_cast<long long>(slabs.size());
-  counts[processes + static_cast<std::size_t>(grid.rank())] = first;
-  counts[2 * processes + static_cast<std::size_t>(grid.rank())] = slabs.empty() ? -1 : slabs[0].rows();
-  grid.communicator().all_reduce(counts.data(), counts.size(), detail::Reduction::sum);
+  std::vector<double> counts(processes * 3, 0.0);  // counts, firsts, rows (exact in float64)
+  counts[static_cast<std::size_t>(grid.rank())] = static_cast<double>(slabs.size());
+  counts[processes + static_cast<std::size_t>(grid.rank())] = static_cast<double>(first);
+  counts[2 * processes + static_cast<std::size_t>(grid.rank())] =
+      slabs.empty() ? -1.0 : static_cast<double>(slabs[0].rows());
+  grid.sum(counts.data(), counts.size());
   index total = 0;
   grid.together([&] {
     for (std::size_t r = 0; r < processes; ++r) {
@@ -343,7 +343,7 @@ fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrix
         throw InvalidArgument(fmt::format("PARAFAC2 over {} processes: process {} holds no slab; every process needs "
                                           "at least one (use at most as many processes as slabs)",
                                           processes, r));
-      if (counts[processes + r] != total)
+      if (counts[processes + r] != static_cast<double>(total))
         throw InvalidArgument(fmt::format("PARAFAC2 over {} processes: process {} holds slabs from {}, where the "
                                           "previous processes' {} slabs end",
                                           processes, r, counts[processes + r], total));
@@ -351,7 +351,7 @@ fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrix
         throw InvalidArgument(fmt::format("PARAFAC2: the slabs of process {} have {} rows, those of process 0 {}; "
                                           "every slab needs the same rows",
                                           r, counts[2 * processes + r], counts[2 * processes]));
-      total += counts[r];
+      total += static_cast<index>(counts[r]);
     }
     for (const ConstMatrixView<T>& X : slabs)
       if (X.device() != grid.device())

@@ -144,7 +144,8 @@ std::unique_ptr<kernels::GridSum> host_sum(const Grid& grid) { return std::make_
 
 template <Real T>
 Matrix<T> gather_columns(const Grid& grid, ConstMatrixView<T> mine) {
-  const Matrix<T> here = Matrix<T>::copy_of(mine).to(Device::cpu());
+  Matrix<T> here = Matrix<T>::uninitialized(mine.rows(), mine.cols());
+  copy<T>(mine, here.view());
   std::vector<double> counts(static_cast<std::size_t>(grid.size()), 0.0);
   counts[static_cast<std::size_t>(grid.rank())] = static_cast<double>(here.cols());
   grid.sum(counts.data(), counts.size());

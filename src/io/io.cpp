@@ -282,9 +282,17 @@ AnyStack read_stack(const std::string& spec) {
   return detail::read_mat_stack(t.path, t.variable);
 }
 
-StackPart read_stack_part(const std::string& spec, int part, int parts) {
+namespace {
+
+void require_part(const char* reader, int part, int parts) {
   if (parts < 1 || part < 0 || part >= parts)
-    throw InvalidArgument(fmt::format("read_stack_part: part {} of {} does not exist", part, parts));
+    throw InvalidArgument(fmt::format("{}: part {} of {} does not exist", reader, part, parts));
+}
+
+}  // namespace
+
+StackPart read_stack_part(const std::string& spec, int part, int parts) {
+  require_part("read_stack_part", part, parts);
   const Target t = parse_spec(spec);
   if (t.format == Format::npy || t.format == Format::npz) {
     detail::InputFile in = npy_source(t);
@@ -294,8 +302,7 @@ StackPart read_stack_part(const std::string& spec, int part, int parts) {
 }
 
 ColumnPart read_matrix_columns(const std::string& spec, int part, int parts) {
-  if (parts < 1 || part < 0 || part >= parts)
-    throw InvalidArgument(fmt::format("read_matrix_columns: part {} of {} does not exist", part, parts));
+  require_part("read_matrix_columns", part, parts);
   const Target t = parse_spec(spec);
   if (t.format == Format::npy || t.format == Format::npz) {
     detail::InputFile in = npy_source(t);

@@ -560,13 +560,10 @@ void write_rows(AtomicFile& out, ConstMatrixView<T> A) {
   out.write(buffer.data(), buffer.size() * sizeof(T));
 }
 
-}  // namespace
-
-AnyMatrix read_npy(InputFile& in) {
-  const std::string& path = in.path();
-  const Header h = read_header(in);
+// The whole matrix whose header was just read (a 3-D array refused).
+AnyMatrix read_whole_matrix(InputFile& in, const Header& h) {
   if (h.shape.size() == 3)
-    throw ParseError(path, h.shape_offset, -1,
+    throw ParseError(in.path(), h.shape_offset, -1,
                      fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
                                  shape_text(h.shape), h.shape[0]));
   return with_data(in, h, [&h](auto& source) -> AnyMatrix {
@@ -579,6 +576,22 @@ AnyMatrix read_npy(InputFile& in) {
     }
     return read_matrix_data<double>(source, h);
   });
+}
+
+// The whole stack whose header was just read.
+AnyStack read_whole_stack(InputFile& in, const Header& h) {
+  return with_data(in, h, [&h](auto& source) -> AnyStack {
+    if (h.element == Element::f4) return read_stack_data<float>(source, h);
+    if (is_integer(h.element)) return integer_stack(source, h);
+    return read_stack_data<double>(source, h);
+  });
+}
+
+}  // namespace
+
+AnyMatrix read_npy(InputFile& in) {
+  const Header h = read_header(in);
+  return read_whole_matrix(in, h);
 }
 
 NpyLayout npy_layout(const std::string& path) {
@@ -604,28 +617,19 @@ template std::string npy_header<double>(index, index);
 
 AnyStack read_npy_stack(InputFile& in) {
   const Header h = read_header(in);
-  return with_data(in, h, [&h](auto& source) -> AnyStack {
-    if (h.element == Element::f4) return read_stack_data<float>(source, h);
-    if (is_integer(h.element)) return integer_stack(source, h);
-    return read_stack_data<double>(source, h);
-  });
+  return read_whole_stack(in, h);
 }
 
 StackPart read_npy_stack_part(InputFile& in, int part, int parts) {
   const Header h = read_header(in);
   const bool floats = h.element == Element::f4 || h.element == Element::f8;
-  if (h.shape.size() != 3 || h.fortran_order || !floats || !in.size()) {
-    AnyStack whole = with_data(in, h, [&h](auto& source) -> AnyStack {
-      if (h.element == Element::f4) return read_stack_data<float>(source, h);
-      if (is_integer(h.element)) return integer_stack(source, h);
-      return read_stack_data<double>(source, h);
-    });
-    return part_of(std::move(whole), part, parts);
-  }
+  if (h.shape.size() != 3 || h.fortran_order || !floats || !in.size())
+    return part_of(read_whole_stack(in, h), part, parts);
   // C order keeps each matrix's rows x cols elements together, one matrix after another: seek to the part's
   // first and read its matrices as read_stack_data reads them all (a file of the wrong size was refused by
   // read_header)
-  const index total = h.shape[0], first = part_begin(total, part, parts), count = part_begin(total, part + 1, parts) - first;
+  const index total = h.shape[0], first = part_begin(total, part, parts);
+  const index count = part_begin(total, part + 1, parts) - first;
   auto read = [&]<Real T>() -> AnyStack {
     MatrixStack<T> s;
     s.count = count, s.rows = h.shape[1], s.cols = h.shape[2];
@@ -643,22 +647,7 @@ StackPart read_npy_stack_part(InputFile& in, int part, int parts) {
 ColumnPart read_npy_columns(InputFile& in, int part, int parts) {
   const Header h = read_header(in);
   const bool floats = h.element == Element::f4 || h.element == Element::f8;
-  if (h.shape.size() != 2 || !floats || !in.size()) {
-    if (h.shape.size() == 3)
-      throw ParseError(in.path(), h.shape_offset, -1,
-                       fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
-                                   shape_text(h.shape), h.shape[0]));
-    return columns_of(with_data(in, h, [&h](auto& source) -> AnyMatrix {
-      if (h.element == Element::f4) return read_matrix_data<float>(source, h);
-      if (is_integer(h.element)) {
-        MatrixStack<double> one = integer_stack(source, h);
-        Matrix<double> m = Matrix<double>::uninitialized(one.rows, one.cols);
-        std::copy(one.data.begin(), one.data.end(), m.data());
-        return m;
-      }
-      return read_matrix_data<double>(source, h);
-    }), part, parts);
-  }
+  if (h.shape.size() != 2 || !floats || !in.size()) return columns_of(read_whole_matrix(in, h), part, parts);
   const index rows = h.shape[0], total = h.shape[1], first = part_begin(total, part, parts);
   const index count = part_begin(total, part + 1, parts) - first;
   auto read = [&]<Real T>() -> AnyMatrix {
