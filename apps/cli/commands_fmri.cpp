@@ -76,30 +76,42 @@ struct KsvdArgs {
   int iterations = 10;
   bool approximate = false, no_clear = false;
   std::uint64_t seed = 0;
+  bool distributed = false;  // one process of an MPI job, holding some of the signals
+  std::string devices;       // "cuda:0,cuda:1": a job of one process per device, started by linv
   CommonOptions common;
 };
 
+// One process's run: all of X, or with a grid this process's signals (host_X), the root writing the results.
 template <Real T>
-void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image, Compute c) {
-  const Device device = device_for(a.common, Operation::Ksvd, host_X.cols());
-  Matrix<T> X_copy;  // on a GPU only; the dictionary comes back on X's device
-  const ConstMatrixView<T> X = placed(host_X, device, X_copy);
+void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image, Compute c,
+                const dist::Grid* grid) {
   std::optional<Matrix<T>> initial;
-  if (!a.initial.empty()) initial = as<T>(io::read_matrix(a.initial), c);
-  const fmri::KsvdResult<T> r = fmri::ksvd<T>(X,
-                                              {.atoms = a.atoms,
-                                               .sparsity = a.sparsity,
-                                               .iterations = a.iterations,
-                                               .exact = !a.approximate,
-                                               .seed = a.seed,
-                                               .clear = !a.no_clear,
-                                               .progress = progress_line(a.common, "ksvd", "RMSE", a.iterations)},
-                                              initial ? &*initial : nullptr);
-  io::write_matrix<T>(a.dictionary, r.dictionary.to(Device::cpu()).view());
-  const Matrix<T> codes = r.codes.to_dense();
+  Matrix<T> X_copy;  // on a GPU only; the dictionary comes back on X's device
+  ConstMatrixView<T> X;
+  const Device device = grid ? grid->device() : device_for(a.common, Operation::Ksvd, host_X.cols());
+  const auto prepare = [&] {
+    if (!a.initial.empty()) initial = as<T>(io::read_matrix(a.initial), c);
+    X = placed(host_X, device, X_copy);
+  };
+  grid ? grid->together(prepare) : prepare();
+  const bool root = !grid || grid->is_root();
+  const fmri::KsvdOptions options{.atoms = a.atoms,
+                                  .sparsity = a.sparsity,
+                                  .iterations = a.iterations,
+                                  .exact = !a.approximate,
+                                  .seed = a.seed,
+                                  .clear = !a.no_clear,
+                                  .progress = root ? progress_line(a.common, "ksvd", "RMSE", a.iterations) : nullptr};
+  const fmri::KsvdResult<T> r = grid ? dist::ksvd<T>(*grid, X, options, initial ? &*initial : nullptr)
+                                     : fmri::ksvd<T>(X, options, initial ? &*initial : nullptr);
+  const Matrix<T> dictionary = r.dictionary.to(Device::cpu());
+  const Matrix<T> codes = grid ? dist::gather_columns<T>(*grid, r.codes.to_dense().view()) : r.codes.to_dense();
+  if (!root) return;
+  io::write_matrix<T>(a.dictionary, dictionary.view());
   io::write_matrix<T>(a.codes, codes.view());
   if (!a.maps.empty()) io::write_volumes<T>(a.maps, image->space, image->voxels, codes.view());  // one map per atom
   nlohmann::json j = report_json("ksvd", r.report, {{"X", a.x}, {"mask", a.mask}}, a.dictionary, X.rows(), a.atoms);
+  if (grid) j["distributed"] = {{"processes", grid->size()}, {"job", grid->describe()}};
   j.update({{"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}, {"maps", a.maps}}},
             {"atoms", a.atoms}, {"sparsity", a.sparsity}, {"variant", a.approximate ? "approximate" : "exact"},
             {"seed", a.seed}, {"rmse", r.rmse}, {"replaced_atoms", r.replaced}});
@@ -107,8 +119,11 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
   if (!a.common.quiet)
     std::printf("ksvd: %lld signals of %lld time points, %lld atoms, sparsity %lld, %s on %s | RMSE %.4g -> %.4g in "
                 "%d iterations, %lld atoms replaced | %.3f s -> %s, %s\n",
-                static_cast<long long>(X.cols()), static_cast<long long>(X.rows()), static_cast<long long>(a.atoms),
-                static_cast<long long>(a.sparsity), type_name<T>(), device.name().c_str(), r.rmse.front(),
+                static_cast<long long>(codes.cols()), static_cast<long long>(X.rows()), static_cast<long long>(a.atoms),
+                static_cast<long long>(a.sparsity), type_name<T>(),
+                grid ? fmt::format("{} processes on {}", grid->size(), device.is_cuda() ? "GPUs" : "CPUs").c_str()
+                     : device.name().c_str(),
+                r.rmse.front(),
                 r.rmse.back(), a.iterations, static_cast<long long>(r.replaced), r.report.seconds,
                 a.dictionary.c_str(), a.codes.c_str());
 }
@@ -119,10 +134,43 @@ void run_ksvd(const KsvdArgs& a) {
     if (!io::is_nifti_path(a.x))
       throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
   }
+  if (a.distributed || !a.devices.empty()) {
+    // each process reads its own signals (its columns of X; a NIfTI image is read whole and cut) and the
+    // job fits them together
+    const dist::Grid grid = job_grid({a.distributed, a.devices, "", a.common.device}, "ksvd");
+    if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
+    Signals s;
+    grid.together([&] {
+      index total = 0;
+      if (io::is_nifti_path(a.x)) {
+        s = read_signals(a.x, a.mask);
+        total = std::visit([](const auto& m) { return m.cols(); }, s.X);
+        const index first = total * grid.rank() / grid.size(), end = total * (grid.rank() + 1) / grid.size();
+        s.X = std::visit([&](const auto& m) -> io::AnyMatrix {
+          return std::decay_t<decltype(m)>::copy_of(m.view().block(0, first, m.rows(), end - first));
+        }, s.X);
+      } else {
+        if (!a.mask.empty())
+          throw InvalidArgument(
+              fmt::format("--mask {}: a mask selects voxels of a NIfTI image (.nii, .nii.gz)", a.mask));
+        io::ColumnPart mine = io::read_matrix_columns(a.x, grid.rank(), grid.size());
+        total = mine.total;
+        s.X = std::move(mine.matrix);
+      }
+      if (std::visit([](const auto& m) { return m.cols(); }, s.X) == 0)
+        throw InvalidArgument(fmt::format("ksvd: {} has {} signals, fewer than the job's {} processes", a.x, total,
+                                          grid.size()));
+    });
+    Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
+    refuse_mixed(c, "ksvd");
+    if (grid.max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;  // one element type for the job
+    with_type(c, [&]<Real T>() { ksvd_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, &grid); });
+    return;
+  }
   Signals s = read_signals(a.x, a.mask);
   const Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
   refuse_mixed(c, "ksvd");
-  with_type(c, [&]<Real T>() { ksvd_typed<T>(a, as<T>(std::move(s.X), c), s.image, c); });
+  with_type(c, [&]<Real T>() { ksvd_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, nullptr); });
 }
 
 struct OmpBenchArgs {
@@ -183,36 +231,49 @@ struct KsvdBenchArgs {
   index atoms = 9, sparsity = 6;
   int iterations = 30;
   std::string precision = "single", variant = "approximate";
+  bool distributed = false;
+  std::string devices;
 };
 
 // Times k-SVD end to end (initial dictionary, every iteration's coding and update, the final coding) on
-// X uniform in [-1, 1] generated on the device, seeded by its size.
+// X uniform in [-1, 1] generated on the device, seeded by its size. With a grid each process makes the
+// whole X on its device and fits its share of the signals (dist::ksvd), so the job fits the same X as one
+// process; process 0 reports.
 template <Real T>
-void bench_ksvd_typed(const KsvdBenchArgs& a, Device device) {
+void bench_ksvd_typed(const KsvdBenchArgs& a, Device device, const dist::Grid* grid) {
   nlohmann::json out = bench_output(device);
+  const bool root = !grid || grid->is_root();
+  const int part = grid ? grid->rank() : 0, parts = grid ? grid->size() : 1;
   for (const std::string& size : split(a.sizes)) {
     const std::vector<index> dims = parse_dims(size, "TxN");
     const index rows = dims[0], N = dims[1];
-    const Matrix<T> X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device);
+    Matrix<T> X;
+    const auto make = [&] { X = random_uniform<T>(rows, N, static_cast<std::uint64_t>(N), T(-1), T(1), device); };
+    grid ? grid->together(make) : make();
+    const index first = N * part / parts, end = N * (part + 1) / parts;
+    const ConstMatrixView<T> mine = X.view().block(0, first, rows, end - first);
     for (const std::string& variant : split(a.variant == "both" ? "approximate,exact" : a.variant)) {
       if (variant != "approximate" && variant != "exact")
         throw InvalidArgument(fmt::format("--variant {}: expected approximate, exact or both", variant));
+      const fmri::KsvdOptions options{.atoms = a.atoms, .sparsity = a.sparsity, .iterations = a.iterations,
+                                      .exact = variant == "exact", .seed = 1};
       fmri::KsvdResult<T> r;
       const Timing t = time_repeats(a.bench.repeats, r, [&] {
-        return fmri::ksvd<T>(X.view(), {.atoms = a.atoms, .sparsity = a.sparsity, .iterations = a.iterations,
-                                        .exact = variant == "exact", .seed = 1});
+        return grid ? dist::ksvd<T>(*grid, mine, options) : fmri::ksvd<T>(X.view(), options);
       });
       out["rows"].push_back({{"time_points", rows}, {"signals", N}, {"atoms", a.atoms}, {"sparsity", a.sparsity},
                              {"iterations", a.iterations}, {"variant", variant}, {"precision", type_name<T>()},
                              {"rmse_first", r.rmse.front()}, {"rmse_last", r.rmse.back()}, {"seconds", t.median},
-                             {"seconds_all", t.all}});
-      std::printf("ksvd %s %-11s T=%-5lld N=%-8lld K=%lld T0=%lld %d iterations %9.4f s (RMSE %.4g -> %.4g)\n",
-                  type_name<T>(), variant.c_str(), static_cast<long long>(rows), static_cast<long long>(N),
-                  static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity), a.iterations, t.median,
-                  r.rmse.front(), r.rmse.back());
+                             {"seconds_all", t.all}, {"processes", parts}});
+      if (root)
+        std::printf("ksvd %s%s %s %-11s T=%-5lld N=%-8lld K=%lld T0=%lld %d iterations %9.4f s (RMSE %.4g -> %.4g)\n",
+                    device.name().c_str(), grid ? fmt::format(" x {} processes", parts).c_str() : "", type_name<T>(),
+                    variant.c_str(), static_cast<long long>(rows), static_cast<long long>(N),
+                    static_cast<long long>(a.atoms), static_cast<long long>(a.sparsity), a.iterations, t.median,
+                    r.rmse.front(), r.rmse.back());
     }
   }
-  write_bench(a.bench, out);
+  if (root) write_bench(a.bench, out);
 }
 
 struct GenFmriArgs {
@@ -333,9 +394,20 @@ const Command kCommands[] = {
        cmd.add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(CLI::NonNegativeNumber);
        cmd.add_option("--variant", b->variant, "approximate, exact or both")->capture_default_str();
        cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
+       cmd.add_flag("--distributed", b->distributed,
+                    "Run as one process of an MPI job (mpirun -np N linv bench ksvd --distributed): the signals dealt "
+                    "out over the processes, each on --device (cpu or cuda)");
+       cmd.add_option("--devices", b->devices,
+                      "Deal the signals out over these devices of this machine, one process each, started by linv: "
+                      "e.g. cuda:0,cuda:1");
        cmd.callback([b] {
-         const Device device = Device::parse(b->bench.device);
-         with_type_named(b->precision, [&]<Real T>() { bench_ksvd_typed<T>(*b, device); });
+         std::optional<dist::Grid> grid;
+         if (b->distributed || !b->devices.empty()) {
+           grid = job_grid({b->distributed, b->devices, "", b->bench.device}, "bench ksvd");
+           if (!grid->is_root()) silence_errors();
+         }
+         const Device device = grid ? grid->device() : Device::parse(b->bench.device);
+         with_type_named(b->precision, [&]<Real T>() { bench_ksvd_typed<T>(*b, device, grid ? &*grid : nullptr); });
        });
      }},
     {"", "ksvd",
@@ -361,6 +433,14 @@ const Command kCommands[] = {
        cmd.add_flag("--approximate", a->approximate, "One power step per atom instead of its exact rank-1 SVD");
        cmd.add_flag("--no-clear", a->no_clear, "Do not replace coherent or rarely used atoms between iterations");
        cmd.add_option("--seed", a->seed, "Seed of the initial dictionary and of the atom orders")->capture_default_str();
+       cmd.add_flag("--distributed", a->distributed,
+                    "Run as one process of an MPI job (mpirun -np N linv ksvd ... --distributed [--device cuda]): the "
+                    "signals are dealt out in consecutive parts, each process reads only its columns of X (from a "
+                    ".npy; other files are read whole) and each atom update's sums over its users are added over the "
+                    "processes (NCCL between GPUs); process 0 writes D, the codes, the maps and the report");
+       cmd.add_option("--devices", a->devices,
+                      "Deal the signals out over these devices of this machine, one process each, started by linv (no "
+                      "MPI needed): e.g. cuda:0,cuda:1");
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_ksvd(*a); });
      }},

@@ -30,6 +30,7 @@
 #include "linv/adl.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
+#include "linv/fmri.hpp"
 #include "linv/io.hpp"
 #include "linv/matrix.hpp"
 #include "linv/parafac2.hpp"
@@ -238,6 +239,19 @@ fmri::Parafac2Result<T> parafac2(const Grid& grid, const std::vector<ConstMatrix
 template <Real T>
 fmri::AdlResult<T> adl(const Grid& grid, ConstMatrixView<T> X, const fmri::AdlOptions& options,
                        ConstMatrixView<T> task = {}, const Matrix<T>* initial_dictionary = nullptr);
+
+// Signal-parallel k-SVD (include/linv/fmri.hpp), for voxels: X's signals (columns) dealt out over the
+// grid's processes as for dist::adl, each coding and updating with its own on grid.device(). Every process
+// gets the same dictionary, RMSE history, replacement count and report, and the codes of its own signals.
+// An atom update's sums over its users (E E^T, or E itself when it has fewer users than time points, or
+// the power step's E gamma^T) are added over NCCL between GPUs; the initial dictionary (K random signals of
+// all N, the same as one process picks), the user counts, the errors and the choice of the worst
+// represented signal go through the grid. So the fit is the one-process fit of all signals up to the
+// order of those sums, while no near-tie in OMP or clearing sends the two different ways. Errors as
+// fmri::ksvd, raised on every process.
+template <Real T>
+fmri::KsvdResult<T> ksvd(const Grid& grid, ConstMatrixView<T> X, const fmri::KsvdOptions& options,
+                         const Matrix<T>* initial = nullptr);
 
 // The columns each process holds (consecutive parts in rank order, the same rows on every process) side by
 // side on the root, in host memory; an empty matrix elsewhere. For the codes of a voxel-parallel fit.

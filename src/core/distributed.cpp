@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -19,6 +21,27 @@
 
 namespace linv::dist {
 namespace {
+
+// With LINV_PROFILE set, process 0 says on stderr how long each phase of a distributed solve or inverse
+// took (the engines' calls return when their work is complete): where the time that does not shrink with
+// more processes goes (docs/scaling.md).
+class Phases {
+ public:
+  Phases(const Grid& grid, const char* what)
+      : enabled_(std::getenv("LINV_PROFILE") != nullptr && grid.is_root()), what_(what) {}
+  void mark(const char* phase) {
+    if (!enabled_) return;
+    const double now = clock_.seconds();
+    std::fprintf(stderr, "dist::%s: %-22s %8.3f s\n", what_, phase, now - last_);
+    last_ = now;
+  }
+
+ private:
+  bool enabled_;
+  const char* what_;
+  Stopwatch clock_;
+  double last_ = 0;
+};
 
 template <Real T>
 constexpr double eps() {
@@ -226,7 +249,9 @@ Solution<T> inverse_of(const DistMatrix<T>& A, DistMatrix<T>* owned, const Solve
   Solution<T> out{.x = {}, .report = start_report(A, Operation::Inverse)};
   Report& r = out.report;
   choose(A, options.method, r);
+  Phases phases(A.grid(), "inv");
   const double anorm = engine.norm1(A), a_max = engine.max_abs(A, /*upper_only=*/false);
+  phases.mark("norms");
   index smallest = 0;
   auto judge = [&](double rcond, index s) {
     r.rcond = rcond;
@@ -235,13 +260,16 @@ Solution<T> inverse_of(const DistMatrix<T>& A, DistMatrix<T>* owned, const Solve
   Stopwatch clock;
   std::string why_not;
   if (std::optional<Factored<T>> f = factor(A, owned, a_max, options.method, r, why_not)) {
+    phases.mark("factorization");
     if (f->cholesky)
       engine.cholesky_inverse(f->f);
     else
       engine.lu_inverse(f->f, f->pivots);
+    phases.mark("inverse of the factors");
     out.x = std::move(f->f);
     smallest = f->smallest;
     r.rcond = 1.0 / (anorm * engine.norm1(out.x));  // exact, from the inverse
+    phases.mark("rcond");
   } else {
     out.x = householder_solve(A, identity_like(A), anorm, why_not, r, [&](double rcond, index s) {
       r.rcond = rcond;
@@ -256,6 +284,7 @@ Solution<T> inverse_of(const DistMatrix<T>& A, DistMatrix<T>* owned, const Solve
   // The accuracy promise: Newton-Schulz steps X := X + X (I - A X) while they halve the residual, then
   // Householder QR against the identity.
   double s = inverse_residual(A, out.x, anorm, r);
+  phases.mark("residual");
   const double first = s;
   int steps = 0;
   for (; s > policy::kResidualBound && steps < policy::kRefinementSteps; ++steps) {
@@ -322,6 +351,7 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
   Solution<T> out{.x = {}, .report = start_report(A, Operation::Solve)};
   Report& r = out.report;
   choose(A, options.method, r);
+  Phases phases(A.grid(), "solve");
   const double anorm = engine.norm1(A);
   auto judge = [&](double rcond, index smallest) {
     r.rcond = rcond;
@@ -331,8 +361,10 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
   std::function<void(DistMatrix<T>&)> correct;
   Stopwatch clock;
   std::string why_not;
-  std::optional<Factored<T>> f =
-      factor<T>(A, nullptr, engine.max_abs(A, /*upper_only=*/false), options.method, r, why_not);
+  const double a_max = engine.max_abs(A, /*upper_only=*/false);
+  phases.mark("norms");
+  std::optional<Factored<T>> f = factor<T>(A, nullptr, a_max, options.method, r, why_not);
+  phases.mark("factorization");
   if (f) {
     // op(A)^-1 V with the factors (A symmetric for Cholesky)
     auto solve_with = [&engine, &f](DistMatrix<T>& V, Op op) {
@@ -342,9 +374,11 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
         engine.lu_solve(f->f, f->pivots, V, op);
     };
     judge(rcond_estimate(A, anorm, solve_with), f->smallest);
+    phases.mark("condition estimate");
     correct = [solve_with](DistMatrix<T>& R) { solve_with(R, Op::None); };
     out.x = B.clone();
     correct(out.x);
+    phases.mark("solve");
   } else {
     out.x = householder_solve(A, B.clone(), anorm, why_not, r, judge);
   }
@@ -354,6 +388,7 @@ Solution<T> solve(const DistMatrix<T>& A, const DistMatrix<T>& B, const SolveOpt
   // The accuracy promise: refinement with the same factors (residual in working precision) while it
   // halves the residual, then Householder QR.
   double s = solve_residual(A, out.x, B, anorm);
+  phases.mark("residual");
   const double first = s;
   int steps = 0;
   for (; correct && s > policy::kResidualBound && steps < policy::kRefinementSteps; ++steps) {

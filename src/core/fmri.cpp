@@ -13,7 +13,9 @@
 #include "core/fmri_rules.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/distributed.hpp"
 #include "linv/dense.hpp"
+#include "linv/distributed.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::fmri {
@@ -75,29 +77,51 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
 
 // ---- k-SVD -------------------------------------------------------------------------------------
 
+namespace {
+
 template <Real T>
-KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* initial) {
-  const Stopwatch clock;
-  const index n = X.rows(), N = X.cols(), K = o.atoms;
+void validate(ConstMatrixView<T> X, index N, const KsvdOptions& o, const Matrix<T>* initial) {
   require_finite(X, "X");
-  if (K < 1) throw InvalidArgument("k-SVD: give at least one atom");
-  rules::require_sparsity(K, o.sparsity, "k-SVD");
+  if (o.atoms < 1) throw InvalidArgument("k-SVD: give at least one atom");
+  rules::require_sparsity(o.atoms, o.sparsity, "k-SVD");
   if (o.iterations < 0) throw InvalidArgument("k-SVD: the iteration count cannot be negative");
+  if (initial) {
+    if (initial->rows() != X.rows() || initial->cols() != o.atoms)
+      throw ShapeMismatch("k-SVD: the initial dictionary against X's time points and K", X.rows(), o.atoms,
+                          initial->rows(), initial->cols());
+  } else if (o.atoms > N) {
+    throw InvalidArgument(fmt::format("k-SVD: {} atoms from {} signals: give fewer atoms or a dictionary", o.atoms, N));
+  }
+}
+
+// The fit of X: signals first .. first + X.cols() - 1 of N. With a grid, the other processes hold the
+// others (in rank order) and call this alike: what adds over signals is added over the grid, the worst
+// represented signal is the job's, and every process takes the same steps.
+template <Real T>
+KsvdResult<T> fit(ConstMatrixView<T> X, index N, index first, const KsvdOptions& o, const Matrix<T>* initial,
+                  const dist::Grid* grid) {
+  const Stopwatch clock;
+  const index n = X.rows(), K = o.atoms;
+  const auto processes = static_cast<std::size_t>(grid ? grid->size() : 1);
+  const auto rank = static_cast<std::size_t>(grid ? grid->rank() : 0);
   std::mt19937_64 rng(o.seed);
   Matrix<T> D;
   if (initial) {
-    if (initial->rows() != n || initial->cols() != K)
-      throw ShapeMismatch("k-SVD: the initial dictionary against X's time points and K", n, K, initial->rows(),
-                          initial->cols());
     D = initial->to(Device::cpu());
-  } else {
-    if (K > N) throw InvalidArgument(fmt::format("k-SVD: {} atoms from {} signals: give fewer atoms or a dictionary", K, N));
+  } else {  // K distinct signals of all N, wherever they are
     std::vector<index> order(static_cast<std::size_t>(N));
     std::iota(order.begin(), order.end(), index{0});
     std::shuffle(order.begin(), order.end(), rng);
     D = Matrix<T>(n, K);
-    for (index j = 0; j < K; ++j)  // a column copy, wherever X lives
-      copy<T>(X.block(0, order[static_cast<std::size_t>(j)], n, 1), D.block(0, j, n, 1));
+    for (index j = 0; j < K; ++j) {
+      const index s = order[static_cast<std::size_t>(j)] - first;
+      if (s >= 0 && s < X.cols()) copy<T>(X.block(0, s, n, 1), D.block(0, j, n, 1));  // wherever X lives
+    }
+    if (grid) {  // one process holds each column: the sum is that column, exactly
+      std::vector<double> columns(D.data(), D.data() + D.size());
+      grid->sum(columns.data(), columns.size());
+      std::copy(columns.begin(), columns.end(), D.data());
+    }
   }
   for (index j = 0; j < K; ++j) {  // unit-norm atoms (a zero one becomes the first basis vector)
     double norm = 0;
@@ -106,27 +130,77 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
     for (index i = 0; i < n; ++i) D(i, j) = norm > 0 ? static_cast<T>(static_cast<double>(D(i, j)) / norm) : T(i == 0);
   }
 
-  const std::unique_ptr<kernels::KsvdSteps<T>> steps = kernels::fmri<T>(X.device()).ksvd_steps(X, std::move(D), o);
+  const std::unique_ptr<kernels::GridSum> sum = grid ? kernels::grid_sum(*grid) : nullptr;
+  std::unique_ptr<kernels::KsvdSteps<T>> steps;
+  const auto alike = [&](auto&& body) { grid ? grid->together(body) : body(); };  // allocations fail on all
+  alike([&] { steps = kernels::fmri<T>(X.device()).ksvd_steps(X, std::move(D), o, sum.get()); });
+
+  // The job's RMSE from this process's sum of errors; a NaN or Inf means the dictionary overflowed, and
+  // going on would hand it to every later step.
+  const auto rmse = [&](double errors, int it) {
+    const double r = std::sqrt((grid ? grid->sum(errors) : errors) / (static_cast<double>(n) * static_cast<double>(N)));
+    if (!std::isfinite(r))
+      throw NumericalError(fmt::format("k-SVD: the representation error became {} at iteration {}", r, it));
+    return r;
+  };
+  // Every process's users of every atom (K per process, in rank order): the job's counts, and where each
+  // process's users of an atom start.
+  const auto users_by_process = [&](T threshold) {
+    const std::vector<index> mine = steps->users(threshold);
+    std::vector<double> all(processes * static_cast<std::size_t>(K), 0.0);
+    std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(rank * static_cast<std::size_t>(K)));
+    if (grid) grid->sum(all.data(), all.size());
+    return all;
+  };
+  const auto job_users = [&](const std::vector<double>& all, index j) {
+    kernels::AtomUsers u;
+    for (std::size_t p = 0; p < processes; ++p) {
+      const auto count = static_cast<index>(all[p * static_cast<std::size_t>(K) + static_cast<std::size_t>(j)]);
+      u.total += count;
+      if (p < rank) u.before += count;
+    }
+    return u;
+  };
+  // d_j := the job's worst represented signal not used this way yet, normalised (the first of the
+  // lowest-ranked process among equals, as one process would pick); false when none is left.
+  const auto replace_with_worst = [&](index j) {
+    kernels::WorstSignal worst = steps->worst_signal();
+    std::size_t owner = rank;
+    if (grid) {
+      std::vector<double> errors(processes, 0.0);
+      errors[rank] = worst.error;
+      grid->sum(errors.data(), errors.size());
+      owner = static_cast<std::size_t>(std::max_element(errors.begin(), errors.end()) - errors.begin());
+      worst.error = errors[owner];
+    }
+    if (!(worst.error > 0)) return false;
+    std::vector<double> atom(static_cast<std::size_t>(n), 0.0);
+    if (owner == rank) atom = steps->claim_signal(worst.signal);
+    if (grid) grid->broadcast(atom.data(), atom.size() * sizeof(double), static_cast<int>(owner));
+    double norm = 0;
+    for (double v : atom) norm += v * v;
+    norm = std::sqrt(norm);
+    if (!(norm > 0)) return false;
+    for (double& v : atom) v /= norm;
+    steps->set_atom(j, atom);
+    return true;
+  };
+
   KsvdResult<T> out;
   std::vector<index> order(static_cast<std::size_t>(K));
   std::iota(order.begin(), order.end(), index{0});
-  // A NaN or Inf error means the dictionary overflowed: going on would hand it to every later step.
-  auto finite = [&](double rmse, int it) {
-    if (!std::isfinite(rmse))
-      throw NumericalError(fmt::format("k-SVD: the representation error became {} at iteration {}", rmse, it));
-    return rmse;
-  };
   for (int it = 0; it < o.iterations; ++it) {
-    out.rmse.push_back(finite(steps->code(o.keep_better_codes && it > 0), it + 1));
+    out.rmse.push_back(rmse(steps->code(o.keep_better_codes && it > 0), it + 1));
     if (o.progress) o.progress(it + 1, out.rmse.back());
-    const std::vector<index> used = steps->users(T(0));
+    const std::vector<double> used = users_by_process(T(0));
     std::vector<bool> replaced(static_cast<std::size_t>(K), false);
     std::shuffle(order.begin(), order.end(), rng);
     for (index j : order) {
       if (o.checkpoint) o.checkpoint();
-      if (used[static_cast<std::size_t>(j)] > 0) {
-        steps->update_atom(j, o.exact, it);
-      } else if (steps->replace_with_worst(j)) {  // an atom no signal uses
+      const kernels::AtomUsers users = job_users(used, j);
+      if (users.total > 0) {
+        steps->update_atom(j, users, o.exact, it);
+      } else if (replace_with_worst(j)) {  // an atom no signal uses
         replaced[static_cast<std::size_t>(j)] = true;
         ++out.replaced;
       }
@@ -134,18 +208,18 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
     if (o.clear && it + 1 < o.iterations) {  // Rubinstein's cleardict (not after the last update: a fresh
                                               // atom would reach the result without ever being updated)
       steps->refresh_errors();
-      const std::vector<index> use = steps->users(T(1e-7));
+      const std::vector<double> use = users_by_process(T(1e-7));
       Matrix<T> host_D = steps->dictionary();
       for (index j = 0; j < K; ++j) {
         if (replaced[static_cast<std::size_t>(j)]) continue;
-        if (rules::should_clear(host_D, j, use[static_cast<std::size_t>(j)], o) && steps->replace_with_worst(j)) {
+        if (rules::should_clear(host_D, j, job_users(use, j).total, o) && replace_with_worst(j)) {
           ++out.replaced;
           host_D = steps->dictionary();
         }
       }
     }
   }
-  out.rmse.push_back(finite(steps->code(o.keep_better_codes && o.iterations > 0), o.iterations));
+  out.rmse.push_back(rmse(steps->code(o.keep_better_codes && o.iterations > 0), o.iterations));
   out.dictionary = steps->take_dictionary();
   out.codes = steps->take_codes();
   Report& r = out.report;
@@ -155,8 +229,19 @@ KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* 
   r.precision = type_name<T>();
   r.iterations = o.iterations;
   r.notes.push_back(fmt::format("{} atom updates; {} atoms replaced", o.exact ? "exact" : "approximate", out.replaced));
+  if (grid)
+    r.notes.push_back(fmt::format("signals dealt out over {} processes on {}, each atom update's sums added over {}",
+                                  grid->size(), X.device().is_cuda() ? "GPUs" : "CPUs", sum->name()));
   r.seconds = clock.seconds();
   return out;
+}
+
+}  // namespace
+
+template <Real T>
+KsvdResult<T> ksvd(ConstMatrixView<T> X, const KsvdOptions& o, const Matrix<T>* initial) {
+  validate(X, X.cols(), o, initial);
+  return fit(X, X.cols(), 0, o, initial, nullptr);
 }
 
 // ---- synthetic fMRI ----------------------------------------------------------------------------
@@ -233,3 +318,43 @@ template SparseCodes<double> batch_omp_gram<double>(ConstMatrixView<double>, Con
                                                     const std::vector<double>&, const OmpOptions&);
 
 }  // namespace linv::fmri
+
+namespace linv::dist {
+
+template <Real T>
+fmri::KsvdResult<T> ksvd(const Grid& grid, ConstMatrixView<T> X, const fmri::KsvdOptions& options,
+                         const Matrix<T>* initial) {
+  // every process's time points and signal count, to check them, to count N and to place this process's
+  const auto processes = static_cast<std::size_t>(grid.size()), rank = static_cast<std::size_t>(grid.rank());
+  std::vector<double> shapes(2 * processes, 0.0);
+  shapes[rank] = static_cast<double>(X.rows());
+  shapes[processes + rank] = static_cast<double>(X.cols());
+  grid.sum(shapes.data(), shapes.size());
+  index N = 0, first = 0;
+  grid.together([&] {
+    for (std::size_t r = 0; r < processes; ++r) {
+      if (shapes[processes + r] < 1)
+        throw InvalidArgument(fmt::format("k-SVD over {} processes: process {} holds no signal; every process needs "
+                                          "at least one",
+                                          processes, r));
+      if (shapes[r] != shapes[0])
+        throw InvalidArgument(fmt::format("k-SVD: process {} holds {} time points, process 0 {}; every process needs "
+                                          "all of them",
+                                          r, shapes[r], shapes[0]));
+      if (r < rank) first += static_cast<index>(shapes[processes + r]);
+      N += static_cast<index>(shapes[processes + r]);
+    }
+    if (X.device() != grid.device())
+      throw InvalidArgument(fmt::format("k-SVD: process {} computes on {} but its signals are on {}", grid.rank(),
+                                        grid.device().name(), X.device().name()));
+    fmri::validate(X, N, options, initial);
+  });
+  return fmri::fit(X, N, first, options, initial, &grid);
+}
+
+template fmri::KsvdResult<float> ksvd<float>(const Grid&, ConstMatrixView<float>, const fmri::KsvdOptions&,
+                                             const Matrix<float>*);
+template fmri::KsvdResult<double> ksvd<double>(const Grid&, ConstMatrixView<double>, const fmri::KsvdOptions&,
+                                               const Matrix<double>*);
+
+}  // namespace linv::dist

@@ -129,8 +129,8 @@ void gram_and_correlations(ConstMatrixView<T> D, ConstMatrixView<T> X, MatrixVie
 template <Real T>
 class KsvdSteps final : public kernels::KsvdSteps<T> {
  public:
-  KsvdSteps(ConstMatrixView<T> X, Matrix<T> D0, const fmri::KsvdOptions& o)
-      : X_(X), D_(std::move(D0)), sparsity_(o.sparsity) {}
+  KsvdSteps(ConstMatrixView<T> X, Matrix<T> D0, const fmri::KsvdOptions& o, const kernels::GridSum* sum)
+      : X_(X), D_(std::move(D0)), sparsity_(o.sparsity), sum_(sum) {}
 
   double code(bool keep_previous) override {
     const index K = D_.cols(), N = X_.cols();
@@ -153,9 +153,10 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
     }
     codes_ = std::move(fresh);
     users_.clear();
+    claimed_.clear();
     double total = 0;
     for (double e : err_) total += e;
-    return std::sqrt(total / (static_cast<double>(X_.rows()) * static_cast<double>(N)));
+    return total;
   }
 
   std::vector<index> users(T threshold) override {
@@ -168,16 +169,18 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
     return use;
   }
 
-  void update_atom(index j, bool exact, int iteration) override {
-    if (users_.empty()) {  // who uses each atom since the last sparse coding: (signal, slot)
+  void update_atom(index j, kernels::AtomUsers job, bool exact, int iteration) override {
+    if (users_.empty()) {  // who uses each atom since the last sparse coding: (signal, slot), nonzero slots only
       users_.resize(static_cast<std::size_t>(D_.cols()));
       for (index s = 0; s < codes_.signals; ++s)
-        for (index t = 0; t < codes_.count[static_cast<std::size_t>(s)]; ++t)
-          users_[static_cast<std::size_t>(codes_.atom[static_cast<std::size_t>(t + s * sparsity_)])].push_back({s, t});
+        for (index t = 0; t < codes_.count[static_cast<std::size_t>(s)]; ++t) {
+          const std::size_t slot = static_cast<std::size_t>(t + s * sparsity_);
+          if (codes_.value[slot] != T(0)) users_[static_cast<std::size_t>(codes_.atom[slot])].push_back({s, t});
+        }
     }
     const auto& w = users_[static_cast<std::size_t>(j)];
-    const index n = X_.rows(), m = static_cast<index>(w.size());
-    if (m == 0) return;
+    const index n = X_.rows(), m = static_cast<index>(w.size()), total = sum_ ? job.total : m;
+    if (total == 0) return;
     // E = X_w - D Gamma_w + d_j gamma_j: each user's residual with atom j's term left in
     Matrix<double> E(n, m);
     for (index u = 0; u < m; ++u) {
@@ -192,11 +195,23 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
     std::vector<double> atom(static_cast<std::size_t>(n)), gamma(static_cast<std::size_t>(m));
     if (exact) {
       // E's leading singular pair from the largest eigenpair of the smaller Gram matrix, E E^T (n x n)
-      // or E^T E (m x m): 0.13 s against 4.2 s for a thin SVD of a 274 x 133000 E
-      const bool rows = n <= m;
-      const index g = rows ? n : m;
+      // or E^T E (total x total): 0.13 s against 4.2 s for a thin SVD of a 274 x 133000 E. Over a job,
+      // E E^T is the sum of every process's, and E^T E needs all of E: each process's columns in their
+      // place, added up.
+      const bool rows = n <= total;
+      Matrix<double> whole;  // all of E, for E^T E over a job
+      if (!rows && sum_) {
+        whole = Matrix<double>(n, total);
+        for (index u = 0; u < m; ++u)
+          for (index i = 0; i < n; ++i) whole(i, job.before + u) = E(i, u);
+        sum_->sum(whole.data(), static_cast<std::size_t>(whole.size()), nullptr);
+      }
+      const ConstMatrixView<double> all = whole.empty() ? E.view() : whole.view();
+      const index g = rows ? n : total;
       Matrix<double> M(g, g);
-      lapack::syrk<double>(Uplo::Lower, rows ? Op::None : Op::Transpose, 1.0, E.view(), 0.0, M.view());
+      if (!(rows && m == 0))
+        lapack::syrk<double>(Uplo::Lower, rows ? Op::None : Op::Transpose, 1.0, rows ? E.view() : all, 0.0, M.view());
+      if (rows && sum_) sum_->sum(M.data(), static_cast<std::size_t>(M.size()), nullptr);
       double lambda = 0;
       std::vector<double> vec(static_cast<std::size_t>(g));
       if (lapack::largest_eigenpair<double>(M.view(), lambda, vec.data()) != 0)
@@ -213,17 +228,17 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
           for (index i = 0; i < n; ++i) t += E(i, u) * atom[static_cast<std::size_t>(i)];
           gamma[static_cast<std::size_t>(u)] = t;
         }
-      } else {  // gamma = sigma v, atom = E v / sigma
+      } else {  // gamma = sigma v (this process's part of v), atom = E v / sigma
         const double sigma = std::sqrt(lambda);
-        for (index u = 0; u < m; ++u) gamma[static_cast<std::size_t>(u)] = sigma * vec[static_cast<std::size_t>(u)];
+        for (index u = 0; u < m; ++u)
+          gamma[static_cast<std::size_t>(u)] = sigma * vec[static_cast<std::size_t>(job.before + u)];
         for (index i = 0; i < n; ++i) {
           double t = 0;
-          for (index u = 0; u < m; ++u) t += E(i, u) * vec[static_cast<std::size_t>(u)];
+          for (index u = 0; u < total; ++u) t += all(i, u) * vec[static_cast<std::size_t>(u)];
           atom[static_cast<std::size_t>(i)] = t / sigma;
         }
       }
-    } else {  // one power step from the current coefficients
-      double norm = 0;
+    } else {  // one power step from the current coefficients: atom = E gamma^T (summed over a job), normalised
       for (index i = 0; i < n; ++i) {
         double t = 0;
         for (index u = 0; u < m; ++u) {
@@ -231,8 +246,10 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
           t += E(i, u) * codes_.value[static_cast<std::size_t>(own + s * sparsity_)];
         }
         atom[static_cast<std::size_t>(i)] = t;
-        norm += t * t;
       }
+      if (sum_) sum_->sum(atom.data(), atom.size(), nullptr);
+      double norm = 0;
+      for (double v : atom) norm += v * v;
       norm = std::sqrt(norm);
       if (!(norm > 0)) return;
       for (double& v : atom) v /= norm;
@@ -249,20 +266,28 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
     }
   }
 
-  bool replace_with_worst(index j) override {
+  kernels::WorstSignal worst_signal() override {
     const auto worst = std::max_element(err_.begin(), err_.end());
-    if (worst == err_.end() || !(*worst > 0)) return false;
-    const index s = static_cast<index>(worst - err_.begin());
-    *worst = 0;  // each signal replaces one atom at most
-    double norm = 0;
-    for (index i = 0; i < X_.rows(); ++i) norm += static_cast<double>(X_(i, s)) * X_(i, s);
-    norm = std::sqrt(norm);
-    if (!(norm > 0)) return false;
-    for (index i = 0; i < X_.rows(); ++i) D_(i, j) = static_cast<T>(static_cast<double>(X_(i, s)) / norm);
-    return true;
+    if (worst == err_.end()) return {};
+    return {*worst, static_cast<index>(worst - err_.begin())};
   }
 
-  void refresh_errors() override { err_ = errors(codes_); }
+  std::vector<double> claim_signal(index s) override {
+    err_[static_cast<std::size_t>(s)] = 0;
+    claimed_.push_back(s);
+    std::vector<double> column(static_cast<std::size_t>(X_.rows()));
+    for (index i = 0; i < X_.rows(); ++i) column[static_cast<std::size_t>(i)] = static_cast<double>(X_(i, s));
+    return column;
+  }
+
+  void set_atom(index j, const std::vector<double>& atom) override {
+    for (index i = 0; i < D_.rows(); ++i) D_(i, j) = static_cast<T>(atom[static_cast<std::size_t>(i)]);
+  }
+
+  void refresh_errors() override {
+    err_ = errors(codes_);
+    for (index s : claimed_) err_[static_cast<std::size_t>(s)] = 0;
+  }
   Matrix<T> dictionary() override { return D_.clone(); }
   Matrix<T> take_dictionary() override { return std::move(D_); }
   fmri::SparseCodes<T> take_codes() override { return std::move(codes_); }
@@ -292,8 +317,10 @@ class KsvdSteps final : public kernels::KsvdSteps<T> {
   ConstMatrixView<T> X_;
   Matrix<T> D_;
   index sparsity_;
+  const kernels::GridSum* sum_;  // over a job's processes, or nullptr
   fmri::SparseCodes<T> codes_;  // the current codes (those of the last updates)
   std::vector<double> err_;
+  std::vector<index> claimed_;  // the signals made atoms since the last coding
   std::vector<std::vector<std::pair<index, index>>> users_;  // per atom: (signal, slot), built per coding
 };
 
@@ -309,8 +336,9 @@ class Fmri final : public kernels::Fmri<T> {
     return cpu::batch_omp<T>(G, DtX, norms, options);
   }
   std::unique_ptr<kernels::KsvdSteps<T>> ksvd_steps(ConstMatrixView<T> X, Matrix<T> D0,
-                                                    const fmri::KsvdOptions& options) const override {
-    return std::make_unique<KsvdSteps<T>>(X, std::move(D0), options);
+                                                    const fmri::KsvdOptions& options,
+                                                    const kernels::GridSum* sum) const override {
+    return std::make_unique<KsvdSteps<T>>(X, std::move(D0), options, sum);
   }
   std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
                                                   kernels::AdlConstraints constraints,

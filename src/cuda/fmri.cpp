@@ -91,8 +91,9 @@ fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, Con
 template <Real T>
 class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
  public:
-  KsvdSteps(ConstMatrixView<T> X, Matrix<T> D0, const fmri::KsvdOptions& o)
-      : X_(X), n_(X.rows()), N_(X.cols()), K_(o.atoms), ldx_(ld_of(X.ld())), T0_(static_cast<int>(o.sparsity)),
+  KsvdSteps(ConstMatrixView<T> X, Matrix<T> D0, const fmri::KsvdOptions& o, const linv::kernels::GridSum* sum)
+      : X_(X), sum_(sum), n_(X.rows()), N_(X.cols()), K_(o.atoms), ldx_(ld_of(X.ld())),
+        T0_(static_cast<int>(o.sparsity)),
         ctx_(context_of(X.device())), stream_(ctx_.main().stream), profile_("k-SVD"), D_(D0.to(X.device())),
         ldd_(ld_of(D_.ld())), G_(buffer<T>(K_ * K_)), DtX_(buffer<T>(K_ * N_)), Gamma_(buffer<T>(K_ * N_)),
         norms_(buffer<double>(N_)), err_(buffer<double>(N_)), err_prev_(buffer<double>(N_)), users_(buffer<int>(K_)),
@@ -103,6 +104,7 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
   // OMP against the current G and DtX into Gamma (keeping a signal's previous code where it is better),
   // and the RMSE of the codes.
   double code(bool keep_previous) override {
+    claimed_.clear();
     if (dictionary_changed_) gram();
     profile_.begin("sparse coding", stream_);
     if (keep_previous)
@@ -117,7 +119,7 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
     profile_.end("sparse coding", stream_);
     double total = 0;  // err >= 0, so its 1-norm is its sum
     check(cublasDasum_64(ctx_.main().blas, N_, err_.as<double>(), 1, &total), "asum");
-    return std::sqrt(total / (static_cast<double>(n_) * static_cast<double>(N_)));
+    return total;
   }
 
   std::vector<index> users(T threshold) override {
@@ -128,38 +130,47 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
     return {u.begin(), u.end()};
   }
 
-  void update_atom(index j, bool exact, int iteration) override {
+  void update_atom(index j, linv::kernels::AtomUsers users, bool exact, int iteration) override {
     dictionary_changed_ = true;
     if (exact)
-      exact_update(j, iteration);
+      exact_update(j, users, iteration);
     else
       approximate_update(j);
   }
 
-  // d_j := the worst-represented signal not used this way yet (as the CPU's replace_with_worst)
-  bool replace_with_worst(index j) override {
-    std::int64_t worst = 0;
+  linv::kernels::WorstSignal worst_signal() override {
+    std::int64_t worst = 0;  // the first largest, as the CPU's max_element (errors are >= 0)
     check(cublasIdamax_64(ctx_.main().blas, N_, err_.as<double>(), 1, &worst), "amax");
     const std::int64_t s = worst - 1;
-    if (s < 0 || s >= N_) return false;
-    double e = 0, norm = 0;
+    if (s < 0 || s >= N_) return {};
+    double e = 0;
     to_host(&e, err_.as<double>() + s, sizeof(double), stream_);
-    to_host(&norm, norms_.as<double>() + s, sizeof(double), stream_);
     wait(stream_);
-    if (!(e > 0)) return false;
-    if (!(norm > 0)) {
-      check(cudaMemsetAsync(err_.as<double>() + s, 0, sizeof(double), stream_), "cudaMemset");
-      return false;
-    }
-    fk::replace_atom<T>(X_.data(), ldx_, n_, s, norms_.as<double>(), D_.data(), ldd_, j, err_.as<double>(), stream_);
+    return {e, s};
+  }
+
+  std::vector<double> claim_signal(index s) override {
+    check(cudaMemsetAsync(err_.as<double>() + s, 0, sizeof(double), stream_), "cudaMemset");
+    claimed_.push_back(s);
+    std::vector<T> column(static_cast<std::size_t>(n_));
+    to_host(column.data(), X_.data() + s * ldx_, bytes_of(n_, sizeof(T)), stream_);
+    wait(stream_);
+    return {column.begin(), column.end()};
+  }
+
+  void set_atom(index j, const std::vector<double>& atom) override {
+    std::vector<T> column(atom.begin(), atom.end());
+    to_device(D_.data() + j * ldd_, column.data(), bytes_of(n_, sizeof(T)), stream_);
+    wait(stream_);  // `column` is freed on return
     dictionary_changed_ = true;
-    return true;
   }
 
   void refresh_errors() override {
     if (dictionary_changed_) gram();
     fk::code_errors<T>(G_.as<T>(), DtX_.as<T>(), Gamma_.as<T>(), norms_.as<double>(), K_, N_, err_.as<double>(),
                        stream_);
+    for (index s : claimed_)  // a few per iteration
+      check(cudaMemsetAsync(err_.as<double>() + s, 0, sizeof(double), stream_), "cudaMemset");
   }
 
   Matrix<T> dictionary() override {
@@ -211,21 +222,22 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
   void approximate_update(std::int64_t j) {
     const Lane& lane = ctx_.main();
     T* c = products_.as<T>();  // Gamma g (K)
-    T* b = c + K_;             // D^T a (K)
-    T* t = b + K_;             // X g (n)
-    T* h = t + n_;             // X^T a (N)
+    T* t = c + K_;             // X g (n)
+    T* b = t + n_;             // D^T a (K)
+    T* h = b + K_;             // X^T a (N)
     T* D = D_.data();
     profile_.begin("approximate updates", stream_);
     const T* g = Gamma_.as<T>() + j;  // row j of Gamma, stride K
     blas::gemv<T>(lane.blas, Op::None, n_, N_, T(1), X_.data(), ldx_, g, K_, T(0), t, 1);
     blas::gemv<T>(lane.blas, Op::None, K_, N_, T(1), Gamma_.as<T>(), K_, g, K_, T(0), c, 1);
+    if (sum_) sum_->sum(c, static_cast<std::size_t>(K_ + n_), stream_);  // sums over signals: over the job's
     fk::approximate_atom<T>(t, c, D, n_, K_, ldd_, j, b, skip_.as<int>(), work_.as<double>(), stream_);
     blas::gemv<T>(lane.blas, Op::Transpose, n_, N_, T(1), X_.data(), ldx_, D + j * ldd_, 1, T(0), h, 1);
     fk::update_coefficients<T>(h, b, Gamma_.as<T>(), K_, N_, j, skip_.as<int>(), stream_);
     profile_.end("approximate updates", stream_);
   }
 
-  void exact_update(std::int64_t j, int iteration) {
+  void exact_update(std::int64_t j, linv::kernels::AtomUsers job, int iteration) {
     const Lane& lane = ctx_.main();
     const int device = ctx_.device();
     T* D = D_.data();
@@ -237,21 +249,31 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
     }
     fk::select_users<T>(Gamma_.as<T>(), K_, N_, j, selected_->as<std::int64_t>(), selected_count_->as<std::int64_t>(),
                         select_scratch_->p, select_bytes_, stream_);
-    const std::int64_t m = read_back(selected_count_->as<std::int64_t>(), stream_);
-    if (m == 0) return;
+    const std::int64_t m = read_back(selected_count_->as<std::int64_t>(), stream_), total = sum_ ? job.total : m;
+    if (total == 0) return;
     const std::int64_t* who = selected_->as<std::int64_t>();
-    DeviceBuffer E(bytes_of(n_ * m, sizeof(double)), device);
+    // E: this process's users' columns; over a job whose Gram matrix is E^T E, all of E, each process's
+    // columns in their place (job.before onwards), added up
+    const bool rows = n_ <= total;  // the smaller Gram matrix: E E^T (n x n) or E^T E (total x total)
+    const bool whole = !rows && sum_;
+    DeviceBuffer E(bytes_of(n_ * (whole ? total : m), sizeof(double)), device);
+    double* mine = E.as<double>() + (whole ? n_ * job.before : 0);
     profile_.begin("exact: error matrix", stream_);
-    fk::error_columns<T>(X_.data(), ldx_, D, ldd_, Gamma_.as<T>(), n_, K_, j, who, m, E.as<double>(), stream_);
+    if (whole) check(cudaMemsetAsync(E.p, 0, bytes_of(n_ * total, sizeof(double)), stream_), "cudaMemset");
+    fk::error_columns<T>(X_.data(), ldx_, D, ldd_, Gamma_.as<T>(), n_, K_, j, who, m, mine, stream_);
+    if (whole) sum_->sum(E.as<double>(), static_cast<std::size_t>(n_ * total), stream_);
     profile_.end("exact: error matrix", stream_);
-    const bool rows = n_ <= m;  // the smaller Gram matrix: E E^T (n x n) or E^T E (m x m)
-    const std::int64_t order = rows ? n_ : m;
+    const std::int64_t order = rows ? n_ : total;
     DeviceBuffer M(bytes_of(order * order, sizeof(double)), device);
     // gemm, then the lower triangle mirrored (LAPACK reads only it): cuBLAS's syrk does not split a long
     // inner dimension (ADL's S S^T over 9e5 columns: 73 ms against gemm's fraction of a millisecond)
     profile_.begin("exact: Gram of E", stream_);
-    blas::gemm<double>(lane.blas, rows ? Op::None : Op::Transpose, rows ? Op::Transpose : Op::None, order, order,
-                       rows ? m : n_, 1.0, E.as<double>(), n_, E.as<double>(), n_, 0.0, M.as<double>(), order);
+    if (rows && m == 0)  // a process of a job without users of this atom: its part of E E^T is 0
+      check(cudaMemsetAsync(M.p, 0, bytes_of(order * order, sizeof(double)), stream_), "cudaMemset");
+    else
+      blas::gemm<double>(lane.blas, rows ? Op::None : Op::Transpose, rows ? Op::Transpose : Op::None, order, order,
+                         rows ? m : n_, 1.0, E.as<double>(), n_, E.as<double>(), n_, 0.0, M.as<double>(), order);
+    if (rows && sum_) sum_->sum(M.as<double>(), static_cast<std::size_t>(order * order), stream_);
     profile_.end("exact: Gram of E", stream_);
     Matrix<double> host(order, order);
     to_host(host.data(), M.p, bytes_of(order * order, sizeof(double)), stream_);
@@ -271,21 +293,24 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
     to_device(v.p, vec.data(), bytes_of(order, sizeof(double)), stream_);
     if (rows) {  // atom = u, gamma = E^T u
       fk::store_column<T>(v.as<double>(), D + j * ldd_, n_, stream_);
-      blas::gemv<double>(lane.blas, Op::Transpose, n_, m, 1.0, E.as<double>(), n_, v.as<double>(), 1, 0.0,
-                         a.as<double>(), 1);
-      fk::set_coefficients<T>(a.as<double>(), 1.0, who, m, Gamma_.as<T>(), K_, j, stream_);
-    } else {  // gamma = sigma v, atom = E v / sigma
+      if (m > 0) {
+        blas::gemv<double>(lane.blas, Op::Transpose, n_, m, 1.0, E.as<double>(), n_, v.as<double>(), 1, 0.0,
+                           a.as<double>(), 1);
+        fk::set_coefficients<T>(a.as<double>(), 1.0, who, m, Gamma_.as<T>(), K_, j, stream_);
+      }
+    } else {  // gamma = sigma v (this process's part of v), atom = E v / sigma
       const double sigma = std::sqrt(lambda);
-      blas::gemv<double>(lane.blas, Op::None, n_, m, 1.0 / sigma, E.as<double>(), n_, v.as<double>(), 1, 0.0,
+      blas::gemv<double>(lane.blas, Op::None, n_, total, 1.0 / sigma, E.as<double>(), n_, v.as<double>(), 1, 0.0,
                          a.as<double>(), 1);
       fk::store_column<T>(a.as<double>(), D + j * ldd_, n_, stream_);
-      fk::set_coefficients<T>(v.as<double>(), sigma, who, m, Gamma_.as<T>(), K_, j, stream_);
+      fk::set_coefficients<T>(v.as<double>() + (whole ? job.before : 0), sigma, who, m, Gamma_.as<T>(), K_, j, stream_);
     }
     profile_.end("exact: atom and coefficients", stream_);
     wait(stream_);  // v, a and E are freed on return
   }
 
   ConstMatrixView<T> X_;
+  const linv::kernels::GridSum* sum_;  // over a job's processes, or nullptr
   std::int64_t n_, N_, K_, ldx_;
   int T0_;
   Context& ctx_;
@@ -298,6 +323,7 @@ class KsvdSteps final : public linv::kernels::KsvdSteps<T> {
   std::optional<DeviceBuffer> selected_, selected_count_, select_scratch_;
   std::size_t select_bytes_ = 0;
   bool dictionary_changed_ = true;  // G and D^T X are stale
+  std::vector<index> claimed_;      // the signals made atoms since the last coding
 };
 
 template <Real T>
@@ -314,8 +340,9 @@ class Fmri final : public linv::kernels::Fmri<T> {
     return cuda::batch_omp<T>(G, DtX, norms, options);
   }
   std::unique_ptr<linv::kernels::KsvdSteps<T>> ksvd_steps(ConstMatrixView<T> X, Matrix<T> D0,
-                                                          const fmri::KsvdOptions& options) const override {
-    return std::make_unique<KsvdSteps<T>>(X, std::move(D0), options);
+                                                          const fmri::KsvdOptions& options,
+                                                          const linv::kernels::GridSum* sum) const override {
+    return std::make_unique<KsvdSteps<T>>(X, std::move(D0), options, sum);
   }
   std::unique_ptr<linv::kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
                                                         linv::kernels::AdlConstraints constraints,

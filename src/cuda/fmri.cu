@@ -352,15 +352,6 @@ __global__ void store_column_kernel(const double* src, T* dst, std::int64_t coun
     dst[i] = static_cast<T>(src[i]);
 }
 
-template <class T>
-__global__ void replace_atom_kernel(const T* X, std::int64_t ldx, std::int64_t rows, std::int64_t s, const double* norms,
-                                    T* D, std::int64_t ldd, std::int64_t j, double* err) {
-  const double norm = sqrt(norms[s]);
-  for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x)
-    D[i + j * ldd] = static_cast<T>(static_cast<double>(X[i + s * ldx]) / norm);
-  if (threadIdx.x == 0) err[s] = 0;
-}
-
 }  // namespace
 
 bool thread_kernel_fits(std::int64_t K, int T0) { return K <= kThreadMaxAtoms && T0 <= kThreadMaxSparsity; }
@@ -498,13 +489,6 @@ void store_column(const double* src, T* dst, std::int64_t count, cudaStream_t st
   check_launch("column store");
 }
 
-template <class T>
-void replace_atom(const T* X, std::int64_t ldx, std::int64_t rows, std::int64_t s, const double* norms, T* D,
-                  std::int64_t ldd, std::int64_t j, double* err, cudaStream_t stream) {
-  replace_atom_kernel<T><<<1, kThreads, 0, stream>>>(X, ldx, rows, s, norms, D, ldd, j, err);
-  check_launch("atom replacement");
-}
-
 #define LINV_FMRI_KERNELS(T)                                                                                            \
   template void batch_omp<T>(OmpGpuKernel, const T*, std::int64_t, const T*, const double*, double, int, std::int64_t,     \
                              std::int64_t*, std::int64_t*, T*, double*, void*, cudaStream_t);                                             \
@@ -524,9 +508,7 @@ void replace_atom(const T* X, std::int64_t ldx, std::int64_t rows, std::int64_t 
                                  std::int64_t, const std::int64_t*, std::int64_t, double*, cudaStream_t);               \
   template void set_coefficients<T>(const double*, double, const std::int64_t*, std::int64_t, T*, std::int64_t,         \
                                     std::int64_t, cudaStream_t);                                                        \
-  template void store_column<T>(const double*, T*, std::int64_t, cudaStream_t);                                        \
-  template void replace_atom<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const double*, T*, std::int64_t,    \
-                                std::int64_t, double*, cudaStream_t);
+  template void store_column<T>(const double*, T*, std::int64_t, cudaStream_t);
 LINV_FMRI_KERNELS(float)
 LINV_FMRI_KERNELS(double)
 #undef LINV_FMRI_KERNELS

@@ -77,9 +77,4 @@ void set_coefficients(const double* gamma, double scale, const std::int64_t* use
 template <class T>
 void store_column(const double* src, T* dst, std::int64_t count, cudaStream_t stream);
 
-// d_j := x_s / sqrt(norms[s]) and err[s] := 0 (a signal replaces one atom at most).
-template <class T>
-void replace_atom(const T* X, std::int64_t ldx, std::int64_t T_, std::int64_t s, const double* norms, T* D,
-                  std::int64_t ldd, std::int64_t j, double* err, cudaStream_t stream);
-
 }  // namespace linv::cuda::fmri_kernels

@@ -15,26 +15,47 @@
 
 namespace linv::kernels {
 
+// Where the signals an atom's update reads are, in a job whose processes each hold some of them: `total`
+// users of the atom in the whole job, `before` of them on the processes ranked before this one (their
+// signals come first). A backend alone (no GridSum) counts its own users and ignores this.
+struct AtomUsers {
+  index total = 0, before = 0;
+};
+
+// The signal a replaced atom becomes: this process's worst represented one (error 0 when none is left).
+struct WorstSignal {
+  double error = 0;
+  index signal = -1;
+};
+
 // k-SVD's passes (include/linv/fmri.hpp): X, the dictionary D and the codes where X lives, and the
-// signals' current squared representation errors ||x_s - D gamma_s||^2.
+// signals' current squared representation errors ||x_s - D gamma_s||^2. In a job whose processes each hold
+// some of the signals (dist::ksvd), X is this process's share and the sums an atom's update needs over its
+// users (E E^T, E itself, E gamma^T) are added over the job by the GridSum the steps were made with, so that
+// every process keeps the same D; everything else is this process's own, and src/core/fmri.cpp adds it up.
 template <Real T>
 class KsvdSteps {
  public:
   virtual ~KsvdSteps() = default;
   // Batch-OMP of X against the current dictionary; with keep_previous, a signal whose codes from the last
-  // updates represent it better keeps them. The errors become those of the new codes. Returns the RMSE,
-  // sqrt(sum of the errors / (T N)).
+  // updates represent it better keeps them. The errors become those of the new codes. Returns the sum of
+  // the errors.
   virtual double code(bool keep_previous) = 0;
   // Per atom, the signals whose coefficient for it exceeds `threshold` in magnitude.
   virtual std::vector<index> users(T threshold) = 0;
-  // Atom j and its users' coefficients replaced by the best rank-1 approximation of their error without
-  // the atom: its leading singular pair (exact) or one power step from the current coefficients.
-  // `iteration` (from 0) names the iteration in errors.
-  virtual void update_atom(index j, bool exact, int iteration) = 0;
-  // d_j := the worst-represented signal not used this way yet, normalised (its error then counts as 0);
-  // false when no signal is left.
-  virtual bool replace_with_worst(index j) = 0;
-  // The errors recomputed for the current dictionary and codes.
+  // Atom j and its users' coefficients (nonzero since the last coding) replaced by the best rank-1
+  // approximation of their error without the atom: its leading singular pair (exact) or one power step
+  // from the current coefficients. `iteration` (from 0) names the iteration in errors.
+  virtual void update_atom(index j, AtomUsers users, bool exact, int iteration) = 0;
+  // This process's worst represented signal not yet used as an atom.
+  virtual WorstSignal worst_signal() = 0;
+  // Signal s as it is in X, in float64; its error counts as 0 until the next coding, refreshed or not, so
+  // that it replaces one atom at most in an iteration (Rubinstein's unused_sigs: two atoms made of one
+  // signal would tie in every later OMP).
+  virtual std::vector<double> claim_signal(index s) = 0;
+  // d_j := atom (n values).
+  virtual void set_atom(index j, const std::vector<double>& atom) = 0;
+  // The errors recomputed for the current dictionary and codes (the claimed signals' still 0).
   virtual void refresh_errors() = 0;
   virtual Matrix<T> dictionary() = 0;       // a copy in host memory
   virtual Matrix<T> take_dictionary() = 0;  // on X's device; the steps are spent afterwards
@@ -149,9 +170,10 @@ class Fmri {
   // The codes come back in host memory.
   virtual fmri::SparseCodes<T> batch_omp(ConstMatrixView<T> G, ConstMatrixView<T> DtX, ConstMatrixView<double> norms,
                                          const fmri::OmpOptions& options) const = 0;
-  // X on the backend's device; D0 the unit-norm initial dictionary (T x K, host).
-  virtual std::unique_ptr<KsvdSteps<T>> ksvd_steps(ConstMatrixView<T> X, Matrix<T> D0,
-                                                   const fmri::KsvdOptions& options) const = 0;
+  // X on the backend's device; D0 the unit-norm initial dictionary (T x K, host). With `sum`, X is this
+  // process's share of a job's signals (columns).
+  virtual std::unique_ptr<KsvdSteps<T>> ksvd_steps(ConstMatrixView<T> X, Matrix<T> D0, const fmri::KsvdOptions& options,
+                                                   const GridSum* sum) const = 0;
   // X on the backend's device; D0 the projected initial dictionary (T x K) and the task (T x M) in host memory.
   // With `sum`, X is this process's share of a job's voxels (columns): what adds over voxels is summed.
   virtual std::unique_ptr<AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,

@@ -2,8 +2,8 @@
 """End-to-end tests of `linv inv|solve --distributed` under mpiexec (ScaLAPACK over Open MPI), and of
 `--devices` without GPUs: results checked against NumPy with bounds scaled by n * eps * cond, exit codes,
 one error message per job, reports from process 0 only, and outputs that land whole or not at all; and of
-`linv parafac2` with its slabs dealt out over processes (MPI, and CPU processes linv starts), against the
-one-process fit.
+`linv parafac2` with its slabs dealt out over processes and of `linv adl` and `linv ksvd` with their
+voxels dealt out (MPI, and CPU processes linv starts), against the one-process fit.
 
 Run: python3 tests/cli/test_distributed_cli.py --linv build/bin/linv --mpiexec mpiexec   (ctest does this)
 """
@@ -204,6 +204,47 @@ class Distributed(unittest.TestCase):
         np.save(self.path("thin.npy"), X[:, :1])
         _, err = mpirun(2, "adl", self.path("thin.npy"), "--dictionary", self.path("Dt.npy"), "--codes",
                         self.path("St.npy"), "-k", 1, "--distributed", expect=2)
+        self.assertEqual(err.count("linv: error"), 1, err)
+        self.assertFalse(os.path.exists(self.path("Dt.npy")))
+
+    def test_ksvd_over_processes_is_the_one_process_fit(self):
+        T, N, K = 30, 900, 12
+        truth = self.rng.uniform(-1, 1, (T, K))
+        G = np.zeros((K, N))
+        for j in range(N):
+            G[self.rng.choice(K, 3, replace=False), j] = self.rng.uniform(1, 2, 3) * self.rng.choice([-1, 1], 3)
+        X = truth @ G + 0.05 * self.rng.standard_normal((T, N))
+        np.save(self.path("X.npy"), X)
+        np.save(self.path("Xf.npy"), np.asfortranarray(X))
+        start = self.rng.standard_normal((T, K))
+        start[:, 1] = start[:, 0]  # an atom OMP never uses: the job's worst signal replaces it
+        np.save(self.path("start.npy"), start / np.linalg.norm(start, axis=0))
+        for variant in ([], ["--approximate"]):
+            common = ["-k", K, "--sparsity", 3, "--iters", 2, "--initial", self.path("start.npy"), "-q", *variant]
+            linv("ksvd", self.path("X.npy"), "--dictionary", self.path("D1.npy"), "--codes", self.path("G1.npy"),
+                 "--device", "cpu", *common)
+            D1, G1 = np.load(self.path("D1.npy")), np.load(self.path("G1.npy"))
+            for how, run in (("mpiexec -n 2", lambda *a: mpirun(2, *a, "--distributed")),
+                             ("mpiexec -n 4", lambda *a: mpirun(4, *a, "--distributed", "--device", "cpu")),
+                             ("--devices cpu,cpu,cpu", lambda *a: linv(*a, "--devices", "cpu,cpu,cpu"))):
+                for source in ("X.npy", "Xf.npy"):
+                    with self.subTest(how=how, source=source, variant=variant):
+                        run("ksvd", self.path(source), "--dictionary", self.path("D.npy"), "--codes",
+                            self.path("G.npy"), "--report", self.path("r.json"), *common)
+                        # the same steps, an atom update's sums over its users added in another order (see
+                        # DistKsvd.FollowsTheOneProcessFit); an atom's sign is the eigensolver's own
+                        D, Gd = np.load(self.path("D.npy")), np.load(self.path("G.npy"))
+                        self.assertEqual(Gd.shape, G1.shape)
+                        np.testing.assert_allclose(np.abs(np.sum(D * D1, axis=0)), 1.0, atol=1e-10)
+                        self.assertLess(np.abs(D @ Gd - D1 @ G1).max() / np.abs(X).max(), 1e-9)
+                        with open(self.path("r.json")) as f:
+                            report = json.load(f)
+                        self.assertGreater(report["distributed"]["processes"], 1)
+                        self.assertEqual(len(report["rmse"]), 3)
+        # more processes than signals: one message for the job, no output
+        np.save(self.path("thin.npy"), X[:, :1])
+        _, err = mpirun(2, "ksvd", self.path("thin.npy"), "--dictionary", self.path("Dt.npy"), "--codes",
+                        self.path("Gt.npy"), "-k", 1, "--sparsity", 1, "--distributed", expect=2)
         self.assertEqual(err.count("linv: error"), 1, err)
         self.assertFalse(os.path.exists(self.path("Dt.npy")))
 

@@ -1,10 +1,10 @@
 // Distributed matrices and solvers, run as every process of a job (tests/dist/job_main.cpp): ctest runs it
 // under mpiexec with 1, 2 and 4 processes (ScaLAPACK), as a job of 3 CPU processes started by linv's local
-// launcher (Grid::local, no MPI: the layout, file, grid, PARAFAC2 and ADL tests, since ScaLAPACK needs MPI), and as a
-// local job on two GPUs (cuSOLVERMp; skipped where there are fewer). Every result is gathered to the root and checked against
-// the single-process linv (LAPACK, the oracle) with LAPACK-style bounds; every process checks the errors it
-// raises. A check that fails on one process never stops it from taking part in the next collective call:
-// the checks come after the collective steps.
+// launcher (Grid::local, no MPI: the layout, file, grid, PARAFAC2, ADL and k-SVD tests, since ScaLAPACK
+// needs MPI), and as a local job on two GPUs (cuSOLVERMp; skipped where there are fewer). Every result is
+// gathered to the root and checked against the single-process linv (LAPACK, the oracle) with LAPACK-style
+// bounds; every process checks the errors it raises. A check that fails on one process never stops it from
+// taking part in the next collective call: the checks come after the collective steps.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -21,6 +21,7 @@
 #include "linv/distributed.hpp"
 #include "linv/generate.hpp"
 #include "support/dense_checks.hpp"
+#include "support/fmri_checks.hpp"
 #include "support/parafac2_checks.hpp"
 #include "support/parafac2_synthetic.hpp"
 #include "support/testing.hpp"
@@ -506,6 +507,82 @@ TEST(DistAdl, AnErrorOnOneProcessIsRaisedOnAll) {
   } catch (const InputError& e) {
     EXPECT_TRUE(contains(e.what(), "X")) << e.what();
   }
+}
+
+// Signal-parallel k-SVD against the one-process CPU fit of all signals (computed on every process alike):
+// noisy sparse data over a known dictionary, each process coding and updating its share. Started from a
+// dictionary with a repeated atom (which OMP never uses, so the job's worst signal replaces it), two
+// iterations (the second after clearing) give the one-process dictionary and representations to
+// rounding, in both variants and on both Gram paths of the exact update (E E^T: atoms with more users than
+// time points; all of E gathered: fewer). An atom's sign is the eigensolver's own, so atoms are compared
+// by |d^T d'| and codes by what they represent, D gamma. Started from random signals and run longer, a
+// near-tie in OMP or clearing may send the runs different ways, so there the job must learn as well as one
+// process.
+TEST(DistKsvd, FollowsTheOneProcessFit) {
+  struct Case {
+    index T, N, K, T0;
+  };
+  for (const Case c : {Case{30, 1500, 12, 4}, Case{40, 150, 60, 2}}) {
+    const std::uint64_t seed = case_seed(740 + static_cast<std::uint64_t>(c.K));
+    LINV_TRACE_SEED(seed);
+    const Matrix<double> truth = random_dictionary(c.T, c.K, seed);
+    Matrix<double> X = matmul<double>(truth.view(), random_uniform<double>(c.K, c.N, seed + 1, -1.0, 1.0).view());
+    const Matrix<double> noise = random_uniform<double>(c.T, c.N, seed + 2, -0.05, 0.05);
+    for (index e = 0; e < X.size(); ++e) X.data()[e] += noise.data()[e];
+    Matrix<double> start = random_dictionary(c.T, c.K, seed + 4);
+    for (index i = 0; i < c.T; ++i) start(i, 1) = start(i, 0);
+    const index first = c.N * grid().rank() / grid().size(), end = c.N * (grid().rank() + 1) / grid().size();
+    const Matrix<double> mine = Matrix<double>::copy_of(X.view().block(0, first, c.T, end - first)).to(grid().device());
+    for (const bool exact : {true, false}) {
+      const std::string what = fmt::format("T {} N {} K {} {} on {}", c.T, c.N, c.K, exact ? "exact" : "approximate",
+                                           grid().describe());
+      const fmri::KsvdOptions two{.atoms = c.K, .sparsity = c.T0, .iterations = 2, .exact = exact, .seed = seed + 3};
+      const fmri::KsvdResult<double> got = dist::ksvd<double>(grid(), mine.view(), two, &start);
+      const fmri::KsvdResult<double> want = fmri::ksvd<double>(X.view(), two, &start);
+      ASSERT_EQ(got.rmse.size(), want.rmse.size()) << what;
+      EXPECT_LE(max_relative_difference(got.rmse, want.rmse), 1e-10) << what;
+      EXPECT_GE(want.replaced, 1) << what;
+      EXPECT_EQ(got.replaced, want.replaced) << what;
+      const Matrix<double> D = got.dictionary.to(Device::cpu());
+      for (index a = 0; a < c.K; ++a) {
+        double cosine = 0;
+        for (index i = 0; i < c.T; ++i) cosine += D(i, a) * want.dictionary(i, a);
+        EXPECT_NEAR(std::abs(cosine), 1.0, 1e-11) << what << ", atom " << a;
+      }
+      ASSERT_EQ(got.codes.signals, end - first) << what;
+      const Matrix<double> represented = matmul<double>(D.view(), got.codes.to_dense().view());
+      const Matrix<double> all = matmul<double>(want.dictionary.view(), want.codes.to_dense().view());
+      const Matrix<double> expected = Matrix<double>::copy_of(all.view().block(0, first, c.T, end - first));
+      EXPECT_LE((relative_difference<double, double>(represented.view(), expected.view())), 1e-10) << what;
+      EXPECT_EQ(got.report.notes.size(), 2u) << what;  // the updates, and how the sums were added
+
+      const fmri::KsvdOptions several{
+          .atoms = c.K, .sparsity = c.T0, .iterations = 6, .exact = exact, .seed = seed + 3};
+      const fmri::KsvdResult<double> got6 = dist::ksvd<double>(grid(), mine.view(), several);
+      const fmri::KsvdResult<double> want6 = fmri::ksvd<double>(X.view(), several);
+      ASSERT_EQ(got6.rmse.size(), want6.rmse.size()) << what;
+      EXPECT_NEAR(got6.rmse.front(), want6.rmse.front(), 1e-12 * want6.rmse.front()) << what;
+      EXPECT_LT(got6.rmse.back(), got6.rmse.front()) << what;
+      EXPECT_LE(got6.rmse.back(), 1.05 * want6.rmse.back()) << what;
+    }
+  }
+}
+
+TEST(DistKsvd, AnErrorOnOneProcessIsRaisedOnAll) {
+  Matrix<double> X = random_uniform<double>(12, 40, case_seed(750));
+  const index first = 40 * grid().rank() / grid().size(), end = 40 * (grid().rank() + 1) / grid().size();
+  Matrix<double> mine = Matrix<double>::copy_of(X.view().block(0, first, 12, end - first));
+  if (grid().rank() == grid().size() - 1) mine(3, 0) = std::numeric_limits<double>::quiet_NaN();
+  const Matrix<double> on_device = mine.to(grid().device());
+  try {
+    (void)dist::ksvd<double>(grid(), on_device.view(), {.atoms = 3, .sparsity = 2, .iterations = 2});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "X")) << e.what();
+  }
+  // more atoms than the job's signals, without a dictionary to start from
+  const Matrix<double> clean = Matrix<double>::copy_of(X.view().block(0, first, 12, end - first)).to(grid().device());
+  EXPECT_THROW((void)dist::ksvd<double>(grid(), clean.view(), {.atoms = 41, .sparsity = 2}), InvalidArgument);
 }
 
 }  // namespace

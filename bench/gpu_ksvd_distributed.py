@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Signal-parallel k-SVD on several GPUs against one (issue 20): X of T time points x N voxels, float32, K
+atoms, sparsity T0, a fixed number of iterations, both variants.
+
+1. Fit only: `linv bench ksvd` with X made on each GPU and each process fitting its share of the signals
+   (`--devices cuda:0,cuda:1`: one process per GPU, started by linv, each atom update's sums over NCCL)
+   against the same on one GPU (`--device cuda`). Host clock around each complete fit, after a warm-up,
+   median of --repeats.
+2. End to end: `linv ksvd X.npy` (approximate) from one C-order .npy (each process reads its columns) to
+   the dictionary and the codes on disk, with --devices against --device cuda. Wall clock of the whole
+   command, after a warm-up run of each, median of --repeats; the two runs' RMSE histories are compared.
+
+Rows follow BENCHMARKS.md's schema: linv_s is the several-GPU time, peer_s linv's one-GPU time, ratio =
+peer_s / linv_s. Writes bench/results/<h200x2|...>/ksvd_distributed.json (and $OUT/).
+
+    python3 bench/gpu_ksvd_distributed.py --linv build/bin/linv
+"""
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("linv_gpu_parafac2_distributed",
+                                               os.path.join(HERE, "gpu_parafac2_distributed.py"))
+p2 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(p2)  # run(), finish()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--linv", required=True)
+    ap.add_argument("--rows", type=int, default=274)
+    ap.add_argument("--voxels", type=int, default=902629)
+    ap.add_argument("--atoms", type=int, default=9)
+    ap.add_argument("--sparsity", type=int, default=6)
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--devices", default="cuda:0,cuda:1")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--timeout", type=int, default=600)
+    args = ap.parse_args()
+    T, N, K, T0 = args.rows, args.voxels, args.atoms, args.sparsity
+    ndev = len(args.devices.split(","))
+    tmp = tempfile.mkdtemp(prefix="linv-ksvd-")
+    rows = []
+
+    common = ["bench", "ksvd", "--sizes", f"{T}x{N}", "--atoms", K, "--sparsity", T0, "--iters", args.iters,
+              "--precision", "single", "--variant", "both", "--repeats", args.repeats]
+    fits = {}
+    for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"])):
+        if p2.run([args.linv, *common, *where, "--json", f"{tmp}/{name}.json"], args.timeout) is not None:
+            with open(f"{tmp}/{name}.json") as f:
+                fits[name] = {r["variant"]: r for r in json.load(f)["rows"]}
+    if len(fits) == 2:
+        for variant in ("approximate", "exact"):
+            many, one = fits["many"][variant], fits["one"][variant]
+            rows.append({"case": f"ksvd fit, {variant}, float32 X on the GPUs, K={K}, T0={T0}, {args.iters} "
+                                 f"iterations, {ndev} GPUs",
+                         "n": N, "batch": 1, "rows": T, "linv_s": many["seconds"], "peer": "linv on one GPU",
+                         "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": None,
+                         "floor_fraction": None, "linv_error": None, "peer_error": None,
+                         "rmse": many["rmse_last"], "peer_rmse": one["rmse_last"],
+                         "seconds_all": many["seconds_all"], "peer_seconds_all": one["seconds_all"]})
+
+    rng = np.random.default_rng(5)
+    X = (rng.standard_normal((T, 8)) @ rng.standard_normal((8, N)) +
+         0.3 * rng.standard_normal((T, N))).astype(np.float32)
+    path = os.path.join(tmp, "X.npy")
+    np.save(path, X)
+    del X
+    cli = ["ksvd", path, "-k", K, "--sparsity", T0, "--iters", args.iters, "--approximate", "-q"]
+    commands = {name: [args.linv, *cli, "--dictionary", f"{tmp}/D_{name}.npy", "--codes", f"{tmp}/G_{name}.npy",
+                       "--report", f"{tmp}/{name}.json", *where]
+                for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"]))}
+    times = {"many": [], "one": []}
+    ok = all(p2.run(c, args.timeout) is not None for c in commands.values())
+    for _ in range(args.repeats if ok else 0):
+        for name, c in commands.items():
+            t = p2.run(c, args.timeout)
+            if t is not None:
+                times[name].append(t)
+    if times["many"] and times["one"]:
+        many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
+        with open(f"{tmp}/many.json") as f:
+            rm = json.load(f)
+        with open(f"{tmp}/one.json") as f:
+            ro = json.load(f)
+        rows.append({"case": f"linv ksvd --approximate from one .npy (float32, C order) to outputs, K={K}, T0={T0}, "
+                             f"{args.iters} iterations, {ndev} GPUs",
+                     "n": N, "batch": 1, "rows": T, "linv_s": many_s, "peer": "linv ksvd on one GPU", "peer_s": one_s,
+                     "ratio": one_s / many_s, "floor_s": None, "floor_fraction": None, "linv_error": None,
+                     "peer_error": None, "seconds_all": times["many"], "peer_seconds_all": times["one"],
+                     "fit_seconds": rm["seconds"], "peer_fit_seconds": ro["seconds"],
+                     "rmse": rm["rmse"][-1], "peer_rmse": ro["rmse"][-1],
+                     "rmse_max_relative_difference": float(np.max(np.abs(np.array(rm["rmse"]) - ro["rmse"]) /
+                                                                  np.array(ro["rmse"])))})
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    p2.finish("ksvd_distributed", ndev, args.results, rows)
+
+
+if __name__ == "__main__":
+    main()
