@@ -403,7 +403,7 @@ const Command kCommands[] = {
        cmd.callback([b] {
          std::optional<dist::Grid> grid;
          if (b->distributed || !b->devices.empty()) {
-           grid = job_grid({b->distributed, b->devices, "", b->bench.device}, "bench ksvd");
+           grid = job_grid({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"}, "bench ksvd");
            if (!grid->is_root()) silence_errors();
          }
          const Device device = grid ? grid->device() : Device::parse(b->bench.device);
