@@ -2,8 +2,11 @@
 // in linv_core and for the backend's own buffers. nvcc cannot evaluate fmt's compile-time format strings,
 // so messages here are built with std::string.
 #include <cuda_runtime.h>
+#include <algorithm>
 #include <cstdlib>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -139,8 +142,100 @@ void Runtime::free(void* p, int device) const noexcept {
   (void)cudaFreeAsync(p, cudaStreamLegacy);
 }
 
+// Large copies between pageable host memory and a GPU go through two pinned buffers: the host copies one
+// chunk into (or out of) one buffer while the GPU's copy engine moves the other. cudaMemcpy from pageable
+// memory ran at 1.8 GB/s on the two-H200 machine (3.5 GB of PARAFAC2 subjects in 1.9 s,
+// docs/gpu-performance-notes.md); from pinned memory the copy engine runs at the bus's rate, and the
+// host's memcpy into pinned memory is the bound. Copies below kStagedCopyMin, and any copy when pinned
+// memory cannot be had, stay plain cudaMemcpy.
+constexpr std::size_t kStagedCopyMin = std::size_t{16} << 20;
+constexpr std::size_t kStageBytes = std::size_t{32} << 20;
+
+struct Staging {
+  std::mutex mutex;  // one staged copy at a time per GPU
+  bool usable = false;
+  void* buffer[2] = {nullptr, nullptr};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+  cudaStream_t stream = nullptr;
+};
+
+// The GPU's staging buffers, made on first use (and never freed: they live as long as the process).
+Staging* staging(int device) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<Staging>> all;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (static_cast<std::size_t>(device) >= all.size()) all.resize(static_cast<std::size_t>(device) + 1);
+  std::unique_ptr<Staging>& s = all[static_cast<std::size_t>(device)];
+  if (!s) {
+    s = std::make_unique<Staging>();
+    s->usable = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking) == cudaSuccess;
+    for (int k = 0; k < 2 && s->usable; ++k)
+      s->usable = cudaHostAlloc(&s->buffer[k], kStageBytes, cudaHostAllocPortable) == cudaSuccess &&
+                  cudaEventCreateWithFlags(&s->done[k], cudaEventDisableTiming) == cudaSuccess;
+    if (!s->usable) (void)cudaGetLastError();  // plain copies then
+  }
+  return s->usable ? s.get() : nullptr;
+}
+
+enum class Place { pageable, device, other };
+Place place_of(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Place::other;
+  }
+  if (a.type == cudaMemoryTypeUnregistered) return Place::pageable;
+  return a.type == cudaMemoryTypeDevice ? Place::device : Place::other;
+}
+
+void staged_upload(char* dst, const char* src, std::size_t bytes, Staging& s, int device) {
+  for (std::size_t offset = 0, i = 0; offset < bytes; offset += kStageBytes, ++i) {
+    const std::size_t chunk = std::min(kStageBytes, bytes - offset), k = i % 2;
+    check(cudaEventSynchronize(s.done[k]), "cudaEventSynchronize", device);  // the buffer's last copy is done
+    std::memcpy(s.buffer[k], src + offset, chunk);
+    check(cudaMemcpyAsync(dst + offset, s.buffer[k], chunk, cudaMemcpyHostToDevice, s.stream), "cudaMemcpyAsync",
+          device);
+    check(cudaEventRecord(s.done[k], s.stream), "cudaEventRecord", device);
+  }
+  check(cudaStreamSynchronize(s.stream), "cudaMemcpy", device);
+}
+
+void staged_download(char* dst, const char* src, std::size_t bytes, Staging& s, int device) {
+  // chunk i lands in buffer i % 2 while the host copies chunk i - 1 out of the other
+  std::size_t previous = 0, previous_chunk = 0;
+  for (std::size_t offset = 0, i = 0; offset < bytes; offset += kStageBytes, ++i) {
+    const std::size_t chunk = std::min(kStageBytes, bytes - offset), k = i % 2;
+    check(cudaMemcpyAsync(s.buffer[k], src + offset, chunk, cudaMemcpyDeviceToHost, s.stream), "cudaMemcpyAsync",
+          device);
+    check(cudaEventRecord(s.done[k], s.stream), "cudaEventRecord", device);
+    if (i > 0) {
+      check(cudaEventSynchronize(s.done[1 - k]), "cudaEventSynchronize", device);
+      std::memcpy(dst + previous, s.buffer[1 - k], previous_chunk);
+    }
+    previous = offset, previous_chunk = chunk;
+  }
+  const std::size_t last = ((bytes + kStageBytes - 1) / kStageBytes - 1) % 2;
+  check(cudaEventSynchronize(s.done[last]), "cudaEventSynchronize", device);
+  std::memcpy(dst + previous, s.buffer[last], previous_chunk);
+}
+
 void Runtime::copy(void* dst, const void* src, std::size_t bytes, int device) const {
   select(device);
+  if (bytes >= kStagedCopyMin) {
+    const Place from = place_of(src), to = place_of(dst);
+    const bool upload = from == Place::pageable && to == Place::device,
+               download = from == Place::device && to == Place::pageable;
+    if (upload || download) {
+      if (Staging* s = staging(device)) {
+        const std::lock_guard<std::mutex> lock(s->mutex);
+        if (upload)
+          staged_upload(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s, device);
+        else
+          staged_download(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s, device);
+        return;
+      }
+    }
+  }
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy", device);
   finish_legacy("cudaMemcpy", device);
 }
