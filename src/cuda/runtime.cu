@@ -202,21 +202,20 @@ void staged_upload(char* dst, const char* src, std::size_t bytes, Staging& s, in
 
 void staged_download(char* dst, const char* src, std::size_t bytes, Staging& s, int device) {
   // chunk i lands in buffer i % 2 while the host copies chunk i - 1 out of the other
-  std::size_t previous = 0, previous_chunk = 0;
+  const auto unpack = [&](std::size_t k, std::size_t offset, std::size_t chunk) {
+    check(cudaEventSynchronize(s.done[k]), "cudaEventSynchronize", device);
+    std::memcpy(dst + offset, s.buffer[k], chunk);
+  };
+  std::size_t previous = 0, previous_chunk = 0, previous_k = 0;
   for (std::size_t offset = 0, i = 0; offset < bytes; offset += kStageBytes, ++i) {
     const std::size_t chunk = std::min(kStageBytes, bytes - offset), k = i % 2;
     check(cudaMemcpyAsync(s.buffer[k], src + offset, chunk, cudaMemcpyDeviceToHost, s.stream), "cudaMemcpyAsync",
           device);
     check(cudaEventRecord(s.done[k], s.stream), "cudaEventRecord", device);
-    if (i > 0) {
-      check(cudaEventSynchronize(s.done[1 - k]), "cudaEventSynchronize", device);
-      std::memcpy(dst + previous, s.buffer[1 - k], previous_chunk);
-    }
-    previous = offset, previous_chunk = chunk;
+    if (i > 0) unpack(previous_k, previous, previous_chunk);
+    previous = offset, previous_chunk = chunk, previous_k = k;
   }
-  const std::size_t last = ((bytes + kStageBytes - 1) / kStageBytes - 1) % 2;
-  check(cudaEventSynchronize(s.done[last]), "cudaEventSynchronize", device);
-  std::memcpy(dst + previous, s.buffer[last], previous_chunk);
+  unpack(previous_k, previous, previous_chunk);
 }
 
 void Runtime::copy(void* dst, const void* src, std::size_t bytes, int device) const {
@@ -240,9 +239,66 @@ void Runtime::copy(void* dst, const void* src, std::size_t bytes, int device) co
   finish_legacy("cudaMemcpy", device);
 }
 
+// The same for `height` columns of `width` bytes, `pitch` bytes apart: whole columns a chunk, packed in the
+// pinned buffers, the host copying one column at a time.
+void staged_upload_2d(char* dst, std::size_t dst_pitch, const char* src, std::size_t src_pitch, std::size_t width,
+                      std::size_t height, Staging& s, int device) {
+  const std::size_t per = kStageBytes / width;
+  for (std::size_t first = 0, i = 0; first < height; first += per, ++i) {
+    const std::size_t columns = std::min(per, height - first), k = i % 2;
+    check(cudaEventSynchronize(s.done[k]), "cudaEventSynchronize", device);
+    char* packed = static_cast<char*>(s.buffer[k]);
+    for (std::size_t c = 0; c < columns; ++c) std::memcpy(packed + c * width, src + (first + c) * src_pitch, width);
+    check(cudaMemcpy2DAsync(dst + first * dst_pitch, dst_pitch, packed, width, width, columns, cudaMemcpyHostToDevice,
+                            s.stream),
+          "cudaMemcpy2DAsync", device);
+    check(cudaEventRecord(s.done[k], s.stream), "cudaEventRecord", device);
+  }
+  check(cudaStreamSynchronize(s.stream), "cudaMemcpy2D", device);
+}
+
+void staged_download_2d(char* dst, std::size_t dst_pitch, const char* src, std::size_t src_pitch, std::size_t width,
+                        std::size_t height, Staging& s, int device) {
+  const std::size_t per = kStageBytes / width;
+  const auto unpack = [&](std::size_t k, std::size_t first, std::size_t columns) {
+    check(cudaEventSynchronize(s.done[k]), "cudaEventSynchronize", device);
+    const char* packed = static_cast<const char*>(s.buffer[k]);
+    for (std::size_t c = 0; c < columns; ++c) std::memcpy(dst + (first + c) * dst_pitch, packed + c * width, width);
+  };
+  std::size_t previous = 0, previous_columns = 0, previous_k = 0;
+  for (std::size_t first = 0, i = 0; first < height; first += per, ++i) {
+    const std::size_t columns = std::min(per, height - first), k = i % 2;
+    check(cudaMemcpy2DAsync(s.buffer[k], width, src + first * src_pitch, src_pitch, width, columns,
+                            cudaMemcpyDeviceToHost, s.stream),
+          "cudaMemcpy2DAsync", device);
+    check(cudaEventRecord(s.done[k], s.stream), "cudaEventRecord", device);
+    if (i > 0) unpack(previous_k, previous, previous_columns);
+    previous = first, previous_columns = columns, previous_k = k;
+  }
+  unpack(previous_k, previous, previous_columns);
+}
+
 void Runtime::copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
                       std::size_t height, int device) const {
+  if (height == 1 || (dst_pitch == width && src_pitch == width)) return copy(dst, src, width * height, device);
   select(device);
+  if (width * height >= kStagedCopyMin && width <= kStageBytes) {
+    const Place from = place_of(src), to = place_of(dst);
+    const bool upload = from == Place::pageable && to == Place::device,
+               download = from == Place::device && to == Place::pageable;
+    if (upload || download) {
+      if (Staging* s = staging(device)) {
+        const std::lock_guard<std::mutex> lock(s->mutex);
+        if (upload)
+          staged_upload_2d(static_cast<char*>(dst), dst_pitch, static_cast<const char*>(src), src_pitch, width, height,
+                           *s, device);
+        else
+          staged_download_2d(static_cast<char*>(dst), dst_pitch, static_cast<const char*>(src), src_pitch, width,
+                             height, *s, device);
+        return;
+      }
+    }
+  }
   check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, cudaMemcpyDefault), "cudaMemcpy2D", device);
   finish_legacy("cudaMemcpy2D", device);
 }

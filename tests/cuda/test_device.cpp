@@ -56,6 +56,24 @@ TEST_F(Cuda, TransfersRoundTripExactly) {
   }
 }
 
+// Strided views both ways: 2990 x 1400 doubles (33 MB) out of a 3000-row host matrix, staged column by column.
+TEST_F(Cuda, StridedTransfersRoundTripExactly) {
+  const auto seed = testing::case_seed(3);
+  LINV_TRACE_SEED(seed);
+  const Device gpu = Device::cuda(0);
+  const Matrix<double> a = random_uniform<double>(3000, 1500, seed);
+  const ConstMatrixView<double> part = a.view().block(1, 2, 2990, 1400);
+  Matrix<double> on_gpu = Matrix<double>::uninitialized(2990, 1400, gpu);
+  copy<double>(part, on_gpu.view());
+  Matrix<double> back(3000, 1500);
+  copy<double>(on_gpu.view(), back.view().block(1, 2, 2990, 1400));
+  for (index j = 0; j < 1500; ++j)
+    for (index i = 0; i < 3000; ++i) {
+      const bool inside = i >= 1 && i < 2991 && j >= 2 && j < 1402;
+      ASSERT_EQ(back(i, j), inside ? a(i, j) : 0.0) << i << ", " << j;
+    }
+}
+
 // random_uniform's counter-based generator gives the same matrix on the GPU as on the CPU, bit for bit.
 TEST_F(Cuda, RandomUniformIsTheSameOnEveryDevice) {
   const auto seed = testing::case_seed(2);
