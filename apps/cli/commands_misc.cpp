@@ -42,6 +42,7 @@ void run_info() {
   const BuildInfo b = build_info();
   std::printf("linv %s\n", b.version.c_str());
   std::printf("  BLAS/LAPACK: %s\n", b.blas.c_str());
+  std::printf("  CPU threads: %d (--threads, OMP_NUM_THREADS, or the CPUs this process may use)\n", cpu_threads());
   std::printf("  CUDA backend: %s\n", b.cuda ? fmt::format("built (CUDA runtime {})", b.cuda_runtime).c_str() : "not built");
   std::printf("  MATLAB .mat files: %s\n", b.matio ? "yes (matio)" : "no (built without matio)");
   std::printf("  PNG images: %s\n", io::have_png_support() ? "yes (libpng)" : "no (built without libpng; PGM only)");

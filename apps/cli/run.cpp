@@ -71,7 +71,14 @@ std::string unknown_words(CLI::App& app, int argc, char** argv) {
             names.push_back(long_name);
           }
         }
-      if (known) continue;
+      if (known) {
+        // a top-level option's value (linv --threads 4 solve ...) is not a command
+        if (command == &app && word.find('=') == std::string::npos && i + 1 < argc) {
+          const CLI::Option* o = app.get_option_no_throw("--" + name);
+          if (o != nullptr && o->get_expected_min() > 0) ++i;
+        }
+        continue;
+      }
       const std::string guess = closest(name, names);
       return fmt::format("unknown option '--{}' for '{}'{}", name, path,
                          guess.empty() ? "" : fmt::format("; did you mean '--{}'?", guess));
@@ -103,6 +110,13 @@ int run(int argc, char** argv) {
   CLI::App app{"linv: fast linear inverse problems on GPUs, correct everywhere (CPU backend on LAPACK)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", linv::build_info().version);
+  // Accepted before or after the command (every command falls through to it); applied before any command
+  // runs, in every process of a distributed job.
+  app.fallthrough();
+  app.add_option_function<int>(
+         "--threads", [](int threads) { set_cpu_threads(threads); },
+         "CPU threads for linv's host work and OpenBLAS (default: OMP_NUM_THREADS, else the CPUs this process may "
+         "use, container limits included)");
   app.footer(
       "Exit codes: 0 success, 2 usage, 3 unreadable or malformed input or unwritable output, 4 numerical "
       "failure (singular, not positive definite, no convergence), 5 device failure or out of memory, "

@@ -60,6 +60,13 @@ GpuList cuda_devices();
 // data another library (PyTorch, CuPy) is still producing on a stream linv does not know.
 void synchronize(Device device);
 
+// The CPU threads linv's host work runs on, OpenBLAS's and linv's own. By default: OMP_NUM_THREADS when set,
+// otherwise the CPUs this process may use (its CPU affinity, and in a container its cgroup's CPU quota, which
+// the hardware count ignores); OpenBLAS is told too unless OPENBLAS_NUM_THREADS is set.
+int cpu_threads();
+// Sets them for everything that follows (OpenBLAS included); InvalidArgument unless threads >= 1.
+void set_cpu_threads(int threads);
+
 // What this build of linv contains.
 struct BuildInfo {
   std::string version;

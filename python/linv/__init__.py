@@ -48,6 +48,18 @@ def info():
     return _linv.info()
 
 
+def cpu_threads():
+    """The CPU threads linv's host work (OpenBLAS's and its own) runs on: OMP_NUM_THREADS when set, else the
+    CPUs this process may use (its affinity and a container's CPU quota), unless set_cpu_threads changed it."""
+    return _linv.cpu_threads()
+
+
+def set_cpu_threads(threads):
+    """Sets the CPU threads linv's host work runs on (OpenBLAS's included) for every later call. ValueError
+    unless threads >= 1."""
+    _linv.set_cpu_threads(int(threads))
+
+
 def inv(a, *, method="auto", precision="native", factor="auto", device=None, check=False, report=False,
         singular="raise"):
     """The inverse of a square matrix, or of each matrix of a stack.

@@ -339,6 +339,7 @@ nb::dict info() {
   d["blas"] = b.blas;
   d["cuda"] = b.cuda;
   d["cuda_runtime"] = b.cuda_runtime;
+  d["cpu_threads"] = linv::cpu_threads();
   const linv::GpuList gpus = linv::cuda_devices();
   nb::list names;
   for (const linv::GpuInfo& g : gpus.gpus) names.append(g.name);
@@ -383,6 +384,9 @@ void translate(const std::exception_ptr& p, void*) {
 NB_MODULE(_linv, m) {
   m.doc() = "linv's C++ library (use the linv package, which wraps this module)";
   m.def("info", &info, "What this build of linv contains, and the GPUs it can use.");
+  m.def("cpu_threads", &linv::cpu_threads, "The CPU threads linv's host work runs on.");
+  m.def("set_cpu_threads", &linv::set_cpu_threads, nb::arg("threads"),
+        "Sets the CPU threads linv's host work runs on.");
   m.def("set_exceptions", [](nb::object singular, nb::object not_pd, nb::object numerical, nb::object device,
                              nb::object input) {
     g_singular = singular.release().ptr();

@@ -1,16 +1,20 @@
 // Host memory as the runtime family (src/kernels/runtime.hpp) sees it; built into linv_core.
 #include <cblas.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "cpu/backend.hpp"
+#include "linv/device.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {
@@ -79,3 +83,63 @@ const kernels::Runtime& runtime() {
 }
 
 }  // namespace linv::cpu
+
+namespace linv {
+namespace {
+
+// A positive integer from the environment variable, or 0.
+int environment_count(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return 0;
+  const long n = std::strtol(text, nullptr, 10);  // "4", or "4,2" (nested levels: the first is ours)
+  return n > 0 && n < (1 << 20) ? static_cast<int>(n) : 0;
+}
+
+// The CPUs this process may use: its affinity, capped by a cgroup CPU quota (v2 cpu.max "quota period",
+// v1 cfs_quota_us / cfs_period_us), rounded up.
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  if (cpus <= 0) cpus = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  long long quota = -1, period = -1;
+  if (std::FILE* f = std::fopen("/sys/fs/cgroup/cpu.max", "r")) {
+    char text[64] = {};
+    if (std::fscanf(f, "%63s %lld", text, &period) == 2 && std::strcmp(text, "max") != 0)
+      quota = std::strtoll(text, nullptr, 10);
+    std::fclose(f);
+  } else {
+    quota = cpu::proc_number("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "");
+    period = cpu::proc_number("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "");
+  }
+  if (quota > 0 && period > 0)
+    cpus = std::min<int>(cpus, static_cast<int>(std::max(1LL, (quota + period - 1) / period)));
+  return cpus;
+}
+
+std::atomic<int>& threads_now() {
+  static std::atomic<int> threads = [] {
+    const int from_environment = environment_count("OMP_NUM_THREADS");
+    const int n = from_environment > 0 ? from_environment : usable_cpus();
+    if (environment_count("OPENBLAS_NUM_THREADS") == 0 && environment_count("GOTO_NUM_THREADS") == 0)
+      openblas_set_num_threads(n);
+    return n;
+  }();
+  return threads;
+}
+
+// The default is settled when linv is loaded, before OpenBLAS starts a thread per core of the host.
+[[maybe_unused]] const int kDefaultThreads = threads_now().load();
+
+}  // namespace
+
+int cpu_threads() { return threads_now().load(); }
+
+void set_cpu_threads(int threads) {
+  if (threads < 1)
+    throw InvalidArgument("the number of CPU threads must be at least 1; got " + std::to_string(threads));
+  threads_now().store(threads);
+  openblas_set_num_threads(threads);
+}
+
+}  // namespace linv

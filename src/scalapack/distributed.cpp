@@ -16,9 +16,8 @@
 #include "kernels/backend.hpp"
 #include "kernels/counter_random.hpp"
 #include "kernels/distributed.hpp"
+#include "linv/device.hpp"
 #include "scalapack/scalapack.hpp"
-
-extern "C" void openblas_set_num_threads(int threads);
 
 namespace linv::scalapack {
 namespace {
@@ -47,9 +46,11 @@ int context(const Grid& grid) {
   const auto key = std::make_pair(grid.rows(), grid.cols());
   if (auto found = contexts.find(key); found != contexts.end()) return found->second;
   if (contexts.empty()) {
-    // Each process's BLAS shares the host's cores with the job's other processes on it.
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    openblas_set_num_threads(std::max(1, static_cast<int>(cores) / grid.communicator().local_size()));
+    // Each process's BLAS shares the host's cores with the job's other processes on it (and keeps within
+    // what it may use: its binding, a container's quota, --threads).
+    const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                      grid.communicator().local_size());
+    set_cpu_threads(std::min(cpu_threads(), share));
   }
   int ctxt = 0;
   Cblacs_get(-1, 0, &ctxt);

@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -875,6 +876,29 @@ class CliTest(unittest.TestCase):
         self.assertIn("OpenBLAS", out)
         self.assertIn("CUDA backend", out)
 
+    def test_threads_before_or_after_the_command_and_from_the_environment(self):
+        def threads(*command, env=None):
+            """linv info's CPU threads and BLAS line, run as `command` (linv's arguments, or a wrapper's)."""
+            environment = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+            p = subprocess.run(list(map(str, command)), capture_output=True, text=True, timeout=60,
+                               env=dict(environment, **(env or {})))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.splitlines()
+            count = next(l for l in lines if "CPU threads:" in l).split(":")[1].split()[0]
+            return int(count), next(l for l in lines if "BLAS/LAPACK:" in l)
+        self.assertEqual(threads(LINV, "--threads", 1, "info")[0], 1)
+        n, blas = threads(LINV, "info", "--threads", 3)
+        self.assertEqual(n, 3)
+        self.assertIn("(3 threads)", blas)  # OpenBLAS is told too
+        self.assertEqual(threads(LINV, "info", env={"OMP_NUM_THREADS": "2"})[0], 2)
+        if shutil.which("taskset"):  # by default the CPUs this process may use, as its affinity says
+            self.assertEqual(threads("taskset", "-c", "0", LINV, "info")[0], 1)
+        _, err = run("--threads", 0, "info", expect=2)
+        self.assertIn("at least 1", err)
+        a = np.random.default_rng(SEED).standard_normal((40, 40))
+        np.save(self.path("a.npy"), a)
+        run("inv", self.path("a.npy"), "-o", self.path("x.npy"), "--threads", 1, "-q")
+        self.assertLess(np.abs(np.load(self.path("x.npy")) @ a - np.eye(40)).max(), 1e-10 * cond1(a))
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

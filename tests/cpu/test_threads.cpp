@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "linv/adl.hpp"
 #include "linv/batched.hpp"
 #include "linv/dense.hpp"
+#include "linv/device.hpp"
+#include "linv/errors.hpp"
 #include "linv/fmri.hpp"
 #include "linv/generate.hpp"
 #include "linv/imaging.hpp"
@@ -307,6 +310,36 @@ TEST(Threads, FftPlansMadeAtOnce) {
       });
   }
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(first_difference(together[t], alone), -1) << "thread " << t;
+}
+
+// The CPU thread count: set for every later call (OpenBLAS told too), zero refused, and a call's result
+// on one thread the same as on several, to rounding.
+TEST(Threads, CpuThreadsAreSetForLaterCallsAndZeroIsRefused) {
+  const int before = cpu_threads();
+  ASSERT_GE(before, 1);
+  const Matrix<double> A = random_uniform<double>(200, 200, testing::case_seed(40));
+  const Matrix<double> several = inv<double>(A.view()).x;
+  set_cpu_threads(1);
+  EXPECT_EQ(cpu_threads(), 1);
+  EXPECT_NE(build_info().blas.find("(1 threads)"), std::string::npos) << build_info().blas;
+  const Matrix<double> one = inv<double>(A.view()).x;
+  EXPECT_THROW(set_cpu_threads(0), InvalidArgument);
+  EXPECT_EQ(cpu_threads(), 1);
+  set_cpu_threads(before);
+  // both are A^-1 to n eps cond(A) relative (LAPACK's bound): so is their difference
+  const auto norm1 = [](const Matrix<double>& M) {
+    double best = 0;
+    for (index j = 0; j < M.cols(); ++j) {
+      double column = 0;
+      for (index i = 0; i < M.rows(); ++i) column += std::abs(M(i, j));
+      best = std::max(best, column);
+    }
+    return best;
+  };
+  Matrix<double> difference = Matrix<double>::copy_of(several.view());
+  for (index e = 0; e < A.size(); ++e) difference.data()[e] -= one.data()[e];
+  const double cond = norm1(A) * norm1(several), eps = std::numeric_limits<double>::epsilon();
+  EXPECT_LE(norm1(difference) / norm1(several), 30.0 * 200 * eps * cond);
 }
 
 }  // namespace

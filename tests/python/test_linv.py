@@ -41,6 +41,21 @@ def test_info_says_what_was_built():
     assert i["gpus"] or i["why_no_gpu"]
 
 
+def test_cpu_threads_can_be_set_and_refuse_zero():
+    before = linv.cpu_threads()
+    assert before >= 1 and linv.info()["cpu_threads"] == before
+    try:
+        linv.set_cpu_threads(1)
+        assert linv.cpu_threads() == 1
+        assert "(1 threads)" in linv.info()["blas"]
+        a = np.random.default_rng().standard_normal((50, 50))
+        assert np.abs(linv.inv(a) @ a - np.eye(50)).max() < 1e-8
+        with pytest.raises(ValueError, match="at least 1"):
+            linv.set_cpu_threads(0)
+    finally:
+        linv.set_cpu_threads(before)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("n", [1, 7, 130])
