@@ -272,7 +272,7 @@ void run_solve(const SolveArgs& a) {
     Matrix<T> rhs_copy;  // B goes where A goes; on the CPU it is used in place
     const ConstMatrixView<T> b = placed(rhs, device, rhs_copy);
     finish(a.common, "solve", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return solve<T>(v, b, options); }),
-           {{"A", a.a}, {"B", a.b}}, a.output);
+           {{"A", a.a}, {"B", a.b}}, a.output, io::is_vector(a.b));
   });
 }
 
@@ -288,7 +288,7 @@ void run_lstsq(const SolveArgs& a) {
     Matrix<T> rhs_copy;
     const ConstMatrixView<T> b = placed(rhs, device, rhs_copy);
     finish(a.common, "lstsq", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return lstsq<T>(v, b, options); }),
-           {{"A", a.a}, {"B", a.b}}, a.output);
+           {{"A", a.a}, {"B", a.b}}, a.output, io::is_vector(a.b));
   });
 }
 
@@ -319,7 +319,7 @@ void pinv_bordered(const SolveArgs& a, const Matrix<T>& J, Compute c) {
   s.x = s.x.to(Device::cpu());
   std::vector<std::pair<std::string, std::string>> inputs = {{"J", a.a}};
   if (!a.apply.empty()) inputs.emplace_back("d", a.apply);
-  finish(a.common, "pinv", s, inputs, a.output);
+  finish(a.common, "pinv", s, inputs, a.output, !a.apply.empty() && io::is_vector(a.apply));
 }
 
 // The general sparse fallback: x = argmin ||J x - d|| by CGLS, J as compressed rows.
@@ -333,7 +333,7 @@ void pinv_sparse(const SolveArgs& a, const Matrix<T>& J, Compute c) {
   Solution<T> s = slam::cgls_apply(sparse, placed(d, device, d_copy),
                                    {.tolerance = tolerance, .max_iterations = a.max_iterations});
   s.x = s.x.to(Device::cpu());
-  finish(a.common, "pinv", s, {{"J", a.a}, {"d", a.apply}}, a.output);
+  finish(a.common, "pinv", s, {{"J", a.a}, {"d", a.apply}}, a.output, io::is_vector(a.apply));
 }
 
 void run_pinv(const SolveArgs& a) {

@@ -40,7 +40,7 @@ void run_wls(const WlsArgs& a) {
     const Solution<T> s = run_on(device, m, [&](ConstMatrixView<T> a_on) {
       return wls<T>(a_on, weights.to(device).view(), rhs.to(device).view(), wls_options(a, c));
     });
-    finish(a.common, "wls", s, {{"A", a.a}, {"d", a.d}, {"b", a.b}}, a.output);
+    finish(a.common, "wls", s, {{"A", a.a}, {"d", a.d}, {"b", a.b}}, a.output, io::is_vector(a.b));
   });
 }
 

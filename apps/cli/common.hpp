@@ -131,8 +131,12 @@ void print_summary(const CommonOptions& o, const std::string& command, const Rep
 // Writes x to `output` with its report, and prints the summary.
 template <Real T>
 void finish(const CommonOptions& o, const char* command, const Solution<T>& s,
-            const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& output) {
-  io::write_matrix<T>(output, s.x.view());
+            const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& output,
+            bool vector = false) {
+  if (vector && s.x.cols() == 1)  // a 1-D right-hand side gives a 1-D solution, as NumPy's solvers do
+    io::write_vector<T>(output, s.x.view());
+  else
+    io::write_matrix<T>(output, s.x.view());
   write_report(o, report_json(command, s.report, inputs, output, s.x.rows(), s.x.cols()));
   print_summary(o, command, s.report, s.x.rows(), s.x.cols(), output);
 }

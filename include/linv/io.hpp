@@ -70,6 +70,15 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A);
 template <Real T>
 void write_stack(const std::string& spec, const MatrixStack<T>& stack);
 
+// Whether the array in `spec` is one-dimensional as stored (a 1-D .npy file or .npz member: NumPy's
+// vector), which read_matrix gives as one column, so that a result can be written back the same way.
+// Other formats hold matrices only. Errors as read_matrix.
+bool is_vector(const std::string& spec);
+// A one-column matrix written as a vector: one-dimensional in .npy and .npz (what np.save writes for a
+// vector), an n x 1 matrix in the formats without vectors. InvalidArgument for more than one column.
+template <Real T>
+void write_vector(const std::string& spec, ConstMatrixView<T> v);
+
 // NumPy's .npz: each named matrix as <name>.npy in an uncompressed zip archive (what numpy.savez writes),
 // written atomically. Members over 4 GiB (which need ZIP64) are refused.
 template <Real T>

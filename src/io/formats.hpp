@@ -119,10 +119,14 @@ StackPart part_of(AnyStack&& whole, int part, int parts);
 // file of its own. The archive's faults raise ParseError, a missing or ambiguous name InvalidArgument
 // listing the members.
 InputFile npz_member(const std::string& path, const std::string& name);
+// The number of dimensions of a .npy file's array (its header only is read).
+std::size_t npy_dimensions(InputFile& in);
+// With `vector`, A (one column) is written as a 1-D array.
 template <Real T>
-void write_npy(const std::string& path, ConstMatrixView<T> A);
+void write_npy(const std::string& path, ConstMatrixView<T> A, bool vector = false);
 template <Real T>
-void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays);
+void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays,
+               bool vectors = false);
 template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
 // A 2-D float32 or float64 .npy file's layout, for code that moves parts of its data itself (distributed

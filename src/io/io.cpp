@@ -354,6 +354,31 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
   }
 }
 
+bool is_vector(const std::string& spec) {
+  const Target t = parse_spec(spec);
+  if (t.format != Format::npy && t.format != Format::npz) return false;
+  detail::InputFile in = npy_source(t);
+  return detail::npy_dimensions(in) == 1;
+}
+
+template <Real T>
+void write_vector(const std::string& spec, ConstMatrixView<T> v) {
+  require_host(v.device(), "write_vector");
+  if (v.cols() != 1)
+    throw InvalidArgument(fmt::format("write_vector: {} is not one column", shape_string(v.rows(), v.cols())));
+  const Target t = parse_spec(spec);
+  switch (t.format) {
+    case Format::npy:
+      return detail::write_npy(t.path, v, /*vector=*/true);
+    case Format::npz:
+      return detail::write_npz<T>(t.path, {{t.variable.empty() ? std::string("arr_0") : t.variable, v}},
+                                  /*vectors=*/true);
+    case Format::mtx:
+    case Format::mat:
+      return write_matrix<T>(spec, v);
+  }
+}
+
 template <Real T>
 void write_stack(const std::string& spec, const MatrixStack<T>& stack) {
   if (stack.count < 0 || stack.rows < 0 || stack.cols < 0 ||
@@ -425,6 +450,8 @@ template void write_npz<float>(const std::string&, const std::vector<std::pair<s
 template void write_npz<double>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<double>>>&);
 template void write_matrix<float>(const std::string&, ConstMatrixView<float>);
 template void write_matrix<double>(const std::string&, ConstMatrixView<double>);
+template void write_vector<float>(const std::string&, ConstMatrixView<float>);
+template void write_vector<double>(const std::string&, ConstMatrixView<double>);
 template void write_stack<float>(const std::string&, const MatrixStack<float>&);
 template void write_stack<double>(const std::string&, const MatrixStack<double>&);
 template Matrix<float> convert<float>(AnyMatrix&&, bool);

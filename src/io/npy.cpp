@@ -589,6 +589,8 @@ AnyStack read_whole_stack(InputFile& in, const Header& h) {
 
 }  // namespace
 
+std::size_t npy_dimensions(InputFile& in) { return read_header(in).shape.size(); }
+
 AnyMatrix read_npy(InputFile& in) {
   const Header h = read_header(in);
   return read_whole_matrix(in, h);
@@ -719,9 +721,9 @@ void write_npy_image(const std::string& path, ConstMatrixView<double> pixels, in
 }
 
 template <Real T>
-void write_npy(const std::string& path, ConstMatrixView<T> A) {
+void write_npy(const std::string& path, ConstMatrixView<T> A, bool vector) {
   AtomicFile out(path);
-  out.write(header<T>(true, {A.rows(), A.cols()}));
+  out.write(header<T>(true, vector ? std::vector<index>{A.rows()} : std::vector<index>{A.rows(), A.cols()}));
   write_columns(out, A);
   out.commit();
 }
@@ -746,9 +748,11 @@ void put(std::string& out, std::uint64_t value, int bytes) {  // little endian
 #endif
 
 template <Real T>
-void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays) {
+void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays,
+               bool vectors) {
 #ifndef LINV_HAVE_ZLIB
   (void)arrays;
+  (void)vectors;
   throw InvalidArgument(fmt::format("{}: linv was built without zlib, so it cannot write .npz files (use .npy)", path));
 #else
   AtomicFile out(path);
@@ -756,7 +760,7 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
   std::uint64_t offset = 0;
   for (const auto& [name, A] : arrays) {
     // the member: a .npy file in memory
-    std::string npy = header<T>(true, {A.rows(), A.cols()});
+    std::string npy = header<T>(true, vectors ? std::vector<index>{A.rows()} : std::vector<index>{A.rows(), A.cols()});
     for (index j = 0; j < A.cols(); ++j)
       npy.append(reinterpret_cast<const char*>(&A(0, j)), static_cast<std::size_t>(A.rows()) * sizeof(T));
     if (npy.size() >= 0xffffffffu || offset >= 0xffffffffu)
@@ -790,10 +794,12 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
 #endif
 }
 
-template void write_npz<float>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<float>>>&);
-template void write_npz<double>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<double>>>&);
-template void write_npy<float>(const std::string&, ConstMatrixView<float>);
-template void write_npy<double>(const std::string&, ConstMatrixView<double>);
+template void write_npz<float>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<float>>>&,
+                                 bool);
+template void write_npz<double>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<double>>>&,
+                                 bool);
+template void write_npy<float>(const std::string&, ConstMatrixView<float>, bool);
+template void write_npy<double>(const std::string&, ConstMatrixView<double>, bool);
 template void write_npy_stack<float>(const std::string&, const MatrixStack<float>&);
 template void write_npy_stack<double>(const std::string&, const MatrixStack<double>&);
 

@@ -634,6 +634,31 @@ class CliTest(unittest.TestCase):
         self.assertTrue(np.all(np.triu(l, 1) == 0))
         self.assertLessEqual(rel(l, np.linalg.cholesky(s)), THRESHOLD * 60 * eps * cond1(s))
 
+    def test_vector_right_hand_sides_give_vector_solutions(self):
+        # as numpy.linalg.solve and lstsq: a 1-D b gives a 1-D x; a one-column b stays a matrix
+        eps = np.finfo(float).eps
+        a = self.rng.uniform(-1, 1, (30, 30))
+        v = self.rng.uniform(-1, 1, 30)
+        run("solve", self.save("a.npy", a), self.save("v.npy", v), "-o", self.path("x.npy"), "-q")
+        x = np.load(self.path("x.npy"))
+        self.assertEqual(x.shape, (30,))
+        self.assertLessEqual(rel(x, np.linalg.solve(a, v)), THRESHOLD * 30 * eps * cond1(a))
+        run("solve", self.path("a.npy"), self.save("c.npy", v[:, None]), "-o", self.path("xc.npy"), "-q")
+        self.assertEqual(np.load(self.path("xc.npy")).shape, (30, 1))
+        tall = self.rng.uniform(-1, 1, (50, 20))
+        run("lstsq", self.save("t.npy", tall), self.save("r.npy", self.rng.uniform(-1, 1, 50)), "-o",
+            self.path("l.npy"), "-q")
+        self.assertEqual(np.load(self.path("l.npy")).shape, (20,))
+        m, n = 10, 40
+        paths = [self.save("wa.npy", self.rng.uniform(-1, 1, (m, n))), self.save("wd.npy", self.rng.uniform(0.1, 1, n)),
+                 self.save("wb.npy", self.rng.uniform(-1, 1, n))]
+        run("wls", *paths, "-o", self.path("w.npy"), "-q")
+        self.assertEqual(np.load(self.path("w.npy")).shape, (m,))
+        if ".npz archives (read and written): yes" in run("info")[0]:
+            np.savez(self.path("in.npz"), b=v)
+            run("solve", self.path("a.npy"), self.path("in.npz") + ":b", "-o", self.path("out.npz") + ":x", "-q")
+            self.assertEqual(np.load(self.path("out.npz"))["x"].shape, (30,))
+
     # ---- precision --------------------------------------------------------------------------------
     def test_precision_follows_the_input_and_the_flag(self):
         a32 = self.rng.uniform(-1, 1, (40, 40)).astype(np.float32)

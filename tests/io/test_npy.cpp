@@ -190,6 +190,35 @@ TEST(Npy, ReadsOneAndZeroDimensionalArrays) {
   EXPECT_EQ(e.cols(), 1);
 }
 
+// Vectors come back as vectors: is_vector tells a 1-D array from a one-column matrix, and write_vector
+// writes NumPy's 1-D shape (in .npz members too), an n x 1 matrix where a format has no vectors.
+TEST(Npy, VectorsStayVectors) {
+  linv::testing::TempDir dir;
+  const Matrix<double> v = random_matrix<double>(6, 1, linv::testing::case_seed(9));
+  const std::string path = dir.file("v.npy");
+  linv::io::write_vector<double>(path, v.view());
+  const std::string bytes = read_bytes(path);
+  EXPECT_NE(bytes.find("'shape': (6,), }"), std::string::npos) << bytes.substr(0, 80);
+  EXPECT_TRUE(linv::io::is_vector(path));
+  const Matrix<double> back = std::get<Matrix<double>>(linv::io::read_matrix(path));
+  ASSERT_EQ(back.rows(), 6);
+  ASSERT_EQ(back.cols(), 1);
+  for (index i = 0; i < 6; ++i) EXPECT_EQ(back(i, 0), v(i, 0));
+  linv::io::write_matrix<double>(dir.file("m.npy"), v.view());
+  EXPECT_FALSE(linv::io::is_vector(dir.file("m.npy")));  // (6, 1) is a matrix
+  linv::io::write_vector<double>(dir.file("v.mtx"), v.view());
+  EXPECT_FALSE(linv::io::is_vector(dir.file("v.mtx")));
+  EXPECT_EQ(std::get<Matrix<double>>(linv::io::read_matrix(dir.file("v.mtx"))).cols(), 1);
+  if (linv::io::have_npz_support()) {
+    linv::io::write_vector<double>(dir.file("v.npz") + ":x", v.view());
+    EXPECT_TRUE(linv::io::is_vector(dir.file("v.npz") + ":x"));
+  }
+  const Matrix<double> two = random_matrix<double>(6, 2, linv::testing::case_seed(10));
+  EXPECT_THROW(linv::io::write_vector<double>(dir.file("w.npy"), two.view()), linv::InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("w.npy")));
+  EXPECT_THROW((void)linv::io::is_vector(dir.file("missing.npy")), linv::InputError);
+}
+
 TEST(Npy, ReadsHeaderVariants) {
   linv::testing::TempDir dir;
   const std::string path = dir.file("h.npy");
