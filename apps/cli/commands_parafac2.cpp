@@ -1,6 +1,7 @@
 // linv parafac2 and linv bench parafac2: PARAFAC2 of fMRI slabs (time points x voxels, one slab per slice).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@ namespace {
 struct Parafac2Args {
   std::vector<std::string> inputs;
   std::string out, start = "svd", initial;
+  std::string layout = "linv";  // linv: slabs I x J_k (shared rows); tensorly: J_k x I, TensorLy's slices
   index rank = 0;
   int iterations = 1000;
   double tolerance = 1e-7;
@@ -64,13 +66,20 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
   const Device device = grid ? grid->device() : device_for(a.common, Operation::Parafac2, voxels);
   if (grid) voxels = static_cast<index>(grid->sum(static_cast<double>(voxels)));
 
+  // The factors' files: linv's A (I x F), H and C (K x F); under TensorLy's layout its names for the same
+  // factors, slice k = P_k B diag(A[k]) C^T: A the per-slab weights (linv's C), B the blueprint (H), C
+  // the shared mode (linv's A).
+  const bool tensorly = a.layout == "tensorly";
+  const char* const a_file = tensorly ? "C.npy" : "A.npy";
+  const char* const h_file = tensorly ? "B.npy" : "H.npy";
+  const char* const c_file = tensorly ? "A.npy" : "C.npy";
   std::optional<Matrix<T>> A0, H0, C0;
   fmri::Parafac2Init<T> init;
   if (!a.initial.empty()) {
     auto load = [&](const char* name) {
       return as<T>(io::read_matrix((std::filesystem::path(a.initial) / name).string()), c);
     };
-    A0 = load("A.npy"), H0 = load("H.npy"), C0 = load("C.npy");
+    A0 = load(a_file), H0 = load(h_file), C0 = load(c_file);
     init = {A0->view(), H0->view(), C0->view()};
   }
 
@@ -109,9 +118,9 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
   const auto write = [&] {
     if (root) {
       std::filesystem::create_directories(dir);
-      io::write_matrix<T>(file("A.npy"), r.A.view());
-      io::write_matrix<T>(file("H.npy"), r.H.view());
-      io::write_matrix<T>(file("C.npy"), r.C.view());
+      io::write_matrix<T>(file(a_file), r.A.view());
+      io::write_matrix<T>(file(h_file), r.H.view());
+      io::write_matrix<T>(file(c_file), r.C.view());
     }
     if (grid) grid->barrier();  // the directory exists
     for (std::size_t k = 0; k < r.P.size(); ++k) {
@@ -124,13 +133,16 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
   phases.mark("write", grid);
   if (grid) grid->sum(columns.data(), columns.size());
   const std::vector<long long> column_counts(columns.begin(), columns.end());
+  const bool one_shape = std::all_of(column_counts.begin(), column_counts.end(),
+                                     [&](long long n) { return n == column_counts.front(); });
   if (!root) return;
   nlohmann::json report = report_json("parafac2", r.report, {}, a.out, I, voxels);
   report.update({{"inputs", a.inputs}, {"rows", I}, {"slabs", K}, {"columns", column_counts}, {"rank", a.rank},
                  {"init", a.initial.empty() ? a.start : "given: " + a.initial}, {"seed", a.seed},
                  {"tolerance", a.tolerance}, {"max_iterations", a.iterations}, {"loss", r.loss},
                  {"loss_history", r.loss_history}, {"norm_squared", r.norm_squared},
-                 {"variance_explained", r.variance_explained}});
+                 {"variance_explained", r.variance_explained}, {"layout", a.layout},
+                 {"factors", {{"shared", a_file}, {"blueprint", h_file}, {"weights", c_file}}}});
   if (grid) report["distributed"] = {{"processes", grid->size()}, {"job", grid->describe()}};
   io::write_text(file("report.json"), report.dump(2) + "\n");
   write_report(a.common, report);
@@ -142,6 +154,14 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
                      : device.name().c_str(),
                 100 * r.variance_explained, r.loss, r.report.iterations, std::string(to_string(r.report.stop)).c_str(),
                 r.report.seconds, a.out.c_str());
+  // Slabs of one shape may be meant the other way round (TensorLy's slices vary in their rows): a poor fit
+  // says so, since the two layouts fit different models of the same numbers.
+  if (!a.common.quiet && r.variance_explained < 0.9 && one_shape)
+    std::fprintf(stderr,
+                 "parafac2: hint: %.1f %% of the variance explained. PARAFAC2 shares the %s of the slabs; if what "
+                 "is shared is their %s (as in TensorLy's slices, J_k x I), run again with --layout %s\n",
+                 100 * r.variance_explained, tensorly ? "columns" : "rows", tensorly ? "rows" : "columns",
+                 tensorly ? "linv" : "tensorly");
 }
 
 template <Real T>
@@ -153,6 +173,22 @@ void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io:
     x.stack = as<T>(std::move(*stack), c);
   } else {
     for (io::AnyMatrix& m : std::get<std::vector<io::AnyMatrix>>(data)) x.matrices.push_back(as<T>(std::move(m), c));
+  }
+  if (a.layout == "tensorly") {  // TensorLy's slices are J_k x I: fit their transposes
+    if (x.matrices.empty()) {
+      io::MatrixStack<T> t{x.stack.count, x.stack.cols, x.stack.rows, std::vector<T>(x.stack.data.size())};
+      for (index k = 0; k < t.count; ++k)
+        for (index j = 0; j < t.cols; ++j)
+          for (index i = 0; i < t.rows; ++i) t[k](i, j) = x.stack[k](j, i);
+      x.stack = std::move(t);
+    } else {
+      for (Matrix<T>& m : x.matrices) {
+        Matrix<T> t = Matrix<T>::uninitialized(m.cols(), m.rows());
+        for (index j = 0; j < t.cols(); ++j)
+          for (index i = 0; i < t.rows(); ++i) t(i, j) = m(j, i);
+        m = std::move(t);
+      }
+    }
   }
   phases.mark("convert", grid);
   parafac2_typed<T>(a, x, c, grid, phases);
@@ -291,8 +327,17 @@ const Command kCommands[] = {
                                            "in [0, 1), H = I)")
                                 ->capture_default_str()
                                 ->check(CLI::IsMember({"svd", "random"}));
-       cmd.add_option("--initial", a->initial, "A directory with A.npy, H.npy and C.npy to start from instead")
+       cmd.add_option("--initial", a->initial,
+                      "A directory with A.npy, H.npy and C.npy (under --layout tensorly: C.npy, B.npy and A.npy) to "
+                      "start from instead")
            ->excludes(start);
+       cmd.add_option("--layout", a->layout,
+                      "linv: each slab is I x J_k, the I rows shared (time points x voxels), the results A (I x F), "
+                      "H and C (K x F); tensorly: each slab is J_k x I as TensorLy's parafac2 takes its slices, the "
+                      "results under TensorLy's names, A (K x F, per slab), B (the blueprint) and C (I x F, "
+                      "shared), with slab k = P_k B diag(A[k]) C^T")
+           ->capture_default_str()
+           ->check(CLI::IsMember({"linv", "tensorly"}));
        cmd.add_option("--seed", a->seed, "Seed of the random start, or of the noise on C of the SVD start")
            ->capture_default_str();
        cmd.add_flag("--distributed", a->distributed,

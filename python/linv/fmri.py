@@ -292,7 +292,9 @@ def parafac2(slabs, rank, *, max_iterations=1000, tolerance=1e-7, start="svd", s
     ----------
     slabs : sequence of array_like, shapes (I, J_k); or an array of shape (K, I, J)
         The slabs, shared mode first: every slab has the same I rows (e.g. time points); its columns are
-        its own (e.g. the voxels of slice k) and their number may differ between slabs.
+        its own (e.g. the voxels of slice k) and their number may differ between slabs. TensorLy's
+        parafac2 takes its slices the other way round (J_k x I, slice k = P_k B diag(A[k]) C^T): pass
+        [s.T for s in slices], and linv's A, H and C are TensorLy's C, B and A.
     rank : int
         F, between 1 and min(I, J_k).
     max_iterations : int

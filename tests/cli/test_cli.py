@@ -534,6 +534,40 @@ class CliTest(unittest.TestCase):
         _, err = run("pinv", self.path("bad.npy"), "-o", self.path("c.npy"), "--structure", "sparse", expect=2)
         self.assertIn("--apply", err)
 
+    def test_parafac2_takes_tensorly_slices_with_layout_tensorly(self):
+        # TensorLy's slices X_k = P_k B diag(A[k]) C^T (J x I, the columns shared), as one K x J x I stack
+        K, J, I, F = 8, 40, 30, 3
+        A = self.rng.uniform(0.2, 1.2, (K, F))
+        B = np.linalg.qr(self.rng.standard_normal((F, F)))[0] * np.linspace(1, 2, F)
+        C = self.rng.standard_normal((I, F))
+        X = np.stack([np.linalg.qr(self.rng.standard_normal((J, F)))[0] @ B * A[k] @ C.T for k in range(K)])
+        X += 1e-3 * np.sqrt(np.mean(X ** 2)) * self.rng.standard_normal(X.shape)
+        stack = self.save("slices.npy", X)
+        # read the linv way (the rows shared) the model does not fit, and the hint names the other layout
+        _, err = run("parafac2", stack, "-F", F, "-o", self.path("as_linv"), "--iters", 300)
+        linv_fit = load_json(os.path.join(self.path("as_linv"), "report.json"))["variance_explained"]
+        self.assertLess(linv_fit, 0.9)
+        self.assertIn("--layout tensorly", err)
+        out = self.path("as_tensorly")
+        _, err = run("parafac2", stack, "-F", F, "-o", out, "--layout", "tensorly", "--iters", 300, "--tol", 1e-10)
+        self.assertNotIn("hint", err)
+        report = load_json(os.path.join(out, "report.json"))
+        self.assertGreater(report["variance_explained"], 0.999)
+        self.assertEqual(report["layout"], "tensorly")
+        self.assertEqual(report["factors"], {"shared": "C.npy", "blueprint": "B.npy", "weights": "A.npy"})
+        # the factors under TensorLy's names and shapes rebuild every slice as TensorLy does
+        Af, Bf, Cf = (np.load(os.path.join(out, n)) for n in ("A.npy", "B.npy", "C.npy"))
+        self.assertEqual((Af.shape, Bf.shape, Cf.shape), ((K, F), (F, F), (I, F)))
+        for k in range(K):
+            Pk = np.load(os.path.join(out, f"P_{k}.npy"))
+            self.assertEqual(Pk.shape, (J, F))
+            model = Pk @ Bf * Af[k] @ Cf.T
+            self.assertLess(np.linalg.norm(model - X[k]) / np.linalg.norm(X[k]), 1e-2)
+        # and a start given in the same names
+        run("parafac2", stack, "-F", F, "-o", self.path("again"), "--layout", "tensorly", "--initial", out,
+            "--iters", 5, "-q")
+        self.assertGreater(load_json(os.path.join(self.path("again"), "report.json"))["variance_explained"], 0.999)
+
     def test_parafac2_fits_at_least_as_well_as_tensorly(self):
         try:
             from tensorly.decomposition import parafac2 as tensorly_parafac2
