@@ -13,6 +13,7 @@ namespace {
 
 struct WlsArgs {
   std::string a, d, b, output, weights = "d2", storage = "full";
+  std::string form = "normal";  // normal: A (m x n, m <= n), d, b; statsmodels: X (n x p), w, y
   double tolerance = 0;
   int max_iterations = 100;
   CommonOptions common;
@@ -31,11 +32,43 @@ WlsOptions wls_options(const WlsArgs& a, Compute c) {
           .compute_residual = !a.common.no_check};
 }
 
+// statsmodels' and SciPy's form, beta minimising sum_i w_i (y_i - x_i^T beta)^2 = ||W^1/2 (y - X beta)||^2
+// for X n x p (one row per observation): the normal form with A = X^T and D^2 = W. Checked here in the
+// user's own names.
+template <Real T>
+Matrix<T> design_as_a(const Matrix<T>& X, index weights, index observations) {
+  if (X.rows() < X.cols())
+    throw InvalidArgument(fmt::format("wls --form statsmodels: X ({}) has fewer observations (rows) than parameters "
+                                      "(columns); for A m x n with m <= n use the normal form",
+                                      shape_string(X.rows(), X.cols())));
+  if (weights != X.rows() || observations != X.rows())
+    throw InvalidArgument(fmt::format("wls --form statsmodels: X is {} ({} observations), but w has {} entries and y "
+                                      "{} rows",
+                                      shape_string(X.rows(), X.cols()), X.rows(), weights, observations));
+  Matrix<T> A = Matrix<T>::uninitialized(X.cols(), X.rows());
+  for (index j = 0; j < A.cols(); ++j)
+    for (index i = 0; i < A.rows(); ++i) A(i, j) = X(j, i);
+  return A;
+}
+
 void run_wls(const WlsArgs& a) {
+  if (a.form != "normal" && a.form != "statsmodels")
+    throw InvalidArgument(fmt::format("--form {}: expected normal or statsmodels", a.form));
+  const bool statsmodels = a.form == "statsmodels";
+  if (statsmodels && a.weights != "d2")
+    throw InvalidArgument("--form statsmodels takes w as statsmodels does (the weights of the squared residuals): "
+                          "drop --weights");
   io::AnyMatrix A = io::read_matrix(a.a), d = io::read_matrix(a.d), b = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(d), dtype_of(b)});
   with_type(c, [&]<Real T>() {
-    const Matrix<T> m = as<T>(std::move(A), c), weights = as<T>(std::move(d), c), rhs = as<T>(std::move(b), c);
+    const Matrix<T> weights = as<T>(std::move(d), c), rhs = as<T>(std::move(b), c);
+    const Matrix<T> m = statsmodels ? design_as_a(as<T>(std::move(A), c), weights.rows(), rhs.rows())
+                                    : as<T>(std::move(A), c);
+    if (!statsmodels && m.rows() > m.cols())
+      throw InvalidArgument(fmt::format("wls: A is {}, taller than wide, where the normal form needs m <= n (x "
+                                        "minimising ||D (b - A^T x)||); for a design matrix with one row per "
+                                        "observation (as statsmodels and SciPy take it) add --form statsmodels",
+                                        shape_string(m.rows(), m.cols())));
     const Device device = device_for(a.common, Operation::WeightedLeastSquares, m.rows());
     const Solution<T> s = run_on(device, m, [&](ConstMatrixView<T> a_on) {
       return wls<T>(a_on, weights.to(device).view(), rhs.to(device).view(), wls_options(a, c));
@@ -191,11 +224,21 @@ const Command kCommands[] = {
      "Weighted least squares: x minimising ||D (b - A^T x)|| for A m x n (m <= n), through A D^2 A^T x = A D^2 b",
      [](CLI::App& cmd) {
        auto a = std::make_shared<WlsArgs>();
-       cmd.add_option("A", a->a, "The m x n matrix (m <= n)")->required();
-       cmd.add_option("d", a->d, "The weights: the diagonal of D^2 (default) or of D (--weights d), n entries")
+       cmd.add_option("A", a->a,
+                      "The m x n matrix (m <= n); with --form statsmodels X, n x p (one row per observation)")
            ->required();
-       cmd.add_option("b", a->b, "Right-hand sides, n x k")->required();
-       cmd.add_option("-o,--output", a->output, "Where to write x (m x k)")->required();
+       cmd.add_option("d", a->d,
+                      "The weights: the diagonal of D^2 (default) or of D (--weights d), n entries; with --form "
+                      "statsmodels w, the weights of the squared residuals")
+           ->required();
+       cmd.add_option("b", a->b, "Right-hand sides, n x k (with --form statsmodels y)")->required();
+       cmd.add_option("-o,--output", a->output, "Where to write x (m x k; with --form statsmodels beta, p x k)")
+           ->required();
+       cmd.add_option("--form", a->form,
+                      "normal: x minimising ||D (b - A^T x)|| (interior-point methods, SLAM); statsmodels: beta "
+                      "minimising ||W^1/2 (y - X beta)|| as statsmodels' WLS(y, X, weights=w) and SciPy take it, "
+                      "X tall")
+           ->capture_default_str();
        cmd.add_option("--weights", a->weights, "d2: d holds the diagonal of D^2; d: of D")->capture_default_str();
        cmd.add_option("--storage", a->storage, "full, or packed (rectangular full packed: half the memory)")
            ->capture_default_str();

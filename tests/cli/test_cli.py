@@ -231,6 +231,32 @@ class CliTest(unittest.TestCase):
         self.assertEqual(load_json(rep2)["kept"], 5 - len(zero))
         np.testing.assert_array_equal(x2[regular], xr)
 
+    def test_wls_in_statsmodels_form(self):
+        # beta minimising sum_i w_i (y_i - x_i^T beta)^2, X tall as statsmodels' WLS(y, X, weights=w) takes it
+        n, p = 200, 6
+        X = self.rng.uniform(-1, 1, (n, p))
+        w = self.rng.uniform(0.1, 2, n)
+        y = self.rng.uniform(-1, 1, n)
+        paths = [self.save("X.npy", X), self.save("w.npy", w), self.save("y.npy", y)]
+        run("wls", *paths, "-o", self.path("beta.npy"), "--form", "statsmodels", "-q")
+        beta = np.load(self.path("beta.npy"))
+        ref = np.linalg.lstsq(X * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+        self.assertEqual(beta.shape, (p,))
+        kappa = np.linalg.cond(X * np.sqrt(w)[:, None])
+        self.assertLess(rel(beta, ref), THRESHOLD * n * np.finfo(float).eps * kappa ** 2)
+        try:
+            import statsmodels.api as sm
+            self.assertLess(rel(beta, sm.WLS(y, X, weights=w).fit().params), 1e-10)
+        except ImportError:
+            pass
+        # the normal form refuses a tall A and names the flag; mismatched lengths are named in X, w, y terms
+        _, err = run("wls", *paths, "-o", self.path("b2.npy"), expect=2)
+        self.assertIn("--form statsmodels", err)
+        _, err = run("wls", paths[0], self.save("w2.npy", w[:-1]), paths[2], "-o", self.path("b3.npy"), "--form",
+                     "statsmodels", expect=2)
+        self.assertIn("w has 199 entries", err)
+        self.assertFalse(os.path.exists(self.path("b3.npy")))
+
     def test_wls_matches_numpy_and_names_the_failing_minor(self):
         m, n = 40, 100
         a = self.rng.uniform(-1, 1, (m, n))
