@@ -221,7 +221,8 @@ const Command kCommands[] = {
        cmd.add_option("--cd", a->c_d, "Squared norm of the free atoms at most")
            ->capture_default_str()
            ->check(CLI::PositiveNumber);
-       cmd.add_option("--iters", a->iterations, "Outer iterations (coefficient steps, then dictionary steps)")
+       cmd.add_option("--max-iter,--iters", a->iterations,
+                      "Outer iterations at most (coefficient steps, then dictionary steps; all of them without --tol)")
            ->capture_default_str()
            ->check(CLI::NonNegativeNumber);
        cmd.add_option("--inner-s", a->coefficient_steps, "Coefficient steps per iteration (Ts)")
@@ -236,8 +237,11 @@ const Command kCommands[] = {
            ->check(CLI::NonNegativeNumber);
        cmd.add_option("--seed", a->seed, "Seed of the random normal initial dictionary")->capture_default_str();
        cmd.add_option("--initial", a->initial, "A T x K dictionary to start from instead (projected onto the constraints)");
-       cmd.add_option("--dictionary", a->dictionary, "Where to write D (T x K, the assisted atoms first)")->required();
-       cmd.add_option("--codes", a->codes, "Where to write S (K x N): dense .npy, or sparse Matrix Market (.mtx)")
+       output(cmd.add_option("--dictionary", a->dictionary, "Where to write D (T x K, the assisted atoms first)"),
+              io::OutputKind::matrix)->required();
+       output(cmd.add_option("--codes", a->codes,
+                             "Where to write S (K x N): dense .npy, or sparse Matrix Market (.mtx)"),
+              io::OutputKind::matrix)
            ->required();
        cmd.add_flag("--distributed", a->distributed,
                     "Run as one process of an MPI job (mpirun -np N linv adl ... --distributed [--device cuda]): the "

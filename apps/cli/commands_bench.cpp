@@ -402,7 +402,7 @@ const Command kCommands[] = {
            ->capture_default_str()
            ->check(CLI::PositiveNumber);
        cmd.add_option("--repeats", a->bench.repeats, "Timed runs per case")->capture_default_str()->check(CLI::Range(1, 1000));
-       cmd.add_option("--json", a->bench.json, "Write the rows as JSON here (process 0)");
+       output(cmd.add_option("--json", a->bench.json, "Write the rows as JSON here (process 0)"), io::OutputKind::text);
        cmd.callback([a] { run_bench_distributed(*a); });
      }},
 };

@@ -375,7 +375,7 @@ const Command kCommands[] = {
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
        cmd.add_option("A", a->a, kMatrixHelp)->required();
-       cmd.add_option("-o,--output", a->output, "Where to write the inverse")->required();
+       output(cmd.add_option("-o,--output", a->output, "Where to write the inverse"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
                     "A is a stack of B square matrices (a B x n x n .npy array, n <= 64): invert each one. A singular "
                     "matrix is reported (exit 4) with its block of the output NaN; the others are still inverted");
@@ -388,7 +388,7 @@ const Command kCommands[] = {
        auto a = std::make_shared<SolveArgs>();
        cmd.add_option("A", a->a, kMatrixHelp)->required();
        cmd.add_option("B", a->b, "Right-hand sides (n x k)")->required();
-       cmd.add_option("-o,--output", a->output, "Where to write X")->required();
+       output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
                     "A is a stack of B square matrices (B x n x n .npy, n <= 64) and B a stack of B right-hand-side "
                     "blocks (B x n x k): solve each system. A singular system is reported (exit 4) with its block of "
@@ -402,7 +402,7 @@ const Command kCommands[] = {
        auto a = std::make_shared<SolveArgs>();
        cmd.add_option("A", a->a, kMatrixHelp)->required();
        cmd.add_option("B", a->b, "Right-hand sides (m x k)")->required();
-       cmd.add_option("-o,--output", a->output, "Where to write X")->required();
+       output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
        cmd.add_option("--rcond", a->rcond, "Relative rank tolerance (default: max(m, n) x machine epsilon)");
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_lstsq(*a); });
@@ -411,7 +411,9 @@ const Command kCommands[] = {
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
        cmd.add_option("A", a->a, kMatrixHelp)->required();
-       cmd.add_option("-o,--output", a->output, "Where to write the pseudoinverse (n x m), or J^+ d with --apply")
+       output(cmd.add_option("-o,--output", a->output,
+                             "Where to write the pseudoinverse (n x m), or J^+ d with --apply"),
+              io::OutputKind::matrix)
            ->required();
        cmd.add_option("--structure", a->structure,
                       "dense (SVD); bordered: a SLAM Jacobian with --dense-cols dense columns, then one contiguous "
@@ -435,7 +437,7 @@ const Command kCommands[] = {
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
        cmd.add_option("A", a->a, kMatrixHelp)->required();
-       cmd.add_option("-o,--output", a->output, "Where to write L")->required();
+       output(cmd.add_option("-o,--output", a->output, "Where to write L"), io::OutputKind::matrix)->required();
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_chol(*a); });
      }},

@@ -49,7 +49,7 @@ void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
   const double mean = codes.signals > 0 ? used / static_cast<double>(codes.signals) : 0.0;
   write_report(a.common, {{"command", "omp"},
                           {"inputs", {{"X", a.x}, {"D", a.d}}},
-                          {"output", a.codes},
+                          {"outputs", {{"codes", a.codes}}},
                           {"device", device.name()},
                           {"precision", type_name<T>()},
                           {"sparsity", a.sparsity},
@@ -362,11 +362,16 @@ const Command kCommands[] = {
        cmd.add_option("-o,--output", g->output,
                       "Where to write X (T x N: .npy, .mtx, .mat; or .nii/.nii.gz, a 4-D image of T volumes on a 2 mm "
                       "grid with --shape)")
+           ->each([](const std::string& spec) {
+             io::check_output(spec, io::is_nifti_path(spec) ? io::OutputKind::nifti : io::OutputKind::matrix);
+           })
            ->required();
-       cmd.add_option("--truth", g->truth,
-                      "Where to write the truth: a .npz with 'timecourses' (T x K) and 'maps' (K x N)");
-       cmd.add_option("--truth-maps", g->truth_maps,
-                      "Also write the K true maps as a NIfTI image (.nii/.nii.gz, one volume per source; needs --shape)");
+       output(cmd.add_option("--truth", g->truth,
+                             "Where to write the truth: a .npz with 'timecourses' (T x K) and 'maps' (K x N)"),
+              io::OutputKind::text);  // its own checks say what it takes (a .npz; maps to --truth-maps)
+       output(cmd.add_option("--truth-maps", g->truth_maps,
+                             "Also write the K true maps as a NIfTI image (.nii/.nii.gz, one volume per source; needs --shape)"),
+              io::OutputKind::nifti);
        cmd.callback([g] { run_gen_fmri(*g); });
      }},
     {"bench", "omp", "Time Batch-OMP on random data (median of repeats after a warm-up)",
@@ -420,14 +425,19 @@ const Command kCommands[] = {
            ->required();
        cmd.add_option("--mask", a->mask,
                       "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
-       cmd.add_option("--maps", a->maps, "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)");
+       output(cmd.add_option("--maps", a->maps,
+                             "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)"),
+              io::OutputKind::nifti);
        cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
        cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
-       cmd.add_option("--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
+       cmd.add_option("--max-iter,--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
            ->capture_default_str()
            ->check(CLI::NonNegativeNumber);
-       cmd.add_option("--dictionary", a->dictionary, "Where to write D (T x K)")->required();
-       cmd.add_option("--codes", a->codes, "Where to write G (K x N): dense .npy, or sparse Matrix Market (.mtx)")
+       output(cmd.add_option("--dictionary", a->dictionary,
+                             "Where to write D (T x K)"), io::OutputKind::matrix)->required();
+       output(cmd.add_option("--codes", a->codes,
+                             "Where to write G (K x N): dense .npy, or sparse Matrix Market (.mtx)"),
+              io::OutputKind::matrix)
            ->required();
        cmd.add_option("--initial", a->initial, "A T x K dictionary to start from (default: K random signals)");
        cmd.add_flag("--approximate", a->approximate, "One power step per atom instead of its exact rank-1 SVD");
@@ -458,7 +468,9 @@ const Command kCommands[] = {
        cmd.add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
            ->capture_default_str()
            ->check(CLI::NonNegativeNumber);
-       cmd.add_option("--codes", a->codes, "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx")
+       output(cmd.add_option("-o,--output,--codes", a->codes,
+                             "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx"),
+              io::OutputKind::matrix)
            ->required();
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_omp(*a); });

@@ -317,7 +317,8 @@ const Command kCommands[] = {
        auto a = std::make_shared<DegradeArgs>();
        cmd.add_option("IN", a->input, fmt::format("Image {}, or phantom:N for the N x N Shepp-Logan phantom", kImageHelp))
            ->required();
-       cmd.add_option("-o,--output", a->output, "Where to write the degraded image (.png, .pgm or .npy)")->required();
+       output(cmd.add_option("-o,--output", a->output, "Where to write the degraded image (.png, .pgm or .npy)"),
+              io::OutputKind::image)->required();
        cmd.add_option("--psf", a->psf, kPsfHelp)->capture_default_str();
        cmd.add_option("--noise", a->noise,
                       "gaussian:var=V[,mean=M] | saltpepper:density=D | poisson[:peak=P] (MATLAB's imnoise "
@@ -330,7 +331,8 @@ const Command kCommands[] = {
                       "the edges saw real scene beyond them, as a camera's does")
            ->capture_default_str();
        cmd.add_option("--seed", a->seed, "Seed of the noise")->capture_default_str();
-       cmd.add_option("--truth", a->truth, "Also write the undegraded image here (cropped alike)");
+       output(cmd.add_option("--truth", a->truth, "Also write the undegraded image here (cropped alike)"),
+              io::OutputKind::image);
        cmd.add_option("--bits", a->bits, "Bits per sample of PNG and PGM outputs (8 or 16)")
            ->capture_default_str()
            ->check(CLI::IsMember({8, 16}));
@@ -344,7 +346,8 @@ const Command kCommands[] = {
        auto d = std::make_shared<DeblurArgs>();
        cmd.add_option("IN", d->input, fmt::format("The degraded image {}; alpha is kept as it is", kImageHelp))
            ->required();
-       cmd.add_option("-o,--output", d->output, "Where to write the recovered image (.png, .pgm or .npy)")->required();
+       output(cmd.add_option("-o,--output", d->output, "Where to write the recovered image (.png, .pgm or .npy)"),
+              io::OutputKind::image)->required();
        cmd.add_option("--psf", d->psf, "The PSF that degraded it (as for degrade)")->capture_default_str();
        cmd.add_option("--lambda", d->lambda,
                       "Regularisation weight, or how to choose it: auto (generalised cross-validation, or the "
@@ -385,7 +388,7 @@ const Command kCommands[] = {
            ->capture_default_str()
            ->check(CLI::Range(4, 64));
        cmd.add_option("--seed", q->seed, "Noise seed")->capture_default_str();
-       cmd.add_option("--markdown", q->markdown, "Quality: write a markdown table here");
+       output(cmd.add_option("--markdown", q->markdown, "Quality: write a markdown table here"), io::OutputKind::text);
        cmd.add_flag("--time", q->time, "Time deblurring end to end (Gaussian blur and noise, lambda given) instead");
        cmd.add_option("--dense-sizes", q->dense_sizes, "--time: image sizes for the dense path")->capture_default_str();
        cmd.add_option("--matrix-free-sizes", q->matrix_free_sizes, "--time: image sizes for the matrix-free path")

@@ -108,7 +108,7 @@ void run_demo(const DemoArgs& a) {
       {"sharpen + gaussian noise", "sharpen:alpha=0.2", "gaussian:var=0.001", "-", false},
       {"photograph: blur + noise", "gaussian:size=7,sigma=1.5", "gaussian:var=0.0001", "-", true},
   };
-  std::filesystem::create_directories(a.out);
+  io::make_directory(a.out);
   const std::string ext = io::have_png_support() ? ".png" : ".pgm";
   const io::Image phantom{imaging::shepp_logan(a.size), 1};
   const Device device =
@@ -188,7 +188,9 @@ const Command kCommands[] = {
        cmd.add_option("--cond", a->cond, "Condition number for spd (default 1e3) and illcond (default 1e12)");
        cmd.add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
        cmd.add_option("--dtype", a->dtype, "f32 or f64")->capture_default_str()->check(CLI::IsMember({"f32", "f64"}));
-       cmd.add_option("-o,--output", a->output, "Where to write the matrix (.npy, .npz[:name], .mtx, .mat[:variable])");
+       output(cmd.add_option("-o,--output", a->output,
+                             "Where to write the matrix (.npy, .npz[:name], .mtx, .mat[:variable])"),
+              io::OutputKind::matrix);
        cmd.add_flag("-q,--quiet")->description("Print nothing on success (gen prints nothing in any case)");
        cmd.require_subcommand(0, 1);
        cmd.callback([a, &cmd] {
@@ -204,7 +206,8 @@ const Command kCommands[] = {
            ->required()
            ->check(CLI::Range(2, 1 << 30));
        cmd.add_option("--seed", j->seed, "Random seed")->capture_default_str();
-       cmd.add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)")->required();
+       output(cmd.add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)"),
+              io::OutputKind::matrix)->required();
        cmd.add_flag("-q,--quiet")->description("Print nothing on success (gen prints nothing in any case)");
        cmd.callback([j] { run_gen_jacobian(*j); });
      }},
@@ -218,7 +221,8 @@ const Command kCommands[] = {
        cmd.add_option("--size", a->size, "Phantom size (n x n pixels, an n^2 x n^2 system)")
            ->capture_default_str()
            ->check(CLI::Range(4, 96));
-       cmd.add_option("--out", a->out, "Folder for the images and the montage")->capture_default_str();
+       output(cmd.add_option("-o,--output,--out", a->out, "Folder for the images and the montage"),
+              io::OutputKind::directory)->capture_default_str();
        cmd.add_option("--seed", a->seed, "Noise seed")->capture_default_str();
        cmd.add_option("--device", a->device, "auto (a GPU when one is usable, else the CPU), cpu, cuda or cuda:N")
            ->capture_default_str();

@@ -117,7 +117,7 @@ void parafac2_typed(const Parafac2Args& a, Slabs<T>& x, Compute c, const dist::G
   std::vector<double> columns(static_cast<std::size_t>(K), 0);  // every slab's, for the report
   const auto write = [&] {
     if (root) {
-      std::filesystem::create_directories(dir);
+      io::make_directory(dir.string());
       io::write_matrix<T>(file(a_file), r.A.view());
       io::write_matrix<T>(file(h_file), r.H.view());
       io::write_matrix<T>(file(c_file), r.C.view());
@@ -314,8 +314,11 @@ const Command kCommands[] = {
        cmd.add_option("-F,--rank", a->rank, "F, the number of components (at most I and every J_k)")
            ->required()
            ->check(CLI::PositiveNumber);
-       cmd.add_option("-o,--out", a->out, "Directory for the results (created if missing)")->required();
-       cmd.add_option("--iters", a->iterations, "Iterations at most")->capture_default_str()->check(CLI::NonNegativeNumber);
+       output(cmd.add_option("-o,--output,--out", a->out, "Directory for the results (created if missing)"),
+              io::OutputKind::directory)->required();
+       cmd.add_option("--max-iter,--iters", a->iterations, "Iterations at most")
+           ->capture_default_str()
+           ->check(CLI::NonNegativeNumber);
        cmd.add_option("--tol", a->tolerance,
                       "Stop once the loss ||X - model||^2 changes by at most this fraction of itself (0: run all "
                       "--iters)")

@@ -232,7 +232,8 @@ const Command kCommands[] = {
                       "statsmodels w, the weights of the squared residuals")
            ->required();
        cmd.add_option("b", a->b, "Right-hand sides, n x k (with --form statsmodels y)")->required();
-       cmd.add_option("-o,--output", a->output, "Where to write x (m x k; with --form statsmodels beta, p x k)")
+       output(cmd.add_option("-o,--output", a->output, "Where to write x (m x k; with --form statsmodels beta, p x k)"),
+              io::OutputKind::matrix)
            ->required();
        cmd.add_option("--form", a->form,
                       "normal: x minimising ||D (b - A^T x)|| (interior-point methods, SLAM); statsmodels: beta "
@@ -264,7 +265,7 @@ const Command kCommands[] = {
            ->capture_default_str();
        cmd.add_option("--precisions", p->precisions, "Timing: double, mixed or both")->capture_default_str();
        cmd.add_option("--storages", p->storages, "Timing: full, packed or both")->capture_default_str();
-       cmd.add_option("--markdown", p->markdown, "--paper: write a markdown table here");
+       output(cmd.add_option("--markdown", p->markdown, "--paper: write a markdown table here"), io::OutputKind::text);
        cmd.callback([p, &cmd] {
          if (p->paper) return run_paper(*p);
          PaperArgs speed = *p;

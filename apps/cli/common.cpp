@@ -24,9 +24,14 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
                  "single, double or mixed (float32 factorization refined to float64 accuracy); "
                  "default: the input's own type")
       ->check(CLI::IsMember({"single", "double", "mixed"}));
-  cmd.add_option("--report", o.report, "Write a JSON report (method, device, seconds, scaled residual, rcond)");
+  output(cmd.add_option("--report", o.report, "Write a JSON report (method, device, seconds, scaled residual, rcond)"),
+         io::OutputKind::text);
   cmd.add_flag("--no-check", o.no_check, "Skip the scaled-residual check (saves one matrix product)");
   cmd.add_flag("-q,--quiet", o.quiet, "Print nothing on success");
+}
+
+CLI::Option* output(CLI::Option* option, io::OutputKind kind) {
+  return option->each([kind](const std::string& spec) { io::check_output(spec, kind); });
 }
 
 io::DType dtype_of(const io::AnyMatrix& m) {
@@ -93,7 +98,7 @@ nlohmann::json report_json(const std::string& command, const Report& r,
   j["command"] = command;
   j["inputs"] = nlohmann::json::object();
   for (const auto& [name, path] : inputs) j["inputs"][name] = path;
-  j["output"] = output;
+  j["outputs"] = {{"output", output}};  // commands with several outputs name each (one schema: docs/cli.md)
   j["shape"] = {rows, cols};
   j["linv_version"] = build_info().version;
   return j;
@@ -138,7 +143,7 @@ std::function<void(int, double)> progress_line(const CommonOptions& o, const cha
 void add_bench_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd.add_option("--repeats", o.repeats, "Timed runs per case")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  cmd.add_option("--json", o.json, "Write the rows as JSON here");
+  output(cmd.add_option("--json", o.json, "Write the rows as JSON here"), io::OutputKind::text);
 }
 
 nlohmann::json bench_output(Device device) {

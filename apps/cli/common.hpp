@@ -61,6 +61,9 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& cmd, CommonOptions& o);
+// An option naming something the command writes, checked as the command line is read (io::check_output),
+// so that a format linv cannot write there or a missing directory is refused before any work.
+CLI::Option* output(CLI::Option* option, io::OutputKind kind);
 
 // The element type a command computes in, from --precision and the input files' types: the inputs'
 // own type when no precision is asked for (float64 if they differ), never narrowing silently.

@@ -87,6 +87,17 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
 // Writes `text` to `path` atomically (temporary file + rename).
 void write_text(const std::string& path, const std::string& text);
 
+// What a command will write where, checked before it computes anything (the command-line tool does it as
+// it reads its options), so that an output linv would refuse afterwards is refused at once: a matrix
+// (.npy, .npz[:name], .mtx, .mat[:name]), an image (.png, .pgm, .npy), a NIfTI image, a text file (a report),
+// or a directory (created if missing). A format linv does not write there, or this build cannot write,
+// raises InvalidArgument; a directory that does not exist or cannot be written into raises InputError
+// naming it.
+enum class OutputKind { matrix, image, nifti, text, directory };
+void check_output(const std::string& spec, OutputKind kind);
+// Makes the directory `path` and its missing parents; InputError naming it when that fails.
+void make_directory(const std::string& path);
+
 // Several outputs written as one: while an OutputTransaction lives on a thread, each file that thread writes
 // through linv::io is written in full under its temporary name and left there; commit() then renames them
 // all into place, in the order written. Destroyed without commit() (an exception, a later output that could

@@ -354,6 +354,66 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
   }
 }
 
+void check_output(const std::string& spec, OutputKind kind) {
+  std::string path = spec;
+  switch (kind) {
+    case OutputKind::matrix: {
+      const Target t = parse_spec(spec);
+      if (t.format == Format::npz && !have_npz_support())
+        throw InvalidArgument(fmt::format("{}: linv was built without zlib, so it cannot write .npz files (use .npy)",
+                                          spec));
+      if (t.format == Format::mat && !have_mat_support())
+        throw InvalidArgument(fmt::format("{}: linv was built without matio, so it cannot write .mat files (use .npy)",
+                                          spec));
+      path = t.path;
+      break;
+    }
+    case OutputKind::image: {
+      const std::string lower = lowercase(spec);
+      if (!lower.ends_with(".png") && !lower.ends_with(".pgm") && !lower.ends_with(".npy"))
+        throw InvalidArgument(fmt::format("{}: images are written to .png, .pgm or .npy files", spec));
+      if (lower.ends_with(".png") && !have_png_support())
+        throw InvalidArgument(fmt::format("{}: linv was built without libpng, so it cannot write .png (use .pgm or "
+                                          ".npy)",
+                                          spec));
+      break;
+    }
+    case OutputKind::nifti:
+      if (!is_nifti_path(spec))
+        throw InvalidArgument(fmt::format("{}: NIfTI images are written to .nii or .nii.gz files", spec));
+      if (!have_nifti_support())
+        throw InvalidArgument(fmt::format("{}: linv was built without NIfTI support (libnifti2)", spec));
+      break;
+    case OutputKind::text:
+      break;
+    case OutputKind::directory: {  // made when missing: its nearest existing ancestor must take it
+      std::filesystem::path p = std::filesystem::absolute(spec);
+      std::error_code ec;
+      while (!std::filesystem::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
+      if (!std::filesystem::is_directory(p, ec))
+        throw InputError(fmt::format("could not write into {}: {} is not a directory", spec, p.string()));
+      if (::access(p.c_str(), W_OK) != 0)
+        throw InputError(fmt::format("could not write into {}: {} is not writable ({})", spec, p.string(),
+                                     std::strerror(errno)));
+      return;
+    }
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::filesystem::path folder = parent.empty() ? std::filesystem::path(".") : parent;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw InputError(fmt::format("could not write {}: the directory {} does not exist", spec, folder.string()));
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("could not write {}: the directory {} is not writable ({})", spec, folder.string(),
+                                 std::strerror(errno)));
+}
+
+void make_directory(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw InputError(fmt::format("could not create the directory {}: {}", path, ec.message()));
+}
+
 bool is_vector(const std::string& spec) {
   const Target t = parse_spec(spec);
   if (t.format != Format::npy && t.format != Format::npz) return false;
