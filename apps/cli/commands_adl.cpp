@@ -13,7 +13,7 @@ namespace linv::cli {
 namespace {
 
 struct AdlArgs {
-  std::string x, task, initial, dictionary, codes;
+  std::string x, task, initial, dictionary, codes, mask, maps;
   index atoms = 10;
   double lambda = std::numeric_limits<double>::quiet_NaN();
   double c = std::numeric_limits<double>::quiet_NaN(), c_d = 1, tolerance = 0;
@@ -32,7 +32,8 @@ std::optional<Matrix<T>> read_optional(const std::string& path, Compute c) {
 
 // One process's run: all of X, or with a grid this process's voxels (host_X), the root writing the results.
 template <Real T>
-void adl_typed(const AdlArgs& a, const Matrix<T>& host_X, Compute c, const dist::Grid* grid) {
+void adl_typed(const AdlArgs& a, const Matrix<T>& host_X, const std::optional<io::FmriImage>& image, Compute c,
+               const dist::Grid* grid) {
   std::optional<Matrix<T>> task, initial;
   Matrix<T> X_copy;  // on a GPU only
   ConstMatrixView<T> X;
@@ -61,15 +62,18 @@ void adl_typed(const AdlArgs& a, const Matrix<T>& host_X, Compute c, const dist:
   if (!root) return;
   io::write_matrix<T>(a.dictionary, dictionary.view());
   io::write_matrix<T>(a.codes, codes.view());
+  if (!a.maps.empty()) io::write_volumes<T>(a.maps, image->space, image->voxels, codes.view());  // one map per atom
   const index M = task ? task->cols() : 0;
   index nonzeros = 0;
   for (index e = 0; e < codes.size(); ++e) nonzeros += codes.data()[e] != T(0) ? 1 : 0;
   std::vector<std::pair<std::string, std::string>> inputs = {{"X", a.x}};
+  if (!a.mask.empty()) inputs.emplace_back("mask", a.mask);
   if (task) inputs.emplace_back("task", a.task);
   if (initial) inputs.emplace_back("initial", a.initial);
   nlohmann::json j = report_json("adl", r.report, inputs, a.dictionary, X.rows(), codes.cols());
   if (grid) j["distributed"] = {{"processes", grid->size()}, {"job", grid->describe()}};
-  j.update({{"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}}}, {"atoms", a.atoms}, {"assisted_atoms", M},
+  j.update({{"outputs", {{"dictionary", a.dictionary}, {"codes", a.codes}, {"maps", a.maps}}}, {"atoms", a.atoms},
+            {"assisted_atoms", M},
             {"lambda", r.lambda}, {"lambda_default", std::isnan(a.lambda)},
             {"c", M > 0 ? nlohmann::json(a.c) : nlohmann::json(nullptr)}, {"c_d", a.c_d},
             {"coefficient_steps", a.coefficient_steps}, {"dictionary_steps", a.dictionary_steps}, {"seed", a.seed},
@@ -92,27 +96,24 @@ void run_adl(const AdlArgs& a) {
   if (!a.task.empty() && std::isnan(a.c))
     throw InvalidArgument("--task needs --c, the squared distance each assisted atom may keep from its time course");
   if (a.task.empty() && !std::isnan(a.c)) throw InvalidArgument("--c applies to assisted atoms: give their --task too");
+  if (!a.maps.empty() && !io::is_nifti_path(a.x))  // before any work
+    throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
   if (a.distributed || !a.devices.empty()) {
-    // each process reads its own voxels (its columns of X) and the job fits them together
+    // each process reads its own voxels (its columns of X; a NIfTI image is read whole and cut) and the job
+    // fits them together
     const dist::Grid grid = job_grid({a.distributed, a.devices, "", a.common.device}, "adl");
     if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
-    io::ColumnPart mine;
-    grid.together([&] {
-      mine = io::read_matrix_columns(a.x, grid.rank(), grid.size());
-      if (std::visit([](const auto& m) { return m.cols(); }, mine.matrix) == 0)
-        throw InvalidArgument(fmt::format("adl: {} has {} voxels, fewer than the job's {} processes", a.x, mine.total,
-                                          grid.size()));
-    });
-    Compute c = compute_type(a.common.precision, {dtype_of(mine.matrix)});
+    Signals s = read_signal_part(a.x, a.mask, grid, "adl");
+    Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
     refuse_mixed(c, "adl");
     if (grid.max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;  // one element type for the job
-    with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(mine.matrix), c), c, &grid); });
+    with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, &grid); });
     return;
   }
-  io::AnyMatrix X = io::read_matrix(a.x);
-  const Compute c = compute_type(a.common.precision, {dtype_of(X)});
+  Signals s = read_signals(a.x, a.mask);
+  const Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
   refuse_mixed(c, "adl");
-  with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(X), c), c, nullptr); });
+  with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, nullptr); });
 }
 
 struct AdlBenchArgs {
@@ -209,7 +210,15 @@ const Command kCommands[] = {
      "within sqrt(c) of given time courses and the others of norm at most sqrt(c_d)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<AdlArgs>();
-       cmd.add_option("X", a->x, "Data, one voxel per column (T x N: time points x voxels)")->required();
+       cmd.add_option("X", a->x,
+                      "Data, one voxel per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
+                      "image (.nii, .nii.gz)")
+           ->required();
+       cmd.add_option("--mask", a->mask,
+                      "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
+       output(cmd.add_option("--maps", a->maps,
+                             "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)"),
+              io::OutputKind::nifti);
        cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(CLI::PositiveNumber);
        cmd.add_option("--lambda", a->lambda,
                       "Sparsity weight (default: 0.5 * ||X||_F / sqrt(T N), half the root mean square of X)")

@@ -18,23 +18,6 @@ struct OmpArgs {
   CommonOptions common;
 };
 
-// The signals X: a T x N matrix file, or a NIfTI image (its voxels in `mask`, every voxel without one),
-// whose grid and voxels are kept so that maps can be written back in its space.
-struct Signals {
-  io::AnyMatrix X;
-  std::optional<io::FmriImage> image;  // without its signals (moved to X)
-};
-Signals read_signals(const std::string& path, const std::string& mask) {
-  if (!io::is_nifti_path(path)) {
-    if (!mask.empty()) throw InvalidArgument(fmt::format("--mask {}: a mask selects voxels of a NIfTI image (.nii, .nii.gz)", mask));
-    return {io::read_matrix(path), std::nullopt};
-  }
-  io::FmriImage image = io::read_fmri(path, mask);
-  Signals s{std::move(image.signals), std::nullopt};
-  s.image = std::move(image);
-  return s;
-}
-
 template <Real T>
 void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
   const Device device = device_for(a.common, Operation::SparseCoding, X.cols());
@@ -139,28 +122,7 @@ void run_ksvd(const KsvdArgs& a) {
     // job fits them together
     const dist::Grid grid = job_grid({a.distributed, a.devices, "", a.common.device}, "ksvd");
     if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
-    Signals s;
-    grid.together([&] {
-      index total = 0;
-      if (io::is_nifti_path(a.x)) {
-        s = read_signals(a.x, a.mask);
-        total = std::visit([](const auto& m) { return m.cols(); }, s.X);
-        const index first = total * grid.rank() / grid.size(), end = total * (grid.rank() + 1) / grid.size();
-        s.X = std::visit([&](const auto& m) -> io::AnyMatrix {
-          return std::decay_t<decltype(m)>::copy_of(m.view().block(0, first, m.rows(), end - first));
-        }, s.X);
-      } else {
-        if (!a.mask.empty())
-          throw InvalidArgument(
-              fmt::format("--mask {}: a mask selects voxels of a NIfTI image (.nii, .nii.gz)", a.mask));
-        io::ColumnPart mine = io::read_matrix_columns(a.x, grid.rank(), grid.size());
-        total = mine.total;
-        s.X = std::move(mine.matrix);
-      }
-      if (std::visit([](const auto& m) { return m.cols(); }, s.X) == 0)
-        throw InvalidArgument(fmt::format("ksvd: {} has {} signals, fewer than the job's {} processes", a.x, total,
-                                          grid.size()));
-    });
+    Signals s = read_signal_part(a.x, a.mask, grid, "ksvd");
     Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
     refuse_mixed(c, "ksvd");
     if (grid.max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;  // one element type for the job

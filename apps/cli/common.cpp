@@ -30,6 +30,46 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_flag("-q,--quiet", o.quiet, "Print nothing on success");
 }
 
+Signals read_signals(const std::string& path, const std::string& mask) {
+  if (!io::is_nifti_path(path)) {
+    if (!mask.empty())
+      throw InvalidArgument(fmt::format("--mask {}: a mask selects voxels of a NIfTI image (.nii, .nii.gz)", mask));
+    return {io::read_matrix(path), std::nullopt};
+  }
+  io::FmriImage image = io::read_fmri(path, mask);
+  Signals s{std::move(image.signals), std::nullopt};
+  s.image = std::move(image);
+  return s;
+}
+
+Signals read_signal_part(const std::string& path, const std::string& mask, const dist::Grid& grid,
+                         const char* command) {
+  Signals s;
+  grid.together([&] {
+    index total = 0;
+    if (io::is_nifti_path(path)) {
+      s = read_signals(path, mask);
+      total = std::visit([](const auto& m) { return m.cols(); }, s.X);
+      const index first = total * grid.rank() / grid.size(), end = total * (grid.rank() + 1) / grid.size();
+      s.X = std::visit(
+          [&](const auto& m) -> io::AnyMatrix {
+            return std::decay_t<decltype(m)>::copy_of(m.view().block(0, first, m.rows(), end - first));
+          },
+          s.X);
+    } else {
+      if (!mask.empty())
+        throw InvalidArgument(fmt::format("--mask {}: a mask selects voxels of a NIfTI image (.nii, .nii.gz)", mask));
+      io::ColumnPart mine = io::read_matrix_columns(path, grid.rank(), grid.size());
+      total = mine.total;
+      s.X = std::move(mine.matrix);
+    }
+    if (std::visit([](const auto& m) { return m.cols(); }, s.X) == 0)
+      throw InvalidArgument(fmt::format("{}: {} has {} voxels, fewer than the job's {} processes", command, path, total,
+                                        grid.size()));
+  });
+  return s;
+}
+
 CLI::Option* output(CLI::Option* option, io::OutputKind kind) {
   return option->each([kind](const std::string& spec) { io::check_output(spec, kind); });
 }

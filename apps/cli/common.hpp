@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,6 +60,19 @@ struct CommonOptions {
   bool quiet = false;
   bool no_check = false;  // skip the scaled-residual check (one extra matrix product)
 };
+
+// The signals X of an fMRI command (omp, ksvd, adl): a T x N matrix file, or a NIfTI image (its voxels in
+// `mask`, every voxel without one), whose grid and voxels are kept so that maps can be written back in its
+// space.
+struct Signals {
+  io::AnyMatrix X;
+  std::optional<io::FmriImage> image;  // without its signals (moved to X)
+};
+Signals read_signals(const std::string& path, const std::string& mask);
+// This process's share of them in a distributed job (consecutive columns, rank order): a .npy is read from
+// its part's bytes, anything else read whole and cut. Every process raises a share that would be empty.
+Signals read_signal_part(const std::string& path, const std::string& mask, const dist::Grid& grid,
+                         const char* command);
 
 void add_common_options(CLI::App& cmd, CommonOptions& o);
 // An option naming something the command writes, checked as the command line is read (io::check_output),

@@ -432,6 +432,22 @@ class CliTest(unittest.TestCase):
                      "--mask", self.path("mask.nii"), expect=2)
         self.assertIn("--mask", err)
         self.assertFalse(any(os.path.exists(self.path(f)) for f in ("D2.npy", "G2.npy", "m2.nii", "G3.npy")))
+        # adl reads NIfTI through a mask and writes maps alike, the same fit as from the masked matrix
+        np.save(self.path("xm.npy"), self.masked(inside))
+        run("adl", self.path("x.nii.gz"), "--mask", self.path("mask.nii"), "-k", "3", "--iters", "4",
+            "--dictionary", self.path("Da.npy"), "--codes", self.path("Sa.npy"), "--maps", self.path("amaps.nii"),
+            "--device", "cpu", "-q")
+        run("adl", self.path("xm.npy"), "-k", "3", "--iters", "4", "--dictionary", self.path("Db.npy"), "--codes",
+            self.path("Sb.npy"), "--device", "cpu", "-q")
+        S = np.load(self.path("Sa.npy"))
+        self.assertTrue(np.array_equal(S, np.load(self.path("Sb.npy"))))
+        _, _, _, amaps = read_nifti1(self, self.path("amaps.nii"))
+        self.assertTrue(np.array_equal(amaps.reshape(3, 168)[:, inside], S))
+
+    def masked(self, inside):
+        """The masked voxels of x.nii.gz as a time points x voxels matrix (volume after volume, x fastest)."""
+        _, _, _, volumes = read_nifti1(self, self.path("x.nii.gz"))
+        return volumes.reshape(40, 168)[:, inside]
 
     def test_degrade_writes_images_and_refuses_bad_specs(self):
         truth, out = self.path("truth.pgm"), self.path("blurred.pgm")
