@@ -53,13 +53,18 @@ def _system(what, a):
 
 
 def wls(a, d, b, *, weights="squared", precision="native", storage="full", tolerance=0.0, max_iterations=100,
-        device=None, check=False, report=False):
+        device=None, check=False, report=False, form="normal"):
     """Weighted least squares: x minimising ||D (b - a^T x)||_2, from a D^2 a^T x = a D^2 b.
+
+    With form="statsmodels", the same problem as statsmodels' WLS(y, X, weights=w) and SciPy pose it:
+    wls(X, w, y, form="statsmodels") is beta minimising sum_i w_i (y_i - x_i^T beta)^2, X tall (n x p, one
+    row per observation), w the weights of the squared residuals (a = X^T, D^2 = diag(w), no copy).
 
     Parameters
     ----------
     a : array_like, shape (m, n)
-        m <= n and full row rank (the interior-point and SLAM layout: one column per observation).
+        m <= n and full row rank (the interior-point and SLAM layout: one column per observation); with
+        form="statsmodels", X of shape (n, p), n >= p.
     d : array_like, shape (n,)
         The weights: the diagonal of D^2 (weights="squared", the default) or of D (weights="plain").
     b : array_like, shape (n,) or (n, k)
@@ -96,6 +101,17 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
     ValueError
         Shapes that do not fit (naming both), or a bad keyword.
     """
+    if form == "statsmodels":
+        if weights != "squared":
+            raise ValueError("wls: form='statsmodels' takes w as statsmodels does (weights of the squared "
+                             "residuals): leave weights out")
+        shape = tuple(getattr(a, "shape", _np.shape(a)))
+        if len(shape) != 2 or shape[0] < shape[1]:
+            raise ValueError(f"wls: form='statsmodels' needs X of shape (n, p) with n >= p (one row per "
+                             f"observation); got {shape}")
+        a = a.T if hasattr(a, "T") else _np.asarray(a).T
+    elif form != "normal":
+        raise ValueError(f"wls: form={form!r}: expected 'normal' or 'statsmodels'")
     gpu = _gpu_call("wls", device, a=a, d=d, b=b)
     if gpu:
         a = gpu.matrix(a, "a")

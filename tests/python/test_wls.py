@@ -71,6 +71,20 @@ def test_factor_once_per_set_of_weights(dtype):
         assert_close(system.solve(b[:, 0]), ref[:, 0], cond, dtype, n)
 
 
+def test_wls_in_statsmodels_form():
+    rng = np.random.default_rng()
+    X, w, y = rng.uniform(-1, 1, (300, 5)), rng.uniform(0.1, 2, 300), rng.uniform(-1, 1, 300)
+    beta = linv.wls(X, w, y, form="statsmodels")
+    ref = np.linalg.lstsq(X * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+    kappa = np.linalg.cond(X * np.sqrt(w)[:, None])
+    assert beta.shape == (5,)
+    assert np.abs(beta - ref).max() <= 30 * 300 * np.finfo(float).eps * kappa ** 2 * np.abs(ref).max()
+    with pytest.raises(ValueError, match="n >= p"):
+        linv.wls(X.T, w, y, form="statsmodels")
+    with pytest.raises(ValueError, match="form"):
+        linv.wls(X, w, y, form="scipy")
+
+
 def test_wls_errors():
     a, d, b = problem(5, 12, 0, np.float64)
     with pytest.raises(ValueError, match=r"\(5, 12\).*\(11,\)"):
