@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_gpu_parafac2_distributed",
                                                os.path.join(HERE, "gpu_parafac2_distributed.py"))
 p2 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(p2)  # run(), finish()
+_spec.loader.exec_module(p2)  # bench_both(), time_both(), finish()
 
 
 def main():
@@ -51,13 +51,9 @@ def main():
 
     common = ["bench", "adl", "--sizes", f"{T}x{N}", "-k", K, "--iters", args.iters, "--precision", "single",
               "--repeats", args.repeats]
-    fits = {}
-    for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"])):
-        if p2.run([args.linv, *common, *where, "--json", f"{tmp}/{name}.json"], args.timeout) is not None:
-            with open(f"{tmp}/{name}.json") as f:
-                fits[name] = json.load(f)["rows"][0]
+    fits = p2.bench_both(args.linv, common, args.devices, tmp, args.timeout)
     if len(fits) == 2:
-        many, one = fits["many"], fits["one"]
+        many, one = fits["many"][0], fits["one"][0]
         rows.append({"case": f"adl fit, float32 X on the GPUs, K={K}, {args.iters} iterations (Ts=Td=20), {ndev} GPUs",
                      "n": N, "batch": 1, "rows": T, "linv_s": many["seconds"], "peer": "linv on one GPU",
                      "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": None,
@@ -76,13 +72,7 @@ def main():
     commands = {name: [args.linv, *cli, "--dictionary", f"{tmp}/D_{name}.npy", "--codes", f"{tmp}/S_{name}.npy",
                        "--report", f"{tmp}/{name}.json", *where]
                 for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"]))}
-    times = {"many": [], "one": []}
-    ok = all(p2.run(c, args.timeout) is not None for c in commands.values())
-    for _ in range(args.repeats if ok else 0):
-        for name, c in commands.items():
-            t = p2.run(c, args.timeout)
-            if t is not None:
-                times[name].append(t)
+    times = p2.time_both(commands, args.repeats, args.timeout)
     if times["many"] and times["one"]:
         many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
         with open(f"{tmp}/many.json") as f:

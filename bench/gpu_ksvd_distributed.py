@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_gpu_parafac2_distributed",
                                                os.path.join(HERE, "gpu_parafac2_distributed.py"))
 p2 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(p2)  # run(), finish()
+_spec.loader.exec_module(p2)  # bench_both(), time_both(), finish()
 
 
 def main():
@@ -52,11 +52,8 @@ def main():
 
     common = ["bench", "ksvd", "--sizes", f"{T}x{N}", "--atoms", K, "--sparsity", T0, "--iters", args.iters,
               "--precision", "single", "--variant", "both", "--repeats", args.repeats]
-    fits = {}
-    for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"])):
-        if p2.run([args.linv, *common, *where, "--json", f"{tmp}/{name}.json"], args.timeout) is not None:
-            with open(f"{tmp}/{name}.json") as f:
-                fits[name] = {r["variant"]: r for r in json.load(f)["rows"]}
+    fits = {name: {r["variant"]: r for r in rows}
+            for name, rows in p2.bench_both(args.linv, common, args.devices, tmp, args.timeout).items()}
     if len(fits) == 2:
         for variant in ("approximate", "exact"):
             many, one = fits["many"][variant], fits["one"][variant]
@@ -78,13 +75,7 @@ def main():
     commands = {name: [args.linv, *cli, "--dictionary", f"{tmp}/D_{name}.npy", "--codes", f"{tmp}/G_{name}.npy",
                        "--report", f"{tmp}/{name}.json", *where]
                 for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"]))}
-    times = {"many": [], "one": []}
-    ok = all(p2.run(c, args.timeout) is not None for c in commands.values())
-    for _ in range(args.repeats if ok else 0):
-        for name, c in commands.items():
-            t = p2.run(c, args.timeout)
-            if t is not None:
-                times[name].append(t)
+    times = p2.time_both(commands, args.repeats, args.timeout)
     if times["many"] and times["one"]:
         many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
         with open(f"{tmp}/many.json") as f:

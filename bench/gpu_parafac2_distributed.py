@@ -50,6 +50,30 @@ def run(cmd, timeout):
     return seconds
 
 
+def bench_both(linv, bench_args, devices, tmp, timeout):
+    """`linv bench ...` run on the several GPUs (--devices) and on one (--device cuda): {"many": rows, "one":
+    rows} of its JSON, each present only where its run succeeded."""
+    fits = {}
+    for name, where in (("many", ["--devices", devices]), ("one", ["--device", "cuda"])):
+        if run([linv, *bench_args, *where, "--json", f"{tmp}/{name}.json"], timeout) is not None:
+            with open(f"{tmp}/{name}.json") as f:
+                fits[name] = json.load(f)["rows"]
+    return fits
+
+
+def time_both(commands, repeats, timeout):
+    """Wall clock of each of commands {"many": cmd, "one": cmd}: one warm-up run of each (the page cache
+    too), then `repeats` rounds alternating them. {name: [seconds]}, empty when a warm-up failed."""
+    times = {name: [] for name in commands}
+    ok = all(run(c, timeout) is not None for c in commands.values())
+    for _ in range(repeats if ok else 0):
+        for name, c in commands.items():
+            t = run(c, timeout)
+            if t is not None:
+                times[name].append(t)
+    return times
+
+
 def make_subjects(directory, I, J, K, F, seed=7):
     """One Fortran-order float32 .npy file per subject: A diag(c_k) (P_k H)^T plus 10 % noise."""
     rng = np.random.default_rng(seed)
@@ -137,13 +161,9 @@ def main():
     size = f"{I}x{J}x{K}"
     common = ["bench", "parafac2", "--sizes", size, "--rank", F, "--iters", args.iters, "--precision", "single",
               "--repeats", args.repeats]
-    fits = {}
-    for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"])):
-        if run([args.linv, *common, *where, "--json", f"{tmp}/{name}.json"], args.timeout) is not None:
-            with open(f"{tmp}/{name}.json") as f:
-                fits[name] = json.load(f)["rows"][0]
+    fits = bench_both(args.linv, common, args.devices, tmp, args.timeout)
     if len(fits) == 2:
-        many, one = fits["many"], fits["one"]
+        many, one = fits["many"][0], fits["one"][0]
         rows.append({"case": f"parafac2 fit, float32 data on the GPUs, F={F}, {args.iters} iterations, {ndev} GPUs",
                      "n": J, "batch": K, "rows": I, "linv_s": many["seconds"], "peer": "linv on one GPU",
                      "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": gram_floor,
@@ -163,13 +183,7 @@ def main():
                          "--report", f"{tmp}/many_report.json"],
                 "one": [args.linv, *cli, "-o", f"{tmp}/out_one", "--device", "cuda",
                         "--report", f"{tmp}/one_report.json"]}
-    times = {"many": [], "one": []}
-    ok = all(run(c, args.timeout) is not None for c in commands.values())  # warm-up, page cache
-    for _ in range(args.repeats if ok else 0):
-        for name, c in commands.items():
-            t = run(c, args.timeout)
-            if t is not None:
-                times[name].append(t)
+    times = time_both(commands, args.repeats, args.timeout)
     if times["many"] and times["one"]:
         many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
         with open(f"{tmp}/many_report.json") as f:

@@ -98,22 +98,17 @@ void run_adl(const AdlArgs& a) {
   if (a.task.empty() && !std::isnan(a.c)) throw InvalidArgument("--c applies to assisted atoms: give their --task too");
   if (!a.maps.empty() && !io::is_nifti_path(a.x))  // before any work
     throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
+  // with a job, each process reads its own voxels (its columns of X) and the job fits them together
+  std::optional<dist::Grid> grid;
   if (a.distributed || !a.devices.empty()) {
-    // each process reads its own voxels (its columns of X; a NIfTI image is read whole and cut) and the job
-    // fits them together
-    const dist::Grid grid = job_grid({a.distributed, a.devices, "", a.common.device}, "adl");
-    if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
-    Signals s = read_signal_part(a.x, a.mask, grid, "adl");
-    Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
-    refuse_mixed(c, "adl");
-    if (grid.max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;  // one element type for the job
-    with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, &grid); });
-    return;
+    grid = job_grid({a.distributed, a.devices, "", a.common.device}, "adl");
+    if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
   }
-  Signals s = read_signals(a.x, a.mask);
-  const Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
-  refuse_mixed(c, "adl");
-  with_type(c, [&]<Real T>() { adl_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, nullptr); });
+  FitInput in = read_fit_input(a.x, a.mask, a.common.precision, grid ? &*grid : nullptr, "adl");
+  with_type(in.compute, [&]<Real T>() {
+    adl_typed<T>(a, as<T>(std::move(in.signals.X), in.compute), in.signals.image, in.compute,
+                 grid ? &*grid : nullptr);
+  });
 }
 
 struct AdlBenchArgs {
@@ -214,11 +209,7 @@ const Command kCommands[] = {
                       "Data, one voxel per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
                       "image (.nii, .nii.gz)")
            ->required();
-       cmd.add_option("--mask", a->mask,
-                      "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
-       output(cmd.add_option("--maps", a->maps,
-                             "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)"),
-              io::OutputKind::nifti);
+       add_nifti_options(cmd, a->mask, &a->maps);
        cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(CLI::PositiveNumber);
        cmd.add_option("--lambda", a->lambda,
                       "Sparsity weight (default: 0.5 * ||X||_F / sqrt(T N), half the root mean square of X)")

@@ -112,27 +112,19 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
 }
 
 void run_ksvd(const KsvdArgs& a) {
-  if (!a.maps.empty()) {  // before any work
-    if (!io::is_nifti_path(a.maps)) throw InvalidArgument(fmt::format("--maps {}: maps are written as NIfTI (.nii, .nii.gz)", a.maps));
-    if (!io::is_nifti_path(a.x))
-      throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
-  }
+  if (!a.maps.empty() && !io::is_nifti_path(a.x))  // before any work (--maps's own format: output())
+    throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
+  // with a job, each process reads its own signals (its columns of X) and the job fits them together
+  std::optional<dist::Grid> grid;
   if (a.distributed || !a.devices.empty()) {
-    // each process reads its own signals (its columns of X; a NIfTI image is read whole and cut) and the
-    // job fits them together
-    const dist::Grid grid = job_grid({a.distributed, a.devices, "", a.common.device}, "ksvd");
-    if (!grid.is_root()) silence_errors();  // one message for the job, from process 0
-    Signals s = read_signal_part(a.x, a.mask, grid, "ksvd");
-    Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
-    refuse_mixed(c, "ksvd");
-    if (grid.max(c == Compute::f64 ? 1.0 : 0.0) > 0) c = Compute::f64;  // one element type for the job
-    with_type(c, [&]<Real T>() { ksvd_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, &grid); });
-    return;
+    grid = job_grid({a.distributed, a.devices, "", a.common.device}, "ksvd");
+    if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
   }
-  Signals s = read_signals(a.x, a.mask);
-  const Compute c = compute_type(a.common.precision, {dtype_of(s.X)});
-  refuse_mixed(c, "ksvd");
-  with_type(c, [&]<Real T>() { ksvd_typed<T>(a, as<T>(std::move(s.X), c), s.image, c, nullptr); });
+  FitInput in = read_fit_input(a.x, a.mask, a.common.precision, grid ? &*grid : nullptr, "ksvd");
+  with_type(in.compute, [&]<Real T>() {
+    ksvd_typed<T>(a, as<T>(std::move(in.signals.X), in.compute), in.signals.image, in.compute,
+                  grid ? &*grid : nullptr);
+  });
 }
 
 struct OmpBenchArgs {
@@ -385,11 +377,7 @@ const Command kCommands[] = {
                       "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI image "
                       "(.nii, .nii.gz)")
            ->required();
-       cmd.add_option("--mask", a->mask,
-                      "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
-       output(cmd.add_option("--maps", a->maps,
-                             "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)"),
-              io::OutputKind::nifti);
+       add_nifti_options(cmd, a->mask, &a->maps);
        cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
        cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
        cmd.add_option("--max-iter,--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
@@ -424,8 +412,7 @@ const Command kCommands[] = {
                       "(.nii, .nii.gz)")
            ->required();
        cmd.add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
-       cmd.add_option("--mask", a->mask,
-                      "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
+       add_nifti_options(cmd, a->mask);
        cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
        cmd.add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
            ->capture_default_str()

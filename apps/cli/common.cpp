@@ -42,6 +42,8 @@ Signals read_signals(const std::string& path, const std::string& mask) {
   return s;
 }
 
+namespace {
+
 Signals read_signal_part(const std::string& path, const std::string& mask, const dist::Grid& grid,
                          const char* command) {
   Signals s;
@@ -68,6 +70,26 @@ Signals read_signal_part(const std::string& path, const std::string& mask, const
                                         grid.size()));
   });
   return s;
+}
+
+}  // namespace
+
+FitInput read_fit_input(const std::string& path, const std::string& mask, const std::string& precision,
+                        const dist::Grid* grid, const char* command) {
+  FitInput in{grid ? read_signal_part(path, mask, *grid, command) : read_signals(path, mask)};
+  in.compute = compute_type(precision, {dtype_of(in.signals.X)});
+  refuse_mixed(in.compute, command);
+  if (grid && grid->max(in.compute == Compute::f64 ? 1.0 : 0.0) > 0) in.compute = Compute::f64;  // one for the job
+  return in;
+}
+
+void add_nifti_options(CLI::App& cmd, std::string& mask, std::string* maps) {
+  cmd.add_option("--mask", mask,
+                 "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
+  if (maps)
+    output(cmd.add_option("--maps", *maps,
+                          "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)"),
+           io::OutputKind::nifti);
 }
 
 CLI::Option* output(CLI::Option* option, io::OutputKind kind) {

@@ -69,10 +69,8 @@ struct Signals {
   std::optional<io::FmriImage> image;  // without its signals (moved to X)
 };
 Signals read_signals(const std::string& path, const std::string& mask);
-// This process's share of them in a distributed job (consecutive columns, rank order): a .npy is read from
-// its part's bytes, anything else read whole and cut. Every process raises a share that would be empty.
-Signals read_signal_part(const std::string& path, const std::string& mask, const dist::Grid& grid,
-                         const char* command);
+// --mask (and with `maps`, --maps): the options of a command that reads NIfTI images (omp, ksvd, adl).
+void add_nifti_options(CLI::App& cmd, std::string& mask, std::string* maps = nullptr);
 
 void add_common_options(CLI::App& cmd, CommonOptions& o);
 // An option naming something the command writes, checked as the command line is read (io::check_output),
@@ -87,6 +85,16 @@ io::DType dtype_of(const io::AnyMatrix& m);
 io::DType dtype_of(const io::AnyStack& s);
 // InvalidArgument for --precision mixed, for the commands without a mixed-precision variant.
 void refuse_mixed(Compute c, const char* command);
+// The signals a fitting command (ksvd, adl) works on, and the type it computes in (mixed refused): all of
+// them, or with a grid this process's share (consecutive columns in rank order: a .npy read from its part's
+// bytes, anything else read whole and cut; a share that would be empty raised on every process), in one
+// element type for the whole job (float64 where any process's is).
+struct FitInput {
+  Signals signals;
+  Compute compute = Compute::f64;
+};
+FitInput read_fit_input(const std::string& path, const std::string& mask, const std::string& precision,
+                        const dist::Grid* grid, const char* command);
 
 // Calls f.template operator()<T>() with T the type the command computes in: float for f32, double for f64
 // and mixed (float64 data). The one place commands choose their element type.

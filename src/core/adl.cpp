@@ -180,30 +180,8 @@ namespace linv::dist {
 template <Real T>
 fmri::AdlResult<T> adl(const Grid& grid, ConstMatrixView<T> X, const fmri::AdlOptions& options, ConstMatrixView<T> task,
                        const Matrix<T>* initial) {
-  // every process's time points and voxel count, to check them and to count N
-  const auto processes = static_cast<std::size_t>(grid.size());
-  std::vector<double> shapes(2 * processes, 0.0);
-  shapes[static_cast<std::size_t>(grid.rank())] = static_cast<double>(X.rows());
-  shapes[processes + static_cast<std::size_t>(grid.rank())] = static_cast<double>(X.cols());
-  grid.sum(shapes.data(), shapes.size());
-  index N = 0;
-  grid.together([&] {
-    for (std::size_t r = 0; r < processes; ++r) {
-      if (shapes[processes + r] < 1)
-        throw InvalidArgument(fmt::format("ADL over {} processes: process {} holds no voxel; every process needs at "
-                                          "least one",
-                                          processes, r));
-      if (shapes[r] != shapes[0])
-        throw InvalidArgument(fmt::format("ADL: process {} holds {} time points, process 0 {}; every process needs "
-                                          "all of them",
-                                          r, shapes[r], shapes[0]));
-      N += static_cast<index>(shapes[processes + r]);
-    }
-    if (X.device() != grid.device())
-      throw InvalidArgument(fmt::format("ADL: process {} computes on {} but its voxels are on {}", grid.rank(),
-                                        grid.device().name(), X.device().name()));
-    fmri::validate(X, N, options, task, initial);
-  });
+  const index N = fmri::rules::column_share(grid, X.rows(), X.cols(), X.device(), "ADL", "voxel").total;
+  grid.together([&] { fmri::validate(X, N, options, task, initial); });
   return fmri::fit(X, N, options, task, initial, &grid);
 }
 

@@ -25,6 +25,34 @@ void require_sparsity(index atoms, index sparsity, const char* what) {
   if (sparsity < 1 || sparsity > atoms)
     throw InvalidArgument(fmt::format("{}: the sparsity must be between 1 and the {} atoms; got {}", what, atoms, sparsity));
 }
+
+ColumnShare column_share(const dist::Grid& grid, index rows, index cols, Device device, const char* what,
+                         const char* item) {
+  const auto processes = static_cast<std::size_t>(grid.size()), rank = static_cast<std::size_t>(grid.rank());
+  std::vector<double> shapes(2 * processes, 0.0);
+  shapes[rank] = static_cast<double>(rows);
+  shapes[processes + rank] = static_cast<double>(cols);
+  grid.sum(shapes.data(), shapes.size());
+  ColumnShare share;
+  grid.together([&] {
+    for (std::size_t r = 0; r < processes; ++r) {
+      if (shapes[processes + r] < 1)
+        throw InvalidArgument(fmt::format("{} over {} processes: process {} holds no {}; every process needs at least "
+                                          "one",
+                                          what, processes, r, item));
+      if (shapes[r] != shapes[0])
+        throw InvalidArgument(fmt::format("{}: process {} holds {} time points, process 0 {}; every process needs "
+                                          "all of them",
+                                          what, r, shapes[r], shapes[0]));
+      if (r < rank) share.first += static_cast<index>(shapes[processes + r]);
+      share.total += static_cast<index>(shapes[processes + r]);
+    }
+    if (device != grid.device())
+      throw InvalidArgument(fmt::format("{}: process {} computes on {} but its {}s are on {}", what, grid.rank(),
+                                        grid.device().name(), item, device.name()));
+  });
+  return share;
+}
 }  // namespace rules
 
 template <Real T>
@@ -324,32 +352,10 @@ namespace linv::dist {
 template <Real T>
 fmri::KsvdResult<T> ksvd(const Grid& grid, ConstMatrixView<T> X, const fmri::KsvdOptions& options,
                          const Matrix<T>* initial) {
-  // every process's time points and signal count, to check them, to count N and to place this process's
-  const auto processes = static_cast<std::size_t>(grid.size()), rank = static_cast<std::size_t>(grid.rank());
-  std::vector<double> shapes(2 * processes, 0.0);
-  shapes[rank] = static_cast<double>(X.rows());
-  shapes[processes + rank] = static_cast<double>(X.cols());
-  grid.sum(shapes.data(), shapes.size());
-  index N = 0, first = 0;
-  grid.together([&] {
-    for (std::size_t r = 0; r < processes; ++r) {
-      if (shapes[processes + r] < 1)
-        throw InvalidArgument(fmt::format("k-SVD over {} processes: process {} holds no signal; every process needs "
-                                          "at least one",
-                                          processes, r));
-      if (shapes[r] != shapes[0])
-        throw InvalidArgument(fmt::format("k-SVD: process {} holds {} time points, process 0 {}; every process needs "
-                                          "all of them",
-                                          r, shapes[r], shapes[0]));
-      if (r < rank) first += static_cast<index>(shapes[processes + r]);
-      N += static_cast<index>(shapes[processes + r]);
-    }
-    if (X.device() != grid.device())
-      throw InvalidArgument(fmt::format("k-SVD: process {} computes on {} but its signals are on {}", grid.rank(),
-                                        grid.device().name(), X.device().name()));
-    fmri::validate(X, N, options, initial);
-  });
-  return fmri::fit(X, N, first, options, initial, &grid);
+  const fmri::rules::ColumnShare share =
+      fmri::rules::column_share(grid, X.rows(), X.cols(), X.device(), "k-SVD", "signal");
+  grid.together([&] { fmri::validate(X, share.total, options, initial); });
+  return fmri::fit(X, share.total, share.first, options, initial, &grid);
 }
 
 template fmri::KsvdResult<float> ksvd<float>(const Grid&, ConstMatrixView<float>, const fmri::KsvdOptions&,

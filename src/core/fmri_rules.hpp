@@ -15,6 +15,10 @@
 #define LINV_OMP_RULE
 #endif
 
+namespace linv::dist {
+class Grid;
+}
+
 namespace linv::fmri::rules {
 
 // Batch-OMP's two early stops, relative to the data's own scale (scikit-learn and Rubinstein's ompbox
@@ -41,6 +45,17 @@ LINV_OMP_RULE inline bool omp_atom_dependent(double pivot, double g_best) {
 
 // InvalidArgument unless 1 <= sparsity <= atoms; `what` names the routine in the message.
 void require_sparsity(index atoms, index sparsity, const char* what);
+
+// Where this process's columns (voxels, signals) stand in a job whose processes each hold consecutive ones
+// (dist::adl, dist::ksvd): `total` columns in all, `first` the first of this process's.
+struct ColumnShare {
+  index total = 0, first = 0;
+};
+// Collective. Every process learns every process's rows and columns; each must hold at least one column
+// (an `item`: "voxel", "signal") and all of the rows, on the grid's device, or every process raises
+// InvalidArgument naming the process at fault (`what` names the routine).
+ColumnShare column_share(const dist::Grid& grid, index rows, index cols, Device device, const char* what,
+                         const char* item);
 
 // Rubinstein's cleardict rule for atom j of the dictionary D (host memory): replace it when another atom
 // is more coherent with it than o.coherence (|d_i^T d_j|, in float64) or fewer than o.min_use signals

@@ -188,6 +188,16 @@ Place place_of(const void* p) {
   return a.type == cudaMemoryTypeDevice ? Place::device : Place::other;
 }
 
+// Which way a copy of `bytes` goes through the staging buffers, if it does: between pageable host memory
+// and a GPU, and large enough to gain.
+enum class Staged { no, upload, download };
+Staged staged_direction(void* dst, const void* src, std::size_t bytes) {
+  if (bytes < kStagedCopyMin) return Staged::no;
+  const Place from = place_of(src), to = place_of(dst);
+  if (from == Place::pageable && to == Place::device) return Staged::upload;
+  return from == Place::device && to == Place::pageable ? Staged::download : Staged::no;
+}
+
 void staged_upload(char* dst, const char* src, std::size_t bytes, Staging& s, int device) {
   for (std::size_t offset = 0, i = 0; offset < bytes; offset += kStageBytes, ++i) {
     const std::size_t chunk = std::min(kStageBytes, bytes - offset), k = i % 2;
@@ -220,21 +230,15 @@ void staged_download(char* dst, const char* src, std::size_t bytes, Staging& s, 
 
 void Runtime::copy(void* dst, const void* src, std::size_t bytes, int device) const {
   select(device);
-  if (bytes >= kStagedCopyMin) {
-    const Place from = place_of(src), to = place_of(dst);
-    const bool upload = from == Place::pageable && to == Place::device,
-               download = from == Place::device && to == Place::pageable;
-    if (upload || download) {
-      if (Staging* s = staging(device)) {
-        const std::lock_guard<std::mutex> lock(s->mutex);
-        if (upload)
-          staged_upload(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s, device);
-        else
-          staged_download(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s, device);
-        return;
-      }
+  if (const Staged way = staged_direction(dst, src, bytes); way != Staged::no)
+    if (Staging* s = staging(device)) {
+      const std::lock_guard<std::mutex> lock(s->mutex);
+      if (way == Staged::upload)
+        staged_upload(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s, device);
+      else
+        staged_download(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s, device);
+      return;
     }
-  }
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy", device);
   finish_legacy("cudaMemcpy", device);
 }
@@ -282,23 +286,18 @@ void Runtime::copy_2d(void* dst, std::size_t dst_pitch, const void* src, std::si
                       std::size_t height, int device) const {
   if (height == 1 || (dst_pitch == width && src_pitch == width)) return copy(dst, src, width * height, device);
   select(device);
-  if (width * height >= kStagedCopyMin && width <= kStageBytes) {
-    const Place from = place_of(src), to = place_of(dst);
-    const bool upload = from == Place::pageable && to == Place::device,
-               download = from == Place::device && to == Place::pageable;
-    if (upload || download) {
-      if (Staging* s = staging(device)) {
-        const std::lock_guard<std::mutex> lock(s->mutex);
-        if (upload)
-          staged_upload_2d(static_cast<char*>(dst), dst_pitch, static_cast<const char*>(src), src_pitch, width, height,
+  const Staged way = width <= kStageBytes ? staged_direction(dst, src, width * height) : Staged::no;
+  if (way != Staged::no)
+    if (Staging* s = staging(device)) {
+      const std::lock_guard<std::mutex> lock(s->mutex);
+      if (way == Staged::upload)
+        staged_upload_2d(static_cast<char*>(dst), dst_pitch, static_cast<const char*>(src), src_pitch, width, height,
+                         *s, device);
+      else
+        staged_download_2d(static_cast<char*>(dst), dst_pitch, static_cast<const char*>(src), src_pitch, width, height,
                            *s, device);
-        else
-          staged_download_2d(static_cast<char*>(dst), dst_pitch, static_cast<const char*>(src), src_pitch, width,
-                             height, *s, device);
-        return;
-      }
+      return;
     }
-  }
   check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, cudaMemcpyDefault), "cudaMemcpy2D", device);
   finish_legacy("cudaMemcpy2D", device);
 }
