@@ -61,7 +61,7 @@ void adl_typed(const AdlArgs& a, const Matrix<T>& host_X, const std::optional<io
   const Matrix<T> codes = grid ? dist::gather_columns<T>(*grid, r.codes.view()) : r.codes.to(Device::cpu());
   if (!root) return;
   io::write_matrix<T>(a.dictionary, dictionary.view());
-  io::write_matrix<T>(a.codes, codes.view());
+  io::write_sparse<T>(a.codes, SparseMatrix<T>::from_dense(codes.view()));  // .mtx: coordinate form
   if (!a.maps.empty()) io::write_volumes<T>(a.maps, image->space, image->voxels, codes.view());  // one map per atom
   const index M = task ? task->cols() : 0;
   index nonzeros = 0;

@@ -292,19 +292,19 @@ void run_lstsq(const SolveArgs& a) {
   });
 }
 
-// The bordered structure of J (see slam::BorderedJacobian::from_dense); a matrix without it is refused
+// The bordered structure of J (see slam::BorderedJacobian::from_sparse); a matrix without it is refused
 // naming the file and the row.
 template <Real T>
-slam::BorderedJacobian<T> bordered_from(const Matrix<T>& J, index k, const std::string& file) {
+slam::BorderedJacobian<T> bordered_from(const SparseMatrix<T>& J, index k, const std::string& file) {
   try {
-    return slam::BorderedJacobian<T>::from_dense(J.view(), k);
+    return slam::BorderedJacobian<T>::from_sparse(J, k);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(fmt::format("{}: {} (use --structure dense or sparse)", file, e.what()));
   }
 }
 
 template <Real T>
-void pinv_bordered(const SolveArgs& a, const Matrix<T>& J, Compute c) {
+void pinv_bordered(const SolveArgs& a, const SparseMatrix<T>& J, Compute c) {
   const slam::BorderedJacobian<T> host = bordered_from(J, a.dense_cols, a.a);
   const Operation op = a.apply.empty() ? Operation::SlamPseudoinverse : Operation::SlamStep;
   const Device device = device_for(a.common, op, host.rows());
@@ -324,13 +324,12 @@ void pinv_bordered(const SolveArgs& a, const Matrix<T>& J, Compute c) {
 
 // The general sparse fallback: x = argmin ||J x - d|| by CGLS, J as compressed rows.
 template <Real T>
-void pinv_sparse(const SolveArgs& a, const Matrix<T>& J, Compute c) {
+void pinv_sparse(const SolveArgs& a, const SparseMatrix<T>& J, Compute c) {
   const Matrix<T> d = as<T>(io::read_matrix(a.apply), c);
-  const slam::SparseJacobian<T> sparse = slam::SparseJacobian<T>::from_dense(J.view());
   const double tolerance = a.tolerance > 0 ? a.tolerance : 1e-10;
-  const Device device = device_for(a.common, Operation::SlamStep, J.rows());
+  const Device device = device_for(a.common, Operation::SlamStep, J.rows);
   Matrix<T> d_copy;
-  Solution<T> s = slam::cgls_apply(sparse, placed(d, device, d_copy),
+  Solution<T> s = slam::cgls_apply(J, placed(d, device, d_copy),
                                    {.tolerance = tolerance, .max_iterations = a.max_iterations});
   s.x = s.x.to(Device::cpu());
   finish(a.common, "pinv", s, {{"J", a.a}, {"d", a.apply}}, a.output, io::is_vector(a.apply));
@@ -343,13 +342,22 @@ void run_pinv(const SolveArgs& a) {
   if (a.structure == "sparse" && a.apply.empty())
     throw InvalidArgument("--structure sparse computes the step J^+ d by CGLS: give --apply d.npy (J^+ itself of a "
                           "general sparse J is dense: use --structure dense)");
+  if (a.structure != "dense") {
+    // J as compressed rows: a Matrix Market coordinate file is never made dense
+    io::AnySparse J = io::read_sparse(a.a);
+    const Compute c = compute_type(a.common.precision, {dtype_of(J)});
+    refuse_mixed(c, "pinv");
+    return with_type(c, [&]<Real T>() {
+      const SparseMatrix<T> m = as<T>(std::move(J));
+      if (a.structure == "bordered") return pinv_bordered<T>(a, m, c);
+      return pinv_sparse<T>(a, m, c);
+    });
+  }
   io::AnyMatrix A = io::read_matrix(a.a);
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
   refuse_mixed(c, "pinv");
   with_type(c, [&]<Real T>() {
     const Matrix<T> m = as<T>(std::move(A), c);
-    if (a.structure == "bordered") return pinv_bordered<T>(a, m, c);
-    if (a.structure == "sparse") return pinv_sparse<T>(a, m, c);
     const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
     const Device device = device_for(a.common, Operation::Pseudoinverse, m.rows());
     finish(a.common, "pinv", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return pinv<T>(v, options); }),

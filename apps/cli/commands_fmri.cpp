@@ -26,7 +26,7 @@ void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
   const fmri::SparseCodes<T> codes = fmri::batch_omp<T>(placed(D, device, D_copy), placed(X, device, X_copy),
                                                         {.sparsity = a.sparsity, .tolerance = a.tolerance});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::write_matrix<T>(a.codes, codes.to_dense().view());  // .mtx: coordinate form, the codes being sparse
+  io::write_sparse<T>(a.codes, SparseMatrix<T>::from_dense(codes.to_dense().view()));  // .mtx: coordinate form
   double used = 0;
   for (index c : codes.count) used += static_cast<double>(c);
   const double mean = codes.signals > 0 ? used / static_cast<double>(codes.signals) : 0.0;
@@ -91,7 +91,7 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
   const Matrix<T> codes = grid ? dist::gather_columns<T>(*grid, r.codes.to_dense().view()) : r.codes.to_dense();
   if (!root) return;
   io::write_matrix<T>(a.dictionary, dictionary.view());
-  io::write_matrix<T>(a.codes, codes.view());
+  io::write_sparse<T>(a.codes, SparseMatrix<T>::from_dense(codes.view()));  // .mtx: coordinate form
   if (!a.maps.empty()) io::write_volumes<T>(a.maps, image->space, image->voxels, codes.view());  // one map per atom
   nlohmann::json j = report_json("ksvd", r.report, {{"X", a.x}, {"mask", a.mask}}, a.dictionary, X.rows(), a.atoms);
   if (grid) j["distributed"] = {{"processes", grid->size()}, {"job", grid->describe()}};

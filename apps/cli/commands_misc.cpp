@@ -35,7 +35,8 @@ struct JacobianArgs {
 };
 
 void run_gen_jacobian(const JacobianArgs& a) {
-  io::write_matrix<double>(a.output, slam::random_bordered_jacobian<double>(a.rows, a.cols, a.seed).to_dense().view());
+  // .mtx in coordinate form, never made dense on the way
+  io::write_sparse<double>(a.output, slam::random_bordered_jacobian<double>(a.rows, a.cols, a.seed).to_sparse());
 }
 
 void run_info() {

@@ -102,6 +102,9 @@ io::DType dtype_of(const io::AnyMatrix& m) {
 io::DType dtype_of(const io::AnyStack& s) {
   return std::holds_alternative<io::MatrixStack<float>>(s) ? io::DType::Float32 : io::DType::Float64;
 }
+io::DType dtype_of(const io::AnySparse& s) {
+  return std::holds_alternative<SparseMatrix<float>>(s) ? io::DType::Float32 : io::DType::Float64;
+}
 
 Compute compute_type(const std::string& precision, const std::vector<io::DType>& inputs) {
   if (precision == "single") return Compute::f32;

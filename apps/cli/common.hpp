@@ -83,6 +83,7 @@ enum class Compute { f32, f64, mixed };
 Compute compute_type(const std::string& precision, const std::vector<io::DType>& inputs);
 io::DType dtype_of(const io::AnyMatrix& m);
 io::DType dtype_of(const io::AnyStack& s);
+io::DType dtype_of(const io::AnySparse& s);
 // InvalidArgument for --precision mixed, for the commands without a mixed-precision variant.
 void refuse_mixed(Compute c, const char* command);
 // The signals a fitting command (ksvd, adl) works on, and the type it computes in (mixed refused): all of
@@ -119,6 +120,12 @@ io::MatrixStack<T> as(io::AnyStack&& s, Compute) {
         return io::MatrixStack<T>{other.count, other.rows, other.cols, std::vector<T>(other.data.begin(), other.data.end())};
       },
       s);
+}
+// A sparse matrix in that type.
+template <Real T>
+SparseMatrix<T> as(io::AnySparse&& s) {
+  if (auto* same = std::get_if<SparseMatrix<T>>(&s)) return std::move(*same);
+  return std::visit([](const auto& other) { return other.template cast<T>(); }, s);
 }
 
 // The device a command runs on: --device as given, or with auto the library's choice for the operation

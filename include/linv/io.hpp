@@ -44,6 +44,14 @@ AnyMatrix read_matrix(const std::string& spec);
 // A 3-D array (B x rows x cols in NumPy's C order) as B matrices; a 2-D file is a stack of one.
 AnyStack read_stack(const std::string& spec);
 
+// A sparse matrix from `spec`, in compressed rows: a Matrix Market coordinate file is read straight into them,
+// never as a dense matrix (parsed by fast_matrix_market on cpu_threads() threads; entries at one place
+// summed, the other half of a symmetric or skew-symmetric file added); any other matrix file is read as
+// read_matrix reads it and its nonzeros kept, in the file's element type (float64 for Matrix Market). Errors
+// as read_matrix; a sparse matrix larger than this machine's memory is a ParseError saying how much it needs.
+using AnySparse = std::variant<SparseMatrix<float>, SparseMatrix<double>>;
+AnySparse read_sparse(const std::string& spec);
+
 // Matrices first .. first + stack.count - 1 of a stack of `total`.
 struct StackPart {
   AnyStack stack;
@@ -69,6 +77,11 @@ template <Real T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A);
 template <Real T>
 void write_stack(const std::string& spec, const MatrixStack<T>& stack);
+
+// S as a sparse matrix: a Matrix Market coordinate file for .mtx whatever its density (scipy.io.mmread reads
+// it as a sparse matrix, MATLAB's mmread as sparse()); dense in the formats without sparse matrices.
+template <Real T>
+void write_sparse(const std::string& spec, const SparseMatrix<T>& S);
 
 // Whether the array in `spec` is one-dimensional as stored (a 1-D .npy file or .npz member: NumPy's
 // vector), which read_matrix gives as one column, so that a result can be written back the same way.

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "linv/device.hpp"
 
@@ -164,6 +165,32 @@ void require_host(Device device, const char* what);
 // ShapeMismatch naming both shapes.
 template <Real T>
 void copy(ConstMatrixView<T> src, MatrixView<T> dst);
+
+// A sparse matrix in compressed rows (CSR, SciPy's csr_matrix and cuSPARSE's layout), in host memory: the
+// entries of row r are column[k], value[k] for k in row_start[r] .. row_start[r + 1], columns ascending and
+// none twice within a row. What linv reads from Matrix Market coordinate files without forming the dense
+// matrix (io::read_sparse), and what its sparse solvers take.
+template <Real T>
+struct SparseMatrix {
+  index rows = 0, cols = 0;
+  std::vector<index> row_start;  // rows + 1 offsets into column and value
+  std::vector<index> column;
+  std::vector<T> value;
+
+  index nonzeros() const noexcept { return static_cast<index>(value.size()); }
+  // The entries of A that are not zero (a -0 is a zero).
+  static SparseMatrix from_dense(ConstMatrixView<T> A);
+  Matrix<T> to_dense() const;  // in host memory
+  // Entries given in any order as (row, column, value) triplets, 0-based: those at one place are summed (as
+  // scipy.sparse and MATLAB's sparse() do), kept even where the sum is zero. Indices out of range throw
+  // InvalidArgument naming the entry.
+  static SparseMatrix from_triplets(index rows, index cols, const std::vector<index>& row,
+                                    const std::vector<index>& column, const std::vector<T>& value);
+  template <Real U>
+  SparseMatrix<U> cast() const {
+    return {rows, cols, row_start, column, std::vector<U>(value.begin(), value.end())};
+  }
+};
 
 // ---- template definitions ----
 

@@ -18,8 +18,9 @@
 
 namespace linv::slam {
 
+// A Jacobian in compressed rows (read from a Matrix Market coordinate file by io::read_sparse).
 template <Real T>
-struct SparseJacobian;
+using SparseJacobian = SparseMatrix<T>;
 
 template <Real T>
 class BorderedJacobian {
@@ -55,6 +56,7 @@ class BorderedJacobian {
   // The segment column of row i.
   index segment_of(index row) const;
   Matrix<T> to_dense() const;  // in host memory
+  SparseMatrix<T> to_sparse() const;  // in host memory; every stored entry kept, zero or not
 
   // J's arrays on device(), for the backends: each row's segment value (n), the segments' first rows and
   // then n (segments + 1), each row's segment (n).
@@ -112,16 +114,8 @@ Solution<T> pinv(const BorderedJacobian<T>& J, double damping = 0);
 
 // The general fallback for Jacobians without that structure: a sparse J (compressed rows) and the
 // least-squares step x = argmin ||J x - d||_2 by CGLS (conjugate gradients on the normal equations
-// without forming J^T J), per column of d, to a relative normal-equation residual of `tolerance`.
-template <Real T>
-struct SparseJacobian {
-  index rows = 0, cols = 0;
-  std::vector<index> row_start;  // rows + 1 offsets into column / value
-  std::vector<index> column;
-  std::vector<T> value;
-  static SparseJacobian from_dense(ConstMatrixView<T> J);  // the nonzeros of J
-};
-
+// without forming J^T J), per column of d, to a relative normal-equation residual of `tolerance`. (J is a
+// SparseJacobian, linv's SparseMatrix.)
 struct CglsOptions {
   double tolerance = 1e-10;  // on ||J^T (d - J x)|| / ||J^T d||, per column
   int max_iterations = 1000;

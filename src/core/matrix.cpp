@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
 
@@ -26,6 +29,79 @@ void copy(ConstMatrixView<T> src, MatrixView<T> dst) {
 }
 template void copy<float>(ConstMatrixView<float>, MatrixView<float>);
 template void copy<double>(ConstMatrixView<double>, MatrixView<double>);
+
+template <Real T>
+SparseMatrix<T> SparseMatrix<T>::from_dense(ConstMatrixView<T> A) {
+  require_host(A.device(), "SparseMatrix::from_dense");
+  SparseMatrix s;
+  s.rows = A.rows();
+  s.cols = A.cols();
+  s.row_start.reserve(static_cast<std::size_t>(s.rows + 1));
+  s.row_start.push_back(0);
+  for (index r = 0; r < s.rows; ++r) {
+    for (index c = 0; c < s.cols; ++c)
+      if (A(r, c) != T(0)) {
+        s.column.push_back(c);
+        s.value.push_back(A(r, c));
+      }
+    s.row_start.push_back(static_cast<index>(s.column.size()));
+  }
+  return s;
+}
+
+template <Real T>
+Matrix<T> SparseMatrix<T>::to_dense() const {
+  Matrix<T> A(rows, cols);
+  for (index r = 0; r < rows; ++r)
+    for (index k = row_start[r]; k < row_start[r + 1]; ++k) A(r, column[k]) = value[k];
+  return A;
+}
+
+template <Real T>
+SparseMatrix<T> SparseMatrix<T>::from_triplets(index rows, index cols, const std::vector<index>& row,
+                                               const std::vector<index>& column, const std::vector<T>& value) {
+  const std::size_t n = value.size();
+  if (row.size() != n || column.size() != n)
+    throw InvalidArgument(fmt::format("sparse triplets: {} rows, {} columns and {} values", row.size(), column.size(), n));
+  SparseMatrix s;
+  s.rows = rows;
+  s.cols = cols;
+  // A counting sort by row, then each row sorted by column and its repeated columns summed.
+  s.row_start.assign(static_cast<std::size_t>(rows + 1), 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (row[k] < 0 || row[k] >= rows || column[k] < 0 || column[k] >= cols)
+      throw InvalidArgument(fmt::format("sparse triplets: entry {} at ({}, {}) is outside a {} matrix", k, row[k],
+                                        column[k], shape_string(rows, cols)));
+    ++s.row_start[static_cast<std::size_t>(row[k] + 1)];
+  }
+  for (index r = 0; r < rows; ++r) s.row_start[r + 1] += s.row_start[r];
+  std::vector<index> next(s.row_start.begin(), s.row_start.end() - 1);
+  std::vector<std::pair<index, T>> entries(n);
+  for (std::size_t k = 0; k < n; ++k) entries[static_cast<std::size_t>(next[row[k]]++)] = {column[k], value[k]};
+  s.column.reserve(n);
+  s.value.reserve(n);
+  index kept = 0;
+  for (index r = 0; r < rows; ++r) {
+    const auto first = entries.begin() + s.row_start[r], last = entries.begin() + s.row_start[r + 1];
+    // stable: repeats are summed in the order given
+    std::stable_sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });
+    s.row_start[r] = kept;
+    for (auto e = first; e != last; ++e) {
+      if (kept > s.row_start[r] && s.column.back() == e->first) {
+        s.value.back() += e->second;
+        continue;
+      }
+      s.column.push_back(e->first);
+      s.value.push_back(e->second);
+      ++kept;
+    }
+  }
+  s.row_start[rows] = kept;
+  return s;
+}
+
+template struct SparseMatrix<float>;
+template struct SparseMatrix<double>;
 
 namespace detail {
 

@@ -244,6 +244,29 @@ Matrix<T> BorderedJacobian<T>::to_dense() const {
 }
 
 template <Real T>
+SparseMatrix<T> BorderedJacobian<T>::to_sparse() const {
+  require_host(device(), "BorderedJacobian::to_sparse");
+  const index n = rows(), k = dense_cols();
+  std::vector<index> row, col;
+  std::vector<T> value;
+  const std::size_t entries = static_cast<std::size_t>(n * (k + 1));
+  row.reserve(entries);
+  col.reserve(entries);
+  value.reserve(entries);
+  for (index r = 0; r < n; ++r) {
+    for (index c = 0; c < k; ++c) {
+      row.push_back(r);
+      col.push_back(c);
+      value.push_back(dense_(r, c));
+    }
+    row.push_back(r);
+    col.push_back(k + segment_of(r));
+    value.push_back(values_[static_cast<std::size_t>(r)]);
+  }
+  return SparseMatrix<T>::from_triplets(n, cols(), row, col, value);
+}
+
+template <Real T>
 Arrowhead<T> normal_matrix(const BorderedJacobian<T>& J, double damping) {
   require_host(J.device(), "slam::normal_matrix");
   const index n = J.rows(), kd = J.dense_cols(), s = J.segments();
@@ -297,24 +320,6 @@ Solution<T> pinv(const BorderedJacobian<T>& J, double damping) {
 }
 
 template <Real T>
-SparseJacobian<T> SparseJacobian<T>::from_dense(ConstMatrixView<T> J) {
-  SparseJacobian<T> s;
-  s.rows = J.rows();
-  s.cols = J.cols();
-  s.row_start.reserve(static_cast<std::size_t>(s.rows + 1));
-  s.row_start.push_back(0);
-  for (index r = 0; r < s.rows; ++r) {
-    for (index c = 0; c < s.cols; ++c)
-      if (J(r, c) != T(0)) {
-        s.column.push_back(c);
-        s.value.push_back(J(r, c));
-      }
-    s.row_start.push_back(static_cast<index>(s.column.size()));
-  }
-  return s;
-}
-
-template <Real T>
 Solution<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, const CglsOptions& options) {
   if (d.rows() != J.rows) throw ShapeMismatch("cgls: J and d", J.rows, J.cols, d.rows(), d.cols());
   const Stopwatch clock;
@@ -347,8 +352,6 @@ Solution<T> cgls_apply(const SparseJacobian<T>& J, ConstMatrixView<T> d, const C
   return out;
 }
 
-template struct SparseJacobian<float>;
-template struct SparseJacobian<double>;
 template Solution<float> cgls_apply<float>(const SparseJacobian<float>&, ConstMatrixView<float>, const CglsOptions&);
 template Solution<double> cgls_apply<double>(const SparseJacobian<double>&, ConstMatrixView<double>,
                                              const CglsOptions&);

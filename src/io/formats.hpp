@@ -151,8 +151,14 @@ void write_npy_image(const std::string& path, ConstMatrixView<double> pixels, in
 
 // ---- Matrix Market .mtx ----
 AnyMatrix read_mtx(const std::string& path);
+// A coordinate file straight into compressed rows; an array file's nonzeros.
+SparseMatrix<double> read_mtx_sparse(const std::string& path);
+// Coordinate when at most a third of A's entries are stored, array otherwise.
 template <Real T>
 void write_mtx(const std::string& path, ConstMatrixView<T> A);
+// Coordinate, whatever the density.
+template <Real T>
+void write_mtx_sparse(const std::string& path, const SparseMatrix<T>& S);
 
 // ---- MATLAB .mat (stubs that raise InputError when linv was built without matio) ----
 // An empty `variable` picks the file's only numeric variable when reading and means "X" when writing.

@@ -271,6 +271,13 @@ AnyMatrix read_matrix(const std::string& spec) {
   return detail::read_mat(t.path, t.variable);
 }
 
+AnySparse read_sparse(const std::string& spec) {
+  const Target t = parse_spec(spec);
+  if (t.format == Format::mtx) return detail::read_mtx_sparse(t.path);
+  return std::visit([]<Real T>(const Matrix<T>& A) -> AnySparse { return SparseMatrix<T>::from_dense(A.view()); },
+                    read_matrix(spec));
+}
+
 AnyStack read_stack(const std::string& spec) {
   const Target t = parse_spec(spec);
   if (t.format == Format::npy || t.format == Format::npz) {
@@ -353,6 +360,16 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
       return detail::write_mat(t.path, t.variable, A);
   }
 }
+
+template <Real T>
+void write_sparse(const std::string& spec, const SparseMatrix<T>& S) {
+  const Target t = parse_spec(spec);
+  if (t.format == Format::mtx) return detail::write_mtx_sparse(t.path, S);
+  const Matrix<T> dense = S.to_dense();
+  write_matrix<T>(spec, dense.view());
+}
+template void write_sparse<float>(const std::string&, const SparseMatrix<float>&);
+template void write_sparse<double>(const std::string&, const SparseMatrix<double>&);
 
 void check_output(const std::string& spec, OutputKind kind) {
   std::string path = spec;

@@ -1,8 +1,11 @@
 // Matrix Market exchange format (https://math.nist.gov/MatrixMarket/formats.html).
 //
 // linv reads `%%MatrixMarket matrix <array|coordinate> <real|integer|pattern> <general|symmetric|
-// skew-symmetric>` into a dense float64 matrix and writes `array real general`. Keywords are case-insensitive;
-// '%' comment lines and blank lines are skipped wherever they appear. Faults are reported by line number.
+// skew-symmetric>` into a dense float64 matrix or, from a coordinate file, compressed rows, and writes
+// `array real general` or `coordinate real general`. linv checks the banner and the size line itself (its
+// messages name what is wrong); fast_matrix_market parses the entries, in parallel. Keywords are
+// case-insensitive; '%' comment lines may come before the size line, blank lines anywhere. Faults are
+// reported by line number.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -14,8 +17,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <string_view>
+
+#include <fast_matrix_market/fast_matrix_market.hpp>
 
 #include "io/formats.hpp"
 #include "linv/errors.hpp"
@@ -23,6 +29,8 @@
 namespace linv::io::detail {
 
 namespace {
+
+namespace fmm = fast_matrix_market;
 
 enum class Layout { array, coordinate };
 enum class Field { real, integer, pattern };
@@ -159,127 +167,281 @@ void check_dense_size(const std::string& path, std::int64_t line, index rows, in
     throw ParseError(path, -1, line, fmt::format("a {} matrix is too large to hold densely", shape_string(rows, cols)));
 }
 
-// Refuses dense sizes beyond this machine's memory before allocating them: a coordinate file of a few bytes
-// can declare a matrix of terabytes.
-void check_dense_memory(const std::string& path, std::int64_t line, index rows, index cols) {
-  const double bytes = static_cast<double>(rows) * static_cast<double>(cols) * sizeof(double);
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
-  const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
-  if (pages > 0 && page_size > 0 && bytes > memory)
-    throw ParseError(path, -1, line,
-                     fmt::format("a dense {} matrix needs {:.1f} GiB, more than this machine's {:.1f} GiB of memory",
-                                 shape_string(rows, cols), bytes / (1 << 30), memory / (1 << 30)));
-}
-
 // The number of values an array-format file stores for a rows x cols matrix.
 std::int64_t array_entries(Symmetry symmetry, index rows, index cols) {
   if (symmetry == Symmetry::general) return rows * cols;
   return symmetry == Symmetry::symmetric ? rows * (rows + 1) / 2 : rows * (rows - 1) / 2;
 }
 
-// Reads the entries that follow the size line.
-class EntryReader {
- public:
-  EntryReader(const std::string& path, LineReader& lines, const Banner& banner, std::int64_t size_line)
-      : path_(path), lines_(lines), b_(banner), size_line_(size_line) {}
+// What the banner and the size line say, and where the entries begin.
+struct Header {
+  Banner banner;
+  index rows = 0, cols = 0;
+  std::int64_t entries = 0;   // stored values: declared (coordinate) or implied by the shape (array)
+  std::int64_t size_line = 0;  // its line number
+  std::int64_t body = 0;       // the byte offset of the first entry's line
+};
 
-  void read_array(Matrix<double>& A) {
-    const index rows = A.rows();
-    // Symmetric files hold the lower triangle column by column, skew-symmetric ones the part below the
-    // diagonal (whose diagonal is zero); the cursor (i, j) walks the stored entries in that order.
-    const index below = b_.symmetry == Symmetry::skew ? 1 : 0;
-    const std::int64_t expected = array_entries(b_.symmetry, rows, A.cols());
-    index i = below, j = 0;
-    std::array<std::string_view, 1> f;
-    std::string_view line;
-    for (std::int64_t k = 0; k < expected; ++k) {
-      if (!next_content(line)) too_few(k, expected);
-      if (split(line, f) != 1) fail(fmt::format("expected one value per line in the array format, found '{}'", line));
-      const double v = value(f[0]);
-      A(i, j) = v;
-      if (b_.symmetry == Symmetry::symmetric) A(j, i) = v;
-      if (b_.symmetry == Symmetry::skew) A(j, i) = -v;
-      if (++i == rows) {
-        ++j;
-        i = b_.symmetry == Symmetry::general ? 0 : j + below;
-      }
-    }
-    expect_end(expected);
+Header read_header(const std::string& path) {
+  InputFile in(path);
+  LineReader lines(in);
+  std::string_view line;
+  if (!lines.next(line)) throw ParseError(path, -1, 1, "the file is empty, not a Matrix Market file");
+  Header h;
+  h.banner = parse_banner(path, line);
+  const Banner& b = h.banner;
+
+  do {
+    if (!lines.next(line)) throw ParseError(path, -1, lines.number(), "the file ends before the size line");
+  } while (skippable(line));
+  h.size_line = lines.number();
+  h.body = std::ftell(in.get());
+  std::array<std::string_view, 3> f;
+  const std::size_t want = b.layout == Layout::array ? 2 : 3;
+  if (split(line, f) != want || !parse_count(f[0], h.rows) || !parse_count(f[1], h.cols) ||
+      (want == 3 && !parse_count(f[2], h.entries)))
+    throw ParseError(path, -1, h.size_line,
+                     fmt::format("malformed size line '{}': expected '{}' as non-negative integers", line,
+                                 want == 2 ? "rows columns" : "rows columns entries"));
+  if (b.symmetry != Symmetry::general && h.rows != h.cols)
+    throw ParseError(path, -1, h.size_line,
+                     fmt::format("a {} matrix must be square, the size line says {}",
+                                 b.symmetry == Symmetry::symmetric ? "symmetric" : "skew-symmetric",
+                                 shape_string(h.rows, h.cols)));
+  if (b.layout == Layout::array) {
+    check_dense_size(path, h.size_line, h.rows, h.cols);
+    h.entries = array_entries(b.symmetry, h.rows, h.cols);
   }
+  if (in.size()) {
+    // Every array entry takes at least two bytes ("0\n"), every coordinate entry four ("1 1\n"): a file too
+    // short to hold the declared entries is reported before anything is allocated for them.
+    if (b.layout == Layout::array && 2 * h.entries > *in.size())
+      throw ParseError(path, -1, h.size_line,
+                       fmt::format("the size line declares a {} array, but the file ({} bytes) is too short to hold "
+                                   "its entries",
+                                   shape_string(h.rows, h.cols), *in.size()));
+    if (b.layout == Layout::coordinate && h.entries > *in.size() / 4)
+      throw ParseError(path, -1, h.size_line,
+                       fmt::format("the size line declares {} entries, but the file ({} bytes) is too short to hold "
+                                   "them",
+                                   h.entries, *in.size()));
+  }
+  return h;
+}
 
-  void read_coordinate(Matrix<double>& A, std::int64_t expected) {
-    const bool pattern = b_.field == Field::pattern;
-    const std::size_t want = pattern ? 2 : 3;
-    std::array<std::string_view, 3> f;
-    std::string_view line;
-    for (std::int64_t k = 0; k < expected; ++k) {
-      if (!next_content(line)) too_few(k, expected);
-      if (split(line, f) != want)
-        fail(fmt::format("expected {} fields ({}), found '{}'", want, pattern ? "row column" : "row column value",
-                         line));
-      const index i = position(f[0], "row", A.rows()), j = position(f[1], "column", A.cols());
-      const double v = pattern ? 1.0 : value(f[2]);
-      // Duplicate entries are summed, as scipy.io.mmread and MATLAB's sparse() do.
-      A(i, j) += v;
-      if (i == j) {
-        if (b_.symmetry == Symmetry::skew && v != 0)
-          fail(fmt::format("a skew-symmetric matrix has a zero diagonal, but entry ({}, {}) is {}", i + 1, j + 1, v));
-      } else if (b_.symmetry == Symmetry::symmetric) {
-        A(j, i) += v;
-      } else if (b_.symmetry == Symmetry::skew) {
-        A(j, i) -= v;
-      }
+// Refuses what would not fit in this machine's memory before allocating it: a coordinate file of a few bytes
+// can declare a matrix of terabytes.
+void check_memory(const std::string& path, const Header& h, double bytes, const char* what) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
+  if (pages > 0 && page_size > 0 && bytes > memory)
+    throw ParseError(path, -1, h.size_line,
+                     fmt::format("a {} {} matrix needs {:.1f} GiB, more than this machine's {:.1f} GiB of memory", what,
+                                 shape_string(h.rows, h.cols), bytes / (1 << 30), memory / (1 << 30)));
+}
+
+void check_dense_memory(const std::string& path, const Header& h) {
+  check_dense_size(path, h.size_line, h.rows, h.cols);
+  check_memory(path, h, static_cast<double>(h.rows) * static_cast<double>(h.cols) * sizeof(double), "dense");
+}
+
+// ---- the entries, parsed by fast_matrix_market ----
+
+// fast_matrix_market's view of the header linv has checked: its line numbers then count from the file's
+// first line, and symmetric halves are left to linv (whose handlers know them).
+fmm::matrix_market_header fmm_header(const Header& h) {
+  fmm::matrix_market_header m(h.rows, h.cols);
+  m.format = h.banner.layout == Layout::array ? fmm::array : fmm::coordinate;
+  m.field = h.banner.field == Field::pattern ? fmm::pattern : h.banner.field == Field::integer ? fmm::integer : fmm::real;
+  m.symmetry = h.banner.symmetry == Symmetry::general     ? fmm::general
+               : h.banner.symmetry == Symmetry::symmetric ? fmm::symmetric
+                                                          : fmm::skew_symmetric;
+  m.nnz = h.entries;
+  m.header_line_count = h.size_line;
+  return m;
+}
+
+// A value as linv reads it: fast_matrix_market's own reader stops at the first character that is not part
+// of a number and skips the rest of the line, so '1,5' would read as 1. This one, found by argument-dependent
+// lookup from fast_matrix_market's parser, also refuses a value followed by anything but white space.
+struct Value {
+  double v = 0;
+};
+// (fast_matrix_market's symmetric expansion, which linv leaves off, negates values)
+[[maybe_unused]] Value operator-(const Value& x) { return {-x.v}; }
+
+[[maybe_unused]] const char* read_value(const char* pos, const char* end, Value& out, const fmm::read_options&) {
+  const char* p = pos;
+  if (end - p > 1 && p[0] == '+' && p[1] != '-') ++p;  // from_chars takes no '+'
+  const auto [next, ec] = std::from_chars(p, end, out.v);
+  if (ec == std::errc::result_out_of_range) throw fmm::out_of_range("Floating-point value out of range.");
+  const char* rest = next;
+  while (rest != end && is_space(*rest)) ++rest;
+  if (ec != std::errc() || (rest != end && *rest != '\n')) throw fmm::invalid_mm("Invalid floating-point value.");
+  return rest;
+}
+
+fmm::read_options fmm_options(const Header& h) {
+  fmm::read_options o;
+  o.parallel_ok = h.rows > 0;  // its parallel array reader divides by the rows
+  o.generalize_symmetry = false;
+  o.num_threads = cpu_threads();
+  return o;
+}
+
+// The number of lines of the file (a last line without '\n' counts), and the text of line `wanted` (1-based)
+// if it has one: where a fault is, for a message.
+std::pair<std::int64_t, std::string> find_line(const std::string& path, std::int64_t wanted) {
+  InputFile in(path);
+  LineReader lines(in);
+  std::string_view line;
+  std::string text;
+  while (lines.next(line))
+    if (lines.number() == wanted) text = line;
+  return {lines.number(), text};
+}
+
+// Runs fast_matrix_market's parse of the entries, its faults raised as ParseError naming the line and
+// quoting it, in linv's words where linv knows the fault.
+template <class Parse>
+void parse_entries(const std::string& path, const Header& h, Parse&& parse) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream || !stream.seekg(h.body)) throw InputError(fmt::format("could not read {}", path));
+  try {
+    parse(stream);
+  } catch (const fmm::fmm_error& e) {
+    std::string what = e.what();
+    std::int64_t line = -1;
+    if (what.starts_with("Line ")) {
+      const char* digits = what.c_str() + 5;
+      const auto [end, ec] = std::from_chars(digits, what.c_str() + what.size(), line);
+      if (ec == std::errc() && std::string_view(end).starts_with(": ")) what = std::string(end + 2);
     }
-    expect_end(expected);
+    const auto [lines, text] = find_line(path, line);
+    const std::string declared = fmt::format("the {} declared by the size line (line {})", h.entries, h.size_line);
+    const std::string fields = h.banner.layout == Layout::array ? "one value"
+                               : h.banner.field == Field::pattern ? "row column"
+                                                                  : "row column value";
+    if (what.starts_with("Truncated file")) {
+      line = lines;
+      what = fmt::format("the file ends before the last of the {} entries declared by the size line (line {})",
+                         h.entries, h.size_line);
+    } else if (what.starts_with("Too many")) {
+      what = fmt::format("more entries than {}: '{}'", declared, text);
+    } else if (skippable(text)) {
+      what = "a comment among the entries: comments may only come before the size line";
+    } else if (what.starts_with("Row index out of bounds")) {
+      what = fmt::format("row index out of range 1..{} in '{}'", h.rows, text);
+    } else if (what.starts_with("Column index out of bounds")) {
+      what = fmt::format("column index out of range 1..{} in '{}'", h.cols, text);
+    } else if (what.starts_with("Floating-point value out of range")) {
+      what = fmt::format("a value is outside the range of float64 in '{}'", text);
+    } else if (what.starts_with("Invalid")) {
+      what = fmt::format("expected '{}' as numbers (indices integers), found '{}'", fields, text);
+    }
+    throw ParseError(path, -1, line, what);
+  }
+}
+
+// Stores each entry at its place in preallocated triplets (fast_matrix_market's parallel chunks each get
+// their own offset), refusing a skew-symmetric file's nonzero diagonal.
+class TripletHandler {
+ public:
+  using coordinate_type = std::int64_t;
+  using value_type = Value;
+  static constexpr int flags = fmm::kParallelOk;
+
+  TripletHandler(index* row, index* col, double* value, bool skew)
+      : begin_row_(row), begin_col_(col), begin_value_(value), row_(row), col_(col), value_(value), skew_(skew) {}
+  void handle(coordinate_type row, coordinate_type col, value_type value) {
+    if (skew_ && row == col && value.v != 0)
+      throw fmm::invalid_mm(fmt::format("a skew-symmetric matrix has a zero diagonal, but entry ({}, {}) is {}", row + 1,
+                                        col + 1, value.v));
+    *row_++ = row;
+    *col_++ = col;
+    *value_++ = value.v;
+  }
+  TripletHandler get_chunk_handler(std::int64_t offset) const {
+    TripletHandler chunk = *this;
+    chunk.row_ = begin_row_ + offset;
+    chunk.col_ = begin_col_ + offset;
+    chunk.value_ = begin_value_ + offset;
+    return chunk;
   }
 
  private:
-  // The next line that is neither blank nor a comment; false at the end of the file.
-  bool next_content(std::string_view& line) {
-    while (lines_.next(line))
-      if (!skippable(line)) return true;
-    return false;
-  }
-
-  [[noreturn]] void fail(const std::string& what) const { throw ParseError(path_, -1, lines_.number(), what); }
-
-  [[noreturn]] void too_few(std::int64_t found, std::int64_t expected) const {
-    fail(fmt::format("the file ends after {} of the {} entries declared by the size line (line {})", found, expected,
-                     size_line_));
-  }
-
-  // After the last declared entry only blank lines and comments may follow.
-  void expect_end(std::int64_t expected) {
-    std::string_view line;
-    if (next_content(line))
-      fail(fmt::format("more entries than the {} declared by the size line (line {})", expected, size_line_));
-  }
-
-  double value(std::string_view field) const {
-    std::string_view digits = field;
-    if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);  // from_chars takes no '+'
-    double v = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec == std::errc::result_out_of_range) fail(fmt::format("'{}' is outside the range of float64", field));
-    if (ec != std::errc() || end != digits.data() + digits.size()) fail(fmt::format("'{}' is not a number", field));
-    return v;
-  }
-
-  // A 1-based index field, returned 0-based.
-  index position(std::string_view field, const char* what, index extent) const {
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-    if (ec != std::errc() || end != field.data() + field.size())
-      fail(fmt::format("{} index '{}' is not an integer", what, field));
-    if (v < 1 || v > extent) fail(fmt::format("{} index {} is out of range 1..{}", what, v, extent));
-    return v - 1;
-  }
-
-  const std::string& path_;
-  LineReader& lines_;
-  Banner b_;
-  std::int64_t size_line_;
+  index *begin_row_, *begin_col_;
+  double* begin_value_;
+  index *row_, *col_;
+  double* value_;
+  bool skew_;
 };
+
+// A coordinate file's entries as compressed rows, the other half of a symmetric or skew-symmetric file
+// added.
+SparseMatrix<double> read_coordinates(const std::string& path, const Header& h) {
+  const bool mirrored = h.banner.symmetry != Symmetry::general;
+  // The triplets (3 x 8 bytes an entry, twice for a mirrored file), then the rows' sort and the result.
+  const double per_entry = (mirrored ? 2.0 : 1.0) * 3 * 8;
+  check_memory(path, h, per_entry * 2 * static_cast<double>(h.entries) + 8.0 * static_cast<double>(h.rows + 1),
+               "sparse");
+  const std::size_t stored = static_cast<std::size_t>(h.entries);
+  std::vector<index> row(stored), col(stored);
+  std::vector<double> value(stored);
+  TripletHandler handler(row.data(), col.data(), value.data(), h.banner.symmetry == Symmetry::skew);
+  parse_entries(path, h, [&](std::istream& stream) {
+    fmm::read_matrix_market_body(stream, fmm_header(h), handler, Value{1.0}, fmm_options(h));
+  });
+  if (mirrored) {
+    const double sign = h.banner.symmetry == Symmetry::skew ? -1 : 1;
+    for (std::size_t k = 0; k < stored; ++k)
+      if (row[k] != col[k]) {
+        row.push_back(col[k]);
+        col.push_back(row[k]);
+        value.push_back(sign * value[k]);
+      }
+  }
+  return SparseMatrix<double>::from_triplets(h.rows, h.cols, row, col, value);
+}
+
+// Writes an array file's values into a dense matrix, the other half of a symmetric or skew-symmetric one
+// too; counts them, since fast_matrix_market checks neither a symmetric file's length nor a skew-symmetric
+// one's diagonal.
+class ArrayHandler {
+ public:
+  using coordinate_type = std::int64_t;
+  using value_type = Value;
+  static constexpr int flags = fmm::kParallelOk | fmm::kDense;
+
+  ArrayHandler(Matrix<double>& A, Symmetry symmetry, std::int64_t& count) : A_(A), symmetry_(symmetry), count_(count) {}
+  void handle(coordinate_type row, coordinate_type col, value_type value) {
+    if (symmetry_ == Symmetry::skew && row == col) throw fmm::invalid_mm("Too many values");
+    A_(row, col) = value.v;
+    if (symmetry_ == Symmetry::symmetric) A_(col, row) = value.v;
+    if (symmetry_ == Symmetry::skew) A_(col, row) = -value.v;
+    if (symmetry_ != Symmetry::general) ++count_;
+  }
+  ArrayHandler get_chunk_handler(std::int64_t) const { return *this; }  // general files only: count unused
+
+ private:
+  Matrix<double>& A_;
+  Symmetry symmetry_;
+  std::int64_t& count_;  // outside: fast_matrix_market works on copies of the handler
+};
+
+Matrix<double> read_array(const std::string& path, const Header& h) {
+  check_dense_memory(path, h);
+  Matrix<double> A(h.rows, h.cols);
+  std::int64_t count = 0;
+  ArrayHandler handler(A, h.banner.symmetry, count);
+  parse_entries(path, h, [&](std::istream& stream) {
+    fmm::read_matrix_market_body(stream, fmm_header(h), handler, Value{1.0}, fmm_options(h));
+    // fast_matrix_market reads symmetric arrays in order on one thread, and does not count them
+    if (h.banner.symmetry != Symmetry::general && count < h.entries)
+      throw fmm::invalid_mm("Truncated file.");
+  });
+  return A;
+}
 
 template <Real T>
 constexpr const char* value_format() {
@@ -290,53 +452,16 @@ constexpr const char* value_format() {
 }  // namespace
 
 AnyMatrix read_mtx(const std::string& path) {
-  InputFile in(path);
-  LineReader lines(in);
-  std::string_view line;
-  if (!lines.next(line)) throw ParseError(path, -1, 1, "the file is empty, not a Matrix Market file");
-  const Banner b = parse_banner(path, line);
+  const Header h = read_header(path);
+  if (h.banner.layout == Layout::array) return read_array(path, h);
+  check_dense_memory(path, h);
+  return read_coordinates(path, h).to_dense();
+}
 
-  do {
-    if (!lines.next(line)) throw ParseError(path, -1, lines.number(), "the file ends before the size line");
-  } while (skippable(line));
-  const std::int64_t size_line = lines.number();
-  std::array<std::string_view, 3> f;
-  const std::size_t want = b.layout == Layout::array ? 2 : 3;
-  std::int64_t rows = 0, cols = 0, entries = 0;
-  if (split(line, f) != want || !parse_count(f[0], rows) || !parse_count(f[1], cols) ||
-      (want == 3 && !parse_count(f[2], entries)))
-    throw ParseError(path, -1, size_line,
-                     fmt::format("malformed size line '{}': expected '{}' as non-negative integers", line,
-                                 want == 2 ? "rows columns" : "rows columns entries"));
-  if (b.symmetry != Symmetry::general && rows != cols)
-    throw ParseError(
-        path, -1, size_line,
-        fmt::format("a {} matrix must be square, the size line says {}",
-                    b.symmetry == Symmetry::symmetric ? "symmetric" : "skew-symmetric", shape_string(rows, cols)));
-  check_dense_size(path, size_line, rows, cols);
-  if (in.size()) {
-    // Every array entry takes at least two bytes ("0\n"), every coordinate entry four ("1 1\n"): a file too
-    // short to hold the declared entries is reported before its matrix is allocated.
-    if (b.layout == Layout::array && 2 * array_entries(b.symmetry, rows, cols) > *in.size())
-      throw ParseError(path, -1, size_line,
-                       fmt::format("the size line declares a {} array, but the file ({} bytes) is too short to hold "
-                                   "its entries",
-                                   shape_string(rows, cols), *in.size()));
-    if (b.layout == Layout::coordinate && entries > *in.size() / 4)
-      throw ParseError(path, -1, size_line,
-                       fmt::format("the size line declares {} entries, but the file ({} bytes) is too short to hold "
-                                   "them",
-                                   entries, *in.size()));
-  }
-  check_dense_memory(path, size_line, rows, cols);
-
-  Matrix<double> A(rows, cols);
-  EntryReader reader(path, lines, b, size_line);
-  if (b.layout == Layout::array)
-    reader.read_array(A);
-  else
-    reader.read_coordinate(A, entries);
-  return A;
+SparseMatrix<double> read_mtx_sparse(const std::string& path) {
+  const Header h = read_header(path);
+  if (h.banner.layout == Layout::array) return SparseMatrix<double>::from_dense(read_array(path, h).view());
+  return read_coordinates(path, h);
 }
 
 template <Real T>
@@ -372,6 +497,27 @@ void write_mtx(const std::string& path, ConstMatrixView<T> A) {
   out.commit();
 }
 
+template <Real T>
+void write_mtx_sparse(const std::string& path, const SparseMatrix<T>& S) {
+  AtomicFile out(path);
+  fmt::memory_buffer text;
+  fmt::format_to(std::back_inserter(text), "%%MatrixMarket matrix coordinate real general\n{} {} {}\n", S.rows, S.cols,
+                 S.nonzeros());
+  for (index r = 0; r < S.rows; ++r)
+    for (index k = S.row_start[r]; k < S.row_start[r + 1]; ++k) {
+      fmt::format_to(std::back_inserter(text), "{} {} ", r + 1, S.column[k] + 1);
+      fmt::format_to(std::back_inserter(text), value_format<T>(), S.value[k]);
+      if (text.size() > (1 << 20)) {
+        out.write(text.data(), text.size());
+        text.clear();
+      }
+    }
+  out.write(text.data(), text.size());
+  out.commit();
+}
+
+template void write_mtx_sparse<float>(const std::string&, const SparseMatrix<float>&);
+template void write_mtx_sparse<double>(const std::string&, const SparseMatrix<double>&);
 template void write_mtx<float>(const std::string&, ConstMatrixView<float>);
 template void write_mtx<double>(const std::string&, ConstMatrixView<double>);
 

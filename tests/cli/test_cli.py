@@ -16,6 +16,8 @@ import unittest
 
 import numpy as np
 import scipy.io
+import scipy.sparse
+import scipy.sparse.linalg
 
 LINV = None
 THRESHOLD = 30.0  # LAPACK's test threshold for scaled ratios
@@ -575,6 +577,43 @@ class CliTest(unittest.TestCase):
         self.assertLess(np.abs(np.load(self.path("c.npy")) - ref).max(), 1e-8)
         _, err = run("pinv", self.path("bad.npy"), "-o", self.path("c.npy"), "--structure", "sparse", expect=2)
         self.assertIn("--apply", err)
+
+    def test_sparse_jacobians_stay_sparse(self):
+        # J = [diag(a); diag(b)]: 400000 x 200000, dense 640 GB (more than this machine has), 400000 nonzeros in
+        # a Matrix Market coordinate file. Its least-squares step is x_j = (a_j d_j + b_j d_{m+j}) / (a_j^2 + b_j^2).
+        m = 200000
+        a, b = self.rng.uniform(1, 2, m), self.rng.uniform(1, 2, m)
+        rows = np.concatenate([np.arange(m), m + np.arange(m)])
+        J = scipy.sparse.coo_matrix((np.concatenate([a, b]), (rows, np.concatenate([np.arange(m)] * 2))),
+                                    shape=(2 * m, m))
+        j = self.path("J.mtx")
+        scipy.io.mmwrite(j, J)
+        d = self.rng.uniform(-1, 1, 2 * m)
+        dpath = self.save("d.npy", d)
+        report = self.path("r.json")
+        run("pinv", j, "--structure", "sparse", "--apply", dpath, "-o", self.path("x.npy"), "--report", report, "-q")
+        want = (a * d[:m] + b * d[m:]) / (a * a + b * b)
+        x = np.load(self.path("x.npy"))
+        self.assertEqual(x.shape, (m,))
+        self.assertLess(np.abs(x - want).max(), 1e-8 * np.abs(want).max())
+        self.assertIn("400000 nonzeros", " ".join(load_json(report)["notes"]))
+        # codes are written in coordinate form whatever their density, so SciPy reads them as a sparse matrix
+        T, K, N = 8, 4, 50
+        dic = self.rng.standard_normal((T, K))
+        paths = [self.save("x.npy", self.rng.standard_normal((T, N))), self.save("dic.npy", dic / np.linalg.norm(dic, axis=0))]
+        run("omp", *paths, "--sparsity", 3, "--codes", self.path("g.mtx"), "-q")
+        g = scipy.io.mmread(self.path("g.mtx"))
+        self.assertTrue(scipy.sparse.issparse(g))
+        self.assertEqual(g.shape, (K, N))
+        # gen jacobian writes .mtx in coordinate form too, and pinv --structure bordered reads it as it is
+        run("gen", "jacobian", "--rows", 3000, "--cols", 500, "--seed", 2, "-o", self.path("b.mtx"))
+        jb = scipy.io.mmread(self.path("b.mtx"))
+        self.assertTrue(scipy.sparse.issparse(jb))
+        self.assertEqual(jb.nnz, 6000)
+        dj = self.save("dj.npy", self.rng.uniform(-1, 1, 3000))
+        run("pinv", self.path("b.mtx"), "--structure", "bordered", "--apply", dj, "-o", self.path("xb.npy"), "-q")
+        ref = scipy.sparse.linalg.lsqr(jb.tocsr(), np.load(dj), atol=1e-14, btol=1e-14, iter_lim=10000)[0]
+        self.assertLess(np.abs(np.load(self.path("xb.npy")) - ref).max(), 1e-7 * np.abs(ref).max())
 
     def test_parafac2_takes_tensorly_slices_with_layout_tensorly(self):
         # TensorLy's slices X_k = P_k B diag(A[k]) C^T (J x I, the columns shared), as one K x J x I stack

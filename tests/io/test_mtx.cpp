@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "linv/device.hpp"
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
 #include "support/files.hpp"
@@ -30,6 +33,7 @@ using linv::testing::random_matrix;
 using linv::testing::read_bytes;
 using linv::testing::write_bytes;
 using linv::Matrix;
+using linv::SparseMatrix;
 using linv::io::AnyMatrix;
 
 // Reads `text` as a .mtx file.
@@ -38,7 +42,15 @@ Matrix<double> parse(const linv::testing::TempDir& dir, const std::string& text)
   write_bytes(path, text);
   AnyMatrix m = linv::io::read_matrix(path);
   EXPECT_TRUE(std::holds_alternative<Matrix<double>>(m)) << "Matrix Market reads as float64";
-  return std::get<Matrix<double>>(std::move(m));
+  Matrix<double> dense = std::get<Matrix<double>>(std::move(m));
+  // The same file read as compressed rows holds the same matrix, each row's columns ascending and distinct.
+  const SparseMatrix<double> sparse = std::get<SparseMatrix<double>>(linv::io::read_sparse(path));
+  expect_same(sparse.to_dense(), dense);
+  EXPECT_EQ(sparse.row_start.size(), static_cast<std::size_t>(sparse.rows + 1));
+  for (index r = 0; r < sparse.rows; ++r)
+    for (index k = sparse.row_start[r] + 1; k < sparse.row_start[r + 1]; ++k)
+      EXPECT_LT(sparse.column[k - 1], sparse.column[k]) << "row " << r;
+  return dense;
 }
 
 template <class T>
@@ -148,8 +160,8 @@ TEST(Mtx, ToleratesCaseCommentsBlankLinesAndCrlf) {
   linv::testing::TempDir dir;
   const Matrix<double> want = Matrix<double>::from_rows({{1, 0}, {0, 2.5}});
   expect_same(parse(dir,
-                    "%%matrixmarket MATRIX Coordinate REAL General\n% a comment\n%\n\n  2 2 2\n% between\n"
-                    "1 1 1\n\n2 2 +2.5\n% trailing comment\n\n"),
+                    "%%matrixmarket MATRIX Coordinate REAL General\n% a comment\n%\n\n  2 2 2\n\n"
+                    "1 1 1\n\n2 2 +2.5\n\n"),
               want);
   expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\r\n2 2 2\r\n1 1 1\r\n2 2 2.5\r\n"), want);
   expect_same(parse(dir, "%%MatrixMarket matrix coordinate real general\n2\t2  2\n 1 1\t1.0 \n2 2 2.5"), want);
@@ -187,24 +199,22 @@ TEST(Mtx, RejectsMalformedFiles) {
       {"non-numeric size", coord + "2 x 1\n", "malformed size line", 2},
       {"non-square symmetric", "%%MatrixMarket matrix array real symmetric\n2 3\n",
        "must be square, the size line says 2x3", 2},
-      {"too few array entries", array + "2 2\n1\n2\n% c\n3\n",
-       "the file ends after 3 of the 4 entries declared by the "
-       "size line (line 2)",
-       6},
-      {"too few coordinate entries", coord + "3 3 4\n1 1 1\n2 2 1\n", "ends after 2 of the 4 entries", 4},
+      {"too few array entries", array + "2 2\n1\n2\n3\n",
+       "the file ends before the last of the 4 entries declared by the size line (line 2)", 5},
+      {"too few coordinate entries", coord + "3 3 4\n1 1 1\n2 2 1\n", "ends before the last of the 4 entries", 4},
+      {"comment among the entries", array + "2 1\n1\n% c\n2\n", "comments may only come before the size line", 4},
       {"too many array entries", array + "1 2\n1\n2\n3\n", "more entries than the 2 declared by the size line (line 2)",
        5},
       {"too many coordinate entries", coord + "2 2 1\n1 1 1\n\n2 2 1\n", "more entries than the 1 declared", 5},
-      {"two values on a line", array + "2 1\n1 2\n", "one value per line", 3},
-      {"missing value", coord + "2 2 1\n1 1\n", "expected 3 fields (row column value), found '1 1'", 3},
-      {"value in pattern", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n", "expected 2 fields", 3},
-      {"row 0", coord + "2 2 1\n0 1 1\n", "row index 0 is out of range 1..2", 3},
-      {"row too large", coord + "2 3 2\n1 1 1\n3 1 1\n", "row index 3 is out of range 1..2", 4},
-      {"column too large", coord + "2 3 1\n1 4 1\n", "column index 4 is out of range 1..3", 3},
-      {"index not an integer", coord + "2 2 1\n1.0 1 1\n", "row index '1.0' is not an integer", 3},
-      {"non-numeric value", coord + "2 2 1\n1 1 abc\n", "'abc' is not a number", 3},
-      {"non-numeric array value", array + "1 2\n1\n1,5\n", "'1,5' is not a number", 4},
-      {"value out of range", array + "1 1\n1e999\n", "'1e999' is outside the range of float64", 3},
+      {"two values on a line", array + "2 1\n1 2\n", "expected 'one value' as numbers (indices integers), found '1 2'", 3},
+      {"missing value", coord + "2 2 1\n1 1\n", "expected 'row column value' as numbers (indices integers), found '1 1'", 3},
+      {"row 0", coord + "2 2 1\n0 1 1\n", "row index out of range 1..2 in '0 1 1'", 3},
+      {"row too large", coord + "2 3 2\n1 1 1\n3 1 1\n", "row index out of range 1..2 in '3 1 1'", 4},
+      {"column too large", coord + "2 3 1\n1 4 1\n", "column index out of range 1..3 in '1 4 1'", 3},
+      {"index not an integer", coord + "2 2 1\n1.0 1 1\n", "found '1.0 1 1'", 3},
+      {"non-numeric value", coord + "2 2 1\n1 1 abc\n", "found '1 1 abc'", 3},
+      {"non-numeric array value", array + "1 2\n1\n1,5\n", "found '1,5'", 4},
+      {"value out of range", array + "1 1\n1e999\n", "outside the range of float64 in '1e999'", 3},
       {"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 1\n2 2 3\n",
        "zero diagonal, but entry (2, 2) is 3", 4},
       {"absurd array size", array + "100000000 100000000\n1\n", "too short to hold its entries", 2},
@@ -250,6 +260,94 @@ TEST(Mtx, ReadsAndWritesStacksOfOne) {
   EXPECT_EQ(s.data, (std::vector<double>{1, 2}));
   linv::io::write_stack(dir.file("t.mtx"), s);
   EXPECT_EQ(read_bytes(dir.file("t.mtx")), read_bytes(path));
+}
+
+TEST(SparseMatrix, FromTripletsSortsByRowAndColumnAndSumsRepeats) {
+  std::mt19937_64 rng(linv::testing::case_seed(__LINE__));
+  const index rows = 37, cols = 23;
+  std::uniform_int_distribution<index> row(0, rows - 1), col(0, cols - 1);
+  std::normal_distribution<double> value;
+  std::vector<index> r, c;
+  std::vector<double> v;
+  Matrix<double> want(rows, cols);
+  for (int k = 0; k < 400; ++k) {  // about half the places, many of them twice
+    r.push_back(row(rng));
+    c.push_back(col(rng));
+    v.push_back(value(rng));
+    want(r.back(), c.back()) += v.back();
+  }
+  const SparseMatrix<double> s = SparseMatrix<double>::from_triplets(rows, cols, r, c, v);
+  EXPECT_LT(s.nonzeros(), 400);
+  for (index i = 0; i < rows; ++i)
+    for (index k = s.row_start[i] + 1; k < s.row_start[i + 1]; ++k) EXPECT_LT(s.column[k - 1], s.column[k]);
+  // Sums are formed in the order given, as the dense reference adds them.
+  expect_same(s.to_dense(), want);
+  expect_same(SparseMatrix<double>::from_dense(want.view()).to_dense(), want);
+  EXPECT_THROW(SparseMatrix<double>::from_triplets(2, 2, {0, 2}, {0, 0}, {1.0, 1.0}), linv::InvalidArgument);
+}
+
+// A file of many 2 MiB chunks, read on two threads: every entry lands where it belongs, and a fault deep in
+// the file is reported at its own line.
+TEST(Mtx, ReadsLargeFilesInParallelChunksAndNamesTheLineOfAFault) {
+  linv::testing::TempDir dir;
+  const int threads_before = linv::cpu_threads();
+  linv::set_cpu_threads(2);
+  std::mt19937_64 rng(linv::testing::case_seed(__LINE__));
+  const index rows = 50000, cols = 3000, entries = 300000;
+  std::uniform_int_distribution<index> row(0, rows - 1), col(0, cols - 1);
+  std::normal_distribution<double> value;
+  std::vector<index> r, c;
+  std::vector<double> v;
+  std::string text = fmt::format("%%MatrixMarket matrix coordinate real general\n{} {} {}\n", rows, cols, entries);
+  for (index k = 0; k < entries; ++k) {
+    r.push_back(row(rng));
+    c.push_back(col(rng));
+    v.push_back(value(rng));
+    text += fmt::format("{} {} {:.17g}\n", r.back() + 1, c.back() + 1, v.back());
+  }
+  ASSERT_GT(text.size(), 3u << 21) << "several chunks";
+  const std::string path = dir.file("big.mtx");
+  write_bytes(path, text);
+  const auto got = std::get<SparseMatrix<double>>(linv::io::read_sparse(path));
+  const auto want = SparseMatrix<double>::from_triplets(rows, cols, r, c, v);
+  EXPECT_EQ(got.row_start, want.row_start);
+  EXPECT_EQ(got.column, want.column);
+  EXPECT_EQ(got.value, want.value);
+
+  // entry 250000 (line 250002) made malformed
+  std::size_t at = 0;
+  for (int line = 1; line < 250002; ++line) at = text.find('\n', at) + 1;
+  text.insert(text.find(' ', at), "x");
+  write_bytes(path, text);
+  const auto e = expect_parse_error([&] { linv::io::read_sparse(path); }, path, "as numbers");
+  if (e) {
+    EXPECT_EQ(e->line(), 250002);
+  }
+  linv::set_cpu_threads(threads_before);
+}
+
+TEST(Mtx, WritesSparseMatricesAsCoordinatesWhateverTheirDensity) {
+  linv::testing::TempDir dir;
+  const Matrix<double> A = Matrix<double>::from_rows({{1, 2}, {0, -0.5}});
+  const SparseMatrix<double> S = SparseMatrix<double>::from_dense(A.view());
+  const std::string path = dir.file("s.mtx");
+  linv::io::write_sparse(path, S);
+  EXPECT_EQ(read_bytes(path), "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n1 2 2\n2 2 -0.5\n");
+  expect_same(std::get<SparseMatrix<double>>(linv::io::read_sparse(path)).to_dense(), A);
+  // formats without sparse matrices hold it dense
+  linv::io::write_sparse(dir.file("s.npy"), S);
+  expect_same(std::get<Matrix<double>>(linv::io::read_matrix(dir.file("s.npy"))), A);
+  expect_same(std::get<SparseMatrix<double>>(linv::io::read_sparse(dir.file("s.npy"))).to_dense(), A);
+}
+
+TEST(Mtx, RefusesSparseMatricesLargerThanMemoryBeforeAllocating) {
+  linv::testing::TempDir dir;
+  const std::string path = dir.file("huge.mtx");
+  write_bytes(path, "%%MatrixMarket matrix coordinate real general\n1000000000000 1 0\n");
+  const auto e = expect_parse_error([&] { linv::io::read_sparse(path); }, path, "sparse 1000000000000x1 matrix needs");
+  if (e) {
+    EXPECT_EQ(e->line(), 2);
+  }
 }
 
 }  // namespace
