@@ -181,6 +181,7 @@ struct SparseMatrix {
   // The entries of A that are not zero (a -0 is a zero).
   static SparseMatrix from_dense(ConstMatrixView<T> A);
   Matrix<T> to_dense() const;  // in host memory
+  SparseMatrix transpose() const;  // A^T in compressed rows (A in compressed columns), in one pass
   // Entries given in any order as (row, column, value) triplets, 0-based: those at one place are summed (as
   // scipy.sparse and MATLAB's sparse() do), kept even where the sum is zero. Indices out of range throw
   // InvalidArgument naming the entry.

@@ -58,6 +58,23 @@ Matrix<T> SparseMatrix<T>::to_dense() const {
 }
 
 template <Real T>
+SparseMatrix<T> SparseMatrix<T>::transpose() const {
+  SparseMatrix t{cols, rows, std::vector<index>(static_cast<std::size_t>(cols + 1), 0), {}, {}};
+  for (const index c : column) ++t.row_start[static_cast<std::size_t>(c + 1)];
+  for (index c = 0; c < cols; ++c) t.row_start[c + 1] += t.row_start[c];
+  t.column.resize(column.size());
+  t.value.resize(value.size());
+  std::vector<index> next(t.row_start.begin(), t.row_start.end() - 1);
+  for (index r = 0; r < rows; ++r)  // rows in order, so each row of A^T has its columns ascending
+    for (index k = row_start[r]; k < row_start[r + 1]; ++k) {
+      const index slot = next[static_cast<std::size_t>(column[k])]++;
+      t.column[slot] = r;
+      t.value[slot] = value[k];
+    }
+  return t;
+}
+
+template <Real T>
 SparseMatrix<T> SparseMatrix<T>::from_triplets(index rows, index cols, const std::vector<index>& row,
                                                const std::vector<index>& column, const std::vector<T>& value) {
   const std::size_t n = value.size();

@@ -13,6 +13,8 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -436,66 +438,84 @@ kernels::SlamOutcome pinv(const BorderedView<T>& J, double damping, MatrixView<T
 
 // ---- the sparse fallback: J as an operator for CGLS (src/core/krylov.hpp) ----
 
-// J as compressed rows in float64 on one GPU: cuSPARSE products with its vectors.
+// A float64 matrix in compressed rows on one GPU, for cuSPARSE.
+class DeviceCsr {
+ public:
+  DeviceCsr(Context& ctx, const SparseMatrix<double>& A)
+      : rows_(bytes_of(A.rows + 1, sizeof(std::int64_t)), ctx.device()),
+        columns_(bytes_of(A.nonzeros(), sizeof(std::int64_t)), ctx.device()),
+        values_(bytes_of(A.nonzeros(), sizeof(double)), ctx.device()) {
+    const cudaStream_t stream = ctx.main().stream;
+    to_device(rows_.p, A.row_start.data(), bytes_of(A.rows + 1, sizeof(std::int64_t)), stream);
+    to_device(columns_.p, A.column.data(), bytes_of(A.nonzeros(), sizeof(std::int64_t)), stream);
+    to_device(values_.p, A.value.data(), bytes_of(A.nonzeros(), sizeof(double)), stream);
+    wait(stream);  // the host arrays may die after this
+    check(cusparseCreateCsr(&descriptor_, A.rows, A.cols, A.nonzeros(), rows_.p, columns_.p, values_.p,
+                            CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
+          "CSR descriptor");
+  }
+  ~DeviceCsr() {
+    if (descriptor_) cusparseDestroySpMat(descriptor_);
+  }
+  DeviceCsr(const DeviceCsr&) = delete;
+  DeviceCsr& operator=(const DeviceCsr&) = delete;
+  cusparseSpMatDescr_t get() const noexcept { return descriptor_; }
+
+ private:
+  DeviceBuffer rows_, columns_, values_;
+  cusparseSpMatDescr_t descriptor_ = nullptr;
+};
+
+// J, and J^T in compressed rows of its own, in float64 on one GPU: both of CGLS's products are then cuSPARSE's
+// non-transposed SpMV, a row per thread group, instead of a transposed SpMV that scatters into shared entries.
 class Sparse final : public kernels::LinearOperator<double> {
  public:
   template <Real T>
   Sparse(const slam::SparseJacobian<T>& J, Device device)
-      : ctx_(context_of(device)), n_(J.rows), m_(J.cols), nnz_(J.row_start[static_cast<std::size_t>(J.rows)]),
-        rows_(bytes_of(n_ + 1, sizeof(std::int64_t)), ctx_.device()),
-        columns_(bytes_of(nnz_, sizeof(std::int64_t)), ctx_.device()),
-        values_(bytes_of(nnz_, sizeof(double)), ctx_.device()) {
-    const std::vector<double> values(J.value.begin(), J.value.end());
-    const cudaStream_t stream = ctx_.main().stream;
-    to_device(rows_.p, J.row_start.data(), bytes_of(n_ + 1, sizeof(std::int64_t)), stream);
-    to_device(columns_.p, J.column.data(), bytes_of(nnz_, sizeof(std::int64_t)), stream);
-    to_device(values_.p, values.data(), bytes_of(nnz_, sizeof(double)), stream);
-    wait(stream);  // `values` dies here
-    check(cusparseCreateCsr(&A_, n_, m_, nnz_, rows_.p, columns_.p, values_.p, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
-                            CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
-          "CSR descriptor");
-  }
-  ~Sparse() override {
-    if (A_) cusparseDestroySpMat(A_);
-  }
-  Sparse(const Sparse&) = delete;
-  Sparse& operator=(const Sparse&) = delete;
+      : Sparse(context_of(device), J.template cast<double>()) {}
 
   index rows() const override { return n_; }
   index cols() const override { return m_; }
-  void apply(ConstMatrixView<double> x, MatrixView<double> y) override {
-    multiply(CUSPARSE_OPERATION_NON_TRANSPOSE, x, m_, y, n_);
-  }
+  void apply(ConstMatrixView<double> x, MatrixView<double> y) override { multiply(J_, x, m_, y, n_); }
   void apply_transpose(ConstMatrixView<double> y, MatrixView<double> x) override {
-    multiply(CUSPARSE_OPERATION_TRANSPOSE, y, n_, x, m_);
+    if (transpose_op_)
+      multiply(J_, y, n_, x, m_, CUSPARSE_OPERATION_TRANSPOSE);
+    else
+      multiply(Jt_, y, n_, x, m_);
   }
 
  private:
-  // out := op(J) in by SpMV, with the workspace it asks for kept between calls.
-  void multiply(cusparseOperation_t op, ConstMatrixView<double> in, std::int64_t in_size, MatrixView<double> out,
-                std::int64_t out_size) {
+  Sparse(Context& ctx, const SparseMatrix<double>& J)
+      : ctx_(ctx), n_(J.rows), m_(J.cols), J_(ctx, J), Jt_(ctx, J.transpose()),
+        transpose_op_(std::getenv("LINV_SPARSE_TRANSPOSE_OP") != nullptr) {}
+
+  // out := op(A) in by SpMV, with the workspace it asks for kept between calls.
+  void multiply(const DeviceCsr& A, ConstMatrixView<double> in, std::int64_t in_size, MatrixView<double> out,
+                std::int64_t out_size, cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE) {
     const cusparseHandle_t h = ctx_.sparse();
     cusparseDnVecDescr_t vin = nullptr, vout = nullptr;
     check(cusparseCreateDnVec(&vin, in_size, const_cast<double*>(in.data()), CUDA_R_64F), "vector");
     check(cusparseCreateDnVec(&vout, out_size, out.data(), CUDA_R_64F), "vector");
     const double one = 1, zero = 0;
     std::size_t bytes = 0;
-    check(cusparseSpMV_bufferSize(h, op, &one, A_, vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+    check(cusparseSpMV_bufferSize(h, op, &one, A.get(), vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT,
+                                  &bytes),
           "SpMV workspace query");
     if (!work_ || bytes > work_bytes_) {
       ctx_.synchronize();  // queued products may still use the old workspace
       work_.emplace(std::max<std::size_t>(bytes, 1), ctx_.device());
       work_bytes_ = bytes;
     }
-    check(cusparseSpMV(h, op, &one, A_, vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, work_->p), "SpMV");
+    check(cusparseSpMV(h, op, &one, A.get(), vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, work_->p),
+          "SpMV");
     cusparseDestroyDnVec(vin);
     cusparseDestroyDnVec(vout);
   }
 
   Context& ctx_;
-  std::int64_t n_, m_, nnz_;
-  DeviceBuffer rows_, columns_, values_;
-  cusparseSpMatDescr_t A_ = nullptr;
+  std::int64_t n_, m_;
+  DeviceCsr J_, Jt_;
+  bool transpose_op_;  // experiment: cuSPARSE's transposed SpMV on J instead of J^T
   std::optional<DeviceBuffer> work_;
   std::size_t work_bytes_ = 0;
 };
