@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/parallel.hpp"
 #include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
 
@@ -59,18 +60,38 @@ Matrix<T> SparseMatrix<T>::to_dense() const {
 
 template <Real T>
 SparseMatrix<T> SparseMatrix<T>::transpose() const {
+  // A counting sort by column over linv's threads, each taking a contiguous block of rows: thread t's
+  // entries of column c go after those of the threads before it, so each row of A^T keeps its columns (A's
+  // rows) ascending, whatever the number of threads.
+  constexpr index kRowsPerThread = 16384;
+  const index threads = std::clamp<index>(rows / kRowsPerThread, 1, cpu_threads());
+  const index per = (rows + threads - 1) / threads;
+  std::vector<index> count(static_cast<std::size_t>(threads * cols), 0);  // thread t's entries in column c
+  detail::in_parallel(threads, 1, [&](index first, index last) {
+    for (index t = first; t < last; ++t)
+      for (index k = row_start[std::min(rows, t * per)]; k < row_start[std::min(rows, (t + 1) * per)]; ++k)
+        ++count[static_cast<std::size_t>(t * cols + column[k])];
+  });
   SparseMatrix t{cols, rows, std::vector<index>(static_cast<std::size_t>(cols + 1), 0), {}, {}};
-  for (const index c : column) ++t.row_start[static_cast<std::size_t>(c + 1)];
-  for (index c = 0; c < cols; ++c) t.row_start[c + 1] += t.row_start[c];
+  index next = 0;
+  for (index c = 0; c < cols; ++c) {  // count becomes where thread t's entries of column c begin
+    t.row_start[c] = next;
+    for (index th = 0; th < threads; ++th) next += std::exchange(count[static_cast<std::size_t>(th * cols + c)], next);
+  }
+  t.row_start[cols] = next;
   t.column.resize(column.size());
   t.value.resize(value.size());
-  std::vector<index> next(t.row_start.begin(), t.row_start.end() - 1);
-  for (index r = 0; r < rows; ++r)  // rows in order, so each row of A^T has its columns ascending
-    for (index k = row_start[r]; k < row_start[r + 1]; ++k) {
-      const index slot = next[static_cast<std::size_t>(column[k])]++;
-      t.column[slot] = r;
-      t.value[slot] = value[k];
+  detail::in_parallel(threads, 1, [&](index first, index last) {
+    for (index th = first; th < last; ++th) {
+      index* slot = &count[static_cast<std::size_t>(th * cols)];
+      for (index r = std::min(rows, th * per); r < std::min(rows, (th + 1) * per); ++r)
+        for (index k = row_start[r]; k < row_start[r + 1]; ++k) {
+          const index at = slot[column[k]]++;
+          t.column[at] = r;
+          t.value[at] = value[k];
+        }
     }
+  });
   return t;
 }
 

@@ -13,8 +13,6 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -467,31 +465,27 @@ class DeviceCsr {
 };
 
 // J, and J^T in compressed rows of its own, in float64 on one GPU: both of CGLS's products are then cuSPARSE's
-// non-transposed SpMV, a row per thread group, instead of a transposed SpMV that scatters into shared entries.
+// non-transposed SpMV, instead of a transposed SpMV that scatters into shared entries (which made the
+// 200000 x 50000 step 10 % slower on the H100 although it saves forming and uploading J^T:
+// docs/gpu-performance-notes.md).
 class Sparse final : public kernels::LinearOperator<double> {
  public:
-  template <Real T>
-  Sparse(const slam::SparseJacobian<T>& J, Device device)
-      : Sparse(context_of(device), J.template cast<double>()) {}
+  Sparse(const slam::SparseJacobian<double>& J, Device device) : Sparse(context_of(device), J) {}
+  Sparse(const slam::SparseJacobian<float>& J, Device device) : Sparse(context_of(device), J.cast<double>()) {}
 
   index rows() const override { return n_; }
   index cols() const override { return m_; }
   void apply(ConstMatrixView<double> x, MatrixView<double> y) override { multiply(J_, x, m_, y, n_); }
-  void apply_transpose(ConstMatrixView<double> y, MatrixView<double> x) override {
-    if (transpose_op_)
-      multiply(J_, y, n_, x, m_, CUSPARSE_OPERATION_TRANSPOSE);
-    else
-      multiply(Jt_, y, n_, x, m_);
-  }
+  void apply_transpose(ConstMatrixView<double> y, MatrixView<double> x) override { multiply(Jt_, y, n_, x, m_); }
 
  private:
   Sparse(Context& ctx, const SparseMatrix<double>& J)
-      : ctx_(ctx), n_(J.rows), m_(J.cols), J_(ctx, J), Jt_(ctx, J.transpose()),
-        transpose_op_(std::getenv("LINV_SPARSE_TRANSPOSE_OP") != nullptr) {}
+      : ctx_(ctx), n_(J.rows), m_(J.cols), J_(ctx, J), Jt_(ctx, J.transpose()) {}
 
-  // out := op(A) in by SpMV, with the workspace it asks for kept between calls.
+  // out := A in by SpMV, with the workspace it asks for kept between calls.
   void multiply(const DeviceCsr& A, ConstMatrixView<double> in, std::int64_t in_size, MatrixView<double> out,
-                std::int64_t out_size, cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE) {
+                std::int64_t out_size) {
+    constexpr cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
     const cusparseHandle_t h = ctx_.sparse();
     cusparseDnVecDescr_t vin = nullptr, vout = nullptr;
     check(cusparseCreateDnVec(&vin, in_size, const_cast<double*>(in.data()), CUDA_R_64F), "vector");
@@ -515,7 +509,6 @@ class Sparse final : public kernels::LinearOperator<double> {
   Context& ctx_;
   std::int64_t n_, m_;
   DeviceCsr J_, Jt_;
-  bool transpose_op_;  // experiment: cuSPARSE's transposed SpMV on J instead of J^T
   std::optional<DeviceBuffer> work_;
   std::size_t work_bytes_ = 0;
 };

@@ -286,6 +286,35 @@ TEST(SparseMatrix, FromTripletsSortsByRowAndColumnAndSumsRepeats) {
   EXPECT_THROW(SparseMatrix<double>::from_triplets(2, 2, {0, 2}, {0, 0}, {1.0, 1.0}), linv::InvalidArgument);
 }
 
+// J^T in compressed rows, formed over several threads (blocks of 16384 rows each): the same as the dense
+// transpose's nonzeros, every row's columns ascending.
+TEST(SparseMatrix, TransposeOverThreadsIsTheTranspose) {
+  const int threads_before = linv::cpu_threads();
+  linv::set_cpu_threads(3);
+  std::mt19937_64 rng(linv::testing::case_seed(__LINE__));
+  const index rows = 70000, cols = 40;
+  std::uniform_int_distribution<index> col(0, cols - 1);
+  std::vector<index> r, c;
+  std::vector<double> v;
+  for (index i = 0; i < rows; ++i)
+    for (int k = 0; k < 3; ++k) {
+      r.push_back(i);
+      c.push_back(col(rng));
+      v.push_back(static_cast<double>(i * 3 + k + 1));  // none zero, as from_dense would drop it
+    }
+  const SparseMatrix<double> A = SparseMatrix<double>::from_triplets(rows, cols, r, c, v);
+  const SparseMatrix<double> t = A.transpose();
+  linv::set_cpu_threads(threads_before);
+  const Matrix<double> dense = A.to_dense();
+  Matrix<double> want(cols, rows);
+  for (index i = 0; i < rows; ++i)
+    for (index j = 0; j < cols; ++j) want(j, i) = dense(i, j);
+  const SparseMatrix<double> expected = SparseMatrix<double>::from_dense(want.view());
+  EXPECT_EQ(t.row_start, expected.row_start);
+  EXPECT_EQ(t.column, expected.column);
+  EXPECT_EQ(t.value, expected.value);
+}
+
 // A file of many 2 MiB chunks, read on two threads: every entry lands where it belongs, and a fault deep in
 // the file is reported at its own line.
 TEST(Mtx, ReadsLargeFilesInParallelChunksAndNamesTheLineOfAFault) {
