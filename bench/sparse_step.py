@@ -240,7 +240,8 @@ def main():
             row = {"case": f"sparse step on {device}", **case, "device": gpu if on_gpu else cpu_inverse.cpu_name(),
                    "linv_s": rep["seconds"], "linv_wall_s": wall, "linv_wall_s_all": walls,
                    "linv_iterations": rep.get("iterations"), "linv_peak_rss_bytes": rss,
-                   "linv_gpu_bytes": gpu_bytes, "linv_startup_rss_bytes": startup_rss, "linv_residual": residual}
+                   "linv_gpu_bytes": gpu_bytes, "linv_startup_rss_bytes": startup_rss, "linv_residual": residual,
+                   "linv_notes": rep.get("notes", [])}
             if available(peer):
                 ppath = os.path.join(tmp, f"p-{device}.npy")
                 pcmd = [sys.executable, os.path.abspath(__file__), "--peer", peer, "--matrix", jpath, "--rhs", dpath,
