@@ -143,6 +143,7 @@ void run_deblur(const DeblurArgs& a) {
   const io::Image g = io::read_image_channels(a.input);
   const io::Image truth = a.truth.empty() ? io::Image() : load_image(a.truth);
   options.channels = colour_channels(g);
+  options.progress = progress_line(a.common, "deblur", "relative residual", a.max_iterations);
   const Device device = device_for(a.common, Operation::Deblur, g.height() * g.width() * options.channels);
   const Matrix<double> colour = colour_of(g);
   imaging::DeblurResult r = imaging::deblur(colour.to(device).view(), psf, options);
@@ -167,10 +168,6 @@ void run_deblur(const DeblurArgs& a) {
     quality = fmt::format(" | PSNR {:.2f} -> {:.2f} dB", before, after);
   }
   write_report(a.common, j);
-  if (r.report.stop == StopReason::IterationLimit)  // the image is written, but say it is not converged
-    std::fprintf(stderr, "linv: warning: deblur: conjugate gradients reached --max-iter %d before --tol %g; the "
-                         "image is their last iterate\n",
-                 a.max_iterations, a.tolerance);
   if (!a.common.quiet) {
     const Report& rr = r.report;
     std::printf("deblur: %s image, %d channel%s | %s on %s, lambda %.3g (%s), noise %.3g%s%s | %.3f s%s -> %s\n",
@@ -179,6 +176,14 @@ void run_deblur(const DeblurArgs& a) {
                 r.noise_sigma, r.robust ? ", robust" : "",
                 rr.iterations > 0 ? fmt::format(", {} CG iterations ({})", rr.iterations, to_string(rr.stop)).c_str() : "",
                 rr.seconds, quality.c_str(), a.output.c_str());
+  }
+  if (r.report.stop == StopReason::IterationLimit) {
+    // the image and the report stand (the image is the last iterate); the exit code says it did not converge
+    io::commit_outputs_so_far();
+    std::fprintf(stderr, "linv: deblur: %s holds the last iterate; raise --max-iter or loosen --tol\n",
+                 a.output.c_str());
+    throw NoConvergence("deblur's conjugate gradients", r.report.iterations, r.residual, a.tolerance,
+                        fmt::format("--max-iter {} was reached", a.max_iterations));
   }
 }
 

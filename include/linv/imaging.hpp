@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -155,6 +156,7 @@ struct DeblurOptions {
   int channels = 1;             // g holds this many images side by side: one lambda, one factorisation for all
   int max_iterations = 1000;    // matrix-free conjugate gradients (per solve)
   double tolerance = 1e-10;     // matrix-free: relative residual of the normal equations
+  std::function<void(int, double)> progress = {};  // matrix-free: each CG iteration's number and relative residual
 };
 struct DeblurResult {
   Matrix<double> image;     // on g's device, g's shape
@@ -163,6 +165,7 @@ struct DeblurResult {
   double noise_sigma = 0;   // the noise standard deviation estimated from g (median absolute wavelet detail)
   bool robust = false;      // whether the robust data term ran
   Report report;            // method (spectral, cholesky, cg), device, iterations, stop, seconds, notes
+  double residual = 0;      // matrix-free path: the largest relative CG residual reached over the channels
 };
 // Runs where g lives (CPU or GPU); the image comes back there. Throws InvalidArgument for a PSF larger
 // than the image or a bad option, ShapeMismatch when g's width is not a multiple of the channel count.

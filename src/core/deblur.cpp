@@ -409,8 +409,10 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
       }
       NormalOperator A(*H, r.lambda);
       SpectralPreconditioner M(*spectral, size, r.lambda, mean_weight);
-      const krylov::Outcome o = krylov::cg<double>(A, b.view(), f, options.tolerance, options.max_iterations, &M);
+      const krylov::Outcome o =
+          krylov::cg<double>(A, b.view(), f, options.tolerance, options.max_iterations, &M, options.progress);
       report.iterations = std::max(report.iterations, o.iterations);
+      r.residual = std::max(r.residual, o.residual);
       converged = converged && o.converged;
       if (!o.converged)
         report.notes.push_back(fmt::format("channel {}: conjugate gradients stopped at their limit, relative residual "

@@ -12,7 +12,7 @@ namespace linv::krylov {
 
 template <Real T>
 Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x, double tolerance, int max_iterations,
-           kernels::LinearOperator<T>* M) {
+           kernels::LinearOperator<T>* M, const std::function<void(int, double)>& progress) {
   const Device device = b.device();
   const kernels::Vectors<T>& v = kernels::vectors<T>(device);
   auto vector = [&] { return Matrix<T>::uninitialized(b.rows(), b.cols(), device); };
@@ -41,6 +41,7 @@ Outcome cg(kernels::LinearOperator<T>& A, ConstMatrixView<T> b, MatrixView<T> x,
       throw NumericalError(fmt::format("conjugate gradients: the residual became {} at iteration {} (the system "
                                        "or its preconditioner is not positive definite, or overflowed)",
                                        rr, out.iterations + 1));
+    if (progress) progress(out.iterations + 1, bnorm > 0 ? std::sqrt(rr) / bnorm : 0.0);
     precondition();
     const double next = v.dot(r.view(), z.view());
     v.scal(static_cast<T>(next / rz), p.view());  // p := z + (next / rz) p
@@ -95,7 +96,7 @@ Outcome cgls(kernels::LinearOperator<T>& J, ConstMatrixView<T> d, MatrixView<T> 
 }
 
 template Outcome cg<double>(kernels::LinearOperator<double>&, ConstMatrixView<double>, MatrixView<double>, double, int,
-                            kernels::LinearOperator<double>*);
+                            kernels::LinearOperator<double>*, const std::function<void(int, double)>&);
 template Outcome cgls<double>(kernels::LinearOperator<double>&, ConstMatrixView<double>, MatrixView<double>, double,
                               int);
 

@@ -479,6 +479,17 @@ class CliTest(unittest.TestCase):
         self.assertIn("float64", err)
         _, err = run("deblur", out, "-o", self.path("r.pgm"), "--boundary", "zero", "--path", "spectral", expect=2)
         self.assertIn("spectral path", err)
+        # an iteration limit that stops conjugate gradients early: the last iterate and the report are written,
+        # and the exit code (4) says it did not converge, with the residual reached
+        os.remove(self.path("r.pgm"))
+        motion = self.path("motion.pgm")  # an asymmetric blur, so the spectral preconditioner is not exact
+        run("degrade", "phantom:64", "-o", motion, "--psf", "motion:len=7,angle=30")
+        _, err = run("deblur", motion, "-o", self.path("r.pgm"), "--psf", "motion:len=7,angle=30", "--boundary",
+                     "zero", "--path", "matrix-free", "--max-iter", 2, "--report", self.path("m.json"), expect=4)
+        self.assertIn("did not converge", err)
+        self.assertIn("--max-iter 2", err)
+        self.assertTrue(os.path.exists(self.path("r.pgm")))
+        self.assertEqual(load_json(self.path("m.json"))["iterations"], 2)
 
     def test_colour_photographs_through_npy_and_a_measured_psf(self):
         # an RGB scene blurred the way a camera blurs: the whole scene, then the middle kept
