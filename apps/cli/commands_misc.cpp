@@ -47,6 +47,8 @@ void run_info() {
   std::printf("  CUDA backend: %s\n", b.cuda ? fmt::format("built (CUDA runtime {})", b.cuda_runtime).c_str() : "not built");
   std::printf("  MATLAB .mat files: %s\n", b.matio ? "yes (matio)" : "no (built without matio)");
   std::printf("  PNG images: %s\n", io::have_png_support() ? "yes (libpng)" : "no (built without libpng; PGM only)");
+  std::printf("  JPEG images (read): %s\n", io::have_jpeg_support() ? "yes (libjpeg)" : "no (built without libjpeg)");
+  std::printf("  TIFF images (read): %s\n", io::have_tiff_support() ? "yes (libtiff)" : "no (built without libtiff)");
   std::printf("  .npz archives (read and written): %s\n", io::have_npz_support() ? "yes (zlib)" : "no (built without zlib)");
   std::printf("  NIfTI images: %s\n", io::have_nifti_support() ? "yes (libnifti2)" : "no (built without libnifti2)");
   std::printf("  FFT convolution: %s\n",

@@ -155,15 +155,18 @@ bool have_npz_support();
 // Whether this build can read and write `.mat` files.
 bool have_mat_support();
 
-// Grey images from .png (8 or 16 bits), .pgm (P2/P5, 8 or 16 bits) or .npy (as read_image_channels reads
-// them), height x width, integer samples scaled to [0, 1]. Colour becomes grey by ITU-R BT.709's weights
+// Grey images from .png (8 or 16 bits), .pgm (P2/P5, 8 or 16 bits), .npy, .jpg/.jpeg or .tif/.tiff (as
+// read_image_channels reads them), height x width, integer samples scaled to [0, 1]. Colour becomes grey by ITU-R BT.709's weights
 // (0.2126 R + 0.7152 G + 0.0722 B) and alpha is dropped, the same for every format. Malformed files raise
-// ParseError naming the byte; a build without libpng refuses .png with InputError saying so.
+// ParseError naming the byte; a build without libpng (libjpeg, libtiff) refuses .png (.jpg, .tif) with
+// InputError saying so.
 Matrix<double> read_image(const std::string& path);
 // Writes a grey image atomically: .png or .pgm with values clipped to [0, 1] and `bits` (8 or 16) per
 // pixel, .npy as a height x width float64 array of the values as they are.
 void write_image(const std::string& path, ConstMatrixView<double> image, int bits = 16);
 bool have_png_support();
+bool have_jpeg_support();  // reading .jpg/.jpeg (libjpeg)
+bool have_tiff_support();  // reading .tif/.tiff (libtiff)
 
 // An image of 1 (grey), 2 (grey and alpha), 3 (RGB) or 4 (RGBA) channels as one height x (width * channels)
 // matrix, channel c in columns [c * width, (c + 1) * width) (the layout of linv's batches), values in [0, 1].
@@ -178,7 +181,10 @@ struct Image {
 };
 // Every channel of a .png (grey, grey and alpha, RGB, RGBA; 8 or 16 bits; palettes expanded), a .pgm (grey)
 // or a .npy (height x width, or height x width x channels with 1 to 4 channels, in NumPy's C or Fortran
-// order; float32 or float64 taken as they are, uint8 and uint16 scaled to [0, 1]). Errors as read_image.
+// order; float32 or float64 taken as they are, uint8 and uint16 scaled to [0, 1]), a .jpg/.jpeg (grey or
+// RGB, 8 bits) or a .tif/.tiff (1 to 4 samples of 8 or 16 bits, scaled, or float32, kept; other layouts as
+// libtiff's RGBA, 8 bits). A header announcing more pixels than memory holds is refused before anything is
+// allocated. Errors as read_image.
 Image read_image_channels(const std::string& path);
 // Writes every channel atomically: .png with values clipped to [0, 1] and `bits` (8 or 16) per sample, .pgm
 // likewise (grey only: more channels are refused with InvalidArgument), .npy as float64 values as they are

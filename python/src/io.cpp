@@ -174,6 +174,8 @@ nb::dict formats() {
   d["npz"] = io::have_npz_support();
   d["mat"] = io::have_mat_support();
   d["png"] = io::have_png_support();
+  d["jpeg"] = io::have_jpeg_support();
+  d["tiff"] = io::have_tiff_support();
   d["pgm"] = true;
   d["nii"] = io::have_nifti_support();
   return d;

@@ -1,13 +1,19 @@
 // Images: PGM (grey, P2/P5, 8 or 16 bits) and .npy always, PNG (grey, grey and alpha, RGB, RGBA) through
-// libpng when linv was built with it. Integer samples are scaled to [0, 1] on reading; writing clips to
+// libpng, JPEG (grey or colour) through libjpeg and TIFF (1 to 4 samples of 8 or 16 bits or float32 per
+// pixel; anything else through libtiff's RGBA reader, 8 bits) through libtiff, when linv was built with
+// them (reading only: JPEG loses what it stores, and TIFF's variety is for reading). Integer samples are scaled to [0, 1] on reading; writing clips to
 // [0, 1] and rounds to 8 or 16 bits, except .npy, which keeps float64 values as they are. Colour is read
 // by one reader per format and made grey in one place (to_grey), whatever the format.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <csetjmp>
+#include <cstdarg>
+#include <memory>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +23,13 @@
 
 #ifdef LINV_HAVE_PNG
 #include <png.h>
+#endif
+#ifdef LINV_HAVE_JPEG
+#include <cstdio>  // jpeglib.h needs FILE declared
+#include <jpeglib.h>
+#endif
+#ifdef LINV_HAVE_TIFF
+#include <tiffio.h>
 #endif
 
 namespace linv::io {
@@ -267,6 +280,175 @@ Image read_png(const std::string& path) { no_png(path); }
 void write_png(const std::string& path, ConstMatrixView<double>, int, int) { no_png(path); }
 #endif
 
+// A file whose header announces more pixels than this machine's memory holds as float64 is refused before
+// anything is allocated (compressed formats have no useful bound on their expansion: a progressive JPEG's
+// runs of empty blocks cost a few bits for thousands of blocks).
+void check_announced(const std::string& path, double height, double width, double channels) {
+  const double bytes = height * width * channels * sizeof(double);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
+  if (pages > 0 && page_size > 0 && bytes > memory)
+    throw ParseError(path, 0, -1,
+                     fmt::format("the header announces {:.0f}x{:.0f} pixels of {:.0f} channels, {:.1f} GiB as float64, "
+                                 "more than this machine's {:.1f} GiB of memory",
+                                 height, width, channels, bytes / (1 << 30), memory / (1 << 30)));
+}
+
+// ---- JPEG ----
+
+#ifdef LINV_HAVE_JPEG
+struct JpegErrors {
+  jpeg_error_mgr manager;  // first: libjpeg hands back a pointer to it
+  std::jmp_buf jump;
+  std::string message;
+};
+
+Image read_jpeg(const std::string& path) {
+  const std::vector<unsigned char> bytes = slurp(path);
+  jpeg_decompress_struct jpeg{};
+  JpegErrors errors;
+  jpeg.err = jpeg_std_error(&errors.manager);
+  errors.manager.error_exit = [](j_common_ptr c) {
+    auto* e = reinterpret_cast<JpegErrors*>(c->err);
+    char text[JMSG_LENGTH_MAX];
+    (*c->err->format_message)(c, text);
+    e->message = text;
+    std::longjmp(e->jump, 1);
+  };
+  // libjpeg's warnings are damaged data (a truncated file, corrupt entropy codes) that it would decode as grey
+  // or noise: refused, as any malformed file is
+  errors.manager.emit_message = [](j_common_ptr c, int level) {
+    if (level < 0) c->err->error_exit(c);
+  };
+  // Everything with a destructor exists before setjmp: longjmp must not skip one.
+  Image image;
+  std::vector<unsigned char> row;
+  std::string fault;
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_decompress(&jpeg);
+    throw ParseError(path, -1, -1, "libjpeg: " + errors.message);
+  }
+  jpeg_create_decompress(&jpeg);
+  jpeg_mem_src(&jpeg, bytes.data(), static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&jpeg, TRUE);
+  if (jpeg.num_components != 1 && jpeg.num_components != 3)
+    fault = fmt::format("JPEG images of {} components (CMYK) are not read: convert it to RGB", jpeg.num_components);
+  else if (static_cast<double>(jpeg.image_height) * jpeg.image_width * jpeg.num_components * sizeof(double) >
+           static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE)))
+    fault = fmt::format("the header announces {}x{} pixels, more than this machine's memory holds", jpeg.image_height,
+                        jpeg.image_width);
+  if (!fault.empty()) {
+    jpeg_destroy_decompress(&jpeg);
+    throw ParseError(path, 0, -1, fault);
+  }
+  jpeg.out_color_space = jpeg.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_start_decompress(&jpeg);
+  const int channels = jpeg.output_components;
+  image = Image{Matrix<double>::uninitialized(jpeg.output_height, index{jpeg.output_width} * channels), channels};
+  row.resize(static_cast<std::size_t>(jpeg.output_width) * channels);
+  while (jpeg.output_scanline < jpeg.output_height) {
+    const index r = jpeg.output_scanline;
+    JSAMPROW rows[1] = {row.data()};
+    jpeg_read_scanlines(&jpeg, rows, 1);
+    for (int k = 0; k < channels; ++k)
+      for (JDIMENSION c = 0; c < jpeg.output_width; ++c)
+        image.pixels(r, k * index{jpeg.output_width} + c) = row[static_cast<std::size_t>(c) * channels + k] / 255.0;
+  }
+  jpeg_finish_decompress(&jpeg);
+  jpeg_destroy_decompress(&jpeg);
+  return image;
+}
+#else
+Image read_jpeg(const std::string& path) {
+  throw InputError(fmt::format("{}: this linv was built without JPEG support (libjpeg); install libjpeg-dev and "
+                               "rebuild, or convert the image to .png",
+                               path));
+}
+#endif
+
+// ---- TIFF ----
+
+#ifdef LINV_HAVE_TIFF
+thread_local std::string tiff_message;  // libtiff's last error on this thread
+
+// Closes the TIFF handle however the reader leaves.
+struct TiffCloser {
+  void operator()(TIFF* t) const noexcept { TIFFClose(t); }
+};
+
+Image read_tiff(const std::string& path) {
+  { detail::InputFile probe(path); }  // a missing or unreadable file: an InputError naming the reason, as elsewhere
+  TIFFSetErrorHandler([](const char*, const char* format, va_list args) {
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, args);
+    tiff_message = text;
+  });
+  TIFFSetWarningHandler(nullptr);
+  tiff_message.clear();
+  const std::unique_ptr<TIFF, TiffCloser> tiff(TIFFOpen(path.c_str(), "r"));
+  auto fail = [&](const std::string& what) -> ParseError {
+    return ParseError(path, -1, -1, tiff_message.empty() ? what : what + " (libtiff: " + tiff_message + ")");
+  };
+  if (!tiff) throw fail("not a TIFF file libtiff can read");
+  std::uint32_t width = 0, height = 0;
+  std::uint16_t samples = 1, bits = 8, format = SAMPLEFORMAT_UINT, planar = PLANARCONFIG_CONTIG;
+  TIFFGetField(tiff.get(), TIFFTAG_IMAGEWIDTH, &width);
+  TIFFGetField(tiff.get(), TIFFTAG_IMAGELENGTH, &height);
+  TIFFGetFieldDefaulted(tiff.get(), TIFFTAG_SAMPLESPERPIXEL, &samples);
+  TIFFGetFieldDefaulted(tiff.get(), TIFFTAG_BITSPERSAMPLE, &bits);
+  TIFFGetFieldDefaulted(tiff.get(), TIFFTAG_SAMPLEFORMAT, &format);
+  TIFFGetFieldDefaulted(tiff.get(), TIFFTAG_PLANARCONFIG, &planar);
+  const bool direct = !TIFFIsTiled(tiff.get()) && planar == PLANARCONFIG_CONTIG && samples >= 1 && samples <= 4 &&
+                      ((format == SAMPLEFORMAT_UINT && (bits == 8 || bits == 16)) ||
+                       (format == SAMPLEFORMAT_IEEEFP && bits == 32));
+  const int channels = direct ? samples : 4;
+  check_announced(path, height, width, channels);
+  Image image{Matrix<double>::uninitialized(height, index{width} * channels), channels};
+  if (direct) {
+    // Integer samples scaled to [0, 1]; float samples kept as they are (any range), as .npy images are.
+    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tiff.get())));
+    for (std::uint32_t r = 0; r < height; ++r) {
+      if (TIFFReadScanline(tiff.get(), line.data(), r) < 0) throw fail(fmt::format("row {} cannot be read", r + 1));
+      for (int k = 0; k < channels; ++k)
+        for (std::uint32_t c = 0; c < width; ++c) {
+          const std::size_t at = static_cast<std::size_t>(c) * channels + k;
+          double v;
+          if (bits == 8) {
+            v = line[at] / 255.0;
+          } else if (bits == 16) {
+            std::uint16_t s;
+            std::memcpy(&s, line.data() + 2 * at, 2);  // libtiff gives samples in the host's byte order
+            v = s / 65535.0;
+          } else {
+            float s;
+            std::memcpy(&s, line.data() + 4 * at, 4);
+            v = s;
+          }
+          image.pixels(r, k * index{width} + c) = v;
+        }
+    }
+  } else {
+    // Tiles, separate planes, palettes, bilevel, other depths: libtiff's RGBA reader, 8 bits a sample
+    std::vector<std::uint32_t> rgba(static_cast<std::size_t>(width) * height);
+    if (!TIFFReadRGBAImageOriented(tiff.get(), width, height, rgba.data(), ORIENTATION_TOPLEFT, 0))
+      throw fail(fmt::format("a {}-sample, {}-bit TIFF image could not be converted to RGBA", samples, bits));
+    for (std::uint32_t r = 0; r < height; ++r)
+      for (std::uint32_t c = 0; c < width; ++c) {
+        const std::uint32_t p = rgba[static_cast<std::size_t>(r) * width + c];
+        const unsigned values[4] = {TIFFGetR(p), TIFFGetG(p), TIFFGetB(p), TIFFGetA(p)};
+        for (int k = 0; k < 4; ++k) image.pixels(r, k * index{width} + c) = values[k] / 255.0;
+      }
+  }
+  return image;
+}
+#else
+Image read_tiff(const std::string& path) {
+  throw InputError(fmt::format("{}: this linv was built without TIFF support (libtiff); install libtiff-dev and "
+                               "rebuild, or convert the image to .png",
+                               path));
+}
+#endif
+
 // Grey is ITU-R BT.709 luma, 0.2126 R + 0.7152 G + 0.0722 B (libpng's default weights), taken in double on
 // the samples as stored (no gamma decoding, as MATLAB's rgb2gray), so that a colour image gives the same grey
 // whichever format holds it; alpha is dropped.
@@ -307,7 +489,10 @@ Image read_image_channels(const std::string& path) {
   if (ends_with(path, ".png")) return read_png(path);
   if (ends_with(path, ".npy")) return detail::read_npy_image(path);
   if (ends_with(path, ".pgm")) return Image{read_pgm(path), 1};
-  throw InvalidArgument(fmt::format("{}: images are read from .png, .pgm or .npy files", path));
+  if (ends_with(path, ".jpg") || ends_with(path, ".jpeg")) return read_jpeg(path);
+  if (ends_with(path, ".tif") || ends_with(path, ".tiff")) return read_tiff(path);
+  throw InvalidArgument(
+      fmt::format("{}: images are read from .png, .pgm, .npy, .jpg/.jpeg or .tif/.tiff files", path));
 }
 
 Matrix<double> read_image(const std::string& path) { return to_grey(read_image_channels(path)); }
@@ -318,6 +503,22 @@ void write_image_channels(const std::string& path, const Image& image, int bits)
 
 void write_image(const std::string& path, ConstMatrixView<double> image, int bits) {
   write_channels(path, image, 1, bits);
+}
+
+bool have_jpeg_support() {
+#ifdef LINV_HAVE_JPEG
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool have_tiff_support() {
+#ifdef LINV_HAVE_TIFF
+  return true;
+#else
+  return false;
+#endif
 }
 
 bool have_png_support() {

@@ -491,6 +491,42 @@ class CliTest(unittest.TestCase):
         self.assertTrue(os.path.exists(self.path("r.pgm")))
         self.assertEqual(load_json(self.path("m.json"))["iterations"], 2)
 
+    def test_photographs_from_tiff_and_jpeg(self):
+        try:
+            from PIL import Image
+        except ImportError:
+            self.skipTest("Pillow is not installed (it writes the test's TIFF and JPEG files)")
+        info, _ = run("info")
+        rng = np.random.default_rng(SEED)
+        grey16 = rng.integers(0, 65536, (12, 10)).astype(np.uint16)
+        floats = rng.normal(size=(9, 7)).astype(np.float32)  # any range, kept as it is
+        rgb = rng.integers(0, 256, (8, 6, 3)).astype(np.uint8)
+        cases = [("g.tif", grey16, grey16 / 65535.0, {}), ("f.tif", floats, floats, {}),
+                 ("c.tif", rgb, rgb / 255.0, {"compression": "tiff_lzw"})]
+        if "TIFF images (read): yes" not in info:
+            cases = []
+        if "JPEG images (read): yes" in info:
+            cases.append(("c.jpg", rgb, None, {"quality": 95}))
+        for name, data, want, options in cases:
+            Image.fromarray(data).save(self.path(name), **options)
+            if want is None:  # lossy: what Pillow's libjpeg decodes
+                want = np.asarray(Image.open(self.path(name))) / 255.0
+            run("degrade", self.path(name), "-o", self.path("out.npy"), "--psf", "box:size=1", "-q")  # the identity
+            got = np.load(self.path("out.npy"))
+            self.assertEqual(got.shape, want.shape, name)
+            self.assertEqual(np.abs(got - want).max(), 0.0, name)
+        if "JPEG images (read): yes" in info:
+            with open(self.path("c.jpg"), "rb") as f:
+                whole = f.read()
+            with open(self.path("cut.jpg"), "wb") as f:
+                f.write(whole[:len(whole) * 2 // 3])  # a damaged photograph is refused, not decoded as grey
+            _, err = run("degrade", self.path("cut.jpg"), "-o", self.path("out.npy"), expect=3)
+            self.assertIn("libjpeg", err)
+        with open(self.path("bad.tif"), "wb") as f:
+            f.write(b"not a tiff")
+        _, err = run("degrade", self.path("bad.tif"), "-o", self.path("out.npy"), expect=3)
+        self.assertIn("bad.tif", err)
+
     def test_colour_photographs_through_npy_and_a_measured_psf(self):
         # an RGB scene blurred the way a camera blurs: the whole scene, then the middle kept
         rng = np.random.default_rng(SEED)
