@@ -93,7 +93,10 @@ void add_nifti_options(CLI::App& cmd, std::string& mask, std::string* maps) {
 }
 
 CLI::Option* output(CLI::Option* option, io::OutputKind kind) {
-  return option->each([kind](const std::string& spec) { io::check_output(spec, kind); });
+  return option->each([kind](const std::string& spec) {
+    io::check_output(spec, kind);
+    if (spec == "-") io::claim_standard_output();  // the command's messages go to stderr from here on
+  });
 }
 
 io::DType dtype_of(const io::AnyMatrix& m) {

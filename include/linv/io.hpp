@@ -108,6 +108,13 @@ void write_text(const std::string& path, const std::string& text);
 // naming it.
 enum class OutputKind { matrix, image, nifti, text, directory };
 void check_output(const std::string& spec, OutputKind kind);
+// A spec of "-" is standard input (a .npy stream, read whole once, so that it can be read again) or standard
+// output (a matrix or image as .npy, or a text file such as a report): check_output accepts it for those.
+// A "-" output is written to a temporary file like any other and copied to standard output when it is
+// placed, so a failed command writes nothing there. claim_standard_output sets the process's standard
+// output aside for it: whatever the program prints afterwards goes to standard error. InvalidArgument when
+// called twice (one output at most can be "-").
+void claim_standard_output();
 // Makes the directory `path` and its missing parents; InputError naming it when that fails.
 void make_directory(const std::string& path);
 

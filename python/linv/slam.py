@@ -31,6 +31,12 @@ def _rhs(what, shape, dtype, d):
     return _contiguous(d2.astype(dtype, copy=False)), vector
 
 
+def _is_scipy_sparse(j):
+    """Whether j is a SciPy sparse matrix or array, without importing SciPy for those who lack it."""
+    sparse = __import__("sys").modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(j)
+
+
 class BorderedJacobian:
     """A SLAM Jacobian with k dense leading columns and one segment column per run of rows, kept on a device.
 
@@ -138,10 +144,11 @@ def sparse_step(j, d, *, tolerance=1e-10, max_iterations=1000, device="cpu", rep
 
     J's nonzeros are kept in compressed rows and each column of d is solved by CGLS (conjugate
     gradients on the normal equations, without forming J^T J), in float64 whatever J's dtype.
+    A SciPy sparse J (any format) is taken as it is stored, never made dense.
 
     Parameters
     ----------
-    j : array_like, shape (n, m)
+    j : array_like or scipy.sparse matrix/array, shape (n, m)
     d : array_like, shape (n,) or (n, c)
     tolerance : float
         On ||J^T (d - J x)|| / ||J^T d||, per column.
@@ -160,9 +167,17 @@ def sparse_step(j, d, *, tolerance=1e-10, max_iterations=1000, device="cpu", rep
     NumericalError
         A column reached max_iterations first.
     """
-    j = _matrix(j, "j")
-    d2, vector = _rhs("sparse_step", j.shape, j.dtype, d)
-    x, rep = _linv.slam_sparse_step(j, d2, float(tolerance), int(max_iterations), device)
+    if _is_scipy_sparse(j):
+        csr = j.tocsr()  # a view when j is CSR already
+        dtype = _np.float32 if csr.dtype == _np.float32 else _np.float64
+        d2, vector = _rhs("sparse_step", csr.shape, dtype, d)
+        x, rep = _linv.slam_sparse_step_csr(int(csr.shape[0]), int(csr.shape[1]), csr.indptr.astype(_np.int64),
+                                            csr.indices.astype(_np.int64), csr.data.astype(dtype, copy=False), d2,
+                                            float(tolerance), int(max_iterations), device)
+    else:
+        j = _matrix(j, "j")
+        d2, vector = _rhs("sparse_step", j.shape, j.dtype, d)
+        x, rep = _linv.slam_sparse_step(j, d2, float(tolerance), int(max_iterations), device)
     if vector:
         x = x.reshape(-1)
     return (x, rep) if report else x

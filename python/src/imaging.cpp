@@ -3,6 +3,8 @@
 // Python layer converts float32 images and converts the results back.
 #include "linv/imaging.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -216,6 +218,47 @@ nb::tuple sparse_step(const Input<T>& j, const Input<T>& d, double tolerance, in
   return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
 }
 
+// The same from SciPy's compressed rows (indptr, indices, data), checked, never made dense.
+using Indices = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu>;
+
+template <class T>
+nb::tuple sparse_step_csr(linv::index rows, linv::index cols, const Indices& indptr, const Indices& indices,
+                          const nb::ndarray<const T, nb::ndim<1>, nb::device::cpu>& data, const Input<T>& d,
+                          double tolerance, int max_iterations, const std::string& device) {
+  linv::SparseMatrix<T> J{rows, cols, {}, {}, {}};
+  const auto at = [](const auto& a, std::size_t k) { return a.data()[k * static_cast<std::size_t>(a.stride(0))]; };
+  if (indptr.shape(0) != static_cast<std::size_t>(rows + 1) || indices.shape(0) != data.shape(0) ||
+      at(indptr, 0) != 0 || at(indptr, static_cast<std::size_t>(rows)) != static_cast<std::int64_t>(data.shape(0)))
+    throw linv::InvalidArgument("slam sparse step: a malformed compressed-row matrix (indptr, indices, data)");
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(rows); ++k) J.row_start.push_back(at(indptr, k));
+  for (std::size_t k = 0; k < data.shape(0); ++k) {
+    J.column.push_back(at(indices, k));
+    J.value.push_back(at(data, k));
+    if (J.column.back() < 0 || J.column.back() >= cols)
+      throw linv::InvalidArgument(fmt::format("slam sparse step: entry {} has column {}, outside 0..{}", k,
+                                              J.column.back(), cols - 1));
+  }
+  for (linv::index r = 0; r < rows; ++r)
+    if (J.row_start[r + 1] < J.row_start[r])
+      throw linv::InvalidArgument("slam sparse step: indptr decreases at row " + std::to_string(r));
+  linv::Matrix<T> d_copy;
+  const linv::ConstMatrixView<T> D = column_major(d, d_copy);
+  if (D.rows() != rows)
+    throw linv::ShapeMismatch("slam sparse step: d needs one row per row of J", rows, cols, D.rows(), D.cols());
+  const linv::Device dev = pick_device(device, linv::Operation::SlamStep, rows);
+  linv::Solution<T> s;
+  {
+    nb::gil_scoped_release released;
+    linv::slam::CglsOptions o;
+    o.tolerance = tolerance;
+    o.max_iterations = max_iterations;
+    linv::Matrix<T> on;
+    s = linv::slam::cgls_apply(J, placed(D, dev, on), o);
+    if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
+  }
+  return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+}
+
 template <class T>
 void bind_slam_typed(nb::module_& m, const char* suffix) {
   nb::class_<Bordered<T>>(m, (std::string("BorderedJacobian") + suffix).c_str())
@@ -231,6 +274,9 @@ void bind_slam_typed(nb::module_& m, const char* suffix) {
   m.def("bordered_jacobian", &make_bordered<T>, nb::arg("j"), nb::arg("k"), nb::arg("device"));
   m.def("slam_sparse_step", &sparse_step<T>, nb::arg("j"), nb::arg("d"), nb::arg("tolerance"),
         nb::arg("max_iterations"), nb::arg("device"));
+  m.def("slam_sparse_step_csr", &sparse_step_csr<T>, nb::arg("rows"), nb::arg("cols"), nb::arg("indptr"),
+        nb::arg("indices"), nb::arg("data"), nb::arg("d"), nb::arg("tolerance"), nb::arg("max_iterations"),
+        nb::arg("device"));
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ class InputFile {
   std::optional<std::int64_t> size_;
   std::int64_t offset_ = 0;
   std::vector<unsigned char> bytes_;  // what a memory-backed file reads
+  void open_bytes();                  // file_ reading bytes_
 };
 
 // The unsigned integer stored in `bytes` (at most 8) little-endian bytes at p.

@@ -473,7 +473,7 @@ void write_channels(const std::string& path, ConstMatrixView<double> pixels, int
     throw InvalidArgument(fmt::format("{}: {} columns do not split into {} channels of equal width", path,
                                       pixels.cols(), channels));
   if (ends_with(path, ".png")) return write_png(path, pixels, channels, bits);
-  if (ends_with(path, ".npy")) return detail::write_npy_image(path, pixels, channels);
+  if (ends_with(path, ".npy") || path == "-") return detail::write_npy_image(path, pixels, channels);
   if (ends_with(path, ".pgm")) {
     if (channels != 1)
       throw InvalidArgument(fmt::format("{}: PGM images are grey, and this one has {} channels (write .png or .npy)",
@@ -487,7 +487,7 @@ void write_channels(const std::string& path, ConstMatrixView<double> pixels, int
 
 Image read_image_channels(const std::string& path) {
   if (ends_with(path, ".png")) return read_png(path);
-  if (ends_with(path, ".npy")) return detail::read_npy_image(path);
+  if (ends_with(path, ".npy") || path == "-") return detail::read_npy_image(path);
   if (ends_with(path, ".pgm")) return Image{read_pgm(path), 1};
   if (ends_with(path, ".jpg") || ends_with(path, ".jpeg")) return read_jpeg(path);
   if (ends_with(path, ".tif") || ends_with(path, ".tiff")) return read_tiff(path);

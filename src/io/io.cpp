@@ -39,7 +39,68 @@ namespace detail {
 
 // ---- InputFile ----
 
+namespace {
+// Standard input's bytes, read whole the first time a reader asks for "-", so that every later reader (a
+// command that looks at a header again) finds them too.
+const std::vector<unsigned char>& standard_input() {
+  static const std::vector<unsigned char> bytes = [] {
+    if (::isatty(STDIN_FILENO)) throw InputError("standard input ('-') is a terminal: pipe a .npy file into it");
+    std::vector<unsigned char> all;
+    unsigned char buffer[1 << 16];
+    for (ssize_t got; (got = ::read(STDIN_FILENO, buffer, sizeof buffer)) != 0;) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw InputError(fmt::format("could not read standard input: {}", std::strerror(errno)));
+      all.insert(all.end(), buffer, buffer + got);
+    }
+    return all;
+  }();
+  return bytes;
+}
+
+// Where a '-' output goes once it is complete: the process's standard output, or the descriptor it was
+// moved to by claim_standard_output.
+int standard_output = STDOUT_FILENO;
+bool standard_output_claimed = false;
+
+// Moves a complete temporary file into place: renamed over its target, or for "-" copied to standard
+// output and removed.
+void place(const std::string& temp, const std::string& target, std::error_code& ec) {
+  if (target != "-") return std::filesystem::rename(temp, target, ec);
+  const int in = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    ec = std::error_code(errno, std::generic_category());
+    return;
+  }
+  char buffer[1 << 16];
+  for (ssize_t got; (got = ::read(in, buffer, sizeof buffer)) != 0;) {
+    if (got < 0 && errno == EINTR) continue;
+    for (ssize_t done = 0; got > 0 && done < got;) {
+      const ssize_t put = ::write(standard_output, buffer + done, static_cast<std::size_t>(got - done));
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) {
+        ec = std::error_code(errno, std::generic_category());
+        ::close(in);
+        return;
+      }
+      done += put;
+    }
+    if (got < 0) {
+      ec = std::error_code(errno, std::generic_category());
+      break;
+    }
+  }
+  ::close(in);
+  ::unlink(temp.c_str());
+}
+}  // namespace
+
 InputFile::InputFile(const std::string& path) : path_(path) {
+  if (path == "-") {  // standard input, read whole (the one way to read it twice)
+    path_ = "standard input";
+    bytes_ = standard_input();
+    open_bytes();
+    return;
+  }
   file_ = std::fopen(path.c_str(), "rb");
   if (file_ == nullptr) throw InputError(fmt::format("could not read {}: {}", path, std::strerror(errno)));
   struct stat st {};
@@ -53,6 +114,10 @@ InputFile::InputFile(const std::string& path) : path_(path) {
 }
 
 InputFile::InputFile(std::string path, std::vector<unsigned char> bytes) : path_(std::move(path)), bytes_(std::move(bytes)) {
+  open_bytes();
+}
+
+void InputFile::open_bytes() {
   // fmemopen refuses an empty buffer: an empty member reads as an empty temporary file.
   file_ = bytes_.empty() ? std::tmpfile() : ::fmemopen(bytes_.data(), bytes_.size(), "rb");
   if (file_ == nullptr) throw InputError(fmt::format("could not read {}: {}", path_, std::strerror(errno)));
@@ -78,7 +143,9 @@ void InputFile::seek(std::int64_t offset) {
 // ---- AtomicFile ----
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
-  const std::filesystem::path target_path(target_);
+  // standard output's bytes wait in a temporary file of their own until the output is placed
+  const std::filesystem::path target_path =
+      target_ == "-" ? std::filesystem::temp_directory_path() / "standard-output" : std::filesystem::path(target_);
   // Names near NAME_MAX would overflow it once decorated; the temporary name only has to be unique.
   const std::string name = target_path.filename().string().substr(0, 200);
   std::random_device random;
@@ -136,14 +203,14 @@ void AtomicFile::commit() {
     return;
   }
   std::error_code ec;
-  std::filesystem::rename(temp_, target_, ec);
+  place(temp_, target_, ec);
   if (ec) fail(ec.message());
   committed_ = true;
   forget_temporary(std::exchange(listed_, -1));  // after the rename: a signal in between removes nothing
 }
 
 void AtomicFile::fail(const std::string& reason) const {
-  throw InputError(fmt::format("could not write {}: {}", target_, reason));
+  throw InputError(fmt::format("could not write {}: {}", target_ == "-" ? "standard output" : target_, reason));
 }
 
 }  // namespace detail
@@ -172,7 +239,7 @@ void OutputTransaction::rename_pending() {
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
     std::error_code ec;
-    std::filesystem::rename(p.temp, p.target, ec);
+    detail::place(p.temp, p.target, ec);
     if (ec) throw InputError(fmt::format("could not write {}: {}", p.target, ec.message()));  // the rest removed
     detail::forget_temporary(p.listed);
     pending_.erase(pending_.begin());
@@ -215,7 +282,9 @@ Target parse_spec(const std::string& spec) {
           fmt::format("'{}' names no variable after the ':' (write {}:NAME, or leave the ':' out)", spec, t.path));
   }
   const std::string extension = lowercase(std::filesystem::path(t.path).extension().string());
-  if (extension == ".npy")
+  if (spec == "-")  // standard input or output: a .npy stream
+    t.format = Format::npy;
+  else if (extension == ".npy")
     t.format = Format::npy;
   else if (extension == ".npz")
     t.format = Format::npz;
@@ -387,6 +456,7 @@ void check_output(const std::string& spec, OutputKind kind) {
     }
     case OutputKind::image: {
       const std::string lower = lowercase(spec);
+      if (spec == "-") return;  // a .npy image on standard output
       if (!lower.ends_with(".png") && !lower.ends_with(".pgm") && !lower.ends_with(".npy"))
         throw InvalidArgument(fmt::format("{}: images are written to .png, .pgm or .npy files", spec));
       if (lower.ends_with(".png") && !have_png_support())
@@ -396,14 +466,17 @@ void check_output(const std::string& spec, OutputKind kind) {
       break;
     }
     case OutputKind::nifti:
+      if (spec == "-") throw InvalidArgument("NIfTI images are not written to standard output ('-'): name a file");
       if (!is_nifti_path(spec))
         throw InvalidArgument(fmt::format("{}: NIfTI images are written to .nii or .nii.gz files", spec));
       if (!have_nifti_support())
         throw InvalidArgument(fmt::format("{}: linv was built without NIfTI support (libnifti2)", spec));
       break;
     case OutputKind::text:
+      if (spec == "-") return;
       break;
-    case OutputKind::directory: {  // made when missing: its nearest existing ancestor must take it
+    case OutputKind::directory: {
+      if (spec == "-") throw InvalidArgument("a directory output cannot be standard output ('-'): name a directory");  // made when missing: its nearest existing ancestor must take it
       std::filesystem::path p = std::filesystem::absolute(spec);
       std::error_code ec;
       while (!std::filesystem::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
@@ -415,6 +488,7 @@ void check_output(const std::string& spec, OutputKind kind) {
       return;
     }
   }
+  if (path == "-") return;  // standard output: no directory to check
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   const std::filesystem::path folder = parent.empty() ? std::filesystem::path(".") : parent;
   std::error_code ec;
@@ -423,6 +497,16 @@ void check_output(const std::string& spec, OutputKind kind) {
   if (::access(folder.c_str(), W_OK) != 0)
     throw InputError(fmt::format("could not write {}: the directory {} is not writable ({})", spec, folder.string(),
                                  std::strerror(errno)));
+}
+
+void claim_standard_output() {
+  if (std::exchange(detail::standard_output_claimed, true))
+    throw InvalidArgument("only one output can be standard output ('-')");
+  std::fflush(stdout);
+  const int saved = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (saved < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    throw InputError(fmt::format("could not set standard output aside: {}", std::strerror(errno)));
+  detail::standard_output = saved;
 }
 
 void make_directory(const std::string& path) {

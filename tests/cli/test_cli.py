@@ -625,6 +625,36 @@ class CliTest(unittest.TestCase):
         _, err = run("pinv", self.path("bad.npy"), "-o", self.path("c.npy"), "--structure", "sparse", expect=2)
         self.assertIn("--apply", err)
 
+    def test_standard_input_and_output_carry_npy(self):
+        import io as _io
+        a = self.rng.standard_normal((30, 30)) + 30 * np.eye(30)
+        b = self.rng.standard_normal(30)
+        buf = _io.BytesIO()
+        np.save(buf, a)
+        bpath = self.save("b.npy", b)
+        p = subprocess.run([LINV, "solve", "-", bpath, "-o", "-"], input=buf.getvalue(), capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        x = np.load(_io.BytesIO(p.stdout))  # standard output holds the .npy and nothing else
+        self.assertEqual(x.shape, (30,))  # a 1-D b read from a file still gives a 1-D x
+        self.assertLess(np.abs(a @ x - b).max(), 1e-12 * np.abs(b).max() * np.linalg.cond(a))
+        self.assertIn(b"solve:", p.stderr)  # the summary went to standard error
+        # the report on standard output
+        p = subprocess.run([LINV, "inv", "-", "-o", self.path("x.npy"), "--report", "-", "-q"], input=buf.getvalue(),
+                           capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["command"], "inv")
+        # a failure writes nothing to standard output; two outputs on it are refused
+        sing = self.path("s.npy")
+        run("gen", "--kind", "singular", "-n", 20, "-o", sing, "-q")
+        p = subprocess.run([LINV, "inv", sing, "-o", "-"], capture_output=True)
+        self.assertEqual((p.returncode, p.stdout), (4, b""))
+        p = subprocess.run([LINV, "inv", sing, "-o", "-", "--report", "-"], capture_output=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"only one output", p.stderr)
+        p = subprocess.run([LINV, "inv", "-", "-o", self.path("y.npy")], input=b"", capture_output=True)
+        self.assertEqual(p.returncode, 3)
+        self.assertIn(b"standard input", p.stderr)
+
     def test_sparse_jacobians_stay_sparse(self):
         # J = [diag(a); diag(b)]: 400000 x 200000, dense 640 GB (more than this machine has), 400000 nonzeros in
         # a Matrix Market coordinate file. Its least-squares step is x_j = (a_j d_j + b_j d_{m+j}) / (a_j^2 + b_j^2).

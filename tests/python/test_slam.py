@@ -71,6 +71,15 @@ def test_sparse_step_matches_lstsq():
     cond2 = np.linalg.cond(j) ** 2
     assert report["method"] == "cgls" and report["iterations"] >= 1
     assert np.abs(x - ref).max() / np.abs(ref).max() <= THRESHOLD * (1e-13 + n * np.finfo(float).eps) * cond2
+    # SciPy's sparse formats, taken as stored (never dense): the same step, float32 data kept float32
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    for sp in (scipy_sparse.csr_matrix(j), scipy_sparse.coo_matrix(j), scipy_sparse.csc_array(j)):
+        xs = linv.slam.sparse_step(sp, d, tolerance=1e-13)
+        assert xs.shape == (m,)
+        assert np.abs(xs - ref).max() / np.abs(ref).max() <= THRESHOLD * (1e-13 + n * np.finfo(float).eps) * cond2
+    assert linv.slam.sparse_step(scipy_sparse.csr_matrix(j.astype(np.float32)), d).dtype == np.float32
+    with pytest.raises(ValueError, match="200"):
+        linv.slam.sparse_step(scipy_sparse.csr_matrix(j), d[:-1])
 
 
 def test_slam_errors():
