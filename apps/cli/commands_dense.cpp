@@ -230,7 +230,7 @@ void run_distributed(const SolveArgs& a, const char* command) {
       s = dist::solve<T>(A, dist::DistMatrix<T>::read(grid, a.b, a.block), options);
     else
       s = dist::inv<T>(A, options);
-    s.x.write(a.output);
+    s.x.write(a.output, solving && io::is_vector(a.b));  // a 1-D b gives a 1-D x, as on one process
     if (!grid.is_root()) return;
     std::vector<std::pair<std::string, std::string>> inputs = {{"A", a.a}};
     if (solving) inputs.emplace_back("B", a.b);

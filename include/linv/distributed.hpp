@@ -147,8 +147,9 @@ class DistMatrix {
                                    T hi = T(1), index block = 0);
   // Writes a .npy file (Fortran order), each process its own tiles, atomically: a temporary file beside
   // `path`, renamed by the root once every process has written (into the root's io::OutputTransaction when
-  // one is open, as every linv output).
-  void write(const std::string& path) const;
+  // one is open, as every linv output). With `vector`, a one-column matrix is written as a 1-D array (what
+  // np.save writes for a vector); InvalidArgument for more columns.
+  void write(const std::string& path, bool vector = false) const;
   // The whole matrix on the root, in host memory; an empty matrix elsewhere.
   Matrix<T> gather() const;
   // The whole matrix on every process, in host memory (for few columns: every process gets all of it).

@@ -196,13 +196,15 @@ DistMatrix<T> DistMatrix<T>::random_uniform(const Grid& grid, index rows, index 
 }
 
 template <Real T>
-void DistMatrix<T>::write(const std::string& path) const {
+void DistMatrix<T>::write(const std::string& path, bool vector) const {
+  if (vector && cols_ != 1)
+    throw InvalidArgument(fmt::format("a {} matrix is not written as a vector", shape_string(rows_, cols_)));
   std::optional<io::detail::AtomicFile> file;  // the root's: renamed into place once every process has written
   std::string temp;
   grid_.together([&] {
     if (!grid_.is_root()) return;
     file.emplace(path);
-    const std::string header = io::detail::npy_header<T>(rows_, cols_);
+    const std::string header = io::detail::npy_header<T>(rows_, cols_, vector);
     file->write(header);
     file->close_handle();
     const auto bytes = static_cast<off_t>(header.size() + static_cast<std::size_t>(rows_ * cols_) * sizeof(T));
@@ -214,7 +216,7 @@ void DistMatrix<T>::write(const std::string& path) const {
     Matrix<T> staged;
     const ConstMatrixView<T> host = on_host(local_, staged);
     MappedFile mapped(temp, /*writable=*/true);
-    char* data = mapped.data() + io::detail::npy_header<T>(rows_, cols_).size();
+    char* data = mapped.data() + io::detail::npy_header<T>(rows_, cols_, vector).size();
     for_each_run(host.rows(), host.cols(), block_, grid_, [&](index li, index lj, index gi, index gj, index count) {
       std::memcpy(data + static_cast<std::size_t>(gi + gj * rows_) * sizeof(T), &host(li, lj),
                   static_cast<std::size_t>(count) * sizeof(T));

@@ -140,9 +140,10 @@ struct NpyLayout {
   std::int64_t data_offset = 0;
 };
 NpyLayout npy_layout(const std::string& path);
-// The preamble and header np.save writes for a Fortran-order rows x cols array of T; the data follows it.
+// The preamble and header np.save writes for a Fortran-order rows x cols array of T, or with `vector` for a
+// 1-D array of rows entries (cols 1); the data follows it.
 template <Real T>
-std::string npy_header(index rows, index cols);
+std::string npy_header(index rows, index cols, bool vector = false);
 // An image: height x width or height x width x channels (1 to 4), float32/float64 as they are, uint8/uint16
 // scaled to [0, 1]. Malformed arrays, and shapes or types that are not an image's, raise ParseError.
 Image read_npy_image(const std::string& path);

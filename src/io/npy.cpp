@@ -599,23 +599,25 @@ AnyMatrix read_npy(InputFile& in) {
 NpyLayout npy_layout(const std::string& path) {
   InputFile in(path);
   const Header h = read_header(in);
-  if (h.shape.size() != 2 || (h.element != Element::f4 && h.element != Element::f8))
+  if (h.shape.empty() || h.shape.size() > 2 || (h.element != Element::f4 && h.element != Element::f8))
     throw ParseError(path, h.shape_offset, -1,
-                     fmt::format("shape {} of '{}': a distributed matrix is read from a 2-D float32 or float64 array",
+                     fmt::format("shape {} of '{}': a distributed matrix is read from a 1-D or 2-D float32 or "
+                                 "float64 array",
                                  shape_text(h.shape), h.descr));
+  const bool vector = h.shape.size() == 1;  // one column, laid out alike in either order
   return {.dtype = h.element == Element::f4 ? DType::Float32 : DType::Float64,
-          .fortran_order = h.fortran_order,
+          .fortran_order = vector || h.fortran_order,
           .rows = h.shape[0],
-          .cols = h.shape[1],
+          .cols = vector ? 1 : h.shape[1],
           .data_offset = h.data_offset};
 }
 
 template <Real T>
-std::string npy_header(index rows, index cols) {
-  return header<T>(/*fortran_order=*/true, {rows, cols});
+std::string npy_header(index rows, index cols, bool vector) {
+  return header<T>(/*fortran_order=*/true, vector ? std::vector<index>{rows} : std::vector<index>{rows, cols});
 }
-template std::string npy_header<float>(index, index);
-template std::string npy_header<double>(index, index);
+template std::string npy_header<float>(index, index, bool);
+template std::string npy_header<double>(index, index, bool);
 
 AnyStack read_npy_stack(InputFile& in) {
   const Header h = read_header(in);

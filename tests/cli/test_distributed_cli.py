@@ -82,6 +82,13 @@ class Distributed(unittest.TestCase):
                 y = np.load(self.path("Y.npy"))
                 want = np.linalg.solve(a, b)
                 self.assertLess(np.abs(y - want).sum(0).max() / np.abs(want).sum(0).max(), bound)
+                # a 1-D right-hand side gives a 1-D solution, as on one process
+                np.save(self.path("v.npy"), b[:, 0])
+                mpirun(processes, "solve", self.path("Af.npy"), self.path("v.npy"), "-o", self.path("z.npy"),
+                       "--distributed", "--block", 32, "-q", *extra)
+                z = np.load(self.path("z.npy"))
+                self.assertEqual(z.shape, (n,))
+                self.assertLess(np.abs(z - want[:, 0]).max() / np.abs(want[:, 0]).max(), bound)
 
     def test_spd_matrices_take_cholesky_and_float32_stays_float32(self):
         n = 90
