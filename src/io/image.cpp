@@ -280,6 +280,7 @@ Image read_png(const std::string& path) { no_png(path); }
 void write_png(const std::string& path, ConstMatrixView<double>, int, int) { no_png(path); }
 #endif
 
+#if defined(LINV_HAVE_JPEG) || defined(LINV_HAVE_TIFF)
 // A file whose header announces more pixels than this machine's memory holds as float64 is refused before
 // anything is allocated (compressed formats have no useful bound on their expansion: a progressive JPEG's
 // runs of empty blocks cost a few bits for thousands of blocks).
@@ -293,6 +294,7 @@ void check_announced(const std::string& path, double height, double width, doubl
                                  "more than this machine's {:.1f} GiB of memory",
                                  height, width, channels, bytes / (1 << 30), memory / (1 << 30)));
 }
+#endif
 
 // ---- JPEG ----
 
@@ -323,7 +325,6 @@ Image read_jpeg(const std::string& path) {
   // Everything with a destructor exists before setjmp: longjmp must not skip one.
   Image image;
   std::vector<unsigned char> row;
-  std::string fault;
   if (setjmp(errors.jump)) {
     jpeg_destroy_decompress(&jpeg);
     throw ParseError(path, -1, -1, "libjpeg: " + errors.message);
@@ -331,15 +332,15 @@ Image read_jpeg(const std::string& path) {
   jpeg_create_decompress(&jpeg);
   jpeg_mem_src(&jpeg, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&jpeg, TRUE);
-  if (jpeg.num_components != 1 && jpeg.num_components != 3)
-    fault = fmt::format("JPEG images of {} components (CMYK) are not read: convert it to RGB", jpeg.num_components);
-  else if (static_cast<double>(jpeg.image_height) * jpeg.image_width * jpeg.num_components * sizeof(double) >
-           static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE)))
-    fault = fmt::format("the header announces {}x{} pixels, more than this machine's memory holds", jpeg.image_height,
-                        jpeg.image_width);
-  if (!fault.empty()) {
+  try {
+    if (jpeg.num_components != 1 && jpeg.num_components != 3)
+      throw ParseError(path, 0, -1,
+                       fmt::format("JPEG images of {} components (CMYK) are not read: convert it to RGB",
+                                   jpeg.num_components));
+    check_announced(path, jpeg.image_height, jpeg.image_width, jpeg.num_components);
+  } catch (...) {
     jpeg_destroy_decompress(&jpeg);
-    throw ParseError(path, 0, -1, fault);
+    throw;
   }
   jpeg.out_color_space = jpeg.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&jpeg);
