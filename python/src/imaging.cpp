@@ -195,30 +195,43 @@ Bordered<T>* make_bordered(const Input<T>& j, index k, const std::string& device
   return new Bordered<T>{host.to(d)};
 }
 
-// The least-squares step argmin ||J x - d|| for a J without the bordered structure (sparse, CGLS).
+// The least-squares step argmin ||J x - d|| by CGLS for a J in compressed rows, on the device asked for.
 template <class T>
-nb::tuple sparse_step(const Input<T>& j, const Input<T>& d, double tolerance, int max_iterations,
-                      const std::string& device) {
-  linv::Matrix<T> j_copy, d_copy;
-  const linv::ConstMatrixView<T> J = column_major(j, j_copy), D = column_major(d, d_copy);
-  if (D.rows() != J.rows())
-    throw linv::ShapeMismatch("slam sparse step: d needs one row per row of J", J.rows(), J.cols(), D.rows(), D.cols());
-  const linv::Device dev = pick_device(device, linv::Operation::SlamStep, J.rows() * J.cols());
+nb::tuple cgls_step(const linv::SparseMatrix<T>& J, const Input<T>& d, double tolerance, int max_iterations,
+                    const std::string& device) {
+  linv::Matrix<T> d_copy;
+  const linv::ConstMatrixView<T> D = column_major(d, d_copy);
+  if (D.rows() != J.rows)
+    throw linv::ShapeMismatch("slam sparse step: d needs one row per row of J", J.rows, J.cols, D.rows(), D.cols());
+  const linv::Device dev = pick_device(device, linv::Operation::SlamStep, J.rows * J.cols);
   linv::Solution<T> s;
   {
     nb::gil_scoped_release released;
-    const auto sparse = linv::slam::SparseJacobian<T>::from_dense(J);
     linv::slam::CglsOptions o;
     o.tolerance = tolerance;
     o.max_iterations = max_iterations;
     linv::Matrix<T> on;
-    s = linv::slam::cgls_apply(sparse, placed(D, dev, on), o);
+    s = linv::slam::cgls_apply(J, placed(D, dev, on), o);
     if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
   }
   return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
 }
 
-// The same from SciPy's compressed rows (indptr, indices, data), checked, never made dense.
+// The step for a J given densely (without the bordered structure): its nonzeros, then CGLS.
+template <class T>
+nb::tuple sparse_step(const Input<T>& j, const Input<T>& d, double tolerance, int max_iterations,
+                      const std::string& device) {
+  linv::Matrix<T> j_copy;
+  const linv::ConstMatrixView<T> J = column_major(j, j_copy);
+  linv::SparseMatrix<T> sparse;
+  {
+    nb::gil_scoped_release released;
+    sparse = linv::SparseMatrix<T>::from_dense(J);
+  }
+  return cgls_step(sparse, d, tolerance, max_iterations, device);
+}
+
+// The step from SciPy's compressed rows (indptr, indices, data), checked, never made dense.
 using Indices = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu>;
 
 template <class T>
@@ -241,22 +254,7 @@ nb::tuple sparse_step_csr(linv::index rows, linv::index cols, const Indices& ind
   for (linv::index r = 0; r < rows; ++r)
     if (J.row_start[r + 1] < J.row_start[r])
       throw linv::InvalidArgument("slam sparse step: indptr decreases at row " + std::to_string(r));
-  linv::Matrix<T> d_copy;
-  const linv::ConstMatrixView<T> D = column_major(d, d_copy);
-  if (D.rows() != rows)
-    throw linv::ShapeMismatch("slam sparse step: d needs one row per row of J", rows, cols, D.rows(), D.cols());
-  const linv::Device dev = pick_device(device, linv::Operation::SlamStep, rows);
-  linv::Solution<T> s;
-  {
-    nb::gil_scoped_release released;
-    linv::slam::CglsOptions o;
-    o.tolerance = tolerance;
-    o.max_iterations = max_iterations;
-    linv::Matrix<T> on;
-    s = linv::slam::cgls_apply(J, placed(D, dev, on), o);
-    if (!s.x.device().is_cpu()) s.x = s.x.to(linv::Device::cpu());
-  }
-  return nb::make_tuple(numpy_object<T>(std::move(s.x)), report_dict(s.report));
+  return cgls_step(J, d, tolerance, max_iterations, device);
 }
 
 template <class T>

@@ -49,6 +49,13 @@ std::vector<unsigned char> slurp(const std::string& path) {
   return bytes;
 }
 
+// A format this build was made without: InputError naming the library to install, and what to do instead.
+[[maybe_unused]] [[noreturn]] void not_built(const std::string& path, const char* format, const char* library,
+                                             const char* instead) {
+  throw InputError(fmt::format("{}: this linv was built without {} support ({}); {}, or install {}-dev and rebuild",
+                               path, format, library, instead, library));
+}
+
 // ---- PGM ----
 
 Matrix<double> read_pgm(const std::string& path) {
@@ -271,13 +278,10 @@ void write_png(const std::string& path, ConstMatrixView<double> pixels, int chan
   file.commit();
 }
 #else
-[[noreturn]] void no_png(const std::string& path) {
-  throw InputError(fmt::format("{}: this linv was built without PNG support (libpng); use .pgm, or install "
-                               "libpng-dev and rebuild",
-                               path));
+Image read_png(const std::string& path) { not_built(path, "PNG", "libpng", "use .pgm"); }
+void write_png(const std::string& path, ConstMatrixView<double>, int, int) {
+  not_built(path, "PNG", "libpng", "use .pgm");
 }
-Image read_png(const std::string& path) { no_png(path); }
-void write_png(const std::string& path, ConstMatrixView<double>, int, int) { no_png(path); }
 #endif
 
 #if defined(LINV_HAVE_JPEG) || defined(LINV_HAVE_TIFF)
@@ -360,11 +364,7 @@ Image read_jpeg(const std::string& path) {
   return image;
 }
 #else
-Image read_jpeg(const std::string& path) {
-  throw InputError(fmt::format("{}: this linv was built without JPEG support (libjpeg); install libjpeg-dev and "
-                               "rebuild, or convert the image to .png",
-                               path));
-}
+Image read_jpeg(const std::string& path) { not_built(path, "JPEG", "libjpeg", "convert the image to .png"); }
 #endif
 
 // ---- TIFF ----
@@ -443,11 +443,7 @@ Image read_tiff(const std::string& path) {
   return image;
 }
 #else
-Image read_tiff(const std::string& path) {
-  throw InputError(fmt::format("{}: this linv was built without TIFF support (libtiff); install libtiff-dev and "
-                               "rebuild, or convert the image to .png",
-                               path));
-}
+Image read_tiff(const std::string& path) { not_built(path, "TIFF", "libtiff", "convert the image to .png"); }
 #endif
 
 // Grey is ITU-R BT.709 luma, 0.2126 R + 0.7152 G + 0.0722 B (libpng's default weights), taken in double on

@@ -17,7 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <istream>
+#include <streambuf>
 #include <limits>
 #include <string_view>
 
@@ -301,12 +302,48 @@ std::pair<std::int64_t, std::string> find_line(const std::string& path, std::int
   return {lines.number(), text};
 }
 
+// A file's bytes from an offset, and a '\n' after them when its last line has none: fast_matrix_market looks
+// for each line's end with strchr, which would run off the end of an unterminated last line.
+class TerminatedFile final : public std::streambuf {
+ public:
+  TerminatedFile(const std::string& path, std::int64_t offset) : in_(path) { in_.seek(offset); }
+
+ protected:
+  int_type underflow() override {
+    std::size_t got = in_.read_some(buffer_.data(), buffer_.size());
+    if (got == 0) {
+      if (terminated_) return traits_type::eof();
+      buffer_[0] = '\n';
+      got = 1;
+    }
+    terminated_ = buffer_[got - 1] == '\n';
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + got);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  InputFile in_;
+  std::array<char, 1 << 16> buffer_{};
+  bool terminated_ = true;  // an empty rest needs no '\n'
+};
+
 // Runs fast_matrix_market's parse of the entries, its faults raised as ParseError naming the line and
 // quoting it, in linv's words where linv knows the fault.
 template <class Parse>
 void parse_entries(const std::string& path, const Header& h, Parse&& parse) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream || !stream.seekg(h.body)) throw InputError(fmt::format("could not read {}", path));
+  {
+    // fast_matrix_market finds line ends with strchr, which a NUL byte stops: a file holding one (not text)
+    // is refused before it parses
+    InputFile in(path);
+    in.seek(h.body);
+    std::vector<char> block(1 << 20);
+    for (std::size_t got; (got = in.read_some(block.data(), block.size())) > 0;)
+      if (const void* nul = std::memchr(block.data(), '\0', got))
+        throw ParseError(path, in.offset() - static_cast<std::int64_t>(got) + (static_cast<const char*>(nul) - block.data()),
+                         -1, "a NUL byte: Matrix Market files are text");
+  }
+  TerminatedFile file(path, h.body);
+  std::istream stream(&file);
   try {
     parse(stream);
   } catch (const fmm::fmm_error& e) {
@@ -415,7 +452,10 @@ class ArrayHandler {
 
   ArrayHandler(Matrix<double>& A, Symmetry symmetry, std::int64_t& count) : A_(A), symmetry_(symmetry), count_(count) {}
   void handle(coordinate_type row, coordinate_type col, value_type value) {
-    if (symmetry_ == Symmetry::skew && row == col) throw fmm::invalid_mm("Too many values");
+    // fast_matrix_market's walk down the columns never wraps in a file of no rows, so values there (and a
+    // skew-symmetric file's diagonal) would land outside the matrix
+    if (row >= A_.rows() || col >= A_.cols() || (symmetry_ == Symmetry::skew && row == col))
+      throw fmm::invalid_mm("Too many values");
     A_(row, col) = value.v;
     if (symmetry_ == Symmetry::symmetric) A_(col, row) = value.v;
     if (symmetry_ == Symmetry::skew) A_(col, row) = -value.v;
