@@ -328,7 +328,7 @@ Image read_jpeg(const std::string& path) {
   };
   // Everything with a destructor exists before setjmp: longjmp must not skip one.
   Image image;
-  std::vector<unsigned char> row;
+  std::vector<unsigned char> samples;
   if (setjmp(errors.jump)) {
     jpeg_destroy_decompress(&jpeg);
     throw ParseError(path, -1, -1, "libjpeg: " + errors.message);
@@ -348,19 +348,24 @@ Image read_jpeg(const std::string& path) {
   }
   jpeg.out_color_space = jpeg.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&jpeg);
+  // The rows are gathered as they decode and the image made only once all have: a header may announce far
+  // more than the data holds, and libjpeg's complaint about the missing data (refused above) ends it first.
   const int channels = jpeg.output_components;
-  image = Image{Matrix<double>::uninitialized(jpeg.output_height, index{jpeg.output_width} * channels), channels};
-  row.resize(static_cast<std::size_t>(jpeg.output_width) * channels);
+  const std::size_t width = jpeg.output_width, stride = width * static_cast<std::size_t>(channels);
   while (jpeg.output_scanline < jpeg.output_height) {
-    const index r = jpeg.output_scanline;
-    JSAMPROW rows[1] = {row.data()};
+    samples.resize(samples.size() + stride);
+    JSAMPROW rows[1] = {samples.data() + samples.size() - stride};
     jpeg_read_scanlines(&jpeg, rows, 1);
-    for (int k = 0; k < channels; ++k)
-      for (JDIMENSION c = 0; c < jpeg.output_width; ++c)
-        image.pixels(r, k * index{jpeg.output_width} + c) = row[static_cast<std::size_t>(c) * channels + k] / 255.0;
   }
   jpeg_finish_decompress(&jpeg);
+  const index height = jpeg.output_height;
   jpeg_destroy_decompress(&jpeg);
+  image = Image{Matrix<double>::uninitialized(height, static_cast<index>(stride)), channels};
+  for (index r = 0; r < height; ++r)
+    for (int k = 0; k < channels; ++k)
+      for (std::size_t c = 0; c < width; ++c)
+        image.pixels(r, k * static_cast<index>(width) + static_cast<index>(c)) =
+            samples[static_cast<std::size_t>(r) * stride + c * static_cast<std::size_t>(channels) + k] / 255.0;
   return image;
 }
 #else
@@ -378,7 +383,8 @@ struct TiffCloser {
 };
 
 Image read_tiff(const std::string& path) {
-  { detail::InputFile probe(path); }  // a missing or unreadable file: an InputError naming the reason, as elsewhere
+  // a missing or unreadable file: an InputError naming the reason, as elsewhere
+  const std::int64_t file_bytes = detail::InputFile(path).size().value_or(0);
   TIFFSetErrorHandler([](const char*, const char* format, va_list args) {
     char text[512];
     std::vsnprintf(text, sizeof text, format, args);
@@ -404,12 +410,27 @@ Image read_tiff(const std::string& path) {
                        (format == SAMPLEFORMAT_IEEEFP && bits == 32));
   const int channels = direct ? samples : 4;
   check_announced(path, height, width, channels);
-  Image image{Matrix<double>::uninitialized(height, index{width} * channels), channels};
+  // Nothing is sized by the header beyond what the file's bits could decode to at deflate's largest ratio
+  // (LZW's is lower), one bit a pixel (bilevel) included: a header of a few bytes may announce anything.
+  if (static_cast<double>(width) * height >
+      8.0 * static_cast<double>(detail::kMaxDeflateRatio) * static_cast<double>(file_bytes))
+    throw fail(fmt::format("the header announces {}x{} pixels, more than the file's {} bytes can hold through any "
+                           "compression linv accepts",
+                           height, width, file_bytes));
   if (direct) {
-    // Integer samples scaled to [0, 1]; float samples kept as they are (any range), as .npy images are.
-    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tiff.get())));
+    // The rows are gathered as they decode and the image made only once all have: a header may announce far
+    // more than the data holds, and the first row missing ends it first. Integer samples are scaled to [0, 1];
+    // float samples kept as they are (any range), as .npy images are.
+    const std::size_t stride = static_cast<std::size_t>(TIFFScanlineSize(tiff.get()));
+    std::vector<unsigned char> rows;
     for (std::uint32_t r = 0; r < height; ++r) {
-      if (TIFFReadScanline(tiff.get(), line.data(), r) < 0) throw fail(fmt::format("row {} cannot be read", r + 1));
+      rows.resize(rows.size() + stride);
+      if (TIFFReadScanline(tiff.get(), rows.data() + rows.size() - stride, r) < 0)
+        throw fail(fmt::format("row {} cannot be read", r + 1));
+    }
+    Image image{Matrix<double>::uninitialized(height, index{width} * channels), channels};
+    for (std::uint32_t r = 0; r < height; ++r) {
+      const unsigned char* line = rows.data() + static_cast<std::size_t>(r) * stride;
       for (int k = 0; k < channels; ++k)
         for (std::uint32_t c = 0; c < width; ++c) {
           const std::size_t at = static_cast<std::size_t>(c) * channels + k;
@@ -418,18 +439,22 @@ Image read_tiff(const std::string& path) {
             v = line[at] / 255.0;
           } else if (bits == 16) {
             std::uint16_t s;
-            std::memcpy(&s, line.data() + 2 * at, 2);  // libtiff gives samples in the host's byte order
+            std::memcpy(&s, line + 2 * at, 2);  // libtiff gives samples in the host's byte order
             v = s / 65535.0;
           } else {
             float s;
-            std::memcpy(&s, line.data() + 4 * at, 4);
+            std::memcpy(&s, line + 4 * at, 4);
             v = s;
           }
           image.pixels(r, k * index{width} + c) = v;
         }
     }
-  } else {
-    // Tiles, separate planes, palettes, bilevel, other depths: libtiff's RGBA reader, 8 bits a sample
+    return image;
+  }
+  // Tiles, separate planes, palettes, bilevel, other depths: libtiff's RGBA reader, 8 bits a sample, into a
+  // raster it needs whole beforehand.
+  Image image{Matrix<double>::uninitialized(height, index{width} * channels), channels};
+  {
     std::vector<std::uint32_t> rgba(static_cast<std::size_t>(width) * height);
     if (!TIFFReadRGBAImageOriented(tiff.get(), width, height, rgba.data(), ORIENTATION_TOPLEFT, 0))
       throw fail(fmt::format("a {}-sample, {}-bit TIFF image could not be converted to RGBA", samples, bits));

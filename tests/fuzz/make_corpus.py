@@ -6,7 +6,8 @@ arrays, refused types). The files are checked in; run this again only to change 
     python3 tests/fuzz/make_corpus.py
 
 Inputs that once found a fault are kept beside the seeds as regression-<what>, written by hand, never by
-this script, which leaves them alone. Needs NumPy and SciPy (the tests' own dependencies).
+this script, which leaves them alone. Needs NumPy and SciPy (the tests' own dependencies), and Pillow for the
+JPEG and TIFF seeds.
 """
 import gzip
 import io
@@ -271,6 +272,28 @@ def cli_corpus():
     cli_seed("parafac2-mat-two-slabs", "parafac2", 1, [1, 1, 1], mat_bytes({"A": rng.standard_normal((3, 4))}))
 
 
+# ---- JPEG and TIFF (written by Pillow, libjpeg's and libtiff's own encoders) ----
+def pillow_bytes(array, fmt, **options):
+    from PIL import Image
+    f = io.BytesIO()
+    Image.fromarray(array).save(f, format=fmt, **options)
+    return f.getvalue()
+
+
+def photo_corpus():
+    grey, rgb = rng.integers(0, 256, (6, 5)).astype(np.uint8), rng.integers(0, 256, (5, 4, 3)).astype(np.uint8)
+    put("photo", "jpeg-grey", pillow_bytes(grey, "JPEG", quality=90))
+    put("photo", "jpeg-rgb", pillow_bytes(rgb, "JPEG", quality=75))
+    put("photo", "jpeg-rgb-progressive", pillow_bytes(rgb, "JPEG", progressive=True))
+    put("photo", "jpeg-truncated", pillow_bytes(rgb, "JPEG")[:-40])
+    put("photo", "tiff-grey-8bit", pillow_bytes(grey, "TIFF"))
+    put("photo", "tiff-grey-16bit", pillow_bytes(rng.integers(0, 65536, (4, 3)).astype(np.uint16), "TIFF"))
+    put("photo", "tiff-float32", pillow_bytes(rng.standard_normal((3, 4)).astype(np.float32), "TIFF"))
+    put("photo", "tiff-rgb-lzw", pillow_bytes(rgb, "TIFF", compression="tiff_lzw"))
+    put("photo", "tiff-rgb-deflate", pillow_bytes(rgb, "TIFF", compression="tiff_adobe_deflate"))
+    put("photo", "tiff-bilevel", pillow_bytes(grey > 128, "TIFF"))
+
+
 # ---- .npz ----
 def npz_bytes(save, **arrays):
     f = io.BytesIO()
@@ -296,3 +319,4 @@ if __name__ == "__main__":
     mat_corpus()
     nifti_corpus()
     cli_corpus()
+    photo_corpus()
