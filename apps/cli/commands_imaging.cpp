@@ -33,17 +33,38 @@ io::Image load_image(const std::string& spec) {
   return io::read_image_channels(spec);
 }
 
-// A PSF spec (gaussian:..., disk:...) or a file holding the kernel (.npy, .mtx, .mat:name, .png, .pgm).
+// Where a PSF is centred and how a file's was scaled, in the report and for a file on stderr (unless -q):
+// a measured kernel's centre is a convention (the middle pixel; for an even size the one after the middle)
+// that a user must match.
+void psf_report(const imaging::Psf& psf, bool from_file, nlohmann::json& report) {
+  const index rows = psf.kernel.rows(), cols = psf.kernel.cols();
+  report["psf_size"] = {rows, cols};
+  report["psf_centre"] = {rows / 2 + 1, cols / 2 + 1};  // 1-based row and column
+  if (from_file) report["psf_scaled_by"] = psf.scaled_by;
+}
+void say_psf(const imaging::Psf& psf, bool from_file, bool quiet) {
+  const index rows = psf.kernel.rows(), cols = psf.kernel.cols();
+  if (from_file && !quiet)
+    std::fprintf(stderr, "linv: PSF %s: %lldx%lld, centred at row %lld, column %lld%s; scaled to sum 1 (it summed to "
+                         "%.6g)\n",
+                 psf.spec.c_str(), static_cast<long long>(rows), static_cast<long long>(cols),
+                 static_cast<long long>(rows / 2 + 1), static_cast<long long>(cols / 2 + 1),
+                 rows % 2 == 0 || cols % 2 == 0 ? " (an even size: the pixel after the middle)" : "", psf.scaled_by);
+}
+
+// Whether a --psf names a file (.npy, .mtx, .mat[:name], or a picture) rather than a built-in kind.
+bool is_psf_file(const std::string& spec) {
+  for (std::string_view ext : {".npy", ".mtx", ".mat", ".png", ".pgm", ".tif", ".tiff", ".jpg", ".jpeg"})
+    if (spec.ends_with(ext)) return true;
+  return spec.find(".mat:") != std::string::npos;
+}
+
+// A PSF spec (gaussian:..., disk:...) or a file holding the kernel: a matrix, or a picture of a point.
 imaging::Psf load_psf(const std::string& spec) {
-  for (std::string_view ext : {".npy", ".mtx", ".png", ".pgm"})
-    if (spec.size() > ext.size() && spec.compare(spec.size() - ext.size(), ext.size(), ext) == 0) {
-      const bool picture = ext == ".png" || ext == ".pgm";
-      const Matrix<double> k = picture ? io::read_image(spec) : io::convert<double>(io::read_matrix(spec), false);
-      return imaging::psf_from(k.view(), spec);
-    }
-  if (spec.find(".mat:") != std::string::npos || spec.ends_with(".mat"))
-    return imaging::psf_from(io::convert<double>(io::read_matrix(spec), false).view(), spec);
-  return imaging::parse_psf(spec);
+  if (!is_psf_file(spec)) return imaging::parse_psf(spec);
+  const bool matrix = spec.ends_with(".npy") || spec.ends_with(".mtx") || spec.find(".mat") != std::string::npos;
+  const Matrix<double> k = matrix ? io::convert<double>(io::read_matrix(spec), false) : io::read_image(spec);
+  return imaging::psf_from(k.view(), spec);
 }
 
 // The colour channels of an image (alpha, which no camera blurs, is left aside) as one h x (w * channels)
@@ -76,6 +97,7 @@ double psnr_of(const io::Image& image, const io::Image& truth) {
 
 void run_degrade(const DegradeArgs& a) {
   const imaging::Psf psf = load_psf(a.psf);  // usage errors before any image is read
+  say_psf(psf, is_psf_file(a.psf), a.quiet);
   const imaging::Boundary boundary = imaging::parse_boundary(a.boundary);
   const io::Image f = load_image(a.input);
   if (a.crop < 0 || 2 * a.crop >= std::min(f.height(), f.width()))
@@ -139,6 +161,7 @@ void run_deblur(const DeblurArgs& a) {
                                       "not available (leave it out)",
                                       a.common.precision));
   const imaging::Psf psf = load_psf(a.psf);  // usage errors before any image is read
+  say_psf(psf, is_psf_file(a.psf), a.common.quiet);
   imaging::DeblurOptions options = deblur_options(a);
   const io::Image g = io::read_image_channels(a.input);
   const io::Image truth = a.truth.empty() ? io::Image() : load_image(a.truth);
@@ -150,6 +173,7 @@ void run_deblur(const DeblurArgs& a) {
   const io::Image recovered = with_colour(g, r.image.to(Device::cpu()).view());
   io::write_image_channels(a.output, recovered, a.bits);
   nlohmann::json j = report_json("deblur", r.report, {{"image", a.input}}, a.output, g.height(), g.width());
+  psf_report(psf, is_psf_file(a.psf), j);
   j.update({{"psf", psf.spec},
             {"channels", options.channels},
             {"boundary", a.boundary},

@@ -36,6 +36,7 @@ Regularizer parse_regularizer(std::string_view name);
 struct Psf {
   Matrix<double> kernel;
   std::string spec;
+  double scaled_by = 1;  // psf_from: what the kernel as given summed to (it was divided by it)
   // Whether the kernel is symmetric about its centre in both directions (kernel(c + p, q) = kernel(c - p, q)
   // and likewise for columns, entries past the edge counting as zero). Gaussian, box, disk and sharpen
   // PSFs are; then a reflexive boundary makes H^T H + lambda L^T L diagonal in the 2-D DCT.
@@ -49,8 +50,9 @@ struct Psf {
 // "sharpen:alpha=0.2"       (fspecial('unsharp', 0.2); default alpha=0.2)
 // A bad spec throws InvalidArgument naming the part at fault and the accepted forms.
 Psf parse_psf(std::string_view spec);
-// A measured or computed kernel (host memory). Throws InvalidArgument when it is empty, not finite, or
-// sums to zero or less (no image brightness would survive it).
+// A measured or computed kernel (host memory), scaled to sum 1 (a blur keeps the image's brightness; a
+// PSF measured as a picture of a point sums to whatever its pixels held), its centre kernel(rows / 2,
+// cols / 2) as for every PSF. Throws InvalidArgument when it is empty, not finite, or sums to zero or less.
 Psf psf_from(ConstMatrixView<double> kernel, std::string name);
 
 // g = h * f under `boundary`, cropped to f's size ("same", as conv2 and imfilter(f, h, 'conv', ...) do:

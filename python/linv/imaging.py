@@ -197,7 +197,8 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
     g : array_like, shape (height, width) or (height, width, channels)
         The degraded image. Colour channels share one lambda and one factorisation.
     psf : str or array_like
-        The PSF that blurred it.
+        The PSF that blurred it: a spec such as "gaussian:size=5,sigma=1", or a kernel (scaled to sum 1, as a
+        blur keeps brightness; its centre is kernel[rows // 2, cols // 2]).
     lam : float, optional
         The regularisation weight; None: chosen by `rule`.
     rule : {"auto", "gcv", "discrepancy"}

@@ -246,7 +246,10 @@ Psf psf_from(ConstMatrixView<double> kernel, std::string name) {
     }
   if (!(sum > 0))
     throw InvalidArgument(fmt::format("PSF '{}' sums to {:g}: a blur keeps the image's brightness (sum 1)", name, sum));
-  return {Matrix<double>::copy_of(kernel), std::move(name)};
+  Psf psf{Matrix<double>::copy_of(kernel), std::move(name), sum};
+  if (sum != 1)
+    for (index k = 0; k < psf.kernel.size(); ++k) psf.kernel.data()[k] /= sum;
+  return psf;
 }
 
 std::string_view to_string(Boundary b) {

@@ -538,6 +538,13 @@ class CliTest(unittest.TestCase):
                         "--noise", "gaussian:var=0.0001", "--crop", 8, "--truth", self.path("f.npy"))
         g, f = np.load(self.path("g.npy")), np.load(self.path("f.npy"))
         self.assertEqual(g.shape, (64, 64, 3))
+        # a measured PSF as a picture holds it (any sum): scaled to sum 1, with its centre and scale said
+        np.save(self.path("psf256.npy"), psf * 256)
+        _, err = run("degrade", self.path("scene.npy"), "-o", self.path("g256.npy"), "--psf", self.path("psf256.npy"),
+                     "--noise", "gaussian:var=0.0001", "--crop", 8)
+        self.assertLess(np.abs(np.load(self.path("g256.npy")) - g).max(), 1e-12)
+        self.assertIn("centred at row 3, column 3", err)
+        self.assertIn("summed to 256", err)
         self.assertTrue(np.array_equal(f, scene[8:72, 8:72]))
         run("deblur", self.path("g.npy"), "-o", self.path("r.npy"), "--psf", self.path("psf.npy"), "--truth",
             self.path("f.npy"), "--report", self.path("r.json"))

@@ -120,6 +120,12 @@ TEST(Imaging, BadSpecsSayWhatIsAccepted) {
   Matrix<double> zero_sum(1, 2);
   zero_sum(0, 0) = 1, zero_sum(0, 1) = -1;
   EXPECT_THROW((void)imaging::psf_from(zero_sum.view(), "edge"), InvalidArgument);
+  // a measured kernel (a picture of a point: any sum) is scaled to sum 1, and says by what
+  const imaging::Psf measured = imaging::psf_from(Matrix<double>::from_rows({{1, 2, 1}, {2, 4, 2}, {1, 2, 1}}).view(),
+                                                  "measured");
+  EXPECT_EQ(measured.scaled_by, 16.0);
+  EXPECT_EQ(measured.kernel(1, 1), 0.25);
+  EXPECT_EQ(measured.kernel(0, 0), 1.0 / 16);
   Matrix<double> nan(1, 1);
   nan(0, 0) = std::nan("");
   EXPECT_THROW((void)imaging::psf_from(nan.view(), "nan"), InvalidArgument);
