@@ -96,14 +96,9 @@ void run_adl(const AdlArgs& a) {
   if (!a.task.empty() && std::isnan(a.c))
     throw InvalidArgument("--task needs --c, the squared distance each assisted atom may keep from its time course");
   if (a.task.empty() && !std::isnan(a.c)) throw InvalidArgument("--c applies to assisted atoms: give their --task too");
-  if (!a.maps.empty() && !io::is_nifti_path(a.x))  // before any work
-    throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
+  require_nifti_for_maps(a.maps, a.x);
   // with a job, each process reads its own voxels (its columns of X) and the job fits them together
-  std::optional<dist::Grid> grid;
-  if (a.distributed || !a.devices.empty()) {
-    grid = job_grid({a.distributed, a.devices, "", a.common.device}, "adl");
-    if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
-  }
+  const std::optional<dist::Grid> grid = optional_job({a.distributed, a.devices, "", a.common.device}, "adl");
   FitInput in = read_fit_input(a.x, a.mask, a.common.precision, grid ? &*grid : nullptr, "adl");
   with_type(in.compute, [&]<Real T>() {
     adl_typed<T>(a, as<T>(std::move(in.signals.X), in.compute), in.signals.image, in.compute,
@@ -191,11 +186,8 @@ const Command kCommands[] = {
                       "Deal the voxels out over these devices of this machine, one process each, started by linv: "
                       "e.g. cuda:0,cuda:1");
        cmd.callback([b] {
-         std::optional<dist::Grid> grid;
-         if (b->distributed || !b->devices.empty()) {
-           grid = job_grid({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"}, "bench adl");
-           if (!grid->is_root()) silence_errors();
-         }
+         const std::optional<dist::Grid> grid =
+             optional_job({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"}, "bench adl");
          const Device device = grid ? grid->device() : Device::parse(b->bench.device);
          with_type_named(b->precision, [&]<Real T>() { bench_adl_typed<T>(*b, device, grid ? &*grid : nullptr); });
        });

@@ -112,14 +112,9 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
 }
 
 void run_ksvd(const KsvdArgs& a) {
-  if (!a.maps.empty() && !io::is_nifti_path(a.x))  // before any work (--maps's own format: output())
-    throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", a.x));
+  require_nifti_for_maps(a.maps, a.x);  // --maps's own format: output()
   // with a job, each process reads its own signals (its columns of X) and the job fits them together
-  std::optional<dist::Grid> grid;
-  if (a.distributed || !a.devices.empty()) {
-    grid = job_grid({a.distributed, a.devices, "", a.common.device}, "ksvd");
-    if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
-  }
+  const std::optional<dist::Grid> grid = optional_job({a.distributed, a.devices, "", a.common.device}, "ksvd");
   FitInput in = read_fit_input(a.x, a.mask, a.common.precision, grid ? &*grid : nullptr, "ksvd");
   with_type(in.compute, [&]<Real T>() {
     ksvd_typed<T>(a, as<T>(std::move(in.signals.X), in.compute), in.signals.image, in.compute,
@@ -360,11 +355,8 @@ const Command kCommands[] = {
                       "Deal the signals out over these devices of this machine, one process each, started by linv: "
                       "e.g. cuda:0,cuda:1");
        cmd.callback([b] {
-         std::optional<dist::Grid> grid;
-         if (b->distributed || !b->devices.empty()) {
-           grid = job_grid({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"}, "bench ksvd");
-           if (!grid->is_root()) silence_errors();
-         }
+         const std::optional<dist::Grid> grid =
+             optional_job({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"}, "bench ksvd");
          const Device device = grid ? grid->device() : Device::parse(b->bench.device);
          with_type_named(b->precision, [&]<Real T>() { bench_ksvd_typed<T>(*b, device, grid ? &*grid : nullptr); });
        });

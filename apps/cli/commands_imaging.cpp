@@ -52,18 +52,23 @@ void say_psf(const imaging::Psf& psf, bool from_file, bool quiet) {
                  rows % 2 == 0 || cols % 2 == 0 ? " (an even size: the pixel after the middle)" : "", psf.scaled_by);
 }
 
-// Whether a --psf names a file (.npy, .mtx, .mat[:name], or a picture) rather than a built-in kind.
+// Whether a --psf names a matrix file (.npy, .mtx, .mat[:name]); a picture of a point is the other kind of file.
+bool is_psf_matrix(const std::string& spec) {
+  return spec.ends_with(".npy") || spec.ends_with(".mtx") || spec.ends_with(".mat") ||
+         spec.find(".mat:") != std::string::npos;
+}
+
+// Whether a --psf names a file rather than a built-in kind.
 bool is_psf_file(const std::string& spec) {
-  for (std::string_view ext : {".npy", ".mtx", ".mat", ".png", ".pgm", ".tif", ".tiff", ".jpg", ".jpeg"})
+  for (std::string_view ext : {".png", ".pgm", ".tif", ".tiff", ".jpg", ".jpeg"})
     if (spec.ends_with(ext)) return true;
-  return spec.find(".mat:") != std::string::npos;
+  return is_psf_matrix(spec);
 }
 
 // A PSF spec (gaussian:..., disk:...) or a file holding the kernel: a matrix, or a picture of a point.
 imaging::Psf load_psf(const std::string& spec) {
   if (!is_psf_file(spec)) return imaging::parse_psf(spec);
-  const bool matrix = spec.ends_with(".npy") || spec.ends_with(".mtx") || spec.find(".mat") != std::string::npos;
-  const Matrix<double> k = matrix ? io::convert<double>(io::read_matrix(spec), false) : io::read_image(spec);
+  const Matrix<double> k = is_psf_matrix(spec) ? io::convert<double>(io::read_matrix(spec), false) : io::read_image(spec);
   return imaging::psf_from(k.view(), spec);
 }
 

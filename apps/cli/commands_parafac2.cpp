@@ -196,11 +196,7 @@ void run_typed(const Parafac2Args& a, std::variant<io::AnyStack, std::vector<io:
 
 void run_parafac2(const Parafac2Args& a) {
   const Phases phases;
-  std::optional<dist::Grid> grid;
-  if (a.distributed || !a.devices.empty()) {
-    grid = job_grid({a.distributed, a.devices, "", a.common.device}, "parafac2");
-    if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
-  }
+  const std::optional<dist::Grid> grid = optional_job({a.distributed, a.devices, "", a.common.device}, "parafac2");
   const int part = grid ? grid->rank() : 0, parts = grid ? grid->size() : 1;
   // each process reads its own slabs: its part of one stack, or its part of the files
   std::variant<io::AnyStack, std::vector<io::AnyMatrix>> data;
@@ -375,12 +371,8 @@ const Command kCommands[] = {
                       "Deal the slabs out over these devices of this machine, one process each, started by linv: "
                       "e.g. cuda:0,cuda:1");
        cmd.callback([b] {
-         std::optional<dist::Grid> grid;
-         if (b->distributed || !b->devices.empty()) {
-           grid = job_grid({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"},
-                           "bench parafac2");
-           if (!grid->is_root()) silence_errors();
-         }
+         const std::optional<dist::Grid> grid =
+             optional_job({b->distributed, b->devices, "", b->distributed ? b->bench.device : "auto"}, "bench parafac2");
          const Device device = grid ? grid->device() : Device::parse(b->bench.device);
          with_type_named(b->precision,
                          [&]<Real T>() { bench_parafac2_typed<T>(*b, device, grid ? &*grid : nullptr); });

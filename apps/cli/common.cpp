@@ -109,6 +109,18 @@ io::DType dtype_of(const io::AnySparse& s) {
   return std::holds_alternative<SparseMatrix<float>>(s) ? io::DType::Float32 : io::DType::Float64;
 }
 
+std::optional<dist::Grid> optional_job(const JobOptions& o, const char* command) {
+  if (!o.mpi && o.devices.empty()) return std::nullopt;
+  std::optional<dist::Grid> grid = job_grid(o, command);
+  if (!grid->is_root()) silence_errors();  // one message for the job, from process 0
+  return grid;
+}
+
+void require_nifti_for_maps(const std::string& maps, const std::string& input) {
+  if (!maps.empty() && !io::is_nifti_path(input))
+    throw InvalidArgument(fmt::format("--maps needs a NIfTI input to take its space from; {} is not one", input));
+}
+
 Compute compute_type(const std::string& precision, const std::vector<io::DType>& inputs) {
   if (precision == "single") return Compute::f32;
   if (precision == "double") return Compute::f64;

@@ -51,6 +51,11 @@ struct JobOptions {
   std::string devices, grid, device = "auto";
 };
 dist::Grid job_grid(const JobOptions& o, const char* command);
+// The job when one is asked for (--distributed or --devices), nothing otherwise; a process other than the
+// root leaves its errors to the root's message (silence_errors).
+std::optional<dist::Grid> optional_job(const JobOptions& o, const char* command);
+// --maps takes its space from a NIfTI input: refused, before any work, for another input.
+void require_nifti_for_maps(const std::string& maps, const std::string& input);
 
 // Flags every numerical command takes.
 struct CommonOptions {

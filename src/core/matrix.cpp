@@ -63,8 +63,10 @@ SparseMatrix<T> SparseMatrix<T>::transpose() const {
   // A counting sort by column over linv's threads, each taking a contiguous block of rows: thread t's
   // entries of column c go after those of the threads before it, so each row of A^T keeps its columns (A's
   // rows) ascending, whatever the number of threads.
+  // Each thread counts into a row of `count` (threads x cols): no more threads than the entries pay for.
   constexpr index kRowsPerThread = 16384;
-  const index threads = std::clamp<index>(rows / kRowsPerThread, 1, cpu_threads());
+  const index threads =
+      std::clamp<index>(std::min(rows / kRowsPerThread, nonzeros() / std::max<index>(cols, 1)), 1, cpu_threads());
   const index per = (rows + threads - 1) / threads;
   std::vector<index> count(static_cast<std::size_t>(threads * cols), 0);  // thread t's entries in column c
   detail::in_parallel(threads, 1, [&](index first, index last) {
