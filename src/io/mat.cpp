@@ -294,7 +294,7 @@ class VariableWalk {
       return used;
     }
     const double children = elements * fields;
-    if (children * 8 > static_cast<double>(size - used))
+    if (!(children * 8 <= static_cast<double>(size - used)))  // NaN too: no dimensions times zero fields
       fail(fmt::format("a {} announces {:.0f} {}, but the {} bytes left in it hold at most {}",
                        array_class == kStructClass ? "struct" : "cell array or function handle", children,
                        array_class == kStructClass ? "fields" : "elements", size - used, (size - used) / 8));
