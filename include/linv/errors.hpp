@@ -61,10 +61,12 @@ class ParseError : public InputError {
   std::int64_t line_;
 };
 
-// A NaN or infinity in an input matrix; names the matrix and the first offending entry (0-based).
+// A NaN or infinity in an input matrix; names the matrix and the first offending entry (0-based), or, for
+// inputs that are not plain matrices (an image's pixel and channel, a stack's matrix), the place in words.
 class NonFiniteInput : public InputError {
  public:
   NonFiniteInput(const std::string& name, std::int64_t row, std::int64_t col, double value);
+  NonFiniteInput(const std::string& name, const std::string& place, double value);
 };
 
 // ---- numerical (4) ----
@@ -74,11 +76,13 @@ class NumericalError : public Error {
   ExitCode exit_code() const noexcept override { return ExitCode::numerical; }
 };
 
-// Exactly singular (a zero pivot) or singular to working precision (reciprocal condition below epsilon).
-// pivot is 1-based, as in LAPACK's info: the elimination step whose pivot vanished, or the smallest pivot.
+// Exactly singular (a zero pivot) or singular to working precision (reciprocal condition below epsilon, or
+// the `threshold` named where another applies). pivot is 1-based, as in LAPACK's info: the elimination step
+// whose pivot vanished, or the smallest pivot; 0 where no pivot is to blame.
 class SingularMatrix : public NumericalError {
  public:
-  SingularMatrix(std::int64_t pivot, double rcond, const std::string& detail = {});
+  SingularMatrix(std::int64_t pivot, double rcond, const std::string& detail = {},
+                 const std::string& threshold = "machine epsilon");
   std::int64_t pivot() const noexcept { return pivot_; }
   double rcond() const noexcept { return rcond_; }
 

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "core/policy.hpp"
+#include "core/scaling.hpp"
 #include "core/stopwatch.hpp"
 #include "cpu/norm_estimate.hpp"
 #include "kernels/backend.hpp"
@@ -41,6 +42,13 @@ constexpr double eps() {
 template <Real T>
 const kernels::Dense<T>& dense_of(ConstMatrixView<T> A) {
   return kernels::dense<T>(A.device());
+}
+
+// NonFiniteInput for A's entry at `at`, its value read from wherever A lives.
+template <Real T>
+[[noreturn]] void throw_non_finite(ConstMatrixView<T> A, std::pair<index, index> at, const char* name) {
+  const Matrix<T> value = Matrix<T>::copy_of(A.block(at.first, at.second, 1, 1)).to(Device::cpu());
+  throw NonFiniteInput(name, at.first, at.second, static_cast<double>(value(0, 0)));
 }
 
 template <Real T>
@@ -491,7 +499,7 @@ double Determinant::value() const { return sign == 0 ? 0.0 : sign * std::exp(log
 
 template <Real T>
 void require_finite(ConstMatrixView<T> A, const char* name) {
-  dense_of(A).require_finite(A, name);
+  if (const auto at = dense_of(A).magnitude(A).first_non_finite) throw_non_finite<T>(A, *at, name);
 }
 
 template <Real T>
@@ -888,12 +896,10 @@ std::optional<Matrix<float>> inverse_in_float64(ConstMatrixView<float> A, bool a
   kernels::mixed(device).round_to_float(s.x.view(), x.view());
   return x;
 }
-}  // namespace
 
+// inv of a matrix checked by inv() and within the scaling band (src/core/scaling.hpp).
 template <Real T>
-Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
-  require_square(A, "inv");
-  if (options.check_finite) require_finite(A, "A");
+Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) {
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/true);
   require_supported<T>(options, c.method);
@@ -1004,15 +1010,9 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   return out;
 }
 
+// solve of operands checked by solve() and within the scaling band.
 template <Real T>
-Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
-  require_same_device(A, B, "solve");
-  require_square(A, "solve");
-  if (B.rows() != A.rows()) throw ShapeMismatch("solve: A and B", A.rows(), A.cols(), B.rows(), B.cols());
-  if (options.check_finite) {
-    require_finite(A, "A");
-    require_finite(B, "B");
-  }
+Solution<T> solve_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/false);
   require_supported<T>(options, c.method);
@@ -1048,6 +1048,19 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
       out.x = mixed_solve_choosing(A, B, c, options.method, options.factor_precision, r);
       // rcond is known only when refinement failed and LAPACK factored in float64.
       if (!std::isnan(r.rcond)) apply_conditioning_policy(r.rcond, e, 0, options.allow_ill_conditioned, &r, "solve");
+      // Refinement that converged knows no rcond, but ||A^-1|| >= ||X|| / ||B||, so ||B|| / (||A|| ||X||) bounds
+      // it from above, and the same refusal as float64's applies where that bound is below eps: refinement of
+      // an exactly singular matrix "converges" in backward error while X grows without bound (measured: ||X||
+      // 3e28 for a singular matrix of order 50, backward error 2e-17).
+      const double xnorm = norm1<double>(out.x.view());
+      if (std::isnan(r.rcond) && xnorm > 0) {
+        const double at_most = norm1(B) / (norm1(A) * xnorm);
+        if (at_most < e) {
+          r.rcond = at_most;
+          apply_conditioning_policy(at_most, e, 0, options.allow_ill_conditioned, &r,
+                                    "mixed precision: rcond is at most ||B|| / (||A|| ||X||)");
+        }
+      }
     }
   } else {
     switch (c.method) {
@@ -1127,10 +1140,9 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
   return out;
 }
 
+// cholesky of a matrix checked by cholesky() and within the scaling band.
 template <Real T>
-Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options) {
-  require_square(A, "cholesky");
-  if (options.check_finite) require_finite(A, "A");
+Solution<T> cholesky_as_given(ConstMatrixView<T> A, const SolveOptions& options) {
   require_symmetric(A, "cholesky");
   Solution<T> out;
   Report& r = out.report;
@@ -1147,14 +1159,9 @@ Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options) {
   return out;
 }
 
+// lstsq of operands checked by lstsq() and within the scaling band.
 template <Real T>
-Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
-  require_same_device(A, B, "lstsq");
-  if (B.rows() != A.rows()) throw ShapeMismatch("lstsq: A and B", A.rows(), A.cols(), B.rows(), B.cols());
-  if (options.check_finite) {
-    require_finite(A, "A");
-    require_finite(B, "B");
-  }
+Solution<T> lstsq_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
   const index m = A.rows(), n = A.cols(), nrhs = B.cols();
   Solution<T> out;
   out.report.operation = Operation::LeastSquares;
@@ -1199,9 +1206,9 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
   return out;
 }
 
+// pinv of a matrix checked by pinv() and within the scaling band.
 template <Real T>
-Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
-  if (options.check_finite) require_finite(A, "A");
+Solution<T> pseudoinverse_as_given(ConstMatrixView<T> A, const LstsqOptions& options) {
   const index m = A.rows(), n = A.cols(), r = std::min(m, n);
   const Device device = A.device();
   Solution<T> out;
@@ -1233,6 +1240,100 @@ Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
                                            rank, r, cutoff));
   if (options.compute_residual) out.report.scaled_residual = scaled_residual_pinv<T>(A, out.x.view(), eps<T>());
   return out;
+}
+
+// ---- the one-shot functions: input checks and scaling, then the work above ----------------------------
+
+// Checks A's entries when asked and returns its largest finite magnitude (one pass for both).
+template <Real T>
+double checked_magnitude(ConstMatrixView<T> A, const char* name, bool check_finite) {
+  const kernels::Magnitude m = dense_of(A).magnitude(A);
+  if (check_finite && m.first_non_finite) throw_non_finite<T>(A, *m.first_non_finite, name);
+  return m.max_abs;
+}
+
+// A operand scaled into the band (src/core/scaling.hpp), or A itself.
+template <Real T>
+struct Scaled {
+  int exponent = 0;  // the operand is 2^exponent times the view
+  Matrix<T> copy;
+  ConstMatrixView<T> view;
+  Scaled(ConstMatrixView<T> A, double max_abs) : exponent(scaling::exponent_for(max_abs)), view(A) {
+    if (exponent == 0) return;
+    copy = scaling::normalized_copy<T>(A, exponent);
+    view = copy.view();
+  }
+};
+
+template <Real T>
+void note_scaling(Report& r, const char* name, int exponent) {
+  if (exponent != 0)
+    r.notes.push_back(fmt::format("{} was scaled by 2^{} (exactly) for the computation: its entries lie far from 1, "
+                                  "where norms and condition estimates over- or underflow",
+                                  name, -exponent));
+}
+
+}  // namespace
+
+template <Real T>
+Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
+  require_square(A, "inv");
+  const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
+  Solution<T> s = inverse_as_given<T>(a.view, options);
+  note_scaling<T>(s.report, "A", a.exponent);
+  scaling::scale_back(s.x, -a.exponent, "inverse");  // (2^e A)^-1 = 2^-e A^-1
+  return s;
+}
+
+template <Real T>
+Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
+  require_same_device(A, B, "solve");
+  require_square(A, "solve");
+  if (B.rows() != A.rows()) throw ShapeMismatch("solve: A and B", A.rows(), A.cols(), B.rows(), B.cols());
+  const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
+  const Scaled<T> b(B, checked_magnitude(B, "B", options.check_finite));
+  Solution<T> s = solve_as_given<T>(a.view, b.view, options);
+  note_scaling<T>(s.report, "A", a.exponent);
+  note_scaling<T>(s.report, "B", b.exponent);
+  scaling::scale_back(s.x, b.exponent - a.exponent, "solution");
+  return s;
+}
+
+template <Real T>
+Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options) {
+  require_square(A, "cholesky");
+  Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
+  if (a.exponent % 2 != 0) {  // L of 2^(2k) A is 2^k L: an even power
+    a.copy = scaling::normalized_copy<T>(A, a.exponent + 1);
+    a.view = a.copy.view();
+    a.exponent += 1;
+  }
+  Solution<T> s = cholesky_as_given<T>(a.view, options);
+  note_scaling<T>(s.report, "A", a.exponent);
+  scaling::scale_back(s.x, a.exponent / 2, "Cholesky factor");
+  return s;
+}
+
+template <Real T>
+Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
+  require_same_device(A, B, "lstsq");
+  if (B.rows() != A.rows()) throw ShapeMismatch("lstsq: A and B", A.rows(), A.cols(), B.rows(), B.cols());
+  const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
+  const Scaled<T> b(B, checked_magnitude(B, "B", options.check_finite));
+  Solution<T> s = lstsq_as_given<T>(a.view, b.view, options);
+  note_scaling<T>(s.report, "A", a.exponent);
+  note_scaling<T>(s.report, "B", b.exponent);
+  scaling::scale_back(s.x, b.exponent - a.exponent, "least-squares solution");
+  return s;
+}
+
+template <Real T>
+Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
+  const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
+  Solution<T> s = pseudoinverse_as_given<T>(a.view, options);
+  note_scaling<T>(s.report, "A", a.exponent);
+  scaling::scale_back(s.x, -a.exponent, "pseudoinverse");
+  return s;
 }
 
 template <Real T>

@@ -20,22 +20,32 @@ static std::string parse_message(const std::string& file, std::int64_t offset, s
 ParseError::ParseError(const std::string& file, std::int64_t offset, std::int64_t line, const std::string& what)
     : InputError(parse_message(file, offset, line, what)), file_(file), offset_(offset), line_(line) {}
 
+static const char* non_finite_name(double value) { return std::isnan(value) ? "NaN" : (value > 0 ? "+Inf" : "-Inf"); }
+
 NonFiniteInput::NonFiniteInput(const std::string& name, std::int64_t row, std::int64_t col, double value)
     : InputError(fmt::format("{} holds {} at row {}, column {} (1-based); linv needs finite input", name,
-                             std::isnan(value) ? "NaN" : (value > 0 ? "+Inf" : "-Inf"), row + 1, col + 1)) {}
+                             non_finite_name(value), row + 1, col + 1)) {}
 
-static std::string singular_message(std::int64_t pivot, double rcond, const std::string& detail) {
-  std::string m = rcond == 0 || std::isnan(rcond)
-                      ? fmt::format("matrix is singular: pivot {} is exactly zero", pivot)
-                      : fmt::format("matrix is singular to working precision: reciprocal condition number {:.3g} "
-                                    "is below machine epsilon (smallest pivot: {})",
-                                    rcond, pivot);
+NonFiniteInput::NonFiniteInput(const std::string& name, const std::string& place, double value)
+    : InputError(fmt::format("{} holds {} at {} (1-based); linv needs finite input", name, non_finite_name(value),
+                             place)) {}
+
+static std::string singular_message(std::int64_t pivot, double rcond, const std::string& detail,
+                                    const std::string& threshold) {
+  // pivot 0: no pivot to name (the matrix was judged by other means)
+  std::string m = std::isnan(rcond) ? fmt::format("matrix is singular: its condition estimate is not a number{}",
+                                                  pivot > 0 ? fmt::format(" (smallest pivot: {})", pivot) : "")
+                  : rcond == 0 ? (pivot > 0 ? fmt::format("matrix is singular: pivot {} is exactly zero", pivot)
+                                            : std::string("matrix is singular"))
+                               : fmt::format("matrix is singular to working precision: reciprocal condition number {:.3g} "
+                                    "is below {}{}",
+                                    rcond, threshold, pivot > 0 ? fmt::format(" (smallest pivot: {})", pivot) : "");
   if (!detail.empty()) m += " (" + detail + ")";
   return m;
 }
 
-SingularMatrix::SingularMatrix(std::int64_t pivot, double rcond, const std::string& detail)
-    : NumericalError(singular_message(pivot, rcond, detail)), pivot_(pivot), rcond_(rcond) {}
+SingularMatrix::SingularMatrix(std::int64_t pivot, double rcond, const std::string& detail, const std::string& threshold)
+    : NumericalError(singular_message(pivot, rcond, detail, threshold)), pivot_(pivot), rcond_(rcond) {}
 
 NotPositiveDefinite::NotPositiveDefinite(std::int64_t minor, const std::string& detail)
     : NumericalError(fmt::format("matrix is not positive definite: the leading minor of order {} is not positive{}",

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 #include "linv/matrix.hpp"
 #include "linv/report.hpp"
@@ -32,6 +33,16 @@ inline void apply_conditioning_policy(double rcond, double epsilon, index smalle
     report->notes.push_back(fmt::format("singular to working precision: rcond {:.3g} is below machine epsilon {:.3g}, "
                                         "so the result may have no correct digits (allowed by the caller)",
                                         rcond, epsilon));
+}
+
+// No result holding a NaN or Inf is returned: finite inputs that over- or underflow on the way are a
+// numerical failure (exit 4), named here with the first such entry of `what`.
+template <Real T>
+void require_finite_result(ConstMatrixView<T> X, const char* what) {
+  if (const auto at = kernels::dense<T>(X.device()).magnitude(X).first_non_finite)
+    throw NumericalError(fmt::format("{} holds a NaN or Inf at row {}, column {} (1-based): the computation over- or "
+                                     "underflowed, and no result is returned",
+                                     what, at->first + 1, at->second + 1));
 }
 
 // The 1-based index of the entry of smallest magnitude (the smallest pivot of a factor's diagonal).

@@ -31,10 +31,20 @@ class Dense final : public kernels::Dense<T> {
     return best;
   }
 
-  void require_finite(ConstMatrixView<T> A, const char* name) const override {
+  kernels::Magnitude magnitude(ConstMatrixView<T> A) const override {
+    kernels::Magnitude m;
+    T largest = 0;
     for (index j = 0; j < A.cols(); ++j)
-      for (index i = 0; i < A.rows(); ++i)
-        if (!std::isfinite(A(i, j))) throw NonFiniteInput(name, i, j, static_cast<double>(A(i, j)));
+      for (index i = 0; i < A.rows(); ++i) {
+        const T a = std::abs(A(i, j));
+        if (a <= std::numeric_limits<T>::max()) {
+          largest = std::max(largest, a);
+        } else if (!m.first_non_finite) {
+          m.first_non_finite = std::pair{i, j};
+        }
+      }
+    m.max_abs = static_cast<double>(largest);
+    return m;
   }
 
   Structure detect_structure(ConstMatrixView<T> A) const override {

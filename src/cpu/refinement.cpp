@@ -30,9 +30,13 @@ constexpr int kMaxGmresCorrections = 10;  // GMRES-IR corrections per right-hand
 constexpr int kMaxGmresIterations = 200;  // per correction
 constexpr double kGmresTolerance = 1e-8;  // relative, on the preconditioned residual
 
+// NaN when x holds one (std::max would skip it, and a NaN residual would pass every test).
 double norm_inf_vector(const double* x, index n) {
   double m = 0;
-  for (index i = 0; i < n; ++i) m = std::max(m, std::abs(x[i]));
+  for (index i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) return x[i];
+    m = std::max(m, std::abs(x[i]));
+  }
   return m;
 }
 
@@ -188,8 +192,9 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
       for (index i = 0; i < n; ++i) R(i, j) = B(i, j);
     k::gemm<double>(Op::None, Op::None, -1.0, A, X, 1.0, R.view());
   };
-  auto passes = [&](index j) {
-    return norm_inf_vector(&R(0, j), n) <= norm_inf_vector(&X(0, j), n) * bound;
+  auto passes = [&](index j) {  // never for an X that overflowed (inf <= inf holds)
+    const double xnorm = norm_inf_vector(&X(0, j), n);
+    return std::isfinite(xnorm) && norm_inf_vector(&R(0, j), n) <= xnorm * bound;
   };
   auto backward_error = [&] {  // of the current R and X
     double worst = 0;

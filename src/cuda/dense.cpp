@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -333,19 +334,23 @@ class Dense final : public kernels::Dense<T> {
     launch::norm1(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
     return read_back(d, s);
   }
-  void require_finite(ConstMatrixView<T> A, const char* name) const override {
-    if (A.empty()) return;
+  kernels::Magnitude magnitude(ConstMatrixView<T> A) const override {
+    kernels::Magnitude m;
+    if (A.empty()) return m;
     Context& ctx = context_of(A.device());
-    auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 1);
+    auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 2);
     const cudaStream_t s = ctx.main().stream;
-    check(cudaMemsetAsync(d, 0xFF, sizeof(unsigned long long), s), "cudaMemset");
-    launch::first_non_finite(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
-    const unsigned long long first = read_back(d, s);
-    if (first == ~0ull) return;
-    const index i = static_cast<index>(first % static_cast<unsigned long long>(A.rows()));
-    const index j = static_cast<index>(first / static_cast<unsigned long long>(A.rows()));
-    const T value = read_back(A.data() + i + j * A.ld(), s);
-    throw NonFiniteInput(name, i, j, static_cast<double>(value));
+    const unsigned long long start[2] = {~0ull, 0};  // no non-finite entry yet; the bits of +0.0
+    check(cudaMemcpyAsync(d, start, sizeof(start), cudaMemcpyHostToDevice, s), "cudaMemcpy");
+    launch::magnitude(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
+    unsigned long long found[2];
+    check(cudaMemcpyAsync(found, d, sizeof(found), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
+    check(cudaStreamSynchronize(s), "stream synchronization");
+    if (found[0] != ~0ull)
+      m.first_non_finite = std::pair{static_cast<index>(found[0] % static_cast<unsigned long long>(A.rows())),
+                                     static_cast<index>(found[0] / static_cast<unsigned long long>(A.rows()))};
+    std::memcpy(&m.max_abs, &found[1], sizeof(double));
+    return m;
   }
   Structure detect_structure(ConstMatrixView<T> A) const override {
     const index n = A.rows();

@@ -329,6 +329,25 @@ __global__ void first_non_finite_kernel(const T* A, std::int64_t rows, std::int6
         atomicMin(first, static_cast<unsigned long long>(j * rows + i));
 }
 
+// Non-negative doubles order as their bits do, so the largest magnitude is an integer atomicMax; each warp
+// reduces its threads' largest first, so a block makes one atomic operation per warp.
+template <class T>
+__global__ void magnitude_kernel(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                 unsigned long long* out) {
+  double largest = 0;
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < cols; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+      const double a = fabs(static_cast<double>(A[i + j * ld]));
+      if (isfinite(a))
+        largest = fmax(largest, a);
+      else
+        atomicMin(out, static_cast<unsigned long long>(j * rows + i));
+    }
+  for (int offset = 16; offset > 0; offset /= 2) largest = fmax(largest, __shfl_down_sync(0xffffffffu, largest, offset));
+  if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0)
+    atomicMax(out + 1, static_cast<unsigned long long>(__double_as_longlong(largest)));
+}
+
 template <class T>
 __global__ void structure_flags_kernel(const T* A, std::int64_t n, std::int64_t ld, int* flags) {
   for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
@@ -380,16 +399,19 @@ __global__ void scale_rows_kernel(T* A, std::int64_t rows, std::int64_t cols, st
 }
 
 // One block per column: max |a_ij| into result[j].
+// The larger of a and b, NaN if either is (fmax would drop a NaN, and a NaN residual would pass every test).
+__device__ double max_or_nan(double a, double b) { return isnan(a) ? a : (isnan(b) ? b : fmax(a, b)); }
+
 __global__ void column_max_abs_kernel(const double* A, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                                       double* result) {
   __shared__ double partial[kThreads];
   for (std::int64_t j = blockIdx.x; j < cols; j += gridDim.x) {
     double m = 0;
-    for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) m = fmax(m, fabs(A[i + j * ld]));
+    for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) m = max_or_nan(m, fabs(A[i + j * ld]));
     partial[threadIdx.x] = m;
     __syncthreads();
     for (int w = blockDim.x / 2; w > 0; w /= 2) {
-      if (threadIdx.x < w) partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + w]);
+      if (threadIdx.x < w) partial[threadIdx.x] = max_or_nan(partial[threadIdx.x], partial[threadIdx.x + w]);
       __syncthreads();
     }
     if (threadIdx.x == 0) result[j] = partial[0];
@@ -560,6 +582,15 @@ void first_non_finite(const T* A, std::int64_t rows, std::int64_t cols, std::int
 }
 
 template <class T>
+void magnitude(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, unsigned long long* out,
+               cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  Grid2 g(rows, cols);
+  magnitude_kernel<<<g.grid, g.block, 0, stream>>>(A, rows, cols, ld, out);
+  check_launch("magnitude");
+}
+
+template <class T>
 void structure_flags(const T* A, std::int64_t n, std::int64_t ld, int* flags, cudaStream_t stream) {
   if (n < 2) return;
   Grid2 g(n, n);
@@ -694,6 +725,8 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void norm1<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t, Part);      \
   template void first_non_finite<T>(const T*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,    \
                                     cudaStream_t);                                                               \
+  template void magnitude<T>(const T*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,           \
+                             cudaStream_t);                                                                   \
   template void structure_flags<T>(const T*, std::int64_t, std::int64_t, int*, cudaStream_t);                   \
   template void to_double<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, std::int64_t,         \
                              cudaStream_t);                                                                      \

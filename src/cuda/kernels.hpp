@@ -133,6 +133,11 @@ void norm1(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, do
 template <class T>
 void first_non_finite(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, unsigned long long* first,
                       cudaStream_t stream);
+// out[0] must be ~0ull and out[1] 0 beforehand; afterwards out[0] is as first_non_finite's *first and out[1]
+// holds the bits of the largest |A(i, j)| among the finite entries, as a double.
+template <class T>
+void magnitude(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, unsigned long long* out,
+               cudaStream_t stream);
 // flags[0..2] must be 1 beforehand; they end 0 when the matrix is not lower triangular, not upper
 // triangular, not exactly symmetric.
 template <class T>

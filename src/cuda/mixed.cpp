@@ -147,7 +147,7 @@ class Residual {
       const double r = host_[static_cast<std::size_t>(j)], x = host_[static_cast<std::size_t>(nrhs_ + j)];
       const double e = r / (anorm_ * x);
       worst = std::max(worst, std::isnan(e) ? std::numeric_limits<double>::infinity() : e);
-      passes = passes && r <= x * anorm_ * bound;
+      passes = passes && std::isfinite(x) && r <= x * anorm_ * bound;  // never for an X that overflowed
     }
     return worst;
   }

@@ -52,6 +52,13 @@ struct Tournament {
   static constexpr index kBlock = 256;
 };
 
+// What the input checks and the scaling of extreme matrices need, in one pass: the first NaN or Inf (column
+// by column), if any, and the largest magnitude among the finite entries (0 for an empty or zero matrix).
+struct Magnitude {
+  std::optional<std::pair<index, index>> first_non_finite;
+  double max_abs = 0;
+};
+
 // Where Gauss-Seidel stopped, its tolerance met (src/cpu/gauss_seidel.cpp).
 struct IterationOutcome {
   int iterations = 0;
@@ -66,8 +73,7 @@ class Dense {
 
   // ---- inspection ----
   virtual double norm1(ConstMatrixView<T> A) const = 0;  // in float64
-  // Throws NonFiniteInput naming the first NaN or Inf (column by column) and the matrix (`name`).
-  virtual void require_finite(ConstMatrixView<T> A, const char* name) const = 0;
+  virtual Magnitude magnitude(ConstMatrixView<T> A) const = 0;
   virtual Structure detect_structure(ConstMatrixView<T> A) const = 0;  // exact tests
   // The first (row, column) below the diagonal with |a(i,j) - a(j,i)| > n eps max|a|, if any.
   virtual std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const = 0;

@@ -324,12 +324,25 @@ TEST(Methods, MixedPrecisionReachesDoubleAccuracy) {
     ASSERT_FALSE(r.report.notes.empty());
     EXPECT_TRUE(testing::contains(r.report.notes[0], "GMRES-IR"));
   }
-  // entries beyond float32's range cannot be factored in float32: it falls back to float64, and the
-  // report says so
+  // entries beyond float32's range are scaled by a power of two into it first, exactly, and refined as any
   auto huge = generate<double>(MatrixKind::Random, 80, {.seed = seed});
   for (index k = 0; k < huge.size(); ++k) huge.data()[k] *= 1e39;
   auto b = random_uniform<double>(80, 1, seed + 2);
-  auto s = solve<double>(huge.view(), b.view(), {.method = Method::LU, .precision = Precision::Mixed, .compute_residual = true});
+  auto scaled = solve<double>(huge.view(), b.view(), {.method = Method::LU, .precision = Precision::Mixed, .compute_residual = true});
+  EXPECT_EQ(scaled.report.stop, StopReason::Converged);
+  EXPECT_LE(scaled.report.scaled_residual, kResidualThreshold);
+  // Wilkinson's growth matrix of order 140 grows 2^139-fold under partial pivoting, past float32's range: the
+  // float32 factorization overflows, it falls back to float64 (which turns to Householder QR), and the
+  // report says so
+  const index w = 140;
+  Matrix<double> growth(w, w);
+  for (index i = 0; i < w; ++i) {
+    for (index j = 0; j < i; ++j) growth(i, j) = -1;
+    growth(i, i) = 1;
+    growth(i, w - 1) = 1;
+  }
+  const auto rhs_w = random_uniform<double>(w, 1, seed + 2);
+  auto s = solve<double>(growth.view(), rhs_w.view(), {.method = Method::LU, .precision = Precision::Mixed, .compute_residual = true});
   EXPECT_EQ(s.report.stop, StopReason::FellBack);
   EXPECT_FALSE(s.report.notes.empty());
   EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
