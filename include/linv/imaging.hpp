@@ -52,12 +52,21 @@ struct Psf {
 Psf parse_psf(std::string_view spec);
 // A measured or computed kernel (host memory), scaled to sum 1 (a blur keeps the image's brightness; a
 // PSF measured as a picture of a point sums to whatever its pixels held), its centre kernel(rows / 2,
-// cols / 2) as for every PSF. Throws InvalidArgument when it is empty, not finite, or sums to zero or less.
+// cols / 2) as for every PSF. Throws NonFiniteInput (naming the entry) for a NaN or Inf, InvalidArgument
+// when it is empty or its sum is not clearly positive: at most kPsfLeastSum of the sum of its entries'
+// magnitudes, as for a difference filter (a Laplacian sums to 0, or to rounding), which no scaling makes a
+// blur.
+inline constexpr double kPsfLeastSum = 1e-3;
 Psf psf_from(ConstMatrixView<double> kernel, std::string name);
+
+// Throws NonFiniteInput naming the first NaN or Inf pixel of `image` (`channels` images side by side) by
+// row, column and channel; `name` says which image.
+void require_finite_image(ConstMatrixView<double> image, int channels, const std::string& name);
 
 // g = h * f under `boundary`, cropped to f's size ("same", as conv2 and imfilter(f, h, 'conv', ...) do:
 // kernel entry (p, q) moves f(i - p + floor(kr / 2), j - q + floor(kc / 2)) to g(i, j), a pixel outside
-// the frame read as the boundary condition says).
+// the frame read as the boundary condition says). NonFiniteInput for a NaN or Inf pixel of f;
+// NumericalError where g overflows.
 Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel, Boundary boundary);
 // Its adjoint, H^T g.
 Matrix<double> convolve_adjoint(ConstMatrixView<double> g, ConstMatrixView<double> kernel, Boundary boundary);

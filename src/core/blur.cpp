@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/policy.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
 #include "linv/errors.hpp"
@@ -32,9 +33,11 @@ void require_fits(index height, index width, ConstMatrixView<double> kernel, con
 
 Matrix<double> convolve(ConstMatrixView<double> f, ConstMatrixView<double> kernel, Boundary boundary) {
   require_fits(f.rows(), f.cols(), kernel, "convolve");
+  require_finite_image(f, 1, "the image");
   const std::vector<kernels::Tap> taps = kernels::blur_taps(kernel);
   Matrix<double> g = Matrix<double>::uninitialized(f.rows(), f.cols());
   kernels::apply_stencil(taps.data(), static_cast<int>(taps.size()), f, code(boundary), g.view());
+  policy::require_finite_result<double>(g.view(), "the blurred image");
   return g;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/krylov.hpp"
+#include "core/policy.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
@@ -235,10 +236,18 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   if (h.rows() > m || h.cols() > n)
     throw InvalidArgument(fmt::format("deblur: the PSF ({}x{}) is larger than the image ({}x{})", h.rows(), h.cols(), m, n));
   require_host(h.device(), "deblur's PSF");
+  // lambda < 0 asks for the rule; NaN and infinity are no weight (inf gave an all-zero image)
+  if (std::isnan(options.lambda) || std::isinf(options.lambda))
+    throw InvalidArgument(fmt::format("deblur: lambda {} is not a finite weight", options.lambda));
+  if (!(options.tolerance > 0) || !std::isfinite(options.tolerance))
+    throw InvalidArgument(fmt::format("deblur: the tolerance must be a finite positive number, got {}", options.tolerance));
+  if (options.max_iterations < 1)
+    throw InvalidArgument(fmt::format("deblur: max_iterations must be at least 1, got {}", options.max_iterations));
   const Device device = g_in.device();
   const Matrix<double> g = Matrix<double>::copy_of(g_in);  // contiguous, where g lives
   const Matrix<double> copied = device.is_cpu() ? Matrix<double>() : g.to(Device::cpu());
   const ConstMatrixView<double> host = device.is_cpu() ? g.view() : copied.view();  // g read on the host
+  require_finite_image(host, channels, "the image g");
 
   DeblurResult r;
   Report& report = r.report;
@@ -422,6 +431,7 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
     H->set_weights({});
     report.stop = converged ? StopReason::Converged : StopReason::IterationLimit;
   }
+  policy::require_finite_result<double>(r.image.view(), "deblur: the recovered image");
   report.seconds = clock.seconds();
   return r;
 }

@@ -85,7 +85,9 @@ Matrix<double> gaussian(index size, double sigma) {
   for (index q = 0; q < size; ++q)
     for (index p = 0; p < size; ++p) {
       const double x = static_cast<double>(q) - half, y = static_cast<double>(p) - half;
-      h(p, q) = std::exp(-(x * x + y * y) / (2 * sigma * sigma));
+      // a sigma whose square underflows makes 0 / 0 of the centre: the limit there is 1 (a point)
+      const double r2 = x * x + y * y;
+      h(p, q) = r2 == 0 ? 1.0 : std::exp(-r2 / (2 * sigma * sigma));
       peak = std::max(peak, h(p, q));
     }
   double sum = 0;
@@ -237,15 +239,26 @@ bool Psf::symmetric() const {
 Psf psf_from(ConstMatrixView<double> kernel, std::string name) {
   require_host(kernel.device(), "psf_from's kernel");
   if (kernel.empty()) throw InvalidArgument(fmt::format("PSF '{}' is empty", name));
-  double sum = 0;
+  double sum = 0, magnitudes = 0, largest = 0;
   for (index q = 0; q < kernel.cols(); ++q)
     for (index p = 0; p < kernel.rows(); ++p) {
-      if (!std::isfinite(kernel(p, q)))
-        throw InvalidArgument(fmt::format("PSF '{}': entry ({}, {}) is {}", name, p + 1, q + 1, kernel(p, q)));
-      sum += kernel(p, q);
+      if (!std::isfinite(kernel(p, q))) throw NonFiniteInput(fmt::format("PSF {}", name), p, q, kernel(p, q));
+      largest = std::max(largest, std::abs(kernel(p, q)));
     }
-  if (!(sum > 0))
-    throw InvalidArgument(fmt::format("PSF '{}' sums to {:g}: a blur keeps the image's brightness (sum 1)", name, sum));
+  // summed at the largest entry's scale, so that a kernel of huge or tiny entries neither over- nor underflows
+  const double unit = largest > 0 ? largest : 1;
+  for (index q = 0; q < kernel.cols(); ++q)
+    for (index p = 0; p < kernel.rows(); ++p) {
+      sum += kernel(p, q) / unit;
+      magnitudes += std::abs(kernel(p, q)) / unit;
+    }
+  if (!(sum > kPsfLeastSum * magnitudes))
+    throw InvalidArgument(fmt::format(
+        "PSF '{}' sums to {:.3g} while its entries' magnitudes sum to {:.3g}: a blur keeps the image's brightness, "
+        "so its entries are mostly positive; this is a difference filter (its sum at most {:g} of the magnitudes' "
+        "sum), which scaling to sum 1 would amplify {:.3g}-fold",
+        name, sum * unit, magnitudes * unit, kPsfLeastSum, magnitudes / std::max(std::abs(sum), 1e-300)));
+  sum *= unit;
   Psf psf{Matrix<double>::copy_of(kernel), std::move(name), sum};
   if (sum != 1)
     for (index k = 0; k < psf.kernel.size(); ++k) psf.kernel.data()[k] /= sum;
@@ -328,9 +341,22 @@ DeblurPath parse_deblur_path(std::string_view name) {
   throw InvalidArgument(fmt::format("unknown deblurring path '{}': expected auto, spectral, dense or matrix-free", name));
 }
 
+void require_finite_image(ConstMatrixView<double> image, int channels, const std::string& name) {
+  const index width = channels > 0 ? image.cols() / channels : image.cols();
+  for (index j = 0; j < image.cols(); ++j)
+    for (index i = 0; i < image.rows(); ++i)
+      if (!std::isfinite(image(i, j)))
+        throw NonFiniteInput(name,
+                             channels > 1 ? fmt::format("pixel (row {}, column {}) of channel {}", i + 1,
+                                                        j % width + 1, j / width + 1)
+                                          : fmt::format("pixel (row {}, column {})", i + 1, j + 1),
+                             image(i, j));
+}
+
 Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, std::uint64_t seed) {
   constexpr std::string_view forms = "gaussian:var=V[,mean=M] | saltpepper:density=D | poisson[:peak=P]";
   Spec s = parse_spec(text, "noise", forms);
+  require_finite_image(image, 1, "the image");
   Matrix<double> g = Matrix<double>::copy_of(image);
   std::mt19937_64 rng(seed);
   if (s.name == "gaussian") {
@@ -357,10 +383,22 @@ Matrix<double> add_noise(ConstMatrixView<double> image, std::string_view text, s
     const double peak = take(s, "peak", 255);
     if (!(peak > 0)) throw InvalidArgument(fmt::format("noise '{}': peak must be positive", text));
     require_used(s, text, "noise", forms);
+    // Past 2^50 counts a Poisson variate is its normal approximation to double precision (skewness
+    // 1 / sqrt(mean) < 3e-8), and the exact sampler needs counts a long long can hold: above 9.2e18 it
+    // never returned.
+    constexpr double kNormalFrom = 0x1p50;
+    std::normal_distribution<double> standard(0.0, 1.0);
     for (index j = 0; j < g.cols(); ++j)
       for (index i = 0; i < g.rows(); ++i) {
-        std::poisson_distribution<long long> counts(std::max(0.0, g(i, j)) * peak);
-        g(i, j) = std::clamp(static_cast<double>(counts(rng)) / peak, 0.0, 1.0);
+        const double mean = std::max(0.0, g(i, j)) * peak;
+        double count = 0;
+        if (mean < kNormalFrom) {
+          std::poisson_distribution<long long> counts(mean);
+          count = static_cast<double>(counts(rng));
+        } else {
+          count = mean + std::sqrt(mean) * standard(rng);
+        }
+        g(i, j) = std::clamp(count / peak, 0.0, 1.0);
       }
   } else {
     throw InvalidArgument(fmt::format("noise '{}': unknown kind '{}'; expected {}", text, s.name, forms));

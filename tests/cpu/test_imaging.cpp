@@ -128,7 +128,18 @@ TEST(Imaging, BadSpecsSayWhatIsAccepted) {
   EXPECT_EQ(measured.kernel(0, 0), 1.0 / 16);
   Matrix<double> nan(1, 1);
   nan(0, 0) = std::nan("");
-  EXPECT_THROW((void)imaging::psf_from(nan.view(), "nan"), InvalidArgument);
+  EXPECT_THROW((void)imaging::psf_from(nan.view(), "nan"), NonFiniteInput);  // data, not usage: exit 3
+  // a difference filter summing to rounding (a Laplacian: 8.9e-16) is no blur, whatever scaling would make of it
+  Matrix<double> laplacian = Matrix<double>::from_rows({{0, 0.1, 0}, {0.1, -0.4, 0.1}, {0, 0.1, 0}});
+  laplacian(1, 1) += 8.9e-16;
+  EXPECT_THROW((void)imaging::psf_from(laplacian.view(), "laplacian"), InvalidArgument);
+  // a blur of tiny or huge entries is a blur: its sum is taken at its own scale
+  for (double scale : {1e-300, 1e-200, 1e200, 1e300}) {
+    Matrix<double> k = Matrix<double>::from_rows({{1, 2, 1}, {2, 4, 2}, {1, 2, 1}});
+    for (index i = 0; i < k.size(); ++i) k.data()[i] *= scale;
+    const imaging::Psf p = imaging::psf_from(k.view(), "scaled");
+    EXPECT_DOUBLE_EQ(p.kernel(1, 1), 0.25) << scale;
+  }
   EXPECT_THROW((void)imaging::parse_boundary("mirror"), InvalidArgument);
   EXPECT_THROW((void)imaging::parse_regularizer("tv"), InvalidArgument);
 }
@@ -264,6 +275,56 @@ TEST(Imaging, NoiseAndPhantom) {
     for (index i = 0; i < 128; ++i) smooth(i, j) = 0.5 + 0.3 * std::sin(i / 20.0) * std::cos(j / 15.0);
   const Matrix<double> noisy = imaging::add_noise(smooth.view(), "gaussian:var=0.0025", 9);
   EXPECT_NEAR(imaging::estimate_noise(noisy.view()), 0.05, 0.005);
+}
+
+// The neighbourhood of every parameter and pixel: NaN or Inf pixels are refused naming the pixel (and the
+// channel), a PSF's sigma from 1e-300 to 1e300 gives a finite kernel of sum 1 (a point, a box), Poisson noise
+// of any peak returns (the exact sampler never did past 9.2e18 counts), and lambda must be a finite weight.
+TEST(Imaging, ExtremeInputsGiveAnAnswerOrTheDocumentedError) {
+  const Matrix<double> f = imaging::shepp_logan(16);
+  const imaging::Psf psf = imaging::parse_psf("gaussian:size=5,sigma=1");
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    Matrix<double> g = imaging::convolve(f.view(), psf.kernel.view(), Boundary::Reflexive);
+    g(5, 7) = bad;
+    EXPECT_THROW((void)imaging::convolve(g.view(), psf.kernel.view(), Boundary::Reflexive), NonFiniteInput);
+    EXPECT_THROW((void)imaging::add_noise(g.view(), "gaussian:var=0.001", 1), NonFiniteInput);
+    try {
+      (void)imaging::deblur(g.view(), psf);
+      ADD_FAILURE() << "deblur took a non-finite pixel";
+    } catch (const NonFiniteInput& e) {
+      EXPECT_TRUE(testing::contains(e.what(), "pixel (row 6, column 8)")) << e.what();
+    }
+    Matrix<double> colour(16, 32);  // two channels side by side: the pixel is in the second
+    copy<double>(g.view(), colour.block(0, 16, 16, 16));
+    try {
+      (void)imaging::deblur(colour.view(), psf, {.channels = 2});
+      ADD_FAILURE() << "deblur took a non-finite pixel";
+    } catch (const NonFiniteInput& e) {
+      EXPECT_TRUE(testing::contains(e.what(), "pixel (row 6, column 8) of channel 2")) << e.what();
+    }
+  }
+  for (double sigma : {1e-300, 1e-160, 1e-20, 1e-3, 1.0, 1e3, 1e20, 1e160, 1e300}) {
+    const imaging::Psf p = imaging::parse_psf(fmt::format("gaussian:size=5,sigma={:g}", sigma));
+    double sum = 0;
+    for (index k = 0; k < p.kernel.size(); ++k) {
+      ASSERT_TRUE(std::isfinite(p.kernel.data()[k])) << sigma;
+      sum += p.kernel.data()[k];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-14) << sigma;
+    const Matrix<double> g = imaging::convolve(f.view(), p.kernel.view(), Boundary::Reflexive);
+    for (index k = 0; k < g.size(); ++k) ASSERT_TRUE(std::isfinite(g.data()[k])) << sigma;
+  }
+  Matrix<double> grey(16, 16);
+  for (index k = 0; k < grey.size(); ++k) grey.data()[k] = 0.5;
+  for (double peak : {1e-3, 1.0, 1e12, 1e15, 1e19, 1e20, 1e100, 1e300}) {
+    const Matrix<double> noisy = imaging::add_noise(grey.view(), fmt::format("poisson:peak={:g}", peak), 3);
+    for (index k = 0; k < noisy.size(); ++k) ASSERT_TRUE(noisy.data()[k] >= 0 && noisy.data()[k] <= 1) << peak;
+    if (peak >= 1e12) {
+      EXPECT_LT(imaging::mse(noisy.view(), grey.view()), 1.0 / peak) << peak;  // variance 0.5 / peak
+    }
+  }
+  for (double lambda : {std::nan(""), HUGE_VAL})
+    EXPECT_THROW((void)imaging::deblur(f.view(), psf, {.lambda = lambda}), InvalidArgument) << lambda;
 }
 
 // The spectral system is exact under a periodic boundary (any PSF) and a reflexive one (a symmetric PSF):
