@@ -4,7 +4,11 @@
 //
 // C = A D^2 A^T is formed as a symmetric rank-n update of one triangle (half the flops of a general
 // product), stored full or in LAPACK's rectangular full packed format (half the memory), and factored
-// by Cholesky. Mixed precision follows the paper's Algorithm 1: C formed and factored in float32, the
+// by Cholesky. A, d and b are scaled by powers of two first where their entries lie far from 1 (exact; x
+// does not depend on d's scale), so no entry of C over- or underflows; C's condition is estimated (Higham
+// and Tisseur's estimator: products with A for ||C||, the factor's solves for ||C^-1||) and judged; and
+// with compute_residual a result whose least-squares residual exceeds lstsq's bound is solved again by QR
+// on the weighted problem, or refused with NumericalError naming the residual reached. Mixed precision follows the paper's Algorithm 1: C formed and factored in float32, the
 // residual r = A D^2 b - A D^2 A^T x computed in float64 (from A, never from C), corrections solved with
 // the float32 factor, until ||r||_2 / ||x||_2 <= tolerance or the iteration limit, in which case C is
 // formed and factored in float64 and the report says so.
@@ -37,6 +41,10 @@ struct WlsOptions {
   int max_iterations = 100;
   bool compute_residual = false;  // report.scaled_residual: the least-squares test of lstsq
   bool check_finite = true;
+  // C = A D^2 A^T singular to working precision (its rcond below sqrt(n) eps: C's entries are sums of n
+  // terms, rounded to about sqrt(n) eps relative) gives an x without one determined digit, so it is refused
+  // with SingularMatrix; with this set, x comes back with a note (interior-point methods near their end).
+  bool allow_ill_conditioned = false;
 };
 
 // A weighted least-squares system for a fixed A, re-formed and re-factored for each new set of weights
@@ -46,7 +54,8 @@ class WeightedLeastSquares {
  public:
   WeightedLeastSquares(ConstMatrixView<T> A, const WlsOptions& options = {});
   // Forms C = A D^2 A^T for weights d (n entries) and factors it; throws NotPositiveDefinite naming the
-  // failing minor when C is singular (A rank deficient, or weights zero where they matter).
+  // failing minor, or SingularMatrix with C's rcond, when C is singular (A rank deficient, or weights zero
+  // or negligible where they matter).
   void factor(ConstMatrixView<T> d);
   // x for right-hand side b (n x k): the solution of A D^2 A^T x = A D^2 b, with the report.
   Solution<T> solve(ConstMatrixView<T> b);

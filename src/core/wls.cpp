@@ -9,7 +9,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/policy.hpp"
+#include "core/scaling.hpp"
 #include "core/stopwatch.hpp"
+#include "cpu/norm_estimate.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -51,6 +54,19 @@ class Factor {
   void solve(MatrixView<U> B) const { kernels_.solve(c_.view(), m_, storage_, B); }  // B := C^-1 B
 
   const Matrix<U>& c() const { return c_; }
+  // Vectors per pass of the condition estimate (Higham and Tisseur's t).
+  static constexpr int kEstimateColumns = 2;
+  // ||C^-1||_1 estimated through the factor's solves (C^-1 is symmetric), after factor().
+  double inverse_norm1(Device device) const {
+    return cpu::block_norm1_estimate<U>(m_, kEstimateColumns, [&](std::vector<U>& X, bool) {
+      Matrix<U> block(m_, static_cast<index>(X.size()) / m_);
+      std::copy(X.begin(), X.end(), block.data());
+      Matrix<U> y = block.to(device);
+      solve(y.view());
+      const Matrix<U> back = y.to(Device::cpu());
+      std::copy(back.data(), back.data() + X.size(), X.begin());
+    });
+  }
   // ||A D||_F^2, an upper bound of ||C||_2 within a factor of rank: the scale of C.
   double scale() const { return scale_; }
 
@@ -69,9 +85,13 @@ template <Real T>
 struct WeightedLeastSquares<T>::State {
   State(ConstMatrixView<T> a, const WlsOptions& o)
       : A(Matrix<T>::copy_of(a)), options(o), m(a.rows()), n(a.cols()) {}
-  Matrix<T> A;
+  Matrix<T> A;             // 2^-a_exponent times the caller's A (src/core/scaling.hpp)
+  int a_exponent = 0;
   WlsOptions options;
   index m, n;
+  double c_norm = 0;       // ||C||_1 for the current weights (estimated)
+  double rcond = std::numeric_limits<double>::quiet_NaN();  // of C, from the factor that solved
+  std::vector<std::string> notes;  // what the scaling and the conditioning decided, for every report
   Matrix<double> d2, w;  // the diagonals of D^2 and D (n x 1, on A's device)
   // Native: C and its factor in T. Mixed: C formed in float64 (high), rounded to float32 and factored
   // there (low); high is factored in place only if refinement fails.
@@ -90,9 +110,61 @@ WeightedLeastSquares<T>::WeightedLeastSquares(ConstMatrixView<T> A, const WlsOpt
                                       shape_string(A.rows(), A.cols())));
   if (options.precision == Precision::Mixed && !std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give float64 data");
-  if (options.check_finite) require_finite(A, "A");
+  const kernels::Magnitude magnitude = kernels::dense<T>(A.device()).magnitude(A);
+  if (options.check_finite && magnitude.first_non_finite) require_finite(A, "A");
   state_ = std::make_shared<State>(A, options);
+  state_->a_exponent = scaling::exponent_for(magnitude.max_abs);
+  if (state_->a_exponent != 0) {
+    scaling::scale_by_power_of_two<T>(state_->A.view(), -state_->a_exponent);
+    state_->notes.push_back(fmt::format("A was scaled by 2^{} (exactly) for the computation: its entries lie far "
+                                        "from 1, where C's would over- or underflow",
+                                        -state_->a_exponent));
+  }
 }
+
+namespace {
+
+// ||C||_1 of C = A D^2 A^T (A m x n scaled, d2 on A's device), estimated through products A (D^2 (A^T v)):
+// no C is formed for it, in either storage.
+template <Real T>
+double normal_norm1(ConstMatrixView<T> A, const Matrix<double>& d2) {
+  const index m = A.rows(), n = A.cols();
+  return cpu::block_norm1_estimate<T>(m, 2, [&](std::vector<T>& X, bool) {
+    const index t = static_cast<index>(X.size()) / m;
+    Matrix<T> v(m, t);
+    std::copy(X.begin(), X.end(), v.data());
+    const Matrix<T> on = v.to(A.device());
+    Matrix<T> w = Matrix<T>::uninitialized(n, t, A.device()), y = Matrix<T>::uninitialized(m, t, A.device());
+    gemm<T>(Op::Transpose, Op::None, T(1), A, on.view(), T(0), w.view());
+    scale_rows<T>(d2, w.view());
+    gemm<T>(Op::None, Op::None, T(1), A, w.view(), T(0), y.view());
+    const Matrix<T> back = y.to(Device::cpu());
+    std::copy(back.data(), back.data() + X.size(), X.begin());
+  });
+}
+
+// C's rcond from `factor`, judged as the one-shot dense functions judge theirs (policy.hpp), against
+// sqrt(n) eps of the factor's type: C's entries are sums of n products, rounded to about sqrt(n) eps.
+template <Real U>
+double judged_rcond(const Factor<U>& factor, double c_norm, index n, Device device, bool allow,
+                    std::vector<std::string>& notes) {
+  const double inverse = factor.inverse_norm1(device);
+  const double rcond = c_norm > 0 && inverse > 0 ? 1.0 / (c_norm * inverse) : 0.0;
+  const double floor = std::sqrt(static_cast<double>(std::max<index>(n, 1))) * std::numeric_limits<U>::epsilon();
+  if (!(rcond >= floor) && !(allow && rcond > 0))
+    throw SingularMatrix(0, rcond,
+                         fmt::format("A D^2 A^T: A is rank deficient, or its weights vanish where they matter or "
+                                     "span more than {} can hold",
+                                     type_name<U>()),
+                         fmt::format("sqrt(n) eps = {:.3g} ({})", floor, type_name<U>()));
+  if (rcond < floor)
+    notes.push_back(fmt::format("A D^2 A^T is singular to working precision: rcond {:.3g} is below sqrt(n) eps = "
+                                "{:.3g}, so x may have no correct digits (allowed by the caller)",
+                                rcond, floor));
+  return rcond;
+}
+
+}  // namespace
 
 template <Real T>
 void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
@@ -104,6 +176,11 @@ void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
     throw InvalidArgument(fmt::format("wls: A is on {} but d is on {}", s.A.device().name(), d.device().name()));
   if (s.options.check_finite) require_finite(d, "d");
   const Matrix<T> dh = Matrix<T>::copy_of(d).to(Device::cpu());  // n values, checked on the host
+  // x does not depend on D's scale, so the weights are brought near 1 by a power of two (exactly) before
+  // they are squared: one weight of 1e155 squared to 1e310 made every entry of x NaN.
+  double largest = 0;
+  for (index i = 0; i < s.n; ++i) largest = std::max(largest, std::abs(static_cast<double>(dh.data()[i])));
+  const double unit = std::ldexp(1.0, scaling::exponent_for(largest));
   Matrix<double> d2(s.n, 1), w(s.n, 1);
   for (index i = 0; i < s.n; ++i) {
     const double v = static_cast<double>(dh.data()[i]);
@@ -111,7 +188,7 @@ void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
       throw InvalidArgument(fmt::format("wls: weight {} is negative ({}); d holds the diagonal of D^2 (use "
                                         "--weights d for the diagonal of D)",
                                         i + 1, v));
-    d2(i, 0) = s.options.weights == Weights::Squared ? v : v * v;
+    d2(i, 0) = s.options.weights == Weights::Squared ? v / unit : (v / unit) * (v / unit);
     w(i, 0) = std::sqrt(d2(i, 0));
   }
   s.d2 = d2.to(s.A.device());
@@ -135,10 +212,47 @@ void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
     info = s.native->factor();
   }
   s.factored = false;
+  if (info > 0 && s.options.precision == Precision::Mixed) {
+    if constexpr (std::is_same_v<T, double>) {  // C32 may be singular where C is not: float64 decides
+      info = s.high->factor();
+      s.high_factored = true;
+    }
+  }
   if (info > 0)
-    throw NotPositiveDefinite(info, fmt::format("A D^2 A^T is singular to the factorization: A is rank deficient or "
-                                                "the weights vanish where they matter (Cholesky{})",
-                                                s.options.precision == Precision::Mixed ? ", float32" : ""));
+    throw NotPositiveDefinite(info, "A D^2 A^T is singular to the factorization: A is rank deficient or the weights "
+                                    "vanish where they matter (Cholesky)");
+  s.c_norm = normal_norm1<T>(s.A.view(), s.d2);
+  s.notes.clear();
+  if (s.a_exponent != 0)
+    s.notes.push_back(fmt::format("A was scaled by 2^{} (exactly) for the computation: its entries lie far from 1, "
+                                  "where C's would over- or underflow",
+                                  -s.a_exponent));
+  if (unit != 1) s.notes.push_back(fmt::format("the weights were scaled by 2^{} (x does not depend on their scale)",
+                                               -scaling::exponent_for(largest)));
+  if (s.options.precision != Precision::Mixed) {
+    s.rcond = judged_rcond(*s.native, s.c_norm, s.n, device, s.options.allow_ill_conditioned, s.notes);
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (s.high_factored) {
+      s.rcond = judged_rcond(*s.high, s.c_norm, s.n, device, s.options.allow_ill_conditioned, s.notes);
+    } else {
+      // Refinement from C32 converges where C32's rcond is above float32's level; below it float64 factors
+      // and judges at once (refinement would stall, or "converge" to an x growing without bound).
+      const double low = 1.0 / (s.c_norm * s.low->inverse_norm1(device));
+      const double floor = std::sqrt(static_cast<double>(s.n)) * std::numeric_limits<float>::epsilon();
+      if (!(low >= floor)) {
+        s.notes.push_back(fmt::format("A D^2 A^T's rcond in float32, {:.3g}, is below float32's sqrt(n) eps "
+                                      "({:.3g}): factored in float64 instead",
+                                      low, floor));
+        if (const index high_info = s.high->factor(); high_info > 0)
+          throw NotPositiveDefinite(high_info, "A D^2 A^T is singular to the factorization: A is rank deficient or "
+                                               "the weights vanish where they matter (Cholesky)");
+        s.high_factored = true;
+        s.rcond = judged_rcond(*s.high, s.c_norm, s.n, device, s.options.allow_ill_conditioned, s.notes);
+      } else {
+        s.rcond = low;
+      }
+    }
+  }
   s.factored = true;
 }
 
@@ -149,7 +263,12 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   if (b.rows() != s.n) throw ShapeMismatch("wls: A and b", s.m, s.n, b.rows(), b.cols());
   if (b.device() != s.A.device())
     throw InvalidArgument(fmt::format("wls: A is on {} but b is on {}", s.A.device().name(), b.device().name()));
-  if (s.options.check_finite) require_finite(b, "b");
+  const kernels::Magnitude magnitude = kernels::dense<T>(b.device()).magnitude(b);
+  if (s.options.check_finite && magnitude.first_non_finite) require_finite(b, "b");
+  // b near 1 too (x scales with it): b of 1e308 overflowed A D^2 b
+  const int b_exponent = scaling::exponent_for(magnitude.max_abs);
+  const Matrix<T> b_scaled = b_exponent != 0 ? scaling::normalized_copy<T>(b, b_exponent) : Matrix<T>();
+  if (b_exponent != 0) b = b_scaled.view();
   const Stopwatch clock;
   const index m = s.m, n = s.n, k = b.cols();
   const Device device = s.A.device();
@@ -162,6 +281,10 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   r.device = device;
   r.precision = s.options.precision == Precision::Mixed ? "mixed (float32 factorization, float64 refinement)"
                                                         : std::string(type_name<T>());
+  r.rcond = s.rcond;
+  r.notes.insert(r.notes.end(), s.notes.begin(), s.notes.end());
+  if (b_exponent != 0)
+    r.notes.push_back(fmt::format("b was scaled by 2^{} (exactly) for the computation", -b_exponent));
   // c = A D^2 b
   Matrix<T> db = Matrix<T>::copy_of(b);
   scale_rows<T>(s.d2, db.view());
@@ -171,6 +294,12 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   if (s.options.precision != Precision::Mixed) {
     out.x = std::move(c);
     s.native->solve(out.x.view());
+  } else if (s.high_factored) {  // factor() judged C32 too ill-conditioned to refine from
+    if constexpr (std::is_same_v<T, double>) {
+      out.x = std::move(c);
+      s.high->solve(out.x.view());
+      r.stop = StopReason::FellBack;
+    }
   } else if constexpr (std::is_same_v<T, double>) {
     // The paper's Algorithm 1, column by column of b.
     const kernels::Mixed& mixed = kernels::mixed(device);
@@ -231,32 +360,48 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
       r.notes.push_back(fmt::format("float32 refinement did not reach the tolerance in {} iterations: solved with a "
                                     "float64 factorization instead",
                                     s.options.max_iterations));
-      if (!s.high_factored) {
-        const index info = s.high->factor();
-        if (info > 0) throw NotPositiveDefinite(info, "A D^2 A^T is singular to the float64 factorization (Cholesky)");
-        s.high_factored = true;
-      }
+      const index info = s.high->factor();
+      if (info > 0) throw NotPositiveDefinite(info, "A D^2 A^T is singular to the float64 factorization (Cholesky)");
+      s.high_factored = true;
+      std::vector<std::string> notes;
+      s.rcond = r.rcond = judged_rcond(*s.high, s.c_norm, n, device, s.options.allow_ill_conditioned, notes);
+      r.notes.insert(r.notes.end(), notes.begin(), notes.end());
       out.x = std::move(c);
       s.high->solve(out.x.view());
     }
   }
+  policy::require_finite_result<T>(out.x.view(), "wls: x");
   r.seconds = clock.seconds();
   if (s.options.compute_residual) {
-    // the least-squares test on the scaled problem min || D (b - A^T x) ||: A_w = (A D)^T, b_w = D b,
-    // computed on the host
+    // the least-squares test on the weighted problem min || D (b - A^T x) ||: A_w = (A D)^T, b_w = D b,
+    // computed on the host; above lstsq's bound the backward-stable method, QR on that problem, solves
+    // instead, and if it too misses the bound no x is returned
     const Matrix<T> a = s.A.to(Device::cpu()), bh = Matrix<T>::copy_of(b).to(Device::cpu());
-    const Matrix<T> x = out.x.to(Device::cpu());
     const Matrix<double> w = s.w.to(Device::cpu());
     Matrix<T> aw(n, m), bw(n, k);
     for (index i = 0; i < n; ++i) {
       for (index p = 0; p < m; ++p) aw(i, p) = static_cast<T>(a(p, i) * w(i, 0));
       for (index j = 0; j < k; ++j) bw(i, j) = static_cast<T>(bh(i, j) * w(i, 0));
     }
-    r.scaled_residual = scaled_residual_lstsq<T>(aw.view(), x.view(), bw.view(),
-                                                 s.options.precision == Precision::Mixed
-                                                     ? std::numeric_limits<double>::epsilon()
-                                                     : std::numeric_limits<T>::epsilon());
+    const double e = s.options.precision == Precision::Mixed ? std::numeric_limits<double>::epsilon()
+                                                              : std::numeric_limits<T>::epsilon();
+    r.scaled_residual = scaled_residual_lstsq<T>(aw.view(), out.x.to(Device::cpu()).view(), bw.view(), e);
+    if (!(r.scaled_residual <= policy::kResidualBound)) {
+      const double first = r.scaled_residual;
+      Solution<T> qr = lstsq<T>(aw.view(), bw.view(), {.compute_residual = true});
+      r.scaled_residual = qr.report.scaled_residual;
+      if (!(r.scaled_residual <= policy::kResidualBound))
+        throw NumericalError(fmt::format("wls: the scaled residual {:.3g} exceeds linv's bound {:g} for the normal "
+                                         "equations and {:.3g} for QR on the weighted problem; no result is returned",
+                                         first, policy::kResidualBound, r.scaled_residual));
+      r.method = Method::QR;
+      r.notes.push_back(fmt::format("scaled residual {:.3g} above the bound {:g}: solved by QR on the weighted "
+                                    "problem instead",
+                                    first, policy::kResidualBound));
+      out.x = qr.x.to(device);
+    }
   }
+  scaling::scale_back(out.x, b_exponent - s.a_exponent, "solution x");  // x of 2^e A is 2^-e x
   return out;
 }
 
