@@ -166,16 +166,16 @@ const Command kCommands[] = {
        auto b = std::make_shared<AdlBenchArgs>();
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x voxels)")->capture_default_str();
-       cmd.add_option("-k,--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("-k,--atoms", b->atoms, "K")->capture_default_str()->check(above(0));
        cmd.add_option("--iters", b->iterations, "Outer iterations per run")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--inner-s", b->coefficient_steps, "Coefficient steps per iteration (Ts)")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--inner-d", b->dictionary_steps, "Dictionary steps per iteration (Td)")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--precision", b->precision, "single or double")
            ->capture_default_str()
            ->check(CLI::IsMember({"single", "double"}));
@@ -197,38 +197,38 @@ const Command kCommands[] = {
      "within sqrt(c) of given time courses and the others of norm at most sqrt(c_d)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<AdlArgs>();
-       cmd.add_option("X", a->x,
+       input(cmd.add_option("X", a->x,
                       "Data, one voxel per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI "
-                      "image (.nii, .nii.gz)")
+                      "image (.nii, .nii.gz)"))
            ->required();
        add_nifti_options(cmd, a->mask, &a->maps);
-       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(above(0));
        cmd.add_option("--lambda", a->lambda,
                       "Sparsity weight (default: 0.5 * ||X||_F / sqrt(T N), half the root mean square of X)")
-           ->check(CLI::NonNegativeNumber);
-       cmd.add_option("--task", a->task,
-                      "T x M time courses (e.g. designs convolved with the HRF) that the first M atoms stay near");
+           ->check(at_least(0));
+       input(cmd.add_option("--task", a->task,
+                      "T x M time courses (e.g. designs convolved with the HRF) that the first M atoms stay near"));
        cmd.add_option("--c", a->c, "Squared distance each assisted atom may keep from its time course (with --task)")
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--cd", a->c_d, "Squared norm of the free atoms at most")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--max-iter,--iters", a->iterations,
                       "Outer iterations at most (coefficient steps, then dictionary steps; all of them without --tol)")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        cmd.add_option("--inner-s", a->coefficient_steps, "Coefficient steps per iteration (Ts)")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--inner-d", a->dictionary_steps, "Dictionary steps per iteration (Td)")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        cmd.add_option("--tol", a->tolerance,
                       "Stop once an iteration lowers the objective by at most this fraction of it (0: run all iterations)")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        cmd.add_option("--seed", a->seed, "Seed of the random normal initial dictionary")->capture_default_str();
-       cmd.add_option("--initial", a->initial, "A T x K dictionary to start from instead (projected onto the constraints)");
+       input(cmd.add_option("--initial", a->initial, "A T x K dictionary to start from instead (projected onto the constraints)"));
        output(cmd.add_option("--dictionary", a->dictionary, "Where to write D (T x K, the assisted atoms first)"),
               io::OutputKind::matrix)->required();
        output(cmd.add_option("--codes", a->codes,

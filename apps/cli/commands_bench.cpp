@@ -79,8 +79,8 @@ void run_bench(const BenchArgs& a) {
   nlohmann::json out = bench_output(device);
   for (const std::string& kind : split(a.kinds))
     for (const std::string& dtype : split(a.dtypes))
-      for (const std::string& size : split(a.sizes))
-        with_type_named(dtype, [&]<Real T>() { bench_case<T>(a, kind, std::stoll(size), device, out["rows"]); });
+      for (const index n : parse_counts(a.sizes, "--sizes"))
+        with_type_named(dtype, [&]<Real T>() { bench_case<T>(a, kind, n, device, out["rows"]); });
   write_bench(a.bench, out);
 }
 
@@ -103,8 +103,7 @@ void run_bench_solve(const SolveBenchArgs& a) {
     methods.emplace_back(name, method);
   }
   nlohmann::json out = bench_output(device);
-  for (const std::string& size : split(a.sizes)) {
-    const index n = std::stoll(size);
+  for (const index n : parse_counts(a.sizes, "--sizes")) {
     const Matrix<double> A = bench_matrix<double>("general", n, device);
     const Matrix<double> b = random_uniform<double>(n, 1, /*seed=*/4, -1.0, 1.0, device);
     for (const auto& [method_name, method] : methods)
@@ -157,7 +156,7 @@ void run_bench_slam(const SlamBenchArgs& a) {
   for (const std::string& c : split(a.cases)) {
     const auto colon = c.find(':');
     if (colon == std::string::npos) throw InvalidArgument(fmt::format("bad case '{}': expected rows:cols", c));
-    const index n = std::stoll(c.substr(0, colon)), m = std::stoll(c.substr(colon + 1));
+    const index n = parse_count(c.substr(0, colon), "--cases rows"), m = parse_count(c.substr(colon + 1), "--cases cols");
     const slam::BorderedJacobian<double> J = slam::random_bordered_jacobian<double>(n, m, /*seed=*/1).to(device);
     const Matrix<double> d = random_uniform<double>(n, 1, /*seed=*/2, -1.0, 1.0, device);
     Solution<double> step, P;
@@ -231,7 +230,8 @@ void run_bench_batched(const BatchedBenchArgs& a) {
       const auto colon = c.find(':');
       if (colon == std::string::npos)
         throw InvalidArgument(fmt::format("bad case '{}': expected order:count, e.g. 8:1048576", c));
-      const index n = std::stoll(c.substr(0, colon)), count = std::stoll(c.substr(colon + 1));
+      const index n = parse_count(c.substr(0, colon), "--cases order");
+      const index count = parse_count(c.substr(colon + 1), "--cases count");
       with_type_named(dtype, [&]<Real T>() { bench_batched_case<T>(a, n, count, device, out["rows"]); });
     }
   write_bench(a.bench, out);
@@ -334,8 +334,8 @@ void run_bench_distributed(const DistributedBenchArgs& a) {
       throw InvalidArgument(fmt::format("bench distributed times solve and inverse, not {}", op));
   nlohmann::json out = bench_output(grid.device());
   out["job"] = grid.describe();
-  for (const std::string& size : split(a.sizes))
-    for (const std::string& op : split(a.ops)) bench_distributed_case<double>(a, grid, op, std::stoll(size), out["rows"]);
+  for (const index n : parse_counts(a.sizes, "--sizes"))
+    for (const std::string& op : split(a.ops)) bench_distributed_case<double>(a, grid, op, n, out["rows"]);
   if (grid.is_root()) write_bench(a.bench, out);
 }
 
@@ -397,11 +397,11 @@ const Command kCommands[] = {
        cmd.add_option("--ops", a->ops, "solve, inverse")->capture_default_str();
        cmd.add_option("--sizes", a->sizes, "Orders, comma-separated")->capture_default_str();
        cmd.add_option("--method", a->method, "auto, lu or cholesky")->capture_default_str();
-       cmd.add_option("--block", a->block, "Tile size (default: the grid's, 1024 on GPUs)");
+       cmd.add_option("--block", a->block, "Tile size (default: the grid's, 1024 on GPUs)")->check(above(0));
        cmd.add_option("--check-columns", a->check_columns, "inverse: columns of A X - I checked")
            ->capture_default_str()
-           ->check(CLI::PositiveNumber);
-       cmd.add_option("--repeats", a->bench.repeats, "Timed runs per case")->capture_default_str()->check(CLI::Range(1, 1000));
+           ->check(above(0));
+       cmd.add_option("--repeats", a->bench.repeats, "Timed runs per case")->capture_default_str()->check(between(1, 1000));
        output(cmd.add_option("--json", a->bench.json, "Write the rows as JSON here (process 0)"), io::OutputKind::text);
        cmd.callback([a] { run_bench_distributed(*a); });
      }},

@@ -52,10 +52,11 @@ void add_solve_options(CLI::App& cmd, SolveArgs& a) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "float32", "tf32", "bf16", "fp16"}));
   cmd.add_option("--tol", a.tolerance,
-                 "gauss-seidel: stop at this normwise backward error (default: max(n, 16) x machine epsilon)");
+                 "gauss-seidel: stop at this normwise backward error (default: max(n, 16) x machine epsilon)")
+      ->check(above(0));
   cmd.add_option("--max-iter", a.max_iterations, "gauss-seidel: iteration limit (exit code 4 when reached)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(above(0));
   cmd.add_flag("--allow-ill-conditioned", a.allow_ill_conditioned,
                "Return the result for a matrix singular to working precision (rcond below machine epsilon) "
                "with a note, instead of refusing it (exit 4); with --batch, for each such matrix of the batch. "
@@ -78,7 +79,7 @@ void add_distributed_options(CLI::App& cmd, SolveArgs& a) {
   cmd.add_option("--block", a.block,
                  "--distributed, --devices: the tile size of the block-cyclic layout (default: 128 for CPU processes, "
                  "1024 for GPUs)")
-      ->check(CLI::PositiveNumber);
+      ->check(above(0));
 }
 
 SolveOptions solve_options(const SolveArgs& a, Compute c) {
@@ -382,7 +383,7 @@ const Command kCommands[] = {
     {"", "inv", "Invert a square matrix: X = A^-1",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       cmd.add_option("A", a->a, kMatrixHelp)->required();
+       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write the inverse"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
                     "A is a stack of B square matrices (a B x n x n .npy array, n <= 64): invert each one. A singular "
@@ -394,8 +395,8 @@ const Command kCommands[] = {
     {"", "solve", "Solve A X = B for square A",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       cmd.add_option("A", a->a, kMatrixHelp)->required();
-       cmd.add_option("B", a->b, "Right-hand sides (n x k)")->required();
+       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
+       input(cmd.add_option("B", a->b, "Right-hand sides (n x k)"))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
                     "A is a stack of B square matrices (B x n x n .npy, n <= 64) and B a stack of B right-hand-side "
@@ -408,17 +409,18 @@ const Command kCommands[] = {
     {"", "lstsq", "Minimum-norm least-squares solution of A X ~ B (QR with column pivoting)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       cmd.add_option("A", a->a, kMatrixHelp)->required();
-       cmd.add_option("B", a->b, "Right-hand sides (m x k)")->required();
+       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
+       input(cmd.add_option("B", a->b, "Right-hand sides (m x k)"))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
-       cmd.add_option("--rcond", a->rcond, "Relative rank tolerance (default: max(m, n) x machine epsilon)");
+       cmd.add_option("--rcond", a->rcond, "Relative rank tolerance (default: max(m, n) x machine epsilon)")
+           ->check(at_least(0));
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_lstsq(*a); });
      }},
     {"", "pinv", "Moore-Penrose pseudoinverse (SVD with a rank tolerance)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       cmd.add_option("A", a->a, kMatrixHelp)->required();
+       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
        output(cmd.add_option("-o,--output", a->output,
                              "Where to write the pseudoinverse (n x m), or J^+ d with --apply"),
               io::OutputKind::matrix)
@@ -429,22 +431,28 @@ const Command kCommands[] = {
                       "J^+ d by CGLS (with --apply; --tol, --max-iter)")
            ->capture_default_str();
        cmd.add_option("--dense-cols", a->dense_cols, "bordered: the number of dense leading columns")
-           ->capture_default_str();
-       cmd.add_option("--apply", a->apply,
-                      "bordered, sparse: write J^+ d for this d (n x k) instead of J^+, never forming J^+");
+           ->capture_default_str()
+           ->check(at_least(1));
+       input(cmd.add_option("--apply", a->apply,
+                      "bordered, sparse: write J^+ d for this d (n x k) instead of J^+, never forming J^+"));
        cmd.add_option("--damping", a->damping, "bordered: Levenberg-Marquardt damping lambda (J^T J + lambda diag)")
-           ->capture_default_str();
-       cmd.add_option("--tol", a->tolerance, "sparse: CGLS relative residual to stop at (default 1e-10)");
-       cmd.add_option("--max-iter", a->max_iterations, "sparse: CGLS iterations at most")->capture_default_str();
+           ->capture_default_str()
+           ->check(at_least(0));
+       cmd.add_option("--tol", a->tolerance, "sparse: CGLS relative residual to stop at (default 1e-10)")
+           ->check(above(0));
+       cmd.add_option("--max-iter", a->max_iterations, "sparse: CGLS iterations at most")
+           ->capture_default_str()
+           ->check(at_least(1));
        cmd.add_option("--rcond", a->rcond,
-                      "Singular values below rcond x the largest count as zero (default: max(m, n) x machine epsilon)");
+                      "Singular values below rcond x the largest count as zero (default: max(m, n) x machine epsilon)")
+           ->check(at_least(0));
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_pinv(*a); });
      }},
     {"", "chol", "Cholesky factor L (lower, A = L L^T) of a symmetric positive definite matrix",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       cmd.add_option("A", a->a, kMatrixHelp)->required();
+       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write L"), io::OutputKind::matrix)->required();
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_chol(*a); });

@@ -242,7 +242,7 @@ void run_gen_fmri(const GenFmriArgs& a) {
   } else {
     const std::vector<std::string> sides = split(a.shape);
     if (sides.size() != 3) throw InvalidArgument(fmt::format("--shape {}: expected X,Y,Z", a.shape));
-    o.nx = std::stoll(sides[0]), o.ny = std::stoll(sides[1]), o.nz = std::stoll(sides[2]);
+    o.nx = parse_count(sides[0], "--shape"), o.ny = parse_count(sides[1], "--shape"), o.nz = parse_count(sides[2], "--shape");
   }
   // Every refusal comes before anything is written.
   const bool nifti_data = io::is_nifti_path(a.output);
@@ -301,12 +301,14 @@ const Command kCommands[] = {
      "smooth maps, Gaussian noise",
      [](CLI::App& cmd) {
        auto g = std::make_shared<GenFmriArgs>();
-       cmd.add_option("--time", g->time_points, "Time points T")->required()->check(CLI::Range(2, 1 << 30));
-       cmd.add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(CLI::PositiveNumber);
+       cmd.add_option("--time", g->time_points, "Time points T")->required()->check(between(2, 1 << 30));
+       cmd.add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(above(0));
        cmd.add_option("--shape", g->shape, "The volume X,Y,Z (voxels in column-major order)");
-       cmd.add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(CLI::PositiveNumber);
-       cmd.add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")->capture_default_str();
-       cmd.add_option("--tr", g->tr, "Repetition time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(above(0));
+       cmd.add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")
+           ->capture_default_str()
+           ->check(at_least(-HUGE_VAL));
+       cmd.add_option("--tr", g->tr, "Repetition time in seconds")->capture_default_str()->check(above(0));
        cmd.add_option("--seed", g->seed, "Random seed (the same seed gives the same data)")->capture_default_str();
        cmd.add_option("-o,--output", g->output,
                       "Where to write X (T x N: .npy, .mtx, .mat; or .nii/.nii.gz, a 4-D image of T volumes on a 2 mm "
@@ -328,8 +330,8 @@ const Command kCommands[] = {
        auto b = std::make_shared<OmpBenchArgs>();
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
-       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
-       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(above(0));
+       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(above(0));
        cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
        cmd.add_option("--kernel", b->kernel, "GPU kernel: auto, thread (a thread per signal) or warp (a warp per signal)")
            ->capture_default_str();
@@ -343,9 +345,9 @@ const Command kCommands[] = {
        auto b = std::make_shared<KsvdBenchArgs>();
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
-       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(CLI::PositiveNumber);
-       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(CLI::PositiveNumber);
-       cmd.add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(CLI::NonNegativeNumber);
+       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(above(0));
+       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(above(0));
+       cmd.add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(at_least(0));
        cmd.add_option("--variant", b->variant, "approximate, exact or both")->capture_default_str();
        cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
        cmd.add_flag("--distributed", b->distributed,
@@ -365,23 +367,23 @@ const Command kCommands[] = {
      "k-SVD dictionary learning: X ~ D G with D T x K (unit-norm atoms) and at most T0 nonzeros per column of G",
      [](CLI::App& cmd) {
        auto a = std::make_shared<KsvdArgs>();
-       cmd.add_option("X", a->x,
+       input(cmd.add_option("X", a->x,
                       "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI image "
-                      "(.nii, .nii.gz)")
+                      "(.nii, .nii.gz)"))
            ->required();
        add_nifti_options(cmd, a->mask, &a->maps);
-       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(CLI::PositiveNumber);
-       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(above(0));
+       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(above(0));
        cmd.add_option("--max-iter,--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        output(cmd.add_option("--dictionary", a->dictionary,
                              "Where to write D (T x K)"), io::OutputKind::matrix)->required();
        output(cmd.add_option("--codes", a->codes,
                              "Where to write G (K x N): dense .npy, or sparse Matrix Market (.mtx)"),
               io::OutputKind::matrix)
            ->required();
-       cmd.add_option("--initial", a->initial, "A T x K dictionary to start from (default: K random signals)");
+       input(cmd.add_option("--initial", a->initial, "A T x K dictionary to start from (default: K random signals)"));
        cmd.add_flag("--approximate", a->approximate, "One power step per atom instead of its exact rank-1 SVD");
        cmd.add_flag("--no-clear", a->no_clear, "Do not replace coherent or rarely used atoms between iterations");
        cmd.add_option("--seed", a->seed, "Seed of the initial dictionary and of the atom orders")->capture_default_str();
@@ -399,16 +401,16 @@ const Command kCommands[] = {
     {"", "omp", "Batch-OMP: sparse codes G (K x N, at most T0 nonzeros per column) with X ~ D G",
      [](CLI::App& cmd) {
        auto a = std::make_shared<OmpArgs>();
-       cmd.add_option("X", a->x,
+       input(cmd.add_option("X", a->x,
                       "Signals, one per column (T x N: time points x voxels): .npy, .mtx, .mat, or a 4-D NIfTI image "
-                      "(.nii, .nii.gz)")
+                      "(.nii, .nii.gz)"))
            ->required();
-       cmd.add_option("D", a->d, "Dictionary, one atom per column (T x K)")->required();
+       input(cmd.add_option("D", a->d, "Dictionary, one atom per column (T x K)"))->required();
        add_nifti_options(cmd, a->mask);
-       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(CLI::PositiveNumber);
+       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(above(0));
        cmd.add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        output(cmd.add_option("-o,--output,--codes", a->codes,
                              "Where to write G: dense .npy, or sparse Matrix Market when it ends in .mtx"),
               io::OutputKind::matrix)

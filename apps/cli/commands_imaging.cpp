@@ -145,7 +145,8 @@ imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
   double v = -1;
   const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
   if (ec == std::errc() && end == a.lambda.data() + a.lambda.size()) {
-    if (!(v >= 0)) throw InvalidArgument(fmt::format("--lambda {}: expected a non-negative number", a.lambda));
+    if (!(v >= 0 && std::isfinite(v)))
+      throw InvalidArgument(fmt::format("--lambda {}: expected a finite non-negative number", a.lambda));
     o.lambda = v;
   } else {
     try {
@@ -237,8 +238,7 @@ void run_timing(const QualityArgs& a) {
   nlohmann::json out = bench_output(device);
   for (const auto& [sizes, path] : {std::pair{a.dense_sizes, imaging::DeblurPath::Dense},
                                     std::pair{a.matrix_free_sizes, imaging::DeblurPath::MatrixFree}})
-    for (const std::string& size : split(sizes)) {
-      const index n = std::stoll(size);
+    for (const index n : parse_counts(sizes, path == imaging::DeblurPath::Dense ? "--dense-sizes" : "--matrix-free-sizes")) {
       const Matrix<double> f = imaging::shepp_logan(n);
       const Matrix<double> g = imaging::add_noise(
           imaging::convolve(f.view(), psf.kernel.view(), imaging::Boundary::Reflexive).view(), "gaussian:var=0.001", a.seed);
@@ -349,11 +349,11 @@ const Command kCommands[] = {
     {"", "degrade", "Blur (and optionally add noise to) an image: g = H f + n, each colour channel alike",
      [](CLI::App& cmd) {
        auto a = std::make_shared<DegradeArgs>();
-       cmd.add_option("IN", a->input, fmt::format("Image {}, or phantom:N for the N x N Shepp-Logan phantom", kImageHelp))
+       input(cmd.add_option("IN", a->input, fmt::format("Image {}, or phantom:N for the N x N Shepp-Logan phantom", kImageHelp)))
            ->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write the degraded image (.png, .pgm or .npy)"),
               io::OutputKind::image)->required();
-       cmd.add_option("--psf", a->psf, kPsfHelp)->capture_default_str();
+       input(cmd.add_option("--psf", a->psf, kPsfHelp))->capture_default_str();
        cmd.add_option("--noise", a->noise,
                       "gaussian:var=V[,mean=M] | saltpepper:density=D | poisson[:peak=P] (MATLAB's imnoise "
                       "conventions; Poisson counts of peak P at intensity 1)");
@@ -363,7 +363,8 @@ const Command kCommands[] = {
        cmd.add_option("--crop", a->crop,
                       "Crop this many pixels from every edge after blurring (the truth too), so that the blur near "
                       "the edges saw real scene beyond them, as a camera's does")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(at_least(0));
        cmd.add_option("--seed", a->seed, "Seed of the noise")->capture_default_str();
        output(cmd.add_option("--truth", a->truth, "Also write the undegraded image here (cropped alike)"),
               io::OutputKind::image);
@@ -378,11 +379,11 @@ const Command kCommands[] = {
      "condition and a regulariser L, each colour channel with one lambda",
      [](CLI::App& cmd) {
        auto d = std::make_shared<DeblurArgs>();
-       cmd.add_option("IN", d->input, fmt::format("The degraded image {}; alpha is kept as it is", kImageHelp))
+       input(cmd.add_option("IN", d->input, fmt::format("The degraded image {}; alpha is kept as it is", kImageHelp)))
            ->required();
        output(cmd.add_option("-o,--output", d->output, "Where to write the recovered image (.png, .pgm or .npy)"),
               io::OutputKind::image)->required();
-       cmd.add_option("--psf", d->psf, "The PSF that degraded it (as for degrade)")->capture_default_str();
+       input(cmd.add_option("--psf", d->psf, "The PSF that degraded it (as for degrade)"))->capture_default_str();
        cmd.add_option("--lambda", d->lambda,
                       "Regularisation weight, or how to choose it: auto (generalised cross-validation, or the "
                       "discrepancy principle where GCV fits the noise), gcv or discrepancy")
@@ -402,10 +403,13 @@ const Command kCommands[] = {
                       "DCT: periodic boundary, or reflexive with a symmetric PSF), dense (H^T H + lambda L^T L, "
                       "Cholesky) or matrix-free (preconditioned conjugate gradients)")
            ->capture_default_str();
-       cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print PSNR before and after");
+       input(cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print PSNR before and after"));
        cmd.add_option("--max-iter", d->max_iterations, "matrix-free: conjugate-gradient iterations at most")
-           ->capture_default_str();
-       cmd.add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")->capture_default_str();
+           ->capture_default_str()
+           ->check(at_least(1));
+       cmd.add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")
+           ->capture_default_str()
+           ->check(above(0));
        cmd.add_option("--bits", d->bits, "Bits per sample of PNG and PGM outputs (8 or 16)")
            ->capture_default_str()
            ->check(CLI::IsMember({8, 16}));
@@ -420,7 +424,7 @@ const Command kCommands[] = {
        add_bench_options(cmd, q->bench);
        cmd.add_option("--size", q->size, "Quality: phantom size (dense path: up to 64)")
            ->capture_default_str()
-           ->check(CLI::Range(4, 64));
+           ->check(between(4, 64));
        cmd.add_option("--seed", q->seed, "Noise seed")->capture_default_str();
        output(cmd.add_option("--markdown", q->markdown, "Quality: write a markdown table here"), io::OutputKind::text);
        cmd.add_flag("--time", q->time, "Time deblurring end to end (Gaussian blur and noise, lambda given) instead");
@@ -428,7 +432,8 @@ const Command kCommands[] = {
        cmd.add_option("--matrix-free-sizes", q->matrix_free_sizes, "--time: image sizes for the matrix-free path")
            ->capture_default_str();
        cmd.add_option("--lambda", q->lambda, "--time: the regularisation weight of the dense and matrix-free sizes")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(at_least(0));
        cmd.add_option("--auto-sizes", q->auto_sizes,
                       "--time: SIDExCHANNELS images deblurred with everything automatic (lambda included), e.g. 512x3")
            ->capture_default_str();

@@ -302,33 +302,33 @@ const Command kCommands[] = {
      "largest first",
      [](CLI::App& cmd) {
        auto a = std::make_shared<Parafac2Args>();
-       cmd.add_option("X", a->inputs,
+       input(cmd.add_option("X", a->inputs,
                       "One 3-D array of all slabs: a .npy of shape K x I x J (slab k is X[k]; for a time x voxel x "
                       "slice array T, save np.moveaxis(T, 2, 0)) or a .mat of I x J x K (X(:,:,k)); or one I x J_k "
-                      "matrix per slab, in order (J_k may differ)")
+                      "matrix per slab, in order (J_k may differ)"))
            ->required();
        cmd.add_option("-F,--rank", a->rank, "F, the number of components (at most I and every J_k)")
            ->required()
-           ->check(CLI::PositiveNumber);
+           ->check(above(0));
        output(cmd.add_option("-o,--output,--out", a->out, "Directory for the results (created if missing)"),
               io::OutputKind::directory)->required();
        cmd.add_option("--max-iter,--iters", a->iterations, "Iterations at most")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        cmd.add_option("--tol", a->tolerance,
                       "Stop once the loss ||X - model||^2 changes by at most this fraction of itself (0: run all "
                       "--iters)")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        CLI::Option* start = cmd.add_option("--init", a->start,
                                            "Starting factors: svd (A from the leading left singular vectors of "
                                            "[X_1 ... X_K], C = 1 + N(0, 0.01) noise, H = I) or random (A and C uniform "
                                            "in [0, 1), H = I)")
                                 ->capture_default_str()
                                 ->check(CLI::IsMember({"svd", "random"}));
-       cmd.add_option("--initial", a->initial,
+       input(cmd.add_option("--initial", a->initial,
                       "A directory with A.npy, H.npy and C.npy (under --layout tensorly: C.npy, B.npy and A.npy) to "
-                      "start from instead")
+                      "start from instead"))
            ->excludes(start);
        cmd.add_option("--layout", a->layout,
                       "linv: each slab is I x J_k, the I rows shared (time points x voxels), the results A (I x F), "
@@ -357,10 +357,10 @@ const Command kCommands[] = {
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated IxJxK (rows x columns per slab x slabs)")
            ->capture_default_str();
-       cmd.add_option("--rank", b->rank, "F")->capture_default_str()->check(CLI::PositiveNumber);
+       cmd.add_option("--rank", b->rank, "F")->capture_default_str()->check(above(0));
        cmd.add_option("--iters", b->iterations, "Iterations (all of them are run)")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
        cmd.add_option("--precision", b->precision, "single or double")
            ->capture_default_str()
            ->check(CLI::IsMember({"single", "double"}));

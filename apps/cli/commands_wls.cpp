@@ -16,6 +16,7 @@ struct WlsArgs {
   std::string form = "normal";  // normal: A (m x n, m <= n), d, b; statsmodels: X (n x p), w, y
   double tolerance = 0;
   int max_iterations = 100;
+  bool allow_ill_conditioned = false;
   CommonOptions common;
 };
 
@@ -29,7 +30,8 @@ WlsOptions wls_options(const WlsArgs& a, Compute c) {
           .weights = a.weights == "d2" ? Weights::Squared : Weights::Plain,
           .tolerance = a.tolerance,
           .max_iterations = a.max_iterations,
-          .compute_residual = !a.common.no_check};
+          .compute_residual = !a.common.no_check,
+          .allow_ill_conditioned = a.allow_ill_conditioned};
 }
 
 // statsmodels' and SciPy's form, beta minimising sum_i w_i (y_i - x_i^T beta)^2 = ||W^1/2 (y - X beta)||^2
@@ -127,8 +129,8 @@ double normal_residual(const Matrix<double>& A, const Matrix<double>& d2, const 
 void run_speed(const PaperArgs& p) {
   const Device device = Device::parse(p.bench.device);
   nlohmann::json out = bench_output(device);
-  for (const std::string& size : split(p.sizes)) {
-    const index m = std::stoll(size), n = 2 * m;
+  for (const index m : parse_counts(p.sizes, "--sizes")) {
+    const index n = 2 * m;
     const Matrix<double> A = random_uniform<double>(m, n, 10 + m, 0.0, 1.0, device);
     const Matrix<double> d = random_uniform<double>(n, 1, 30 + m, 0.0, 1.0, device);
     const Matrix<double> b = random_uniform<double>(n, 1, 20 + m, 0.0, 1.0, device);
@@ -171,8 +173,7 @@ void run_paper(const PaperArgs& p) {
   md << "| table | m | n | single-precision relative error | refined relative error | iterations |\n"
      << "|---|---|---|---|---|---|\n";
   for (int table : {1, 2}) {
-    for (const std::string& size : split(p.sizes)) {
-      const index m = std::stoll(size);
+    for (const index m : parse_counts(p.sizes, "--sizes")) {
       const index n = 2 * m;
       const Matrix<double> A = random_uniform<double>(m, n, 10 + m, 0.0, 1.0);
       const Matrix<double> b = random_uniform<double>(n, 1, 20 + m, 0.0, 1.0);
@@ -224,14 +225,14 @@ const Command kCommands[] = {
      "Weighted least squares: x minimising ||D (b - A^T x)|| for A m x n (m <= n), through A D^2 A^T x = A D^2 b",
      [](CLI::App& cmd) {
        auto a = std::make_shared<WlsArgs>();
-       cmd.add_option("A", a->a,
-                      "The m x n matrix (m <= n); with --form statsmodels X, n x p (one row per observation)")
+       input(cmd.add_option("A", a->a,
+                      "The m x n matrix (m <= n); with --form statsmodels X, n x p (one row per observation)"))
            ->required();
-       cmd.add_option("d", a->d,
+       input(cmd.add_option("d", a->d,
                       "The weights: the diagonal of D^2 (default) or of D (--weights d), n entries; with --form "
-                      "statsmodels w, the weights of the squared residuals")
+                      "statsmodels w, the weights of the squared residuals"))
            ->required();
-       cmd.add_option("b", a->b, "Right-hand sides, n x k (with --form statsmodels y)")->required();
+       input(cmd.add_option("b", a->b, "Right-hand sides, n x k (with --form statsmodels y)"))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write x (m x k; with --form statsmodels beta, p x k)"),
               io::OutputKind::matrix)
            ->required();
@@ -244,10 +245,14 @@ const Command kCommands[] = {
        cmd.add_option("--storage", a->storage, "full, or packed (rectangular full packed: half the memory)")
            ->capture_default_str();
        cmd.add_option("--tol", a->tolerance,
-                      "mixed: stop at ||r|| / ||x|| <= tol (default: float64's level, the rounding error of computing r)");
+                      "mixed: stop at ||r|| / ||x|| <= tol (default: float64's level, the rounding error of computing r)")
+           ->check(above(0));
        cmd.add_option("--max-iter", a->max_iterations, "mixed: iteration limit, then a float64 factorization")
            ->capture_default_str()
-           ->check(CLI::NonNegativeNumber);
+           ->check(at_least(0));
+       cmd.add_flag("--allow-ill-conditioned", a->allow_ill_conditioned,
+                    "Return x when A D^2 A^T is singular to working precision (rcond below sqrt(n) eps), with a "
+                    "note, instead of refusing it (exit 4); exactly singular systems are always refused");
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_wls(*a); });
      }},
@@ -262,7 +267,8 @@ const Command kCommands[] = {
        cmd.add_option("--sizes", p->sizes, "Comma-separated m (n = 2m); default: the paper's, or 2048,8192 for timing");
        cmd.add_option("--tol", p->tolerance,
                       "--paper: refinement tolerance on ||r|| / ||x|| (the paper's 1e-8; 0: float64's level)")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(at_least(0));
        cmd.add_option("--precisions", p->precisions, "Timing: double, mixed or both")->capture_default_str();
        cmd.add_option("--storages", p->storages, "Timing: full, packed or both")->capture_default_str();
        output(cmd.add_option("--markdown", p->markdown, "--paper: write a markdown table here"), io::OutputKind::text);

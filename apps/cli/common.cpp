@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 namespace linv::cli {
@@ -84,19 +87,73 @@ FitInput read_fit_input(const std::string& path, const std::string& mask, const 
 }
 
 void add_nifti_options(CLI::App& cmd, std::string& mask, std::string* maps) {
-  cmd.add_option("--mask", mask,
-                 "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)");
+  input(cmd.add_option("--mask", mask,
+                 "With a NIfTI X: a 3-D brain mask on its grid (voxels where it is nonzero; default every voxel)"));
   if (maps)
     output(cmd.add_option("--maps", *maps,
                           "With a NIfTI X: write the codes as K spatial maps in its space (.nii, .nii.gz)"),
            io::OutputKind::nifti);
 }
 
+namespace {
+// The options of this command line that name files, outputs first flagged; filled as the commands are
+// defined, one command line at a time (run() defines the commands afresh for each).
+struct FileOption {
+  CLI::Option* option;
+  bool written;
+};
+std::vector<FileOption>& file_options() {
+  static std::vector<FileOption> options;
+  return options;
+}
+}  // namespace
+
 CLI::Option* output(CLI::Option* option, io::OutputKind kind) {
+  if (kind != io::OutputKind::directory) file_options().push_back({option, true});
   return option->each([kind](const std::string& spec) {
     io::check_output(spec, kind);
     if (spec == "-") io::claim_standard_output();  // the command's messages go to stderr from here on
   });
+}
+
+CLI::Option* input(CLI::Option* option) {
+  file_options().push_back({option, false});
+  return option;
+}
+
+void forget_file_options() { file_options().clear(); }
+
+namespace {
+// "--output" for -o,--output, "A" for a positional
+std::string option_name(const CLI::Option& o) {
+  if (!o.get_lnames().empty()) return "--" + o.get_lnames().front();
+  if (!o.get_snames().empty()) return "-" + o.get_snames().front();
+  return o.get_name(/*positional=*/true);
+}
+}  // namespace
+
+void check_distinct_files() {
+  struct Named {
+    std::string option, path;
+    bool written;
+  };
+  std::vector<Named> named;
+  for (const FileOption& f : file_options())
+    if (f.option->count() > 0)
+      for (const std::string& path : f.option->results())
+        named.push_back({option_name(*f.option), path, f.written});
+  for (std::size_t i = 0; i < named.size(); ++i)
+    for (std::size_t j = 0; j < named.size(); ++j) {
+      const Named &a = named[i], &b = named[j];
+      if (!a.written || (b.written && j <= i) || !io::same_file(a.path, b.path)) continue;
+      if (b.written)
+        throw InvalidArgument(fmt::format("{} {} and {} {} name the same file: each output needs a file of its own "
+                                          "(the second would replace the first)",
+                                          b.option, b.path, a.option, a.path));
+      throw InvalidArgument(fmt::format("{} {} names the input {} ({}): linv does not write over what it reads; write "
+                                        "elsewhere, then rename",
+                                        a.option, a.path, b.option, b.path));
+    }
 }
 
 io::DType dtype_of(const io::AnyMatrix& m) {
@@ -222,7 +279,7 @@ std::function<void(int, double)> progress_line(const CommonOptions& o, const cha
 
 void add_bench_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd.add_option("--repeats", o.repeats, "Timed runs per case")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--repeats", o.repeats, "Timed runs per case")->capture_default_str()->check(between(1, 1 << 20));
   output(cmd.add_option("--json", o.json, "Write the rows as JSON here"), io::OutputKind::text);
 }
 
@@ -244,6 +301,23 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
+index parse_count(std::string_view text, std::string_view what, index least) {
+  index v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || ec != std::errc() || end != text.data() + text.size() || v < least)
+    throw InvalidArgument(fmt::format("{} '{}': expected a whole number of at least {}{}", what, text, least,
+                                      digits && ec == std::errc::result_out_of_range ? " that fits in 64 bits" : ""));
+  return v;
+}
+
+std::vector<index> parse_counts(const std::string& list, std::string_view what, index least) {
+  std::vector<index> out;
+  for (const std::string& item : split(list)) out.push_back(parse_count(item, what, least));
+  if (out.empty()) throw InvalidArgument(fmt::format("{} '{}': expected comma-separated whole numbers", what, list));
+  return out;
+}
+
 std::vector<index> parse_dims(const std::string& size, const std::string& form) {
   const auto parts = [](const std::string& text) {
     std::vector<std::string> out;
@@ -252,21 +326,54 @@ std::vector<index> parse_dims(const std::string& size, const std::string& form) 
     return out;
   };
   const std::vector<std::string> fields = parts(size);
-  std::vector<index> dims;
-  for (const std::string& f : fields) {
-    std::size_t used = 0;
-    index v = 0;
-    try {
-      v = std::stoll(f, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != f.size() || v < 1) break;
-    dims.push_back(v);
-  }
-  if (dims.size() != parts(form).size() || dims.size() != fields.size())
+  if (fields.size() != parts(form).size() || size.ends_with('x'))
     throw InvalidArgument(fmt::format("bad size '{}': expected {} (positive integers)", size, form));
+  std::vector<index> dims;
+  for (const std::string& f : fields) dims.push_back(parse_count(f, fmt::format("size {}", size)));
   return dims;
+}
+
+namespace {
+
+// A number as CLI11 would read it, or NaN with `ok` false for text that is not one.
+double option_number(const std::string& text, bool& ok) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  ok = !text.empty() && end == text.data() + text.size() && (ec == std::errc() || ec == std::errc::result_out_of_range);
+  if (ec == std::errc::result_out_of_range) v = text.starts_with('-') ? -HUGE_VAL : HUGE_VAL;  // beyond float64
+  return v;
+}
+
+// `description` completes "'x' is not ..."; `brief` follows the value's type in --help ("INT:>=1").
+CLI::Validator number_validator(std::string description, std::string brief, std::function<bool(double)> accepts) {
+  return CLI::Validator(
+      [description, accepts](std::string& text) -> std::string {
+        bool ok = false;
+        const double v = option_number(text, ok);
+        if (ok && !std::isnan(v) && accepts(v)) return {};
+        return fmt::format("'{}' is not {}", text, description);
+      },
+      brief, "");
+}
+
+std::string bound(double v) { return fmt::format("{:g}", v); }
+
+}  // namespace
+
+CLI::Validator at_least(double least) {
+  if (std::isinf(least)) return number_validator("a number", "", [](double) { return true; });
+  return number_validator("a finite number >= " + bound(least), ">=" + bound(least),
+                          [least](double v) { return std::isfinite(v) && v >= least; });
+}
+
+CLI::Validator above(double least) {
+  return number_validator("a finite number > " + bound(least), ">" + bound(least),
+                          [least](double v) { return std::isfinite(v) && v > least; });
+}
+
+CLI::Validator between(double least, double most) {
+  const std::string range = fmt::format("[{}, {}]", bound(least), bound(most));
+  return number_validator("a number in " + range, range, [least, most](double v) { return v >= least && v <= most; });
 }
 
 }  // namespace linv::cli

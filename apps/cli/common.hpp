@@ -81,6 +81,14 @@ void add_common_options(CLI::App& cmd, CommonOptions& o);
 // An option naming something the command writes, checked as the command line is read (io::check_output),
 // so that a format linv cannot write there or a missing directory is refused before any work.
 CLI::Option* output(CLI::Option* option, io::OutputKind kind);
+// An option naming files the command reads.
+CLI::Option* input(CLI::Option* option);
+// Once the command line is read and before the command runs (run.cpp): two outputs naming one file, or an
+// output naming an input, are refused with InvalidArgument (exit 2) naming both, after resolving
+// directories, ".." and symbolic links (io::same_file). Either would destroy data: the later output, or
+// the input the user kept. forget_file_options() starts a command line with no options registered.
+void check_distinct_files();
+void forget_file_options();
 
 // The element type a command computes in, from --precision and the input files' types: the inputs'
 // own type when no precision is asked for (float64 if they differ), never narrowing silently.
@@ -207,9 +215,23 @@ void with_type_named(const std::string& name, F&& f) {
 
 // "a,b,,c" -> {"a", "b", "c"}
 std::vector<std::string> split(const std::string& list);
+// A count written in an option ("512" of --sizes 512,1024, "8" of --cases 8:1048576): decimal digits only
+// (no sign, no exponent: "1e3" is not read as 1), at least `least`, and small enough for linv's index type;
+// otherwise InvalidArgument naming the option (`what`), the text and what was expected.
+index parse_count(std::string_view text, std::string_view what, index least = 1);
+// Every count of a comma-separated list ("--sizes 512,1024"); an empty list is refused.
+std::vector<index> parse_counts(const std::string& list, std::string_view what, index least = 1);
 // A benchmark size such as "274x902629" against its form ("TxN"): as many positive integers as the form
 // has parts, or InvalidArgument naming both.
 std::vector<index> parse_dims(const std::string& size, const std::string& form);
+
+// What a numeric option accepts, checked as the command line is read (exit 2), with a message that says it
+// in words: NaN is never a value, and infinity only where the range is open on that side (`at_least(-inf)`
+// takes every number but NaN). CLI11's own PositiveNumber and Range let NaN through and print their limits
+// with 310 digits.
+CLI::Validator at_least(double least);
+CLI::Validator above(double least);
+CLI::Validator between(double least, double most);
 
 // Calls `call` once to warm up (handles, workspaces, kernel loading), then `repeats` times on a host
 // clock; `result` keeps the last call's value, released before each timed call so that one result's

@@ -123,6 +123,7 @@ int run(int argc, char** argv) {
       "130 interrupted (Ctrl-C).");
   const auto tables = {dense_commands(),    misc_commands(), bench_commands(), wls_commands(),
                        imaging_commands(), fmri_commands(), adl_commands(),   parafac2_commands()};
+  forget_file_options();  // the options registered below are this command line's
   for (bool top_level : {true, false})  // the parents first, then their subcommands
     for (std::span<const Command> table : tables)
       for (const Command& c : table)
@@ -130,6 +131,8 @@ int run(int argc, char** argv) {
           CLI::App& parent = top_level ? app : *app.get_subcommand(c.parent);
           c.define(*parent.add_subcommand(c.name, c.description));
         }
+  // after every option is read, before any command runs: outputs that would destroy data
+  app.parse_complete_callback(check_distinct_files);
   if (const std::string unknown = unknown_words(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "linv: error: %s\n", unknown.c_str());
     return static_cast<int>(ExitCode::usage);

@@ -115,6 +115,11 @@ void check_output(const std::string& spec, OutputKind kind);
 // output aside for it: whatever the program prints afterwards goes to standard error. InvalidArgument when
 // called twice (one output at most can be "-").
 void claim_standard_output();
+// Whether two specs (file names, with a .mat or .npz ":NAME" or without) read or write the same file: the
+// same path once directories, ".." and symbolic links at its end are resolved as writing resolves them (a
+// link is written through to its target), or hard links of one file. "-" (standard input or output) is no
+// file, and is never the same as anything.
+bool same_file(const std::string& a, const std::string& b);
 // Makes the directory `path` and its missing parents; InputError naming it when that fails.
 void make_directory(const std::string& path);
 

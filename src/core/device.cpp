@@ -37,7 +37,7 @@ Device Device::parse(std::string_view text) {
     std::string_view digits = text.substr(5);
     int index = -1;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty()) return cuda(index);
+    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty() && index >= 0) return cuda(index);
   }
   throw InvalidArgument(fmt::format("unknown device '{}': expected cpu, cuda, cuda:N or auto", text));
 }

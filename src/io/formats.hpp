@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,10 @@ constexpr std::int64_t kMaxDeflateRatio = 1032;
 // file, so a failed write leaves the target as it was; while it exists, the temporary file is listed for
 // io::remove_temporary_files(), which a handler of a fatal signal calls. Failures raise
 // InputError("could not write ...").
+// Where writing `target` puts the bytes: a symbolic link at that path is written through to the file it
+// names (as cp and compilers do), however many links lead there, dangling or not; otherwise the path itself.
+std::filesystem::path written_path(const std::string& target);
+
 class AtomicFile {
  public:
   explicit AtomicFile(std::string target);
@@ -85,7 +90,8 @@ class AtomicFile {
   [[noreturn]] void fail(const std::string& reason) const;
 
  private:
-  std::string target_;
+  std::string target_;       // as the caller named it, for messages
+  std::string destination_;  // the file written: target_, or where a symbolic link there leads
   std::string temp_;
   std::FILE* file_ = nullptr;
   bool committed_ = false;

@@ -142,10 +142,23 @@ void InputFile::seek(std::int64_t offset) {
 
 // ---- AtomicFile ----
 
-AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
+std::filesystem::path written_path(const std::string& target) {
+  namespace fs = std::filesystem;
+  fs::path p = target;
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path link = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = link.is_absolute() ? link : p.parent_path() / link;
+  }
+  return p;
+}
+
+AtomicFile::AtomicFile(std::string target)
+    : target_(std::move(target)), destination_(target_ == "-" ? target_ : written_path(target_).string()) {
   // standard output's bytes wait in a temporary file of their own until the output is placed
   const std::filesystem::path target_path =
-      target_ == "-" ? std::filesystem::temp_directory_path() / "standard-output" : std::filesystem::path(target_);
+      target_ == "-" ? std::filesystem::temp_directory_path() / "standard-output" : std::filesystem::path(destination_);
   // Names near NAME_MAX would overflow it once decorated; the temporary name only has to be unique.
   const std::string name = target_path.filename().string().substr(0, 200);
   std::random_device random;
@@ -168,6 +181,10 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   // A signal handler removed the temporary files while this one was being created: the process is ending,
   // and this file must not outlive it.
   if (temporary_files_removed()) ::unlink(temp_.c_str());
+  // The file it replaces keeps its permissions (a 0600 output stays private); a new one gets the umask's.
+  struct stat existing {};
+  if (target_ != "-" && ::stat(destination_.c_str(), &existing) == 0 && S_ISREG(existing.st_mode))
+    (void)::fchmod(fd, existing.st_mode & 07777);
   file_ = ::fdopen(fd, "wb");
   if (file_ == nullptr) {
     error = errno;
@@ -197,13 +214,13 @@ void AtomicFile::close_handle() {
 // what linv promises; surviving a power cut is left to the file system's own ordering.
 void AtomicFile::commit() {
   close_handle();
-  if (OutputTransactionAccess::defer(temp_, target_, listed_)) {  // renamed by the transaction's commit
+  if (OutputTransactionAccess::defer(temp_, destination_, listed_)) {  // renamed by the transaction's commit
     committed_ = true;
     listed_ = -1;
     return;
   }
   std::error_code ec;
-  place(temp_, target_, ec);
+  place(temp_, destination_, ec);
   if (ec) fail(ec.message());
   committed_ = true;
   forget_temporary(std::exchange(listed_, -1));  // after the rename: a signal in between removes nothing
@@ -235,12 +252,36 @@ void OutputTransaction::commit() {
 
 void commit_outputs_so_far() { OutputTransactionAccess::rename_so_far(); }
 
+namespace {
+// The file of a spec, without the variable of a .mat or .npz ("file.mat:x" is file.mat).
+std::string file_part(const std::string& spec);
+}  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  if (a == "-" || b == "-" || a.empty() || b.empty()) return false;
+  auto resolved = [](const std::string& spec) {
+    std::error_code ec;
+    const fs::path written = detail::written_path(file_part(spec));
+    const fs::path canonical = fs::weakly_canonical(fs::absolute(written, ec), ec);
+    return ec ? fs::absolute(written, ec).lexically_normal() : canonical;
+  };
+  const fs::path pa = resolved(a), pb = resolved(b);
+  if (pa == pb) return true;
+  std::error_code ec;
+  return fs::exists(pa, ec) && fs::exists(pb, ec) && fs::equivalent(pa, pb, ec);
+}
+
 void OutputTransaction::rename_pending() {
+  // Standard output first: copying to it is what fails (a full disk behind a pipe, a closed reader), and a
+  // failure there must leave every file output as it was; renames within a directory rarely fail.
+  std::stable_partition(pending_.begin(), pending_.end(), [](const Pending& p) { return p.target == "-"; });
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
     std::error_code ec;
     detail::place(p.temp, p.target, ec);
-    if (ec) throw InputError(fmt::format("could not write {}: {}", p.target, ec.message()));  // the rest removed
+    if (ec)  // the rest removed
+      throw InputError(fmt::format("could not write {}: {}", p.target == "-" ? "standard output" : p.target, ec.message()));
     detail::forget_temporary(p.listed);
     pending_.erase(pending_.begin());
   }
@@ -267,16 +308,21 @@ bool names_variables(const std::string& path) {
   return lower.ends_with(".mat") || lower.ends_with(".npz");
 }
 
-Target parse_spec(const std::string& spec) {
-  Target t{spec, Format::npy, {}};
-  // Directories may contain ':'; only one in the file name, right after ".mat" or ".npz", introduces a
-  // variable.
+// Directories may contain ':'; only one in the file name, right after ".mat" or ".npz", introduces a
+// variable.
+std::string file_part(const std::string& spec) {
   const std::size_t slash = spec.rfind('/');
   const std::size_t name_begin = slash == std::string::npos ? 0 : slash + 1;
   const std::size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && colon >= name_begin && names_variables(spec.substr(0, colon))) {
-    t.path = spec.substr(0, colon);
-    t.variable = spec.substr(colon + 1);
+  if (colon != std::string::npos && colon >= name_begin && names_variables(spec.substr(0, colon)))
+    return spec.substr(0, colon);
+  return spec;
+}
+
+Target parse_spec(const std::string& spec) {
+  Target t{file_part(spec), Format::npy, {}};
+  if (t.path.size() < spec.size()) {
+    t.variable = spec.substr(t.path.size() + 1);
     if (t.variable.empty())
       throw InvalidArgument(
           fmt::format("'{}' names no variable after the ':' (write {}:NAME, or leave the ':' out)", spec, t.path));

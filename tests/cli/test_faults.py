@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fault injection for the linv command-line tool: whatever stops a run (a write failing half way, a full
-disk, a read-only directory, an output written over its own input, a signal, host memory running out), the
+disk, a read-only directory, an output naming an input or another output, a signal, host memory running out), the
 exit code and a one-line message say what happened, no partial output exists at the target, an earlier
 file there is intact (byte for byte), and no temporary file (linv writes ".NAME.tmp-PID-XXXX" beside the
 target and renames it into place) is left behind.
@@ -205,34 +205,70 @@ class FaultTest(unittest.TestCase):
         self.assert_one_line_error(err, f"could not write {codes}")
         self.assert_nothing_lost(self.dir, d, before, others=["x.npy"])
 
-    # ---- 3. the output is one of the inputs -------------------------------------------------------
-    def test_output_over_its_own_input(self):
+    # ---- 3. outputs that would destroy data: an input, or another output ---------------------------
+    def test_output_naming_an_input_is_refused_before_any_work(self):
+        # Replacing an input destroys what the user kept (a photograph deblurred "in place", the matrix a
+        # later step needs): exit 2 before anything is read or computed, whichever name reaches the file.
         n = 50
         a = self.rng.uniform(-1, 1, (n, n)) + n * np.eye(n)
         path = self.save("a.npy", a)
-        # A second name for the input's file: replacing the file by a rename leaves that file (and this
-        # name) as it was, where writing into the input in place would change both.
-        os.link(path, self.path("a-link.npy"))
+        os.link(path, self.path("a-hard.npy"))
+        os.symlink("a.npy", self.path("a-soft.npy"))
+        os.mkdir(self.path("sub"))
         before = read_bytes(path)
-        run("inv", path, "-o", path, "--quiet", expect=0)
-        x = np.load(path)
-        self.assertLess(np.linalg.norm(x @ a - np.eye(n), 1), 30 * n * np.finfo(float).eps * np.linalg.cond(a, 1))
-        self.assertEqual(read_bytes(self.path("a-link.npy")), before)
-        self.assert_nothing_lost(self.dir, path, read_bytes(path), others=["a-link.npy"])
+        for name in [path, self.path("a-hard.npy"), self.path("a-soft.npy"), os.path.join(self.dir, "sub", "..", "a.npy")]:
+            err = run("inv", path, "-o", name, expect=2)
+            self.assert_one_line_error(err, "names the input A")
+            self.assertEqual(read_bytes(path), before)
+        b = self.save("b.npy", self.rng.standard_normal((n, 2)))
+        b_before = read_bytes(b)
+        err = run("solve", path, b, "-o", b, expect=2)
+        self.assert_one_line_error(err, "names the input B")
+        self.assertEqual(read_bytes(b), b_before)
+        self.assert_nothing_lost(self.dir, path, before, others=["a-hard.npy", "a-soft.npy", "b.npy", "sub"])
 
-        rhs = self.rng.standard_normal((n, 2))
-        b = self.save("b.npy", rhs)
-        run("solve", self.path("a-link.npy"), b, "-o", b, "--quiet", expect=0)
-        residual = np.linalg.norm(a @ np.load(b) - rhs, 1) / (np.linalg.norm(a, 1) * np.linalg.norm(np.load(b), 1))
-        self.assertLess(residual, 30 * n * np.finfo(float).eps)
+    def test_two_outputs_naming_one_file_are_refused(self):
+        # The later output would replace the earlier one: the matrix by the report, the dictionary by the codes.
+        a = self.save("a.npy", self.rng.uniform(-1, 1, (8, 8)) + 8 * np.eye(8))
+        out, before = self.previous_output("out.npy")
+        err = run("inv", a, "-o", out, "--report", out, expect=2)
+        self.assert_one_line_error(err, "name the same file")
+        os.symlink("out.npy", self.path("out-link.npy"))
+        err = run("inv", a, "-o", self.path("out-link.npy"), "--report", out, expect=2)
+        self.assert_one_line_error(err, "name the same file")
+        x = self.save("x.npy", self.rng.standard_normal((8, 40)))
+        err = run("ksvd", x, "-k", 4, "--sparsity", 2, "--iters", 1, "--dictionary", out, "--codes", out, expect=2)
+        self.assert_one_line_error(err, "name the same file")
+        self.assert_nothing_lost(self.dir, out, before, others=["a.npy", "out-link.npy", "x.npy"])
 
-        singular = self.path("singular.npy")
-        run("gen", "--kind", "singular", "-n", 20, "-o", singular, expect=0)
-        before = read_bytes(singular)
-        err = run("inv", singular, "-o", singular, expect=4)
-        self.assert_one_line_error(err, "singular")
-        self.assertEqual(read_bytes(singular), before)
-        self.assertEqual([n for n in os.listdir(self.dir) if TEMPORARY.match(n)], [])
+    def test_outputs_keep_their_mode_and_write_through_links(self):
+        # An existing output's permissions stay (a private 0600 file stays private); a symbolic link at the
+        # output's path is written through to its target, as cp and compilers do, and stays a link.
+        a = self.rng.uniform(-1, 1, (8, 8)) + 8 * np.eye(8)
+        path = self.save("a.npy", a)
+        private, _ = self.previous_output("private.npy")
+        os.chmod(private, 0o600)
+        run("inv", path, "-o", private, "--quiet", expect=0)
+        self.assertEqual(os.stat(private).st_mode & 0o777, 0o600)
+        os.mkdir(self.path("real"))
+        target, _ = self.previous_output(os.path.join("real", "x.npy"))
+        os.symlink(os.path.join("real", "x.npy"), self.path("link.npy"))
+        run("inv", path, "-o", self.path("link.npy"), "--quiet", expect=0)
+        self.assertTrue(os.path.islink(self.path("link.npy")))
+        np.testing.assert_allclose(np.load(target) @ a, np.eye(8), atol=1e-12)
+        self.assertEqual([n for n in os.listdir(self.path("real")) if TEMPORARY.match(n)], [])
+
+    def test_outputs_land_together_with_standard_output(self):
+        # The report goes to a full standard output: the command fails (exit 3), and the matrix output,
+        # complete as it was, is not placed either.
+        path = self.save("a.npy", self.rng.uniform(-1, 1, (8, 8)) + 8 * np.eye(8))
+        out, before = self.previous_output("out.npy")
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([LINV, "inv", path, "-o", out, "--report", "-"], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=600)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("could not write standard output", p.stderr)
+        self.assert_nothing_lost(self.dir, out, before, others=["a.npy"])
 
     # ---- 4. signals -------------------------------------------------------------------------------
     def long_ksvd(self):
