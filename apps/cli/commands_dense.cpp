@@ -102,8 +102,9 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
     throw InvalidArgument(fmt::format("{} --batch needs square matrices; {} holds {} matrices of {}", command, a.a,
                                       count, shape_string(stack.rows, stack.cols)));
   if (rhs && (rhs->count != count || rhs->rows != n))
-    throw ShapeMismatch(fmt::format("{} --batch: {} must hold one n x k block per matrix of {}", command, a.b, a.a),
-                        count * n, n, rhs->count * rhs->rows, rhs->cols);
+    throw InvalidArgument(fmt::format("{} --batch: A and B: shapes {}x{}x{} and {}x{}x{} do not fit: {} must hold one "
+                                      "{} x k block per matrix of {}",
+                                      command, count, n, n, rhs->count, rhs->rows, rhs->cols, a.b, n, a.a));
   // The batch as one n x (n count) matrix: the stack's layout already.
   const auto as_matrix = [](const io::MatrixStack<T>& st) {
     Matrix<T> m = Matrix<T>::uninitialized(st.rows, st.cols * st.count);
@@ -165,8 +166,9 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
     working_precision = working_precision || m.rcond > 0;
     if (i >= kNamed) continue;
     named += fmt::format("{}matrix {} ", i == 0 ? "" : ", ", m.matrix);
-    named += m.rcond == 0 ? fmt::format("(zero pivot in column {})", m.pivot)
-                          : fmt::format("(rcond {:.3g}, smallest pivot in column {})", m.rcond, m.pivot);
+    named += !m.why.empty() ? fmt::format("({})", m.why)
+             : m.rcond == 0 ? fmt::format("(zero pivot in column {})", m.pivot)
+                            : fmt::format("(rcond {:.3g}, smallest pivot in column {})", m.rcond, m.pivot);
   }
   if (refused.size() > kNamed) named += fmt::format(" and {} more", refused.size() - kNamed);
   throw NumericalError(fmt::format(

@@ -38,14 +38,14 @@ struct Options {
 // A singular matrix of a batch.
 struct Singular {
   index matrix = 0;  // its position in the batch, from 0
-  // 1-based column: its first exactly zero pivot, or (rcond > 0) its smallest pivot, or (rcond NaN) the
-  // first column with a non-finite entry
+  // 1-based column: its first exactly zero pivot, or (rcond > 0) its smallest pivot; 0 where `why` says more
   index pivot = 0;
   // Below machine epsilon: for inverses (and GPU solves, which go through the inverse) exactly
   // 1 / (||A||_1 ||A^-1||_1), for CPU solves LAPACK's estimate (gecon's). 0 for an exactly zero pivot
-  // (or one whose reciprocal overflows), NaN for a matrix with a NaN or infinite entry.
+  // (or one whose reciprocal overflows).
   double rcond = 0;
   bool kept = false;  // its block of the result holds the computed result (Options::allow_ill_conditioned)
+  std::string why;    // where the batched kernel could not judge it: what the one-matrix path found
 };
 
 // What happened to a batch.
@@ -60,6 +60,10 @@ struct Result {
   Status status;
 };
 
+// A NaN or Inf in A (or B) is NonFiniteInput naming the matrix and its entry. A matrix the batched kernels
+// cannot judge (its column sums overflow, its entries lie near the ends of the range) is inverted or solved
+// again alone by linv::inv or linv::solve, which scale it, and listed only if that too refuses it.
+//
 // Inverts each n x n matrix of A (n = A.rows() <= kMaxOrder, A.cols() a multiple of n, A.ld() == n).
 template <Real T>
 Result<T> inv(ConstMatrixView<T> A, const Options& options = {});

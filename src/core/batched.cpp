@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
+#include "linv/dense.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::batched {
@@ -37,6 +39,50 @@ bool overlaps(ConstMatrixView<T> a, ConstMatrixView<T> b) {
 template <Real T>
 kernels::BatchedPolicy policy_of(const Options& options) {
   return {.threshold = std::numeric_limits<T>::epsilon(), .keep_ill_conditioned = options.allow_ill_conditioned};
+}
+
+// NonFiniteInput for the first NaN or Inf of the matrices of M (`name`: A or B), each `width` columns
+// wide, the first of them matrix `first` of the batch; it names the matrix and its entry.
+template <Real T>
+void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, index first = 0) {
+  if (M.empty() || width == 0) return;
+  const auto at = kernels::dense<T>(M.device()).magnitude(M).first_non_finite;
+  if (!at) return;
+  const Matrix<T> value = Matrix<T>::copy_of(M.block(at->first, at->second, 1, 1)).to(Device::cpu());
+  throw NonFiniteInput(name,
+                       fmt::format("matrix {} of the stack (from 0, as NumPy numbers them), row {}, column {}", first + at->second / width,
+                                   at->first + 1, at->second % width + 1),
+                       static_cast<double>(value(0, 0)));
+}
+
+// The batched kernels give a matrix whose column sums are not finite rcond NaN: a NaN or Inf entry
+// (NonFiniteInput, naming it), or sums that overflow at the ends of the range (entries near 1e308; near
+// 1e-310 the inverse overflows). Those are computed again alone by the one-matrix path, which scales them,
+// and its verdict replaces the kernel's. `again(k)` returns matrix k's result (`width` columns of X),
+// throwing where that path refuses it.
+template <Real T, class Again>
+void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X, index width,
+                      Again&& again) {
+  const index n = A.rows();
+  std::vector<Singular> kept;
+  for (Singular& s : singular) {
+    if (!std::isnan(s.rcond)) {
+      kept.push_back(std::move(s));
+      continue;
+    }
+    require_finite_batch<T>(A.block(0, s.matrix * n, n, n), n, "A", s.matrix);
+    try {
+      const Solution<T> alone = again(s.matrix);
+      copy<T>(alone.x.view(), X.block(0, s.matrix * width, X.rows(), width));
+      if (alone.report.rcond < std::numeric_limits<T>::epsilon())  // kept by allow_ill_conditioned: listed
+        kept.push_back({s.matrix, 0, alone.report.rcond, true, "computed alone (scaled)"});
+    } catch (const SingularMatrix& e) {
+      kept.push_back({s.matrix, e.pivot(), e.rcond(), false, e.what()});
+    } catch (const NumericalError& e) {
+      kept.push_back({s.matrix, 0, 0.0, false, e.what()});
+    }
+  }
+  singular = std::move(kept);
 }
 
 // The notes naming kept results stop here; Status::singular lists them all.
@@ -86,6 +132,10 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options) {
   if (overlaps<T>(A, X)) throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
   std::vector<Singular> singular;
   const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).invert(A, X, policy_of<T>(options), singular);
+  const index n = A.rows();
+  rejudge_unjudged<T>(A, singular, X, n, [&](index k) {
+    return linv::inv<T>(A.block(0, k * n, n, n), {.allow_ill_conditioned = options.allow_ill_conditioned});
+  });
   return finish<T>(Operation::BatchedInverse, ran, std::move(singular), A.device(), clock);
 }
 
@@ -116,8 +166,13 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, c
   if (overlaps<T>(A, X) || overlaps<T>(B, X))
     throw InvalidArgument("batched solve: X overlaps A or B; give the result its own memory");
   if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
+  require_finite_batch<T>(B, nrhs, "B");  // the kernels judge A's entries, not B's
   std::vector<Singular> singular;
   const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).solve(A, B, X, policy_of<T>(options), singular);
+  rejudge_unjudged<T>(A, singular, X, nrhs, [&](index k) {
+    return linv::solve<T>(A.block(0, k * n, n, n), B.block(0, k * nrhs, n, nrhs),
+                          {.allow_ill_conditioned = options.allow_ill_conditioned});
+  });
   return finish<T>(Operation::BatchedSolve, ran, std::move(singular), A.device(), clock);
 }
 

@@ -252,7 +252,7 @@ void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, const kernels::
   });
   for (index m = 0; m < count; ++m) {
     const auto i = static_cast<std::size_t>(m);
-    if (pivot[i] != 0) singular.push_back({m, pivot[i], rcond[i], policy.keeps(rcond[i])});
+    if (pivot[i] != 0) singular.push_back({m, pivot[i], rcond[i], policy.keeps(rcond[i]), {}});
   }
 }
 

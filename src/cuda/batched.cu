@@ -95,29 +95,20 @@ __device__ inline void column_sums(const Entry& entry, int lane, T (&out)[V / W]
   for (int i = 0; i < V / W; ++i) out[i] = v[i];
 }
 
-// A matrix's 1-norm (its largest column sum) and the first column (1-based) whose sum is not finite (a
-// NaN or infinite entry), or 0.
-template <class T>
-struct Norm1 {
-  T value;
-  int nonfinite;
-};
-
-// Lane `row` holding column `row`'s sum of a matrix of S columns, the Norm1 over the S lanes `width` wide
-// (the group, or a warp of a block), in every lane; `bad` is the first non-finite column, S for none.
+// Lane `row` holding column `row`'s sum of a matrix of S columns, the matrix's 1-norm (the largest sum;
+// NaN or Inf where an entry is, or a sum overflows) over the S lanes `width` wide (the group, or a warp of a
+// block), in every lane. Which entry is not finite the host finds, in the rare matrix that has one
+// (src/core/batched.cpp).
 template <class T, int S>
-__device__ inline void norm_across(T& norm, int& bad, int width) {
+__device__ inline void norm_across(T& norm, int width) {
 #pragma unroll
-  for (int offset = (S < 32 ? S : 32) / 2; offset > 0; offset /= 2) {
+  for (int offset = (S < 32 ? S : 32) / 2; offset > 0; offset /= 2)
     norm = nan_max(norm, __shfl_xor_sync(kFull, norm, offset, width));
-    const int other = __shfl_xor_sync(kFull, bad, offset, width);
-    bad = other < bad ? other : bad;
-  }
 }
 
-// The Norm1 of the matrix whose rows the group's S lanes hold, in every lane.
+// The 1-norm of the matrix whose rows the group's S lanes hold, in every lane.
 template <class T, int S>
-__device__ inline Norm1<T> group_norm1(const T (&a)[S], bool use, int row) {
+__device__ inline T group_norm1(const T (&a)[S], bool use, int row) {
   const auto entry = [&](int j) { return use ? fabs(a[j]) : T(0); };
   T column;  // lane `row` ends with column `row`'s sum
   if constexpr (S == 1) {
@@ -128,9 +119,8 @@ __device__ inline Norm1<T> group_norm1(const T (&a)[S], bool use, int row) {
     column = sum[0];
   }
   T norm = column;
-  int bad = isfinite(column) ? S : row;
-  norm_across<T, S>(norm, bad, S);
-  return {norm, bad < S ? bad + 1 : 0};
+  norm_across<T, S>(norm, S);
+  return norm;
 }
 
 // The in-place Gauss-Jordan step on row `a` (S entries, n used) with pivot p at column k, whose row
@@ -237,12 +227,13 @@ struct Verdict {
   bool refused;
 };
 
-// A matrix with a non-finite entry has no condition number: rcond NaN, named by that column, refused.
+// A matrix whose 1-norm is not finite (a NaN or Inf entry, or sums that overflow) gets no condition number
+// here: rcond NaN, refused; the host names the entry or computes it again alone, scaled.
 template <class T>
-__device__ inline Verdict judge(const Batch<T>& batch, int zero, int smallest, Norm1<T> norm_a, Norm1<T> norm_x) {
-  if (norm_a.nonfinite != 0) return {quiet_nan<double>(), norm_a.nonfinite, true};
+__device__ inline Verdict judge(const Batch<T>& batch, int zero, int smallest, T norm_a, T norm_x) {
+  if (!isfinite(norm_a)) return {quiet_nan<double>(), 1, true};
   const double rcond =
-      zero != 0 ? 0.0 : 1.0 / (static_cast<double>(norm_a.value) * static_cast<double>(norm_x.value));
+      zero != 0 ? 0.0 : 1.0 / (static_cast<double>(norm_a) * static_cast<double>(norm_x));
   if (zero == 0 && rcond >= batch.threshold) return {rcond, 0, false};
   return {rcond, zero != 0 ? zero : smallest, !(batch.keep_ill_conditioned && rcond > 0)};
 }
@@ -296,7 +287,7 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch
   T a[S];
 #pragma unroll
   for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
-  const Norm1<T> norm_a = group_norm1<T, S>(a, active, row);
+  const T norm_a = group_norm1<T, S>(a, active, row);
 
   int order[S];  // order[k]: the row chosen as pivot at step k
   int step = -1;  // the step at which this lane's row was chosen
@@ -334,19 +325,19 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch
       eliminate<T, S>(a, n, k, row == at, p, [&](int j) { return __shfl_sync(kFull, a[j], at, S); });
     }
   }
-  const Norm1<T> norm_x = group_norm1<T, S>(a, active, row);  // every lane takes part in the shuffles
+  const T norm_x = group_norm1<T, S>(a, active, row);  // every lane takes part in the shuffles
   if (!active) return;
   const Verdict verdict = judge(batch, zero, smallest, norm_a, norm_x);
   if (row == 0) record(batch, m, verdict);
   write_result<T, S>(batch, m, step, a, [&](int j) { return order[j]; }, verdict.refused);
 }
 
-// The Norm1 of the matrix whose rows the block's 64 threads hold (row i in thread i), in every thread:
+// The 1-norm of the matrix whose rows the block's 64 threads hold (row i in thread i), in every thread:
 // each warp's column sums by column_sums, 32 columns at a time (lane l: column l of each half; half the
 // registers of all 64 at once, next to a[]), added across the two warps in `part` (thread i: column i),
-// then combined within each warp and across the two through `top` and `first`.
+// then combined within each warp and across the two through `top`.
 template <class T>
-__device__ inline Norm1<T> block_norm1(const T (&a)[64], bool use, T (*part)[64], T* top, int* first) {
+__device__ inline T block_norm1(const T (&a)[64], bool use, T (*part)[64], T* top) {
   const int row = static_cast<int>(threadIdx.x), lane = row % 32, warp = row / 32;
   T sum[1];
   column_sums<T, 32, 32>([&](int j) { return use ? fabs(a[j]) : T(0); }, lane, sum);
@@ -355,17 +346,12 @@ __device__ inline Norm1<T> block_norm1(const T (&a)[64], bool use, T (*part)[64]
   part[warp][32 + lane] = sum[0];
   __syncthreads();
   T norm = part[0][row] + part[1][row];
-  int bad = isfinite(norm) ? 64 : row;
-  norm_across<T, 64>(norm, bad, 32);
-  if (lane == 0) {
-    top[warp] = norm;
-    first[warp] = bad;
-  }
+  norm_across<T, 64>(norm, 32);
+  if (lane == 0) top[warp] = norm;
   __syncthreads();
   norm = nan_max(top[0], top[1]);
-  bad = first[0] < first[1] ? first[0] : first[1];
-  __syncthreads();  // part, top and first are read before the next call writes them
-  return {norm, bad < 64 ? bad + 1 : 0};
+  __syncthreads();  // part and top are read before the next call writes them
+  return norm;
 }
 
 // One matrix per block of 64 threads (32 < n <= 64): thread i holds row i.
@@ -378,7 +364,6 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
   __shared__ int order[S];  // order[k]: the row chosen as pivot at step k
   __shared__ T norm_part[2][S];
   __shared__ T norm_top[2];
-  __shared__ int norm_first[2];
   const int row = static_cast<int>(threadIdx.x), lane = row % 32, warp = row / 32;
   const int n = batch.n;
   for (std::int64_t m = blockIdx.x; m < batch.count; m += gridDim.x) {
@@ -386,7 +371,7 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
     T a[S];
 #pragma unroll
     for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
-    const Norm1<T> norm_a = block_norm1<T>(a, active, norm_part, norm_top, norm_first);
+    const T norm_a = block_norm1<T>(a, active, norm_part, norm_top);
     int step = -1, zero = 0;
     double smallest_magnitude = INFINITY;  // the smallest pivot's magnitude, and its step (1-based)
     int smallest = 0;
@@ -434,7 +419,7 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
       // barrier, which every thread reaches after this update.
     }
     __syncthreads();  // order[] complete
-    const Norm1<T> norm_x = block_norm1<T>(a, active, norm_part, norm_top, norm_first);
+    const T norm_x = block_norm1<T>(a, active, norm_part, norm_top);
     if (active) {
       const Verdict verdict = judge(batch, zero, smallest, norm_a, norm_x);
       if (row == 0) record(batch, m, verdict);

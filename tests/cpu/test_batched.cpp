@@ -110,30 +110,9 @@ TYPED_TEST(Batched, AllowedIllConditionedResultsAreKeptAndNoted) {
 
 // A NaN entry has no condition number: the matrix is named (rcond NaN, by the NaN's column) and its block
 // is NaN, even when ill-conditioned results are allowed.
-TYPED_TEST(Batched, MatricesWithNaNAreRefused) {
+TYPED_TEST(Batched, NonFiniteEntriesAreNamedAndExtremeMembersJudgedAlone) {
   using T = TypeParam;
-  for (index n : {3, 40}) {
-    const auto seed = testing::case_seed(static_cast<std::uint64_t>(400 + n));
-    LINV_TRACE_SEED(seed);
-    std::vector<Member> members;
-    Matrix<T> A = testing::mixed_batch<T>(n, 12, seed, members);
-    A(n - 1, 4 * n) = std::numeric_limits<T>::quiet_NaN();  // matrix 4, a random one
-    const Matrix<T> B = random_uniform<T>(n, 12, seed + 1, T(-1), T(1));
-    const batched::Options allow{.allow_ill_conditioned = true};
-    const batched::Result<T> inverse = batched::inv<T>(A.view(), allow);
-    const batched::Result<T> solution = batched::solve<T>(A.view(), B.view(), allow);
-    for (const batched::Result<T>* r : {&inverse, &solution}) {
-      const auto named = std::find_if(r->status.singular.begin(), r->status.singular.end(),
-                                      [](const batched::Singular& s) { return s.matrix == 4; });
-      ASSERT_NE(named, r->status.singular.end()) << "n=" << n;
-      EXPECT_TRUE(std::isnan(named->rcond));
-      EXPECT_EQ(named->pivot, 1);  // the column of the NaN
-      EXPECT_FALSE(named->kept);
-      const index cols = r->x.cols() / 12;
-      for (index j = 0; j < cols; ++j)
-        for (index i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(r->x(i, 4 * cols + j)));
-    }
-  }
+  for (index n : {3, 40}) testing::expect_extremes_judged<T>(Device::cpu(), n, testing::case_seed(static_cast<std::uint64_t>(400 + n)));
 }
 
 TEST(BatchedErrors, ShapesAndOrderAreChecked) {

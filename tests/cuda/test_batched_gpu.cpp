@@ -77,40 +77,11 @@ TYPED_TEST(BatchedGpu, SmallSolvesAgreeWithCpu) {
   }
 }
 
-// A NaN entry has no condition number: the matrix is named (rcond NaN, by the NaN's column) and its block
-// is NaN, even when ill-conditioned results are allowed; its neighbours in the warp are unaffected.
-TYPED_TEST(BatchedGpu, MatricesWithNaNAreRefused) {
+// A NaN or Inf is named by matrix and entry; members at the ends of the range are judged alone, scaled.
+TYPED_TEST(BatchedGpu, NonFiniteEntriesAreNamedAndExtremeMembersJudgedAlone) {
   REQUIRE_GPU();
   using T = TypeParam;
-  for (index n : {3, 8, 32, 40}) {
-    const auto seed = testing::case_seed(950 + n);
-    LINV_TRACE_SEED(seed);
-    std::vector<Member> members;
-    Matrix<T> A = testing::mixed_batch<T>(n, 12, seed, members);
-    A(n - 1, 4 * n) = std::numeric_limits<T>::quiet_NaN();  // matrix 4, a random one
-    const Matrix<T> a = A.to(Device::cuda(0));
-    const batched::Result<T> gpu = batched::inv<T>(a.view(), {.allow_ill_conditioned = true});
-    const Matrix<T> x = gpu.x.to(Device::cpu());
-    bool named = false;
-    for (const batched::Singular& s : gpu.status.singular) {
-      if (s.matrix != 4) continue;
-      named = true;
-      EXPECT_TRUE(std::isnan(s.rcond));
-      EXPECT_EQ(s.pivot, 1);  // the column of the NaN
-      EXPECT_FALSE(s.kept);
-    }
-    EXPECT_TRUE(named) << "n=" << n;
-    for (index j = 0; j < n; ++j)
-      for (index i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(x(i, 4 * n + j)));
-    for (index m : {0, 6}) {  // random neighbours
-      const Matrix<T> single = Matrix<T>::copy_of(A.block(0, m * n, n, n));
-      const ConstMatrixView<T> xm = x.block(0, m * n, n, n);
-      EXPECT_TRUE(testing::all_finite<T>(xm));
-      EXPECT_LE(std::min(scaled_residual_inverse<T>(single.view(), xm, testing::eps<T>()),
-                         scaled_left_residual_inverse<T>(single.view(), xm, testing::eps<T>())),
-                testing::kResidualThreshold);
-    }
-  }
+  for (index n : {3, 8, 32, 40}) testing::expect_extremes_judged<T>(Device::cuda(0), n, testing::case_seed(950 + n));
 }
 
 TYPED_TEST(BatchedGpu, LargeBatchesFillWholeBlocks) {

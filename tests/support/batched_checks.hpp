@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -16,6 +17,7 @@
 #include "linv/accuracy.hpp"
 #include "linv/batched.hpp"
 #include "linv/dense.hpp"
+#include "linv/errors.hpp"
 #include "linv/generate.hpp"
 #include "support/dense_checks.hpp"
 
@@ -225,6 +227,74 @@ void expect_batch_solution(ConstMatrixView<T> A, ConstMatrixView<T> B, ConstMatr
     const double cond = norm1<T>(a) * norm1<T>(LU<T>(a).inverse().view());
     EXPECT_LE((relative_difference<T, T>(x, r)), 2 * kForwardThreshold * static_cast<double>(n) * eps<T>() * cond);
   });
+}
+
+// A NaN or Inf anywhere in a batch on `device` is NonFiniteInput naming the matrix and the entry (A of inv
+// and solve, B of solve); members scaled to the ends of the range (2^+-(max_exponent - 24), entries near the
+// largest number) are judged alone by the one-matrix path, which scales them: inverted within the bound, or
+// refused with the reason (an inverse that overflows), never with a NaN rcond. The random members around
+// them keep their results.
+template <Real T>
+void expect_extremes_judged(Device device, index n, std::uint64_t seed) {
+  SCOPED_TRACE("n=" + std::to_string(n));
+  std::vector<Member> members;
+  const index count = 12;
+  Matrix<T> A = random_uniform<T>(n, n * count, seed, T(-1), T(1));
+  for (index k = 0; k < count; ++k)
+    for (index i = 0; i < n; ++i) A(i, k * n + i) += static_cast<T>(n);  // diagonally dominant: regular
+  const Matrix<T> B = random_uniform<T>(n, 2 * count, seed + 1, T(-1), T(1));
+  for (T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
+    Matrix<T> a = Matrix<T>::copy_of(A.view()), b = Matrix<T>::copy_of(B.view());
+    a(n - 1, 4 * n) = bad;  // matrix 4, row n, column 1
+    const Matrix<T> on_a = a.to(device), on_ok_a = A.to(device), on_b = B.to(device);
+    for (int which = 0; which < 2; ++which) {
+      try {
+        if (which == 0) (void)batched::inv<T>(on_a.view());
+        else (void)batched::solve<T>(on_a.view(), on_b.view());
+        ADD_FAILURE() << "a non-finite entry was taken";
+      } catch (const NonFiniteInput& e) {
+        EXPECT_TRUE(std::string(e.what()).find("matrix 4 of the stack") != std::string::npos) << e.what();
+        EXPECT_TRUE(std::string(e.what()).find("row " + std::to_string(n) + ", column 1") != std::string::npos) << e.what();
+      }
+    }
+    b(0, 2 * 7 + 1) = bad;  // right-hand side 2 of matrix 7
+    try {
+      (void)batched::solve<T>(on_ok_a.view(), b.to(device).view());
+      ADD_FAILURE() << "a non-finite right-hand side was taken";
+    } catch (const NonFiniteInput& e) {
+      EXPECT_TRUE(std::string(e.what()).find("B holds") != std::string::npos) << e.what();
+      EXPECT_TRUE(std::string(e.what()).find("matrix 7 of the stack") != std::string::npos) << e.what();
+    }
+  }
+  // members 2, 5 and 9 scaled to the ends of the range; member 11's entries near the largest number
+  const int far = std::numeric_limits<T>::max_exponent - 24;
+  const std::vector<std::pair<index, int>> scalings = {{2, -far}, {5, far}, {9, std::numeric_limits<T>::min_exponent - 10}};
+  Matrix<T> a = Matrix<T>::copy_of(A.view());
+  for (const auto& [k, e] : scalings)
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) a(i, k * n + j) = std::ldexp(a(i, k * n + j), e);
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < n; ++i)
+      a(i, 11 * n + j) = static_cast<T>(std::numeric_limits<T>::max() / (4 * static_cast<double>(n)) *
+                                        static_cast<double>(A(i, 11 * n + j)) / (2.0 * static_cast<double>(n)));
+  const Matrix<T> on_a = a.to(device);
+  const batched::Result<T> r = batched::inv<T>(on_a.view());
+  const Matrix<T> x = r.x.to(Device::cpu());
+  for (const batched::Singular& s : r.status.singular) {
+    EXPECT_FALSE(std::isnan(s.rcond)) << "matrix " << s.matrix;
+    EXPECT_EQ(s.matrix, 9) << "only the member whose inverse overflows is refused: " << s.why;
+    EXPECT_FALSE(s.why.empty());
+  }
+  for (index k = 0; k < count; ++k) {
+    if (k == 9) continue;  // subnormal entries: its inverse overflows
+    const Matrix<T> single = Matrix<T>::copy_of(a.block(0, k * n, n, n));
+    const ConstMatrixView<T> xk = x.block(0, k * n, n, n);
+    ASSERT_TRUE(all_finite<T>(xk)) << "matrix " << k;
+    const Solution<T> alone = inv<T>(single.view(), {.compute_residual = true});
+    EXPECT_LE((relative_difference<T, T>(xk, alone.x.view())),
+              2 * kForwardThreshold * static_cast<double>(n) * eps<T>() / alone.report.rcond)
+        << "matrix " << k;
+  }
 }
 
 }  // namespace linv::testing
