@@ -996,6 +996,20 @@ Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) 
       }
     }
   }
+  if (r.method == Method::RBT && !(r.rcond >= e) && !options.allow_ill_conditioned) {
+    // The randomized factorization never has the last word on singularity: partial pivoting factors and
+    // judges the matrix again (on an H100 it called a permutation-like matrix of cond 1e10 singular, with
+    // rcond 2.1e-18, where partial pivoting and NumPy invert it).
+    SolveOptions partial = options;
+    partial.method = Method::LU;
+    Solution<T> again = inverse_as_given<T>(A, partial);
+    again.report.method_reason = r.method_reason;
+    again.report.notes.insert(again.report.notes.begin(),
+                              fmt::format("the randomized LU's inverse gave rcond {:.3g}, below machine epsilon: factored "
+                                          "again with partial pivoting, which judges",
+                                          r.rcond));
+    return again;
+  }
   if (c.method != Method::Triangular)  // the triangle was judged before it was inverted
     apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "inverse");
   r.seconds = clock.seconds();

@@ -1,5 +1,6 @@
 // The dense API: decomposition objects, triangular inverse, least squares, pseudoinverse, products,
 // and the errors for bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -387,6 +388,82 @@ TYPED_TEST(Dense, RandomizedLUOnAdversarialMatrices) {
       EXPECT_EQ(s.report.method, Method::RBT);
     }
   });
+}
+
+// The randomized LU never has the last word on singularity: on permutation-like, zero-diagonal matrices of
+// cond 1e8 to 1e12 (where it meets tiny pivots) the inverse and the solve come back within the bound,
+// falling back to partial pivoting where needed, with partial pivoting's verdict.
+TYPED_TEST(Dense, RandomizedLUNeverRefusesWhatPartialPivotingInverts) {
+  using T = TypeParam;
+  if (std::is_same_v<T, float>) GTEST_SKIP() << "cond 1e8 and above is singular to float32's working precision";
+  std::uint64_t salt = 740;
+  for (index n : {64, 200})
+    for (double cond : {1e8, 1e10, 1e12})
+      for (double noise : {0.0, 1e-3 / cond}) {  // noise below the smallest entry: the condition stays
+        const auto seed = testing::case_seed(salt++);
+        LINV_TRACE_SEED(seed);
+        SCOPED_TRACE(fmt::format("n {} cond {:g} noise {:g}", n, cond, noise));
+        const Matrix<T> A = testing::permutation_like<T>(n, cond, noise, seed);
+        ASSERT_GE(LU<T>(A.view()).rcond(), 100 * eps<T>());
+        const Solution<T> s = inv<T>(A.view(), {.method = Method::RBT, .compute_residual = true});
+        EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+        const Matrix<T> b = random_uniform<T>(n, 1, seed + 2);
+        const Solution<T> x = solve<T>(A.view(), b.view(), {.method = Method::RBT, .compute_residual = true});
+        EXPECT_LE(x.report.scaled_residual, kResidualThreshold);
+      }
+}
+
+// Scale invariance: A and B scaled by 2^k for k across the whole exponent range give the same answers, scaled,
+// the same verdicts and rconds (the scaling is exact), for inv, solve, lstsq, pinv and cholesky; where the
+// true answer does not fit the type, NumericalError says so instead of returning Inf.
+TYPED_TEST(Dense, PowersOfTwoChangeNothingButTheScale) {
+  using T = TypeParam;
+  const auto seed = testing::case_seed(760);
+  LINV_TRACE_SEED(seed);
+  const index n = 12;
+  const int top = std::numeric_limits<T>::max_exponent - 8, bottom = std::numeric_limits<T>::min_exponent + 8;
+  const Matrix<T> A = generate<T>(MatrixKind::Random, n, {.seed = seed});
+  const Matrix<T> S = generate<T>(MatrixKind::SPD, n, {.seed = seed + 1});
+  const Matrix<T> B = random_uniform<T>(n, 2, seed + 2), tall = random_uniform<T>(2 * n, n, seed + 3);
+  const Solution<T> inverse = inv<T>(A.view()), solution = solve<T>(A.view(), B.view());
+  auto scaled = [](const Matrix<T>& M, int k) {
+    Matrix<T> m = Matrix<T>::copy_of(M.view());
+    for (index i = 0; i < m.size(); ++i) m.data()[i] = std::ldexp(m.data()[i], k);
+    return m;
+  };
+  auto same_up_to = [](const Matrix<T>& x, const Matrix<T>& ref, int k) {
+    for (index i = 0; i < x.size(); ++i)
+      if (std::ldexp(x.data()[i], -k) != ref.data()[i]) return false;
+    return true;
+  };
+  for (int k : {bottom, bottom / 2, -100, -33, 0, 33, 100, top / 2, top}) {
+    SCOPED_TRACE(fmt::format("2^{}", k));
+    const Matrix<T> a = scaled(A, k);
+    // A^-1 is 2^-k A^-1: representable while -k stays within the range too
+    if (-k > bottom && -k < top) {
+      const Solution<T> i = inv<T>(a.view(), {.compute_residual = true});
+      EXPECT_TRUE(same_up_to(i.x, inverse.x, -k));
+      EXPECT_EQ(i.report.rcond, inverse.report.rcond);
+      EXPECT_LE(i.report.scaled_residual, kResidualThreshold);
+      const Solution<T> x = solve<T>(a.view(), B.view(), {.compute_residual = true});
+      EXPECT_TRUE(same_up_to(x.x, solution.x, -k));
+      EXPECT_LE(x.report.scaled_residual, kResidualThreshold);
+      const Solution<T> p = pinv<T>(a.view(), {.compute_residual = true});
+      EXPECT_LE(p.report.scaled_residual, kResidualThreshold);
+    }
+    // B scaled alone: X scales with it
+    const Solution<T> xb = solve<T>(A.view(), scaled(B, k).view(), {.compute_residual = true});
+    EXPECT_TRUE(same_up_to(xb.x, solution.x, k));
+    const Solution<T> ls = lstsq<T>(scaled(tall, k).view(), scaled(tall, k).block(0, 0, 2 * n, 1), {.compute_residual = true});
+    EXPECT_LE(ls.report.scaled_residual, kResidualThreshold);
+    EXPECT_NEAR(static_cast<double>(ls.x(0, 0)), 1.0, 1e3 * eps<T>());  // the first column of itself: e_1
+    if (k % 2 == 0) {
+      const Solution<T> l = cholesky<T>(scaled(S, k).view(), {.compute_residual = true});
+      EXPECT_LE(l.report.scaled_residual, kResidualThreshold);
+    }
+  }
+  // an inverse that cannot be represented is a numerical failure, not Inf
+  EXPECT_THROW((void)inv<T>(scaled(A, bottom - 30).view()), NumericalError);
 }
 
 TYPED_TEST(Dense, CholeskyObject) {

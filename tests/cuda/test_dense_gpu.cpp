@@ -1,6 +1,7 @@
 // The CUDA dense routines against the CPU backend (the oracle): every method on every matrix kind,
 // sizes that are not multiples of any block size, float and double. Device memory starts as NaN
 // (LINV_POISON_DEVICE_MEMORY, set by the test main), so unwritten output shows. Skips without a GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -357,6 +358,35 @@ TYPED_TEST(CudaDense, RandomizedLUOnAdversarialMatrices) {
       EXPECT_EQ(s.report.method, Method::RBT);
     }
   });
+}
+
+// Issue 40's false refusal: a zero-diagonal, permutation-like matrix of cond 1e10 at order 1024 was called
+// singular (rcond 2.1e-18) by the randomized inverse that `auto` picks, where partial pivoting and NumPy
+// invert it. The neighbourhood: every order around auto's range for the randomized LU, cond 1e8 to 1e12,
+// exactly permutation-like and with noise, for inv and solve under auto: each is inverted or solved within
+// the bound, the CPU's partial pivoting agreeing on the verdict.
+TYPED_TEST(CudaDense, RandomizedLUNeverRefusesWhatPartialPivotingInverts) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  if (std::is_same_v<T, float>) GTEST_SKIP() << "cond 1e8 and above is singular to float32's working precision";
+  std::uint64_t salt = 700;
+  for (index n : testing::sizes<std::vector<index>>({255, 256, 512, 1024, 2048, 4096, 4097}, {256, 512, 1024}))
+    for (double cond : {1e8, 1e10, 1e12})
+      for (double noise : {0.0, 1e-3 / cond}) {  // noise below the smallest entry: the condition stays
+        const auto seed = testing::case_seed(salt++);
+        LINV_TRACE_SEED(seed);
+        SCOPED_TRACE(fmt::format("n {} cond {:g} noise {:g}", n, cond, noise));
+        const Matrix<T> A = testing::permutation_like<T>(n, cond, noise, seed);
+        const Matrix<T> gA = A.to(Device::cuda(0));
+        const double rcond = LU<T>(A.view()).rcond();
+        ASSERT_GE(rcond, 100 * eps<T>()) << "the matrix is meant to be invertible";
+        Solution<T> s = inv<T>(gA.view(), {.compute_residual = true});
+        EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+        EXPECT_GE(s.report.rcond, rcond / 30) << "the GPU's rcond against the CPU's " << rcond;
+        const Matrix<T> b = random_uniform<T>(n, 1, seed + 2);
+        Solution<T> x = solve<T>(gA.view(), b.to(Device::cuda(0)).view(), {.compute_residual = true});
+        EXPECT_LE(x.report.scaled_residual, kResidualThreshold);
+      }
 }
 
 TYPED_TEST(CudaDense, SmallSolveAgreesWithCpu) {

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -79,6 +82,26 @@ void for_each_adversary(std::uint64_t salt, Visit&& visit) {
       SCOPED_TRACE(adv.name + " n=" + std::to_string(n));
       visit(adv, n, adversary<T>(adv.name, n, seed), random_uniform<T>(n, 1, seed + 1));
     }
+}
+
+// A permutation-like matrix with a zero diagonal: one n-cycle through a shuffled order (no fixed point),
+// its entries log-spaced from 1 to 1 / cond in shuffled order (so cond is the 1-norm condition number), plus
+// uniform noise in [-noise, noise] off the diagonal. The kind of matrix a randomized LU (no pivoting after
+// the butterflies) finds hardest: partial pivoting inverts it without growth.
+template <Real T>
+Matrix<T> permutation_like(index n, double cond, double noise, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), index{0});
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<double> scales(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < scales.size(); ++i)
+    scales[i] = n > 1 ? std::pow(cond, -static_cast<double>(i) / static_cast<double>(n - 1)) : 1.0;
+  std::shuffle(scales.begin(), scales.end(), rng);
+  Matrix<T> a = random_uniform<T>(n, n, seed + 1, T(-noise), T(noise));
+  for (std::size_t i = 0; i < order.size(); ++i) a(order[i], order[(i + 1) % order.size()]) = static_cast<T>(scales[i]);
+  for (index i = 0; i < n; ++i) a(i, i) = 0;
+  return a;
 }
 
 }  // namespace linv::testing
