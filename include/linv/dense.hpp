@@ -46,7 +46,9 @@ struct SolveOptions {
   Precision precision = Precision::Native;
   FactorPrecision factor_precision = FactorPrecision::Auto;  // Mixed only
   // Gauss-Seidel: stop when the normwise backward error ||B - A X|| / (||A|| ||X|| + ||B||) (inf-norm)
-  // falls below `tolerance` (0: max(n, 16) * eps), or fail with NoConvergence after max_iterations.
+  // falls below `tolerance` (0: max(n, 16) * eps), or fail with NoConvergence after max_iterations. A
+  // tolerance outside [0, 1) (a backward error of 1 leaves no correct digit) or a max_iterations below 1 is
+  // refused with InvalidArgument.
   double tolerance = 0;
   int max_iterations = 1000;
   bool compute_residual = false;  // fill report.scaled_residual (costs one more matrix product)
@@ -80,7 +82,8 @@ template <Real T>
 Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options = {});
 
 struct LstsqOptions {
-  // Singular values below rcond * sigma_max count as zero; < 0 means max(m, n) * eps.
+  // Singular values below rcond * sigma_max count as zero; < 0 means max(m, n) * eps; NaN and infinity are
+  // refused (InvalidArgument).
   double rcond = -1;
   // Mixed (float64 data, m >= n): the normal equations with a float32 Cholesky factor and float64
   // refinement when A is well conditioned enough (cond(A) up to about 300), QR otherwise, as the report says.
@@ -199,7 +202,11 @@ class LU {
   // cannot reach partial pivoting's accuracy.
   Matrix<T> inverse() const;
   static constexpr int kMaxRefinementSteps = 5;
-  const Matrix<T>& factors() const noexcept { return factors_; }  // L (unit, below) and U (on and above)
+  // L (unit, below) and U (on and above) of 2^-scale_exponent() A: a matrix whose entries lie far from 1 is
+  // scaled by a power of two (exactly) before it is factored, so that its condition estimate neither over-
+  // nor underflows (src/core/scaling.hpp); solve, inverse, rcond and determinant are A's.
+  const Matrix<T>& factors() const noexcept { return factors_; }
+  int scale_exponent() const noexcept { return exponent_; }
   const std::vector<int>& pivots() const noexcept { return pivots_; }  // LAPACK ipiv, 1-based
 
  private:
@@ -213,7 +220,8 @@ class LU {
   Matrix<T> original_;     // Randomized: A, for the refinement
   mutable int refinement_steps_ = 0;
   index zero_pivot_ = 0;
-  double anorm_ = 0;
+  double anorm_ = 0;  // of the scaled A
+  int exponent_ = 0;
   Pivoting pivoting_ = Pivoting::Partial;
   std::string fallback_;
   double growth_ = 0;
@@ -234,11 +242,15 @@ class Cholesky {
   // A^-1 = L^-T L^-1, with L^-1 from LAPACK (potri) or by Gaussian elimination on the triangle.
   Matrix<T> inverse(TriangularInverse how = TriangularInverse::Lapack) const;
   Matrix<T> L() const;  // the lower factor with zeros above the diagonal
-  const Matrix<T>& factor() const noexcept { return factor_; }  // raw LAPACK storage (lower)
+  // Raw LAPACK storage (lower) of the factor of 2^-scale_exponent() A, as LU's factors(); the exponent is
+  // even, so L() is 2^(scale_exponent() / 2) times it.
+  const Matrix<T>& factor() const noexcept { return factor_; }
+  int scale_exponent() const noexcept { return exponent_; }
 
  private:
   Matrix<T> factor_;
-  double anorm_ = 0;
+  double anorm_ = 0;  // of the scaled A
+  int exponent_ = 0;
   mutable double rcond_ = -1;
 };
 

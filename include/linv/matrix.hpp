@@ -87,6 +87,9 @@ class ConstMatrixView {
 
 namespace detail {
 // Byte-level storage on a device; implemented once for all element types.
+// InvalidArgument for a negative shape, or one whose bytes no address space holds (rows cols * element
+// beyond 2^63: an index would overflow before any allocation could fail and say how much it needed).
+void require_shape(index rows, index cols, std::size_t element, const char* type);
 void* allocate_bytes(std::size_t bytes, Device device);
 void free_bytes(void* p, Device device) noexcept;
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
@@ -201,7 +204,7 @@ Matrix<T> Matrix<T>::uninitialized(index rows, index cols, Device device) {
   m.rows_ = rows;
   m.cols_ = cols;
   m.device_ = device;
-  if (rows < 0 || cols < 0) m.rows_ = m.cols_ = 0;
+  detail::require_shape(rows, cols, sizeof(T), type_name<T>());
   if (m.size() > 0) m.storage_ = {detail::allocate_bytes(m.bytes(), device), detail::Deleter{device}};
   return m;
 }

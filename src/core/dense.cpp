@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <numbers>
 #include <optional>
 #include <random>
 
@@ -571,10 +572,18 @@ Determinant butterfly_determinant(ConstMatrixView<T> r) {
 template <Real T>
 LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting_(pivoting) {
   require_square(A, "LU");
-  if (check_finite) require_finite(A, "A");
-  factors_ = Matrix<T>::copy_of(A);
-  anorm_ = norm1(A);
   const kernels::Dense<T>& dense = dense_of(A);
+  const kernels::Magnitude magnitude = dense.magnitude(A);
+  if (check_finite && magnitude.first_non_finite) throw_non_finite<T>(A, *magnitude.first_non_finite, "A");
+  exponent_ = scaling::exponent_for(magnitude.max_abs);
+  // A as factored: scaled into the band; reloaded where a factorization gives way to partial pivoting
+  const auto load = [&] {
+    copy<T>(A, factors_.view());
+    if (exponent_ != 0) scaling::scale_by_power_of_two<T>(factors_.view(), -exponent_);
+  };
+  factors_ = Matrix<T>::uninitialized(A.rows(), A.cols(), A.device());
+  load();
+  anorm_ = norm1<T>(factors_);
   if (pivoting == Pivoting::Randomized) {  // A_r = U^T A V
     butterflies_ = random_butterflies<T>(A.rows(), A.device());
     const index d = kernels::kButterflyDepth;
@@ -587,12 +596,14 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting
     if (o.zero_pivot > 0 || !std::isfinite(o.growth)) {
       fallback_ = o.zero_pivot > 0 ? fmt::format("the randomized factorization met a zero pivot at column {}", o.zero_pivot)
                                    : std::string("the randomized factorization overflowed");
-      copy<T>(A, factors_.view());
+      load();
       o = dense.lu_factor(factors_.view(), pivots_, Pivoting::Partial);
       pivoting_ = Pivoting::Partial;
       butterflies_ = Matrix<T>();
     } else {
-      original_ = Matrix<T>::copy_of(A);
+      original_ = Matrix<T>::uninitialized(A.rows(), A.cols(), A.device());  // the scaled A, for the refinement
+      copy<T>(A, original_.view());
+      if (exponent_ != 0) scaling::scale_by_power_of_two<T>(original_.view(), -exponent_);
     }
   }
   if (pivoting == Pivoting::Tournament) {
@@ -603,7 +614,7 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting
       fallback_ = o.zero_pivot > 0 ? fmt::format("tournament pivoting met a zero pivot at column {}", o.zero_pivot)
                                    : fmt::format("tournament pivoting grew the entries {:.3g}-fold (limit {:.3g})",
                                                  o.growth, limit);
-      copy<T>(A, factors_.view());
+      load();
       o = dense.lu_factor(factors_.view(), pivots_, Pivoting::Partial);
       pivoting_ = Pivoting::Partial;
     }
@@ -721,6 +732,7 @@ Determinant LU<T>::determinant() const {
     if (pivots_[i] != static_cast<int>(i) + 1) d.sign = -d.sign;
     d.log_abs += std::log(std::abs(static_cast<double>(u[i])));
   }
+  d.log_abs += static_cast<double>(size()) * exponent_ * std::numbers::ln2;  // det(2^e A_s) = 2^(n e) det A_s
   return d;
 }
 
@@ -730,8 +742,11 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
   if (B.rows() != size()) throw ShapeMismatch("LU::solve: A and B", size(), size(), B.rows(), B.cols());
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU solve");
   refinement_steps_ = 0;
-  Matrix<T> x = apply_inverse(B, Op::None);
-  if (pivoting_ != Pivoting::Randomized || B.empty()) return x;
+  Matrix<T> x = apply_inverse(B, Op::None);  // of the scaled A: A^-1 B is 2^-e times it
+  if (pivoting_ != Pivoting::Randomized || B.empty()) {
+    scaling::scale_back(x, -exponent_, "solution");
+    return x;
+  }
   // Refinement in working precision (LAPACK's gerfs criteria): r = B - A x until the normwise backward
   // error ||r|| / (||A|| ||x|| + ||B||) reaches eps or stops halving.
   const double bnorm = norm1(B), epsilon = eps<T>();
@@ -755,6 +770,7 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
     throw NumericalError(fmt::format("randomized LU solve: refinement stalled at backward error {:.3g} after {} steps "
                                      "(partial pivoting reaches {:.3g}); factor with partial pivoting",
                                      berr, refinement_steps_, bound));
+  scaling::scale_back(x, -exponent_, "solution");
   return x;
 }
 
@@ -807,6 +823,7 @@ Matrix<T> LU<T>::inverse() const {
   }
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
   require_finite_rcond(rcond_, smallest_diagonal<T>(factors_), "LU inverse overflowed");
+  scaling::scale_back(x, -exponent_, "inverse");
   return x;
 }
 
@@ -814,9 +831,12 @@ Matrix<T> LU<T>::inverse() const {
 template <Real T>
 Cholesky<T>::Cholesky(ConstMatrixView<T> A) {
   require_square(A, "Cholesky");
-  require_finite(A, "A");
-  factor_ = Matrix<T>::copy_of(A);
-  anorm_ = norm1(A);
+  const kernels::Magnitude magnitude = dense_of(A).magnitude(A);
+  if (magnitude.first_non_finite) throw_non_finite<T>(A, *magnitude.first_non_finite, "A");
+  exponent_ = scaling::exponent_for(magnitude.max_abs);
+  exponent_ += exponent_ % 2 != 0 ? 1 : 0;  // even: L of 2^(2k) A is 2^k L
+  factor_ = exponent_ != 0 ? scaling::normalized_copy<T>(A, exponent_) : Matrix<T>::copy_of(A);
+  anorm_ = norm1<T>(factor_);
   const index info = dense_of(A).cholesky_factor(factor_.view());
   if (info > 0) throw NotPositiveDefinite(info);
 }
@@ -832,6 +852,7 @@ template <Real T>
 Determinant Cholesky<T>::determinant() const {
   Determinant d{1, 0.0};
   for (T l : dense_of<T>(factor_).diagonal(factor_)) d.log_abs += 2.0 * std::log(static_cast<double>(l));
+  d.log_abs += static_cast<double>(size()) * exponent_ * std::numbers::ln2;
   return d;
 }
 
@@ -841,6 +862,7 @@ Matrix<T> Cholesky<T>::solve(ConstMatrixView<T> B) const {
   if (B.rows() != size()) throw ShapeMismatch("Cholesky::solve: A and B", size(), size(), B.rows(), B.cols());
   Matrix<T> x = Matrix<T>::copy_of(B);
   dense_of<T>(factor_).cholesky_solve(factor_, x.view());
+  scaling::scale_back(x, -exponent_, "solution");
   return x;
 }
 
@@ -850,6 +872,7 @@ Matrix<T> Cholesky<T>::inverse(TriangularInverse how) const {
   dense_of<T>(x).cholesky_inverse(x.view(), how);
   rcond_ = size() > 0 ? 1.0 / (anorm_ * norm1<T>(x)) : 1.0;
   require_finite_rcond(rcond_, smallest_diagonal<T>(factor_), "Cholesky inverse overflowed");
+  scaling::scale_back(x, -exponent_, "inverse");
   return x;
 }
 
@@ -857,6 +880,7 @@ template <Real T>
 Matrix<T> Cholesky<T>::L() const {
   Matrix<T> l = factor_.clone();
   keep_triangle<T>(l.view(), Uplo::Lower);
+  scaling::scale_back(l, exponent_ / 2, "Cholesky factor");
   return l;
 }
 
@@ -1279,6 +1303,20 @@ struct Scaled {
   }
 };
 
+// Option values that mean nothing are refused, not read as something: a NaN tolerance stopped Gauss-Seidel
+// never, a tolerance of 1 or more accepted any answer (a backward error of 1 leaves no digit), a NaN rcond
+// kept every singular value.
+void require_meaningful(const SolveOptions& o) {
+  if (!(o.tolerance >= 0 && o.tolerance < 1))
+    throw InvalidArgument(fmt::format("the tolerance must lie in [0, 1) (0: the default); got {}", o.tolerance));
+  if (o.max_iterations < 1)
+    throw InvalidArgument(fmt::format("max_iterations must be at least 1; got {}", o.max_iterations));
+}
+void require_meaningful(const LstsqOptions& o) {
+  if (std::isnan(o.rcond) || std::isinf(o.rcond))
+    throw InvalidArgument(fmt::format("rcond must be a finite number (negative: the default); got {}", o.rcond));
+}
+
 template <Real T>
 void note_scaling(Report& r, const char* name, int exponent) {
   if (exponent != 0)
@@ -1292,6 +1330,7 @@ void note_scaling(Report& r, const char* name, int exponent) {
 template <Real T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   require_square(A, "inv");
+  require_meaningful(options);
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
   Solution<T> s = inverse_as_given<T>(a.view, options);
   note_scaling<T>(s.report, "A", a.exponent);
@@ -1303,6 +1342,7 @@ template <Real T>
 Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
   require_same_device(A, B, "solve");
   require_square(A, "solve");
+  require_meaningful(options);
   if (B.rows() != A.rows()) throw ShapeMismatch("solve: A and B", A.rows(), A.cols(), B.rows(), B.cols());
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
   const Scaled<T> b(B, checked_magnitude(B, "B", options.check_finite));
@@ -1331,6 +1371,7 @@ Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options) {
 template <Real T>
 Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
   require_same_device(A, B, "lstsq");
+  require_meaningful(options);
   if (B.rows() != A.rows()) throw ShapeMismatch("lstsq: A and B", A.rows(), A.cols(), B.rows(), B.cols());
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
   const Scaled<T> b(B, checked_magnitude(B, "B", options.check_finite));
@@ -1343,6 +1384,7 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
 
 template <Real T>
 Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
+  require_meaningful(options);
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
   Solution<T> s = pseudoinverse_as_given<T>(a.view, options);
   note_scaling<T>(s.report, "A", a.exponent);

@@ -155,6 +155,14 @@ Device mover(Device dst, Device src) {
 }
 }  // namespace
 
+void require_shape(index rows, index cols, std::size_t element, const char* type) {
+  if (rows < 0 || cols < 0) throw InvalidArgument(fmt::format("a matrix cannot be {}x{}", rows, cols));
+  const double bytes = static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(element);
+  if (bytes >= 0x1p62)
+    throw InvalidArgument(fmt::format("a {}x{} matrix of {} would take {:.3g} bytes, more than any memory holds", rows,
+                                      cols, type, bytes));
+}
+
 void* allocate_bytes(std::size_t bytes, Device device) {
   return kernels::runtime(device.kind()).allocate(bytes, device.index());
 }

@@ -110,6 +110,11 @@ WeightedLeastSquares<T>::WeightedLeastSquares(ConstMatrixView<T> A, const WlsOpt
                                       shape_string(A.rows(), A.cols())));
   if (options.precision == Precision::Mixed && !std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give float64 data");
+  if (!(options.tolerance >= 0) || std::isinf(options.tolerance))
+    throw InvalidArgument(fmt::format("wls: the tolerance must be a finite number >= 0 (0: float64's level); got {}",
+                                      options.tolerance));
+  if (options.max_iterations < 0)
+    throw InvalidArgument(fmt::format("wls: max_iterations must be at least 0; got {}", options.max_iterations));
   const kernels::Magnitude magnitude = kernels::dense<T>(A.device()).magnitude(A);
   if (options.check_finite && magnitude.first_non_finite) require_finite(A, "A");
   state_ = std::make_shared<State>(A, options);
@@ -407,6 +412,8 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
 
 template <Real T>
 Solution<T> wls(ConstMatrixView<T> A, ConstMatrixView<T> d, ConstMatrixView<T> b, const WlsOptions& options) {
+  // every input checked before any work: a NaN in b is named even where the weights make C singular
+  if (options.check_finite) require_finite(b, "b");
   WeightedLeastSquares<T> system(A, options);
   system.factor(d);
   return system.solve(b);
