@@ -48,11 +48,10 @@ template <Real T>
 kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, double tolerance,
                               int max_iterations);
 
-// X := A^-1 B to float64 accuracy from a float32 LU (or Cholesky) factorization: plain corrections
-// against the float64 residual while each at least halves it, then GMRES-IR for the right-hand sides
-// that stalled. Converged (no failure) means every column passes LAPACK's test
-// ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n); otherwise the caller factors in float64. The
-// iterations are the plain corrections and the GMRES-IR ones; the note says when GMRES-IR took over.
+// X := A^-1 B to float64 accuracy from a float32 LU (or Cholesky) factorization that can judge A
+// (kernels::float32_cannot_judge): corrections against the float64 residual while each at least halves it.
+// Converged (no failure) means every column passes LAPACK's test ||b - A x||_inf <= ||x||_inf ||A||_inf eps
+// sqrt(n); otherwise the caller factors in float64.
 kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
                                bool cholesky);
 

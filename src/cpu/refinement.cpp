@@ -1,19 +1,17 @@
-// Mixed-precision refinement on the CPU (the mixed family, src/kernels/vectors.hpp): a float32 factorization, corrections against the float64
-// residual, and GMRES-based refinement when the plain corrections stall.
+// Mixed-precision refinement on the CPU (the mixed family, src/kernels/vectors.hpp): a float32 factorization
+// and corrections against the float64 residual (LAPACK's dsgesv), where the float32 factors can judge the
+// matrix (kernels::float32_cannot_judge: rcond32 >= eps32, where plain refinement converges); elsewhere the
+// caller factors in float64.
 //
-// Plain refinement (LAPACK's dsgesv) converges when cond(A) * eps32 is well below 1 (cond up to about
-// 1e6); beyond it each correction is too inaccurate to shrink the residual. GMRES-IR (Carson and Higham,
-// SIAM J. Sci. Comput. 2018) instead solves each correction equation A d = r by GMRES in float64, with
-// the float32 factors (applied in float64) as a preconditioner: the preconditioned matrix is close to
-// the identity even when the factors are poor, so a few GMRES iterations give an accurate correction,
-// and refinement reaches float64's backward error far beyond plain refinement's reach (tested to
-// cond(A) = 1e12; at 1e13, n = 150, it took 233 GMRES iterations).
+// GMRES-IR (Carson and Higham, SIAM J. Sci. Comput. 2018) took over where plain corrections stalled and
+// reached float64's backward error up to cond(A) = 1e12, but it converged just as well on a singular matrix
+// with a consistent right-hand side, where the float64 path refuses: with the float32 judgement in front it
+// had nothing left to do, and it was removed (docs/design.md, "Mixed precision").
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -25,10 +23,7 @@ namespace {
 
 namespace k = lapack;
 
-constexpr int kMaxCorrections = 30;       // plain corrections, as LAPACK's ITERMAX
-constexpr int kMaxGmresCorrections = 10;  // GMRES-IR corrections per right-hand side
-constexpr int kMaxGmresIterations = 200;  // per correction
-constexpr double kGmresTolerance = 1e-8;  // relative, on the preconditioned residual
+constexpr int kMaxCorrections = 30;  // plain corrections, as LAPACK's ITERMAX
 
 // NaN when x holds one (std::max would skip it, and a NaN residual would pass every test).
 double norm_inf_vector(const double* x, index n) {
@@ -38,6 +33,16 @@ double norm_inf_vector(const double* x, index n) {
     m = std::max(m, std::abs(x[i]));
   }
   return m;
+}
+
+double norm1_of(ConstMatrixView<double> A) {
+  double best = 0;
+  for (index j = 0; j < A.cols(); ++j) {
+    double s = 0;
+    for (index i = 0; i < A.rows(); ++i) s += std::abs(A(i, j));
+    best = std::max(best, s);
+  }
+  return best;
 }
 
 // The float32 factorization and M^-1 v computed through it (v rounded to float32, solved, widened).
@@ -65,20 +70,6 @@ class LowFactor {
   // Empty when the factorization is usable, else why not.
   const std::string& failure() const { return why_; }
 
-  // V := M^-1 V in float64 with the float32 factors (GMRES-IR needs the preconditioned product more
-  // accurate than float32: applied in float32 it stalls near cond(A) = 1e10).
-  void apply_exactly(MatrixView<double> V) {
-    if (lu_high_.empty()) {
-      lu_high_ = Matrix<double>(lu_.rows(), lu_.cols());
-      for (index j = 0; j < lu_.cols(); ++j)
-        for (index i = 0; i < lu_.rows(); ++i) lu_high_(i, j) = static_cast<double>(lu_(i, j));
-    }
-    if (cholesky_)
-      k::potrs<double>(Uplo::Lower, lu_high_.view(), V);
-    else
-      k::getrs<double>(Op::None, lu_high_.view(), ipiv_.data(), V);
-  }
-
   // V := M^-1 V for the columns of V (n x c, double), in float32.
   void apply(MatrixView<double> V) {
     const index n = V.rows(), c = V.cols();
@@ -103,71 +94,10 @@ class LowFactor {
   };
   bool cholesky_;
   Matrix<float> lu_;
-  Matrix<double> lu_high_;  // the same factors widened, made when GMRES-IR first needs them
   std::vector<int> ipiv_;
   std::string why_;
   Scratch scratch_;
 };
-
-// d := approximately A^-1 r by GMRES on M^-1 A d = M^-1 r (float64, modified Gram-Schmidt, Givens
-// rotations), from d = 0. Returns the iterations taken.
-int gmres_correction(ConstMatrixView<double> A, LowFactor& M, const double* r, double* d) {
-  const index n = A.rows();
-  const int m = static_cast<int>(std::min<index>(n, kMaxGmresIterations));
-  Matrix<double> V(n, m + 1);
-  std::vector<double> H(static_cast<std::size_t>((m + 1) * m), 0.0), cs(m), sn(m), g(m + 1, 0.0);
-  auto h = [&](int i, int j) -> double& { return H[static_cast<std::size_t>(i + j * (m + 1))]; };
-  std::copy(r, r + n, V.data());
-  M.apply_exactly(V.view().block(0, 0, n, 1));
-  const double beta = std::sqrt(std::inner_product(V.data(), V.data() + n, V.data(), 0.0));
-  std::fill(d, d + n, 0.0);
-  if (beta == 0) return 0;
-  for (index i = 0; i < n; ++i) V(i, 0) /= beta;
-  g[0] = beta;
-  int j = 0;
-  for (; j < m; ++j) {
-    // w = M^-1 A v_j
-    k::gemm<double>(Op::None, Op::None, 1.0, A, V.view().block(0, j, n, 1), 0.0, V.view().block(0, j + 1, n, 1));
-    M.apply_exactly(V.view().block(0, j + 1, n, 1));
-    for (int i = 0; i <= j; ++i) {
-      double dot = 0;
-      for (index t = 0; t < n; ++t) dot += V(t, i) * V(t, j + 1);
-      h(i, j) = dot;
-      for (index t = 0; t < n; ++t) V(t, j + 1) -= dot * V(t, i);
-    }
-    double norm = 0;
-    for (index t = 0; t < n; ++t) norm += V(t, j + 1) * V(t, j + 1);
-    norm = std::sqrt(norm);
-    h(j + 1, j) = norm;
-    if (norm > 0)
-      for (index t = 0; t < n; ++t) V(t, j + 1) /= norm;
-    for (int i = 0; i < j; ++i) {  // earlier rotations on the new column
-      const double a = h(i, j), b = h(i + 1, j);
-      h(i, j) = cs[i] * a + sn[i] * b;
-      h(i + 1, j) = -sn[i] * a + cs[i] * b;
-    }
-    const double a = h(j, j), b = h(j + 1, j), rho = std::hypot(a, b);
-    cs[j] = rho > 0 ? a / rho : 1;
-    sn[j] = rho > 0 ? b / rho : 0;
-    h(j, j) = rho;
-    h(j + 1, j) = 0;
-    g[j + 1] = -sn[j] * g[j];
-    g[j] = cs[j] * g[j];
-    if (std::abs(g[j + 1]) <= kGmresTolerance * beta || norm == 0) {
-      ++j;
-      break;
-    }
-  }
-  // y := H(0:j, 0:j)^-1 g(0:j), then d := V y
-  std::vector<double> y(g.begin(), g.begin() + j);
-  for (int i = j - 1; i >= 0; --i) {
-    for (int c = i + 1; c < j; ++c) y[i] -= h(i, c) * y[c];
-    y[i] /= h(i, i);
-  }
-  for (int c = 0; c < j; ++c)
-    for (index t = 0; t < n; ++t) d[t] += y[c] * V(t, c);
-  return j;
-}
 
 }  // namespace
 
@@ -178,6 +108,10 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
   LowFactor M(A, cholesky);
   if (!M.failure().empty()) {
     out.failure = M.failure();
+    return out;
+  }
+  if (const std::string why = kernels::float32_cannot_judge(M.rcond(norm1_of(A))); !why.empty()) {
+    out.failure = why;
     return out;
   }
   std::vector<double> row_sums(static_cast<std::size_t>(n), 0.0);  // for ||A||_inf, read column by column
@@ -230,7 +164,7 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
         continue;
       }
       all = false;
-      // A correction that does not halve the residual will not get there: GMRES-IR takes over.
+      // A correction that does not halve the residual will not get there: float64 takes over.
       if (!passes(j) && now > 0.5 * last[c]) stalled[c] = true;
       last[c] = now;
       any_live = any_live || !stalled[c];
@@ -252,34 +186,9 @@ kernels::MixedOutcome refine_mixed(ConstMatrixView<double> A, ConstMatrixView<do
         for (index i = 0; i < n; ++i) X(i, j) += D(i, j);
   }
 
-  // GMRES-IR for each column that has not converged.
-  const int plain = out.iterations;
-  int gmres_corrections = 0, gmres_iterations = 0;
-  std::vector<double> d(static_cast<std::size_t>(n));
-  bool all = true;
-  for (index j = 0; j < nrhs; ++j) {
-    if (done[static_cast<std::size_t>(j)]) continue;
-    bool converged = false;
-    double before = std::numeric_limits<double>::infinity();
-    for (int step = 0; step < kMaxGmresCorrections; ++step) {
-      const double now = norm_inf_vector(&R(0, j), n);
-      if ((converged = finished(j, now, before))) break;
-      before = now;
-      gmres_iterations += gmres_correction(A, M, &R(0, j), d.data());
-      ++gmres_corrections;
-      for (index i = 0; i < n; ++i) X(i, j) += d[static_cast<std::size_t>(i)];
-      for (index i = 0; i < n; ++i) R(i, j) = B(i, j);
-      k::gemm<double>(Op::None, Op::None, -1.0, A, ConstMatrixView<double>(X).block(0, j, n, 1), 1.0,
-                      R.view().block(0, j, n, 1));
-    }
-    all = all && (converged || passes(j));
-  }
-  out.iterations = plain + gmres_corrections;
   out.backward_error = backward_error();
-  out.note = fmt::format("plain refinement stalled after {} corrections; GMRES-IR took {} more corrections ({} GMRES "
-                         "iterations)",
-                         plain, gmres_corrections, gmres_iterations);
-  if (!all) out.failure = "refinement did not converge";
+  out.failure = fmt::format("refinement stalled at a backward error of {:.3g} after {} corrections",
+                            out.backward_error, out.iterations);
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "cuda/context.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/kernels.hpp"
+#include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
@@ -67,6 +68,12 @@ class FloatCholesky {
           "potrs");
   }
 
+  // The factor's reciprocal condition estimate, given ||A||_1; the last use of the factor (the estimate
+  // takes scratch the solves share).
+  double rcond(Device device, double anorm) const {
+    return kernels::dense<float>(device).cholesky_rcond(ConstMatrixView<float>(l_, n_, n_, n_, device), anorm);
+  }
+
  private:
   Context& ctx_;
   std::int64_t n_;
@@ -100,6 +107,18 @@ class FloatLU {
     check(cusolverDnXgetrs(ctx_.main().solver, ctx_.params(), CUBLAS_OP_N, n_, nrhs, CUDA_R_32F, lu_, n_, pivots_,
                            CUDA_R_32F, b, n_, ctx_.info(1)),
           "getrs");
+  }
+
+  // The factors' reciprocal condition estimate, given ||A||_1; the last use of the factors (the estimate
+  // uploads its permutation where the pivots are kept).
+  double rcond(Device device, double anorm) const {
+    std::vector<std::int64_t> wide(static_cast<std::size_t>(n_));
+    check(cudaMemcpyAsync(wide.data(), pivots_, wide.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
+                          ctx_.main().stream),
+          "cudaMemcpy");
+    ctx_.synchronize();
+    const std::vector<int> pivots(wide.begin(), wide.end());
+    return kernels::dense<float>(device).lu_rcond(ConstMatrixView<float>(lu_, n_, n_, n_, device), pivots, anorm);
   }
 
  private:
@@ -330,20 +349,27 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
     return out;
   }
 
+  // Refined, then judged: the float32 factors must see A nonsingular (kernels::float32_cannot_judge).
+  const auto judged = [&](auto& factor) {
+    kernels::MixedOutcome refined = refine(ctx, A, B, X, residual, factor);
+    if (refined.failure.empty())
+      refined.failure = kernels::float32_cannot_judge(factor.rcond(A.device(), kernels::dense<double>(A.device()).norm1(A)));
+    return refined;
+  };
   if (cholesky) {
     FloatCholesky factor(ctx, n);
     if (!factor.factor(A)) {
       out.failure = "A is not positive definite in float32";
       return out;
     }
-    return refine(ctx, A, B, X, residual, factor);
+    return judged(factor);
   }
   FloatLU factor(ctx, n);
   if (!factor.factor(A)) {
     out.failure = "the float32 factorization hit a zero pivot";
     return out;
   }
-  return refine(ctx, A, B, X, residual, factor);
+  return judged(factor);
 }
 
 }  // namespace
