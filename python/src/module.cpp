@@ -61,22 +61,29 @@ linv::NonFiniteInput non_finite_as_given(const Input<T>& a) {
   return {"A", 0, 0, 0.0};  // not reached: linv found one
 }
 
+// f(), where linv reads a C-ordered `a` as its transpose: a NaN or Inf is named where the caller has it.
+template <class T, class F>
+auto as_given(const Input<T>& a, bool transposed, F&& f) {
+  try {
+    return f();
+  } catch (const linv::NonFiniteInput&) {
+    if (!transposed) throw;
+    throw non_finite_as_given(a);
+  }
+}
+
 template <class T>
 nb::object inv(const Input<T>& a, const std::string& method, const std::string& precision,
                    const std::string& factor, const std::string& device, bool check, bool report) {
   bool transposed = false;
   const linv::ConstMatrixView<T> A = view(a, transposed);
-  linv::Solution<T> s;
-  try {
-    s = run<T>(device, [&](linv::Device d) {
+  linv::Solution<T> s = as_given(a, transposed, [&] {
+    return run<T>(device, [&](linv::Device d) {
       if (d.is_cpu()) return linv::inv<T>(A, options(method, precision, factor, check));
       const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
       return linv::inv<T>(on.view(), options(method, precision, factor, check));
     });
-  } catch (const linv::NonFiniteInput&) {
-    if (!transposed) throw;
-    throw non_finite_as_given(a);
-  }
+  });
   return finish<T>(std::move(s), transposed, report);
 }
 
@@ -150,11 +157,14 @@ nb::object cholesky(const Input<T>& a, const std::string& device, bool check, bo
   const linv::ConstMatrixView<T> A = view(a, transposed);
   linv::SolveOptions o;
   o.compute_residual = check;
-  return finish<T>(run<T>(device, [&](linv::Device d) {
-                     if (d.is_cpu()) return linv::cholesky<T>(A, o);
-                     const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
-                     return linv::cholesky<T>(on.view(), o);
-                   }),
+  return finish<T>(as_given(a, transposed,
+                            [&] {
+                              return run<T>(device, [&](linv::Device d) {
+                                if (d.is_cpu()) return linv::cholesky<T>(A, o);
+                                const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+                                return linv::cholesky<T>(on.view(), o);
+                              });
+                            }),
                    false, report);
 }
 
@@ -178,7 +188,10 @@ template <class T>
 nb::object pinv(const Input<T>& a, double rcond, bool check, bool report) {
   bool transposed = false;
   const linv::ConstMatrixView<T> A = view(a, transposed);
-  return finish<T>(run<T>("cpu", [&](linv::Device) { return linv::pinv<T>(A, lstsq_options(rcond, check)); }),
+  return finish<T>(as_given(a, transposed,
+                            [&] {
+                              return run<T>("cpu", [&](linv::Device) { return linv::pinv<T>(A, lstsq_options(rcond, check)); });
+                            }),
                    transposed, report);
 }
 
@@ -188,16 +201,12 @@ nb::tuple slogdet(const Input<T>& a, const std::string& device) {
   bool transposed = false;
   const linv::ConstMatrixView<T> A = view(a, transposed);
   const linv::Device d = linv::Device::parse(device);
-  linv::Determinant det;
-  {
+  const linv::Determinant det = as_given(a, transposed, [&] {
     nb::gil_scoped_release released;
-    if (d.is_cpu()) {
-      det = linv::LU<T>(A).determinant();
-    } else {
-      const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
-      det = linv::LU<T>(on.view()).determinant();
-    }
-  }
+    if (d.is_cpu()) return linv::LU<T>(A).determinant();
+    const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
+    return linv::LU<T>(on.view()).determinant();
+  });
   return nb::make_tuple(det.sign, det.log_abs);
 }
 

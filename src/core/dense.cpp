@@ -510,9 +510,12 @@ void require_symmetric(ConstMatrixView<T> A, const char* method) {
   const auto [i, j] = *pair;
   const Matrix<T> a_ij = Matrix<T>::copy_of(A.block(i, j, 1, 1)).to(Device::cpu());
   const Matrix<T> a_ji = Matrix<T>::copy_of(A.block(j, i, 1, 1)).to(Device::cpu());
+  // every digit the type holds, and the difference: the two may agree in the first six
+  const int digits = std::numeric_limits<T>::max_digits10;
   throw NumericalError(fmt::format(
-      "{} needs a symmetric positive definite matrix, but a({},{}) = {:.6g} differs from a({},{}) = {:.6g}", method,
-      i + 1, j + 1, static_cast<double>(a_ij(0, 0)), j + 1, i + 1, static_cast<double>(a_ji(0, 0))));
+      "{} needs a symmetric positive definite matrix, but a({},{}) = {:.{}g} differs from a({},{}) = {:.{}g} by {:.3g}",
+      method, i + 1, j + 1, static_cast<double>(a_ij(0, 0)), digits, j + 1, i + 1, static_cast<double>(a_ji(0, 0)),
+      digits, std::abs(static_cast<double>(a_ij(0, 0)) - static_cast<double>(a_ji(0, 0)))));
 }
 
 template <Real T>

@@ -164,7 +164,8 @@ void png_warn(png_structp, png_const_charp) {}
 
 Image read_png(const std::string& path) {
   const std::vector<unsigned char> bytes = slurp(path);
-  if (bytes.size() < 8 || png_sig_cmp(bytes.data(), 0, 8) != 0) throw ParseError(path, 0, 1, "not a PNG file");
+  if (bytes.size() < 8 || png_sig_cmp(bytes.data(), 0, 8) != 0)
+    throw ParseError(path, 0, -1, "not a PNG file (no PNG signature)");
   PngErrors errors;
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &errors, png_fail, png_warn);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
@@ -178,7 +179,7 @@ Image read_png(const std::string& path) {
   std::vector<png_bytep> rows;
   if (setjmp(errors.jump)) {
     png_destroy_read_struct(&png, &info, nullptr);
-    throw ParseError(path, static_cast<std::int64_t>(reader.at), 0, "libpng: " + errors.message);
+    throw ParseError(path, static_cast<std::int64_t>(reader.at), -1, "libpng: " + errors.message);
   }
   if (!info) png_error(png, "out of memory");
   png_set_read_fn(png, &reader, [](png_structp p, png_bytep out, png_size_t n) {

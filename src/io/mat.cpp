@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +62,33 @@ bool is_numeric(const matvar_t& v) {
   const matio_classes c = v.class_type;
   return !v.isLogical &&
          (c == MAT_C_DOUBLE || c == MAT_C_SINGLE || c == MAT_C_SPARSE || (c >= MAT_C_INT8 && c <= MAT_C_UINT64));
+}
+
+// The bytes of one element of a dense variable linv reads (double, single, the integers, logical), else 0.
+std::size_t element_bytes(const matvar_t& v) {
+  switch (v.class_type) {
+    case MAT_C_DOUBLE: case MAT_C_INT64: case MAT_C_UINT64: return 8;
+    case MAT_C_SINGLE: case MAT_C_INT32: case MAT_C_UINT32: return 4;
+    case MAT_C_INT16: case MAT_C_UINT16: return 2;
+    case MAT_C_INT8: case MAT_C_UINT8: return 1;  // logical too: uint8 data
+    default: return 0;
+  }
+}
+
+// The type matio reads a variable's data as: its class's.
+matio_types data_type_of(const matvar_t& v) {
+  switch (v.class_type) {
+    case MAT_C_DOUBLE: return MAT_T_DOUBLE;
+    case MAT_C_SINGLE: return MAT_T_SINGLE;
+    case MAT_C_INT64: return MAT_T_INT64;
+    case MAT_C_UINT64: return MAT_T_UINT64;
+    case MAT_C_INT32: return MAT_T_INT32;
+    case MAT_C_UINT32: return MAT_T_UINT32;
+    case MAT_C_INT16: return MAT_T_INT16;
+    case MAT_C_UINT16: return MAT_T_UINT16;
+    case MAT_C_INT8: return MAT_T_INT8;
+    default: return MAT_T_UINT8;
+  }
 }
 
 // The class as MATLAB's class() and whos name it, with "complex"/"sparse" qualifiers.
@@ -426,10 +454,10 @@ MatVar read_variable(mat_t* mat, const std::string& path, const std::string& var
     throw ParseError(path, -1, -1, fmt::format("has no variable '{}' (it holds {})", name, list_text(all)));
   }
   const matvar_t& v = *info;
-  if ((v.class_type != MAT_C_DOUBLE && v.class_type != MAT_C_SINGLE) || v.isComplex)
+  if (element_bytes(v) == 0 || v.isComplex)
     throw ParseError(path, -1, -1,
-                     fmt::format("variable '{}' is {} {}: linv reads real double and single arrays", name, dims_text(v),
-                                 class_name(v)));
+                     fmt::format("variable '{}' is {} {}: linv reads real double, single, integer and logical arrays",
+                                 name, dims_text(v), class_name(v)));
   // Trailing singleton dimensions are MATLAB's business: a 3x4x1 array is a 3x4 matrix.
   int rank = v.rank;
   while (rank > 2 && v.dims[rank - 1] == 1) --rank;
@@ -440,7 +468,7 @@ MatVar read_variable(mat_t* mat, const std::string& path, const std::string& var
   // A header may announce any size: the file must be able to hold the data before matio allocates it. Its
   // length bounds plain data; compressed variables (and MAT 7.3's HDF5 datasets, which may be compressed)
   // inflate to at most kMaxDeflateRatio times it. Sizes are multiplied in double: their product may overflow.
-  double bytes = v.class_type == MAT_C_DOUBLE ? 8 : 4;
+  double bytes = static_cast<double>(element_bytes(v));
   for (int k = 0; k < v.rank; ++k) bytes *= static_cast<double>(v.dims[k]);
   const bool compressed = v.compression == MAT_COMPRESSION_ZLIB || Mat_GetVersion(mat) == MAT_FT_MAT73;
   std::error_code ec;
@@ -453,8 +481,7 @@ MatVar read_variable(mat_t* mat, const std::string& path, const std::string& var
                                             : ""));
   start_matio_call();
   MatVar var{Mat_VarRead(mat, name.c_str())};
-  const matio_types expected = v.class_type == MAT_C_DOUBLE ? MAT_T_DOUBLE : MAT_T_SINGLE;
-  if (!var || var->data_type != expected || (var->data == nullptr && Mat_VarGetSize(var.get()) > 0))
+  if (!var || var->data_type != data_type_of(v) || (var->data == nullptr && Mat_VarGetSize(var.get()) > 0))
     throw ParseError(path, -1, -1, fmt::format("could not read variable '{}'", name) + matio_reason());
   return var;
 }
@@ -466,6 +493,40 @@ Matrix<T> matrix_from(const matvar_t& v) {
   Matrix<T> m = Matrix<T>::uninitialized(dim(v, 0), dim(v, 1));
   if (m.size() > 0) std::memcpy(m.data(), v.data, m.bytes());
   return m;
+}
+
+// An integer or logical variable's entries (`count` of them) as float64, exactly, as .npy integers are read:
+// a value beyond +-2^53, which float64 cannot hold exactly, is refused naming its place; the conversion is
+// noted for the report.
+std::vector<double> exact_doubles(const matvar_t& v, std::size_t count, const std::string& path,
+                                  const std::string& name) {
+  constexpr std::uint64_t kExact = std::uint64_t{1} << 53;  // every integer up to it has a float64
+  std::vector<double> out(count);
+  const auto at = [&](std::size_t k, auto value) {
+    using V = decltype(value);
+    const std::uint64_t magnitude = value < V(0) ? std::uint64_t(0) - static_cast<std::uint64_t>(value)
+                                                 : static_cast<std::uint64_t>(value);
+    if (magnitude > kExact)
+      throw InputError(fmt::format("{}: the {} at linear index {} (1-based) of '{}' lies beyond +-2^53, where float64 "
+                                   "cannot hold every integer; convert it to double yourself if rounding is acceptable",
+                                   path, class_name(v), k + 1, name));
+    out[k] = static_cast<double>(value);
+  };
+  const auto each = [&](auto typed) {
+    for (std::size_t k = 0; k < count; ++k) at(k, typed[k]);
+  };
+  switch (v.class_type) {
+    case MAT_C_INT64: each(static_cast<const std::int64_t*>(v.data)); break;
+    case MAT_C_UINT64: each(static_cast<const std::uint64_t*>(v.data)); break;
+    case MAT_C_INT32: each(static_cast<const std::int32_t*>(v.data)); break;
+    case MAT_C_UINT32: each(static_cast<const std::uint32_t*>(v.data)); break;
+    case MAT_C_INT16: each(static_cast<const std::int16_t*>(v.data)); break;
+    case MAT_C_UINT16: each(static_cast<const std::uint16_t*>(v.data)); break;
+    case MAT_C_INT8: each(static_cast<const std::int8_t*>(v.data)); break;
+    default: each(static_cast<const std::uint8_t*>(v.data)); break;  // uint8 and logical
+  }
+  add_input_note(fmt::format("{}: {} values of '{}' read as float64 (exactly)", path, class_name(v), name));
+  return out;
 }
 
 template <Real T>
@@ -538,14 +599,22 @@ AnyMatrix read_mat(const std::string& path, const std::string& variable) {
   MatFile mat = open_for_reading(path);
   MatVar var = read_variable(mat.get(), path, variable, false);
   if (var->class_type == MAT_C_SINGLE) return matrix_from<float>(*var);
-  return matrix_from<double>(*var);
+  if (var->class_type == MAT_C_DOUBLE) return matrix_from<double>(*var);
+  Matrix<double> m = Matrix<double>::uninitialized(dim(*var, 0), dim(*var, 1));
+  const std::vector<double> values = exact_doubles(*var, static_cast<std::size_t>(m.size()), path, var->name);
+  std::copy(values.begin(), values.end(), m.data());
+  return m;
 }
 
 AnyStack read_mat_stack(const std::string& path, const std::string& variable) {
   MatFile mat = open_for_reading(path);
   MatVar var = read_variable(mat.get(), path, variable, true);
   if (var->class_type == MAT_C_SINGLE) return stack_from<float>(*var);
-  return stack_from<double>(*var);
+  if (var->class_type == MAT_C_DOUBLE) return stack_from<double>(*var);
+  MatrixStack<double> s{dim(*var, 2), dim(*var, 0), dim(*var, 1), {}};
+  const index entries = s.count == 0 || s.rows == 0 || s.cols == 0 ? 0 : s.count * s.rows * s.cols;
+  s.data = exact_doubles(*var, static_cast<std::size_t>(entries), path, var->name);
+  return s;
 }
 
 template <Real T>

@@ -217,15 +217,17 @@ InputFile npz_member(const std::string& path, const std::string& name) {
   const Member* chosen = nullptr;
   if (name.empty()) {
     if (members.size() != 1)
-      throw InvalidArgument(fmt::format("{} holds {} arrays ({}): name one, as {}:NAME", path, members.size(),
-                                        member_list(members), path));
+      throw ParseError(path, -1, -1,
+                       fmt::format("holds {} arrays ({}): name one, as {}:NAME", members.size(), member_list(members),
+                                   path));
     chosen = &members.front();
   } else {
     for (const Member& m : members)
       if (m.name == name || m.name == name + ".npy") chosen = &m;
     if (chosen == nullptr)
-      throw InvalidArgument(fmt::format("{} holds no array '{}'; it holds {}", path, name,
-                                        members.empty() ? std::string("none") : member_list(members)));
+      throw ParseError(path, -1, -1,  // as a .mat file without the variable: data the file lacks (exit 3)
+                       fmt::format("holds no array '{}'; it holds {}",
+                                   name, members.empty() ? std::string("none") : member_list(members)));
   }
   return InputFile(fmt::format("{}:{}", path, chosen->name), member_bytes(in, *chosen));
 }

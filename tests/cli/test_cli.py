@@ -343,9 +343,10 @@ class CliTest(unittest.TestCase):
         self.assertEqual(X.files, ["inverse"])
         self.assertEqual(X["inverse"].dtype, np.float32)
         self.assertLess(np.abs(X["inverse"] @ A.astype(np.float32) - np.eye(6)).max(), 1e-4)
-        _, err = run("inv", compressed, "-o", self.path("Y.npy"), expect=2)
+        # the array the file lacks, or which of its arrays: exit 3, as for a .mat file's variables
+        _, err = run("inv", compressed, "-o", self.path("Y.npy"), expect=3)
         self.assertIn("holds 2 arrays (A, b): name one", err)
-        _, err = run("inv", compressed + ":C", "-o", self.path("Y.npy"), expect=2)
+        _, err = run("inv", compressed + ":C", "-o", self.path("Y.npy"), expect=3)
         self.assertIn("no array 'C'; it holds A, b", err)
         data = bytearray(open(compressed, "rb").read())
         data[len(data) // 3] ^= 0xFF

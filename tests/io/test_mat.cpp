@@ -50,9 +50,12 @@ enum Type : std::uint32_t {
   miUINT32 = 6,
   miSINGLE = 7,
   miDOUBLE = 9,
+  miINT64 = 12,
   miMATRIX = 14
 };
-enum Class : std::uint32_t { mxCELL = 1, mxCHAR = 4, mxDOUBLE = 6, mxSINGLE = 7, mxUINT8 = 9, mxINT32 = 12 };
+enum Class : std::uint32_t {
+  mxCELL = 1, mxCHAR = 4, mxDOUBLE = 6, mxSINGLE = 7, mxUINT8 = 9, mxINT32 = 12, mxINT64 = 14
+};
 constexpr std::uint32_t kComplex = 0x08, kLogical = 0x02;
 
 std::string u32(std::uint32_t v) {
@@ -248,13 +251,17 @@ TEST(Mat, SelectsTheOnlyNumericVariable) {
   expect_parse_error([&] { linv::io::read_matrix(path); }, path, "it holds no variables");
 }
 
-TEST(Mat, RefusesOtherClasses) {
+// Integer and logical variables are read as .npy integers are: as float64, exactly, with a note; a value
+// float64 cannot hold exactly is refused naming it. Complex, cell and char variables are refused.
+TEST(Mat, ReadsIntegersAndLogicalsExactlyAndRefusesOtherClasses) {
   REQUIRE_MAT_SUPPORT();
   linv::testing::TempDir dir;
   const std::string path = dir.file("classes.mat");
   const std::string vars =
       mat5::array("I", mat5::mxINT32, 0, {1, 2},
-                  mat5::element(mat5::miINT32, mat5::bytes_of(std::vector<std::int32_t>{1, 2}))) +
+                  mat5::element(mat5::miINT32, mat5::bytes_of(std::vector<std::int32_t>{-7, 2}))) +
+      mat5::array("B", mat5::mxINT64, 0, {1, 1},
+                  mat5::element(mat5::miINT64, mat5::bytes_of(std::vector<std::int64_t>{(std::int64_t{1} << 53) + 1}))) +
       mat5::array("Z", mat5::mxDOUBLE, mat5::kComplex, {1, 1},
                   mat5::element(mat5::miDOUBLE, mat5::bytes_of(std::vector<double>{1})) +
                       mat5::element(mat5::miDOUBLE, mat5::bytes_of(std::vector<double>{2}))) +
@@ -262,15 +269,25 @@ TEST(Mat, RefusesOtherClasses) {
       mat5::array("s", mat5::mxCHAR, 0, {1, 1}, mat5::element(mat5::miUINT16, std::string("h\0", 2))) +
       mat5::array("L", mat5::mxUINT8, mat5::kLogical, {1, 1}, mat5::element(mat5::miUINT8, "\x01"));
   write_bytes(path, mat5::file(vars));
-  for (const auto& [name, what] : {std::pair{"I", "variable 'I' is 1x2 int32"},
-                                   {"Z", "variable 'Z' is 1x1 complex double"},
+  const auto ints = linv::io::convert<double>(linv::io::read_matrix(path + ":I"), false);
+  EXPECT_EQ(ints(0, 0), -7.0);
+  EXPECT_EQ(ints(0, 1), 2.0);
+  const auto logical = linv::io::convert<double>(linv::io::read_matrix(path + ":L"), false);
+  EXPECT_EQ(logical(0, 0), 1.0);
+  (void)linv::io::take_input_notes();
+  try {
+    (void)linv::io::read_matrix(path + ":B");
+    ADD_FAILURE() << "2^53 + 1 has no float64";
+  } catch (const linv::InputError& e) {
+    EXPECT_TRUE(linv::testing::contains(e.what(), "beyond +-2^53")) << e.what();
+  }
+  for (const auto& [name, what] : {std::pair{"Z", "variable 'Z' is 1x1 complex double"},
                                    {"C", "variable 'C' is 1x1 cell"},
-                                   {"s", "variable 's' is 1x1 char"},
-                                   {"L", "variable 'L' is 1x1 logical"}}) {
+                                   {"s", "variable 's' is 1x1 char"}}) {
     SCOPED_TRACE(name);
     const std::string spec = path + ":" + name;
     expect_parse_error([&] { linv::io::read_matrix(spec); }, path, what);
-    expect_parse_error([&] { linv::io::read_stack(spec); }, path, "linv reads real double and single arrays");
+    expect_parse_error([&] { linv::io::read_stack(spec); }, path, "linv reads real double, single, integer and logical");
   }
 }
 
