@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/fmri_rules.hpp"
+#include "core/scaling.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/distributed.hpp"
@@ -75,6 +76,22 @@ void validate(ConstMatrixView<T> X, index N, const AdlOptions& o, ConstMatrixVie
 template <Real T>
 AdlResult<T> fit(ConstMatrixView<T> X, index N, const AdlOptions& o, ConstMatrixView<T> task, const Matrix<T>* initial,
                  const dist::Grid* grid) {
+  // X near 1 by a power of two (the same on every process), lambda with it: the problem in 2^-e X and
+  // 2^-e lambda has the same D and 2^-e S, so nothing but the scale changes; ||X||^2 overflowed at 1e200.
+  if (const int e = scaling::agreed_exponent(scaling::max_abs(X), grid); e != 0) {
+    const Matrix<T> scaled = scaling::normalized_copy(X, e);
+    AdlOptions o_scaled = o;
+    if (!std::isnan(o.lambda)) o_scaled.lambda = std::ldexp(o.lambda, -e);
+    AdlResult<T> out = fit<T>(scaled.view(), N, o_scaled, task, initial, grid);
+    scaling::scale_back(out.codes, e, "codes S");
+    out.lambda = std::ldexp(out.lambda, e);
+    for (double& f : out.objective) f = std::ldexp(f, 2 * e);
+    for (double& f : out.inner_objective) f = std::ldexp(f, 2 * e);
+    out.report.notes.push_back(fmt::format("X was scaled by 2^{} (exactly) for the fit, lambda with it; S, lambda "
+                                           "and the objective are X's",
+                                           -e));
+    return out;
+  }
   const Stopwatch clock;
   const index n = X.rows(), K = o.atoms;
   Matrix<T> D;

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/fmri_rules.hpp"
+#include "core/scaling.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/distributed.hpp"
@@ -84,6 +85,19 @@ SparseCodes<T> batch_omp_gram(ConstMatrixView<T> G, ConstMatrixView<T> DtX, cons
   return kernels::fmri<T>(G.device()).batch_omp(G, DtX, norms.to(G.device()).view(), options);
 }
 
+// The codes of data that were scaled by 2^-e for the fit, scaled back: a code that does not fit T is a
+// numerical failure, never Inf.
+template <Real T>
+void scale_codes_back(SparseCodes<T>& codes, int e, const char* what) {
+  if (e == 0) return;
+  for (T& v : codes.value) {
+    v = std::ldexp(v, e);
+    if (!std::isfinite(v))
+      throw NumericalError(fmt::format("{}: the codes overflow {} once scaled back to the data's scale", what,
+                                       type_name<T>()));
+  }
+}
+
 template <Real T>
 SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOptions& options) {
   if (D.rows() != X.rows()) throw ShapeMismatch("Batch-OMP: D and X (time points)", D.rows(), D.cols(), X.rows(), X.cols());
@@ -92,6 +106,17 @@ SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOp
                                       X.device().name()));
   require_finite(D, "D");
   require_finite(X, "X");
+  // X and D near 1 (exactly: powers of two): G and D^T X square their entries, and at 1e200 or 1e-200 the
+  // codes came back all zero with exit 0. X = D gamma gives gamma 2^(eX - eD) times the scaled one's.
+  const int ex = scaling::exponent_for(scaling::max_abs(X)), ed = scaling::exponent_for(scaling::max_abs(D));
+  if (ex != 0 || ed != 0) {
+    const Matrix<T> xs = scaling::normalized_copy(X, ex), ds = scaling::normalized_copy(D, ed);
+    OmpOptions scaled = options;
+    scaled.tolerance = std::ldexp(options.tolerance, -2 * ex);  // a squared residual norm
+    SparseCodes<T> codes = batch_omp<T>(ds.view(), xs.view(), scaled);
+    scale_codes_back(codes, ex - ed, "Batch-OMP");
+    return codes;
+  }
   const index K = D.cols(), N = X.cols();
   rules::require_sparsity(K, options.sparsity, "Batch-OMP");
   const Device device = X.device();
@@ -128,6 +153,17 @@ void validate(ConstMatrixView<T> X, index N, const KsvdOptions& o, const Matrix<
 template <Real T>
 KsvdResult<T> fit(ConstMatrixView<T> X, index N, index first, const KsvdOptions& o, const Matrix<T>* initial,
                   const dist::Grid* grid) {
+  // X near 1 by a power of two (the same on every process): the atoms are unit vectors whatever X's scale,
+  // and the codes and errors scale with X, which at 1e-200 gave codes of zero with exit 0.
+  if (const int e = scaling::agreed_exponent(scaling::max_abs(X), grid); e != 0) {
+    const Matrix<T> scaled = scaling::normalized_copy(X, e);
+    KsvdResult<T> out = fit<T>(scaled.view(), N, first, o, initial, grid);
+    scale_codes_back(out.codes, e, "k-SVD");
+    for (double& r : out.rmse) r = std::ldexp(r, e);
+    out.report.notes.push_back(fmt::format("X was scaled by 2^{} (exactly) for the fit; the codes and errors are X's",
+                                           -e));
+    return out;
+  }
   const Stopwatch clock;
   const index n = X.rows(), K = o.atoms;
   const auto processes = static_cast<std::size_t>(grid ? grid->size() : 1);

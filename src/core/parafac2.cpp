@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/scaling.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/distributed.hpp"
@@ -214,6 +215,34 @@ void validate(const std::vector<ConstMatrixView<T>>& slabs, index first, index t
 template <Real T>
 Parafac2Result<T> fit(const std::vector<ConstMatrixView<T>>& slabs, index first, index total, const Parafac2Options& o,
                       const Parafac2Init<T>* init, const dist::Grid* grid) {
+  // The slabs near 1 by one power of two (the same on every process): A, C and the P_k do not depend on the
+  // data's scale, H and the losses scale with it; at 1e-200 the Gram matrices underflowed and A, C and H came
+  // back zero with exit 0.
+  double largest = 0;
+  for (const ConstMatrixView<T>& X : slabs) largest = std::max(largest, scaling::max_abs(X));
+  if (const int e = scaling::agreed_exponent(largest, grid); e != 0) {
+    std::vector<Matrix<T>> scaled;
+    std::vector<ConstMatrixView<T>> views;
+    for (const ConstMatrixView<T>& X : slabs) {
+      scaled.push_back(scaling::normalized_copy(X, e));
+      views.push_back(scaled.back().view());
+    }
+    Matrix<T> h;
+    Parafac2Init<T> start;
+    if (init) {  // the starting H at the scaled data's scale
+      h = scaling::normalized_copy(init->H, e);
+      start = {init->A, h.view(), init->C};
+    }
+    Parafac2Result<T> out = fit<T>(views, first, total, o, init ? &start : nullptr, grid);
+    scaling::scale_back(out.H, e, "H");
+    for (double& l : out.loss_history) l = std::ldexp(l, 2 * e);
+    out.loss = std::ldexp(out.loss, 2 * e);
+    out.norm_squared = std::ldexp(out.norm_squared, 2 * e);
+    out.report.notes.push_back(fmt::format("the slabs were scaled by 2^{} (exactly) for the fit; H and the losses are "
+                                           "the data's",
+                                           -e));
+    return out;
+  }
   const Stopwatch clock;
   const index K = total, I = slabs[0].rows(), F = o.rank;
   const std::unique_ptr<kernels::GridSum> sum = grid ? kernels::grid_sum(*grid) : nullptr;

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "kernels/backend.hpp"
+#include "linv/distributed.hpp"
 #include "linv/errors.hpp"
 #include "linv/matrix.hpp"
 
@@ -27,6 +28,18 @@ inline int exponent_for(double max_abs) {
   int e = 0;
   std::frexp(max_abs, &e);
   return e - 1 >= -kBand && e - 1 <= kBand ? 0 : e;
+}
+
+// The largest magnitude of A's finite entries.
+template <Real T>
+double max_abs(ConstMatrixView<T> A) {
+  return kernels::dense<T>(A.device()).magnitude(A).max_abs;
+}
+
+// exponent_for over a job: every process of `grid` (when there is one) takes the exponent of the largest
+// magnitude any of them holds, so that all scale their share alike.
+inline int agreed_exponent(double max_abs, const dist::Grid* grid) {
+  return exponent_for(grid ? grid->max(max_abs) : max_abs);
 }
 
 // X := 2^e X in place (X contiguous), in steps that each stay representable in T (2^-1074 is not a float).

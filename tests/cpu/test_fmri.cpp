@@ -7,10 +7,12 @@
 #include <limits>
 #include <random>
 
+#include "linv/adl.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 #include "linv/fmri.hpp"
 #include "linv/generate.hpp"
+#include "linv/parafac2.hpp"
 #include "support/dense_checks.hpp"
 #include "support/fmri_checks.hpp"
 #include "support/testing.hpp"
@@ -231,6 +233,45 @@ TEST(SyntheticFmri, ShapesSparsityNoiseAndSeeds) {
   EXPECT_EQ((testing::relative_difference<double, double>(fmri::synthetic_fmri(quiet).data.view(), clean.view())), 0.0);
   EXPECT_EQ((testing::relative_difference<double, double>(fmri::synthetic_fmri(o).data.view(), s.data.view())), 0.0);
   EXPECT_THROW((void)fmri::synthetic_fmri({.time_points = 1, .nx = 3, .sources = 1}), InvalidArgument);
+}
+
+// The factorisations at the ends of the range: data scaled by 2^k give the same atoms and factors and codes,
+// errors, H and losses scaled by 2^k (or 2^2k), for k from -900 to 900. Before, X at 1e200 or 1e-200 gave
+// all-zero codes (OMP, k-SVD), zero factors (PARAFAC2) or an overflow refusal (ADL).
+TEST(FmriScale, PowersOfTwoChangeOnlyTheScale) {
+  const auto seed = testing::case_seed(880);
+  LINV_TRACE_SEED(seed);
+  const Matrix<double> X = random_uniform<double>(12, 120, seed, -1.0, 1.0);
+  const Matrix<double> D = random_uniform<double>(12, 6, seed + 1, -1.0, 1.0);
+  const auto scaled = [](const Matrix<double>& M, int k) {
+    Matrix<double> m = Matrix<double>::copy_of(M.view());
+    for (index i = 0; i < m.size(); ++i) m.data()[i] = std::ldexp(m.data()[i], k);
+    return m;
+  };
+  const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-10 * std::max(std::abs(a), std::abs(b)); };
+  const fmri::SparseCodes<double> omp = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 3});
+  const fmri::KsvdResult<double> ksvd = fmri::ksvd<double>(X.view(), {.atoms = 6, .sparsity = 2, .iterations = 3});
+  const fmri::AdlResult<double> adl = fmri::adl<double>(X.view(), {.atoms = 5, .max_iterations = 4});
+  const std::vector<ConstMatrixView<double>> slabs = {X.block(0, 0, 12, 40), X.block(0, 40, 12, 40), X.block(0, 80, 12, 40)};
+  const fmri::Parafac2Result<double> p2 = fmri::parafac2<double>(slabs, {.rank = 2, .max_iterations = 20});
+  for (int k : {-900, -300, 300, 900}) {
+    SCOPED_TRACE(k);
+    const Matrix<double> x = scaled(X, k);
+    const fmri::SparseCodes<double> o = fmri::batch_omp<double>(scaled(D, k / 2).view(), x.view(), {.sparsity = 3});
+    ASSERT_EQ(o.atom, omp.atom);
+    for (std::size_t i = 0; i < o.value.size(); ++i) ASSERT_TRUE(close(o.value[i], std::ldexp(omp.value[i], k - k / 2)));
+    const fmri::KsvdResult<double> s = fmri::ksvd<double>(x.view(), {.atoms = 6, .sparsity = 2, .iterations = 3});
+    EXPECT_LE((testing::relative_difference<double, double>(s.dictionary.view(), ksvd.dictionary.view())), 1e-10);
+    for (std::size_t i = 0; i < s.rmse.size(); ++i) EXPECT_TRUE(close(s.rmse[i], std::ldexp(ksvd.rmse[i], k)));
+    const fmri::AdlResult<double> a = fmri::adl<double>(x.view(), {.atoms = 5, .max_iterations = 4});
+    EXPECT_LE((testing::relative_difference<double, double>(a.dictionary.view(), adl.dictionary.view())), 1e-10);
+    EXPECT_TRUE(close(a.lambda, std::ldexp(adl.lambda, k)));
+    const std::vector<ConstMatrixView<double>> xs = {x.block(0, 0, 12, 40), x.block(0, 40, 12, 40), x.block(0, 80, 12, 40)};
+    const fmri::Parafac2Result<double> q = fmri::parafac2<double>(xs, {.rank = 2, .max_iterations = 20});
+    EXPECT_LE((testing::relative_difference<double, double>(q.A.view(), p2.A.view())), 1e-10);
+    for (index i = 0; i < q.H.size(); ++i) EXPECT_TRUE(close(q.H.data()[i], std::ldexp(p2.H.data()[i], k)));
+    EXPECT_TRUE(close(q.variance_explained, p2.variance_explained));
+  }
 }
 
 TEST(BatchOmp, BadInputSaysWhy) {
