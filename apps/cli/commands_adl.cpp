@@ -166,16 +166,16 @@ const Command kCommands[] = {
        auto b = std::make_shared<AdlBenchArgs>();
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x voxels)")->capture_default_str();
-       cmd.add_option("-k,--atoms", b->atoms, "K")->capture_default_str()->check(above(0));
+       cmd.add_option("-k,--atoms", b->atoms, "K")->capture_default_str()->check(whole(1));
        cmd.add_option("--iters", b->iterations, "Outer iterations per run")
            ->capture_default_str()
-           ->check(above(0));
+           ->check(whole(1));
        cmd.add_option("--inner-s", b->coefficient_steps, "Coefficient steps per iteration (Ts)")
            ->capture_default_str()
-           ->check(above(0));
+           ->check(whole(1));
        cmd.add_option("--inner-d", b->dictionary_steps, "Dictionary steps per iteration (Td)")
            ->capture_default_str()
-           ->check(above(0));
+           ->check(whole(1));
        cmd.add_option("--precision", b->precision, "single or double")
            ->capture_default_str()
            ->check(CLI::IsMember({"single", "double"}));
@@ -202,7 +202,7 @@ const Command kCommands[] = {
                       "image (.nii, .nii.gz)"))
            ->required();
        add_nifti_options(cmd, a->mask, &a->maps);
-       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(above(0));
+       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->capture_default_str()->check(whole(1));
        cmd.add_option("--lambda", a->lambda,
                       "Sparsity weight (default: 0.5 * ||X||_F / sqrt(T N), half the root mean square of X)")
            ->check(at_least(0));
@@ -216,13 +216,13 @@ const Command kCommands[] = {
        cmd.add_option("--max-iter,--iters", a->iterations,
                       "Outer iterations at most (coefficient steps, then dictionary steps; all of them without --tol)")
            ->capture_default_str()
-           ->check(at_least(0));
+           ->check(whole(0));
        cmd.add_option("--inner-s", a->coefficient_steps, "Coefficient steps per iteration (Ts)")
            ->capture_default_str()
-           ->check(above(0));
+           ->check(whole(1));
        cmd.add_option("--inner-d", a->dictionary_steps, "Dictionary steps per iteration (Td)")
            ->capture_default_str()
-           ->check(above(0));
+           ->check(whole(1));
        cmd.add_option("--tol", a->tolerance,
                       "Stop once an iteration lowers the objective by at most this fraction of it (0: run all iterations)")
            ->capture_default_str()

@@ -397,11 +397,11 @@ const Command kCommands[] = {
        cmd.add_option("--ops", a->ops, "solve, inverse")->capture_default_str();
        cmd.add_option("--sizes", a->sizes, "Orders, comma-separated")->capture_default_str();
        cmd.add_option("--method", a->method, "auto, lu or cholesky")->capture_default_str();
-       cmd.add_option("--block", a->block, "Tile size (default: the grid's, 1024 on GPUs)")->check(above(0));
+       cmd.add_option("--block", a->block, "Tile size (default: the grid's, 1024 on GPUs)")->check(whole(1));
        cmd.add_option("--check-columns", a->check_columns, "inverse: columns of A X - I checked")
            ->capture_default_str()
-           ->check(above(0));
-       cmd.add_option("--repeats", a->bench.repeats, "Timed runs per case")->capture_default_str()->check(between(1, 1000));
+           ->check(whole(1));
+       cmd.add_option("--repeats", a->bench.repeats, "Timed runs per case")->capture_default_str()->check(whole(1, 1000));
        output(cmd.add_option("--json", a->bench.json, "Write the rows as JSON here (process 0)"), io::OutputKind::text);
        cmd.callback([a] { run_bench_distributed(*a); });
      }},

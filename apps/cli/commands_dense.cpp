@@ -56,7 +56,7 @@ void add_solve_options(CLI::App& cmd, SolveArgs& a) {
       ->check(above(0));
   cmd.add_option("--max-iter", a.max_iterations, "gauss-seidel: iteration limit (exit code 4 when reached)")
       ->capture_default_str()
-      ->check(above(0));
+      ->check(whole(1));
   cmd.add_flag("--allow-ill-conditioned", a.allow_ill_conditioned,
                "Return the result for a matrix singular to working precision (rcond below machine epsilon) "
                "with a note, instead of refusing it (exit 4); with --batch, for each such matrix of the batch. "
@@ -79,7 +79,7 @@ void add_distributed_options(CLI::App& cmd, SolveArgs& a) {
   cmd.add_option("--block", a.block,
                  "--distributed, --devices: the tile size of the block-cyclic layout (default: 128 for CPU processes, "
                  "1024 for GPUs)")
-      ->check(above(0));
+      ->check(whole(1));
 }
 
 SolveOptions solve_options(const SolveArgs& a, Compute c) {
@@ -434,7 +434,7 @@ const Command kCommands[] = {
            ->capture_default_str();
        cmd.add_option("--dense-cols", a->dense_cols, "bordered: the number of dense leading columns")
            ->capture_default_str()
-           ->check(at_least(1));
+           ->check(whole(1));
        input(cmd.add_option("--apply", a->apply,
                       "bordered, sparse: write J^+ d for this d (n x k) instead of J^+, never forming J^+"));
        cmd.add_option("--damping", a->damping, "bordered: Levenberg-Marquardt damping lambda (J^T J + lambda diag)")
@@ -444,7 +444,7 @@ const Command kCommands[] = {
            ->check(above(0));
        cmd.add_option("--max-iter", a->max_iterations, "sparse: CGLS iterations at most")
            ->capture_default_str()
-           ->check(at_least(1));
+           ->check(whole(1));
        cmd.add_option("--rcond", a->rcond,
                       "Singular values below rcond x the largest count as zero (default: max(m, n) x machine epsilon)")
            ->check(at_least(0));

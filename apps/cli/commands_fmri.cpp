@@ -301,10 +301,10 @@ const Command kCommands[] = {
      "smooth maps, Gaussian noise",
      [](CLI::App& cmd) {
        auto g = std::make_shared<GenFmriArgs>();
-       cmd.add_option("--time", g->time_points, "Time points T")->required()->check(between(2, 1 << 30));
-       cmd.add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(above(0));
+       cmd.add_option("--time", g->time_points, "Time points T")->required()->check(whole(2, 1 << 30));
+       cmd.add_option("--voxels", g->voxels, "N voxels on a line (or --shape)")->check(whole(1));
        cmd.add_option("--shape", g->shape, "The volume X,Y,Z (voxels in column-major order)");
-       cmd.add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(above(0));
+       cmd.add_option("--sources", g->sources, "K sources (time course + map)")->required()->check(whole(1));
        cmd.add_option("--snr", g->snr_db, "Signal-to-noise ratio in dB (inf: no noise)")
            ->capture_default_str()
            ->check(at_least(-HUGE_VAL));
@@ -330,8 +330,8 @@ const Command kCommands[] = {
        auto b = std::make_shared<OmpBenchArgs>();
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
-       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(above(0));
-       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(above(0));
+       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(whole(1));
+       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(whole(1));
        cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
        cmd.add_option("--kernel", b->kernel, "GPU kernel: auto, thread (a thread per signal) or warp (a warp per signal)")
            ->capture_default_str();
@@ -345,9 +345,9 @@ const Command kCommands[] = {
        auto b = std::make_shared<KsvdBenchArgs>();
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated TxN (time points x signals)")->capture_default_str();
-       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(above(0));
-       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(above(0));
-       cmd.add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(at_least(0));
+       cmd.add_option("--atoms", b->atoms, "K")->capture_default_str()->check(whole(1));
+       cmd.add_option("--sparsity", b->sparsity, "T0")->capture_default_str()->check(whole(1));
+       cmd.add_option("--iters", b->iterations, "Iterations")->capture_default_str()->check(whole(0));
        cmd.add_option("--variant", b->variant, "approximate, exact or both")->capture_default_str();
        cmd.add_option("--precision", b->precision, "single or double")->capture_default_str();
        cmd.add_flag("--distributed", b->distributed,
@@ -372,11 +372,11 @@ const Command kCommands[] = {
                       "(.nii, .nii.gz)"))
            ->required();
        add_nifti_options(cmd, a->mask, &a->maps);
-       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(above(0));
-       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(above(0));
+       cmd.add_option("-k,--atoms", a->atoms, "K, the number of atoms")->required()->check(whole(1));
+       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(whole(1));
        cmd.add_option("--max-iter,--iters", a->iterations, "Iterations (sparse coding + dictionary update)")
            ->capture_default_str()
-           ->check(at_least(0));
+           ->check(whole(0));
        output(cmd.add_option("--dictionary", a->dictionary,
                              "Where to write D (T x K)"), io::OutputKind::matrix)->required();
        output(cmd.add_option("--codes", a->codes,
@@ -407,7 +407,7 @@ const Command kCommands[] = {
            ->required();
        input(cmd.add_option("D", a->d, "Dictionary, one atom per column (T x K)"))->required();
        add_nifti_options(cmd, a->mask);
-       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(above(0));
+       cmd.add_option("--sparsity", a->sparsity, "T0: atoms per signal at most")->required()->check(whole(1));
        cmd.add_option("--tol", a->tolerance, "Also stop a signal once its squared residual norm is at most this (0: never)")
            ->capture_default_str()
            ->check(at_least(0));

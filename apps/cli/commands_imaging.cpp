@@ -364,7 +364,7 @@ const Command kCommands[] = {
                       "Crop this many pixels from every edge after blurring (the truth too), so that the blur near "
                       "the edges saw real scene beyond them, as a camera's does")
            ->capture_default_str()
-           ->check(at_least(0));
+           ->check(whole(0));
        cmd.add_option("--seed", a->seed, "Seed of the noise")->capture_default_str();
        output(cmd.add_option("--truth", a->truth, "Also write the undegraded image here (cropped alike)"),
               io::OutputKind::image);
@@ -406,7 +406,7 @@ const Command kCommands[] = {
        input(cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print PSNR before and after"));
        cmd.add_option("--max-iter", d->max_iterations, "matrix-free: conjugate-gradient iterations at most")
            ->capture_default_str()
-           ->check(at_least(1));
+           ->check(whole(1));
        cmd.add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")
            ->capture_default_str()
            ->check(above(0));
@@ -424,7 +424,7 @@ const Command kCommands[] = {
        add_bench_options(cmd, q->bench);
        cmd.add_option("--size", q->size, "Quality: phantom size (dense path: up to 64)")
            ->capture_default_str()
-           ->check(between(4, 64));
+           ->check(whole(4, 64));
        cmd.add_option("--seed", q->seed, "Noise seed")->capture_default_str();
        output(cmd.add_option("--markdown", q->markdown, "Quality: write a markdown table here"), io::OutputKind::text);
        cmd.add_flag("--time", q->time, "Time deblurring end to end (Gaussian blur and noise, lambda given) instead");

@@ -187,7 +187,7 @@ const Command kCommands[] = {
        auto a = std::make_shared<GenArgs>();
        cmd.add_option("--kind", a->kind, "random, spd, band, hollow, sparse, identity, illcond or singular")
            ->capture_default_str();
-       cmd.add_option("-n", a->n, "Size (n x n)")->check(at_least(0));
+       cmd.add_option("-n", a->n, "Size (n x n)")->check(whole(0));
        cmd.add_option("--cond", a->cond, "Condition number for spd (default 1e3) and illcond (default 1e12)")
            ->check(at_least(1));
        cmd.add_option("--seed", a->seed, "Random seed (the same seed gives the same matrix)")->capture_default_str();
@@ -205,10 +205,10 @@ const Command kCommands[] = {
      "A bordered SLAM Jacobian: one dense column, then segment columns each nonzero on one contiguous run of rows",
      [](CLI::App& cmd) {
        auto j = std::make_shared<JacobianArgs>();
-       cmd.add_option("--rows", j->rows, "Residual rows n")->required()->check(above(0));
+       cmd.add_option("--rows", j->rows, "Residual rows n")->required()->check(whole(1));
        cmd.add_option("--cols", j->cols, "Parameters m (1 dense + m - 1 segments), m <= rows + 1")
            ->required()
-           ->check(between(2, 1 << 30));
+           ->check(whole(2, 1 << 30));
        cmd.add_option("--seed", j->seed, "Random seed")->capture_default_str();
        output(cmd.add_option("-o,--output", j->output, "Where to write J (.npy, .mtx; dense storage)"),
               io::OutputKind::matrix)->required();
@@ -224,7 +224,7 @@ const Command kCommands[] = {
        auto a = std::make_shared<DemoArgs>();
        cmd.add_option("--size", a->size, "Phantom size (n x n pixels, an n^2 x n^2 system)")
            ->capture_default_str()
-           ->check(between(4, 96));
+           ->check(whole(4, 96));
        output(cmd.add_option("-o,--output,--out", a->out, "Folder for the images and the montage"),
               io::OutputKind::directory)->capture_default_str();
        cmd.add_option("--seed", a->seed, "Noise seed")->capture_default_str();

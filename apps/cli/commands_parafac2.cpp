@@ -309,12 +309,12 @@ const Command kCommands[] = {
            ->required();
        cmd.add_option("-F,--rank", a->rank, "F, the number of components (at most I and every J_k)")
            ->required()
-           ->check(above(0));
+           ->check(whole(1));
        output(cmd.add_option("-o,--output,--out", a->out, "Directory for the results (created if missing)"),
               io::OutputKind::directory)->required();
        cmd.add_option("--max-iter,--iters", a->iterations, "Iterations at most")
            ->capture_default_str()
-           ->check(at_least(0));
+           ->check(whole(0));
        cmd.add_option("--tol", a->tolerance,
                       "Stop once the loss ||X - model||^2 changes by at most this fraction of itself (0: run all "
                       "--iters)")
@@ -357,10 +357,10 @@ const Command kCommands[] = {
        add_bench_options(cmd, b->bench);
        cmd.add_option("--sizes", b->sizes, "Comma-separated IxJxK (rows x columns per slab x slabs)")
            ->capture_default_str();
-       cmd.add_option("--rank", b->rank, "F")->capture_default_str()->check(above(0));
+       cmd.add_option("--rank", b->rank, "F")->capture_default_str()->check(whole(1));
        cmd.add_option("--iters", b->iterations, "Iterations (all of them are run)")
            ->capture_default_str()
-           ->check(at_least(0));
+           ->check(whole(0));
        cmd.add_option("--precision", b->precision, "single or double")
            ->capture_default_str()
            ->check(CLI::IsMember({"single", "double"}));

@@ -249,7 +249,7 @@ const Command kCommands[] = {
            ->check(above(0));
        cmd.add_option("--max-iter", a->max_iterations, "mixed: iteration limit, then a float64 factorization")
            ->capture_default_str()
-           ->check(at_least(0));
+           ->check(whole(0));
        cmd.add_flag("--allow-ill-conditioned", a->allow_ill_conditioned,
                     "Return x when A D^2 A^T is singular to working precision (rcond below sqrt(n) eps), with a "
                     "note, instead of refusing it (exit 4); exactly singular systems are always refused");

@@ -279,7 +279,7 @@ std::function<void(int, double)> progress_line(const CommonOptions& o, const cha
 
 void add_bench_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd.add_option("--repeats", o.repeats, "Timed runs per case")->capture_default_str()->check(between(1, 1 << 20));
+  cmd.add_option("--repeats", o.repeats, "Timed runs per case")->capture_default_str()->check(whole(1, 1 << 20));
   output(cmd.add_option("--json", o.json, "Write the rows as JSON here"), io::OutputKind::text);
 }
 
@@ -369,6 +369,20 @@ CLI::Validator at_least(double least) {
 CLI::Validator above(double least) {
   return number_validator("a finite number > " + bound(least), ">" + bound(least),
                           [least](double v) { return std::isfinite(v) && v > least; });
+}
+
+CLI::Validator whole(long long least, long long most) {
+  const std::string range = most == std::numeric_limits<int>::max() ? fmt::format(">={}", least)
+                                                                    : fmt::format("[{}, {}]", least, most);
+  return CLI::Validator(
+      [least, most, range](std::string& text) -> std::string {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (!text.empty() && ec == std::errc() && end == text.data() + text.size() && v >= least && v <= most) return {};
+        return fmt::format("'{}' is not a whole number in {}", text,
+                           most == std::numeric_limits<int>::max() ? fmt::format("[{}, {}]", least, most) : range);
+      },
+      range, "");
 }
 
 CLI::Validator between(double least, double most) {

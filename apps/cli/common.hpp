@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -232,6 +233,9 @@ std::vector<index> parse_dims(const std::string& size, const std::string& form);
 CLI::Validator at_least(double least);
 CLI::Validator above(double least);
 CLI::Validator between(double least, double most);
+// A whole-number option: digits (and a sign) only, within [least, most]; '1e3' and 20-digit values, which
+// CLI11 would refuse or silently clamp, are named as not whole numbers in that range.
+CLI::Validator whole(long long least, long long most = std::numeric_limits<int>::max());
 
 // Calls `call` once to warm up (handles, workspaces, kernel loading), then `repeats` times on a host
 // clock; `result` keeps the last call's value, released before each timed call so that one result's
