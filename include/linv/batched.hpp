@@ -38,7 +38,8 @@ struct Options {
 // A singular matrix of a batch.
 struct Singular {
   index matrix = 0;  // its position in the batch, from 0
-  // 1-based column: its first exactly zero pivot, or (rcond > 0) its smallest pivot; 0 where `why` says more
+  // 1-based column: its first exactly zero pivot, or (rcond > 0, or an inverse that overflows: see `why`)
+  // its smallest pivot
   index pivot = 0;
   // Below machine epsilon: for inverses (and GPU solves, which go through the inverse) exactly
   // 1 / (||A||_1 ||A^-1||_1), for CPU solves LAPACK's estimate (gecon's). 0 for an exactly zero pivot

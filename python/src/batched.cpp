@@ -2,6 +2,9 @@
 // linv::WeightedLeastSquares). The Python layer (linv/__init__.py) broadcasts and lays stacks out.
 #include "linv/batched.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -45,11 +48,20 @@ nb::tuple batched_inv(const Stack<T>& a, const std::string& device) {
   const linv::ConstMatrixView<T> A(a.data(), n, n * count, std::max<index>(n, 1));
   const linv::Device d = pick_device(device, linv::Operation::BatchedInverse, n * n * count);
   linv::batched::Result<T> r;
-  {
+  try {
     nb::gil_scoped_release released;
     linv::Matrix<T> copy;
     r = linv::batched::inv<T>(placed(A, d, copy));
     if (!r.x.device().is_cpu()) r.x = r.x.to(linv::Device::cpu());
+  } catch (const linv::NonFiniteInput&) {  // linv read the transposes: name the entry as the caller has it
+    for (index m = 0; m < count; ++m)
+      for (index i = 0; i < n; ++i)
+        for (index j = 0; j < n; ++j)
+          if (const T v = a.data()[(m * n + i) * n + j]; !std::isfinite(v))
+            throw linv::NonFiniteInput(
+                "A", fmt::format("matrix {} of the stack (from 0, as NumPy numbers them), row {}, column {}", m, i + 1, j + 1),
+                static_cast<double>(v));
+    throw;
   }
   const auto sn = static_cast<std::size_t>(n);
   return batch_result<T>(std::move(r), {static_cast<std::size_t>(count), sn, sn},

@@ -48,6 +48,10 @@ template <class T, class A>
 linv::ConstMatrixView<T> view_any(const A& a, bool& transposed, linv::Device device) {
   const auto rows = static_cast<linv::index>(a.shape(0)), cols = static_cast<linv::index>(a.shape(1));
   const auto s0 = a.stride(0), s1 = a.stride(1);  // in elements
+  if (rows == 0 || cols == 0) {  // nothing to read: any strides (NumPy gives an empty array odd ones) will do
+    transposed = false;
+    return {a.data(), rows, cols, std::max<linv::index>(rows, 1), device};
+  }
   if (s0 == 1 && (cols <= 1 || s1 >= rows)) {
     transposed = false;
     return {a.data(), rows, cols, cols <= 1 ? std::max<linv::index>(rows, 1) : s1, device};

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/policy.hpp"
 #include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
@@ -78,8 +79,10 @@ void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, Mat
         kept.push_back({s.matrix, 0, alone.report.rcond, true, "computed alone (scaled)"});
     } catch (const SingularMatrix& e) {
       kept.push_back({s.matrix, e.pivot(), e.rcond(), false, e.what()});
-    } catch (const NumericalError& e) {
-      kept.push_back({s.matrix, 0, 0.0, false, e.what()});
+    } catch (const NumericalError& e) {  // its inverse does not fit the type: named by its smallest pivot
+      const LU<T> lu(A.block(0, s.matrix * n, n, n), Pivoting::Partial, /*check_finite=*/false);
+      const index pivot = policy::smallest_entry(kernels::dense<T>(A.device()).diagonal(lu.factors()));
+      kept.push_back({s.matrix, pivot, 0.0, false, e.what()});
     }
   }
   singular = std::move(kept);
