@@ -1320,6 +1320,19 @@ void require_meaningful(const LstsqOptions& o) {
     throw InvalidArgument(fmt::format("rcond must be a finite number (negative: the default); got {}", o.rcond));
 }
 
+// lstsq and pinv promise their least-squares (Penrose) residual within kResidualBound, as inv and solve
+// promise theirs (QR and the SVD are backward stable, so they meet it): loosened by as much as a rank
+// tolerance above the default truncates, since the singular values dropped are that residual's own.
+template <Real T>
+void keep_least_squares_promise(const Solution<T>& s, index m, index n, const LstsqOptions& o, const char* what) {
+  if (!o.compute_residual) return;
+  const double default_rcond = static_cast<double>(std::max(m, n)) * eps<T>();
+  const double bound = kResidualBound * std::max(1.0, (o.rcond >= 0 ? o.rcond : default_rcond) / default_rcond);
+  if (!(s.report.scaled_residual <= bound))
+    throw NumericalError(fmt::format("{}: the scaled residual {:.3g} exceeds linv's bound {:.3g}; no result is returned",
+                                     what, s.report.scaled_residual, bound));
+}
+
 template <Real T>
 void note_scaling(Report& r, const char* name, int exponent) {
   if (exponent != 0)
@@ -1379,6 +1392,7 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
   const Scaled<T> b(B, checked_magnitude(B, "B", options.check_finite));
   Solution<T> s = lstsq_as_given<T>(a.view, b.view, options);
+  keep_least_squares_promise(s, A.rows(), A.cols(), options, "lstsq");
   note_scaling<T>(s.report, "A", a.exponent);
   note_scaling<T>(s.report, "B", b.exponent);
   scaling::scale_back(s.x, b.exponent - a.exponent, "least-squares solution");
@@ -1390,6 +1404,7 @@ Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
   require_meaningful(options);
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
   Solution<T> s = pseudoinverse_as_given<T>(a.view, options);
+  keep_least_squares_promise(s, A.rows(), A.cols(), options, "pinv");
   note_scaling<T>(s.report, "A", a.exponent);
   scaling::scale_back(s.x, -a.exponent, "pseudoinverse");
   return s;
