@@ -385,9 +385,5 @@ CLI::Validator whole(long long least, long long most) {
       range, "");
 }
 
-CLI::Validator between(double least, double most) {
-  const std::string range = fmt::format("[{}, {}]", bound(least), bound(most));
-  return number_validator("a number in " + range, range, [least, most](double v) { return v >= least && v <= most; });
-}
 
 }  // namespace linv::cli

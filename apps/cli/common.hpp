@@ -232,7 +232,6 @@ std::vector<index> parse_dims(const std::string& size, const std::string& form);
 // with 310 digits.
 CLI::Validator at_least(double least);
 CLI::Validator above(double least);
-CLI::Validator between(double least, double most);
 // A whole-number option: digits (and a sign) only, within [least, most]; '1e3' and 20-digit values, which
 // CLI11 would refuse or silently clamp, are named as not whole numbers in that range.
 CLI::Validator whole(long long least, long long most = std::numeric_limits<int>::max());
