@@ -408,7 +408,8 @@ const Command kCommands[] = {
        add_distributed_options(cmd, *a);
        cmd.callback([a] { run_solve(*a); });
      }},
-    {"", "lstsq", "Minimum-norm least-squares solution of A X ~ B (QR with column pivoting)",
+    {"", "lstsq", "Minimum-norm least-squares solution of A X ~ B (QR with column pivoting; on the CPU only: --device cuda is "
+     "refused)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
        input(cmd.add_option("A", a->a, kMatrixHelp))->required();
@@ -419,7 +420,7 @@ const Command kCommands[] = {
        add_common_options(cmd, a->common);
        cmd.callback([a] { run_lstsq(*a); });
      }},
-    {"", "pinv", "Moore-Penrose pseudoinverse (SVD with a rank tolerance)",
+    {"", "pinv", "Moore-Penrose pseudoinverse (SVD with a rank tolerance; on the CPU only: --device cuda is refused)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
        input(cmd.add_option("A", a->a, kMatrixHelp))->required();

@@ -5,6 +5,7 @@ each command's extreme parameters finish within a time limit. Output clashes, mo
 test_faults.py; the property-based sweeps around these points are tests/python/test_properties.py.
 
 Run: python3 tests/cli/test_hostile_inputs.py --linv build/bin/linv   (ctest does this)
+     ... --device cuda   (the same probes on the GPU, where the command takes --device)
 """
 import argparse
 import json
@@ -17,17 +18,33 @@ import unittest
 import numpy as np
 
 LINV = None
+DEVICE = None  # --device: every command that takes the option runs there (the GPU run of these probes)
+_TAKES_DEVICE = {}
+CPU_ONLY = {"lstsq", "pinv"}  # their --help says so; --device cuda is a usage error there
 EPS = np.finfo(float).eps
 TIME_LIMIT = 60  # seconds: any command past it is a hang
 
 
 def run(*args, expect):
-    """Runs linv within TIME_LIMIT; asserts the exit code; returns (stdout, stderr)."""
-    p = subprocess.run([LINV, *map(str, args)], capture_output=True, text=True, timeout=TIME_LIMIT)
+    """Runs linv within TIME_LIMIT (on DEVICE where the command takes --device and names none); asserts the
+    exit code; returns (stdout, stderr)."""
+    args = [str(a) for a in args]
+    if DEVICE and "--device" not in args and takes_device(args[0]):
+        args += ["--device", DEVICE]
+    p = subprocess.run([LINV, *args], capture_output=True, text=True, timeout=TIME_LIMIT)
     if p.returncode != expect:
         raise AssertionError(f"linv {' '.join(map(str, args))}: exit {p.returncode}, expected {expect}\n"
                              f"stdout: {p.stdout}\nstderr: {p.stderr}")
     return p.stdout, p.stderr
+
+
+def takes_device(command):
+    if command in CPU_ONLY:
+        return False
+    if command not in _TAKES_DEVICE:
+        text = subprocess.run([LINV, command, "--help"], capture_output=True, text=True).stdout
+        _TAKES_DEVICE[command] = "--device" in text
+    return _TAKES_DEVICE[command]
 
 
 def scaled_residual(a, x, b):
@@ -274,11 +291,13 @@ class HostileInputs(unittest.TestCase):
 
 
 def main():
-    global LINV
+    global LINV, DEVICE
     parser = argparse.ArgumentParser()
     parser.add_argument("--linv", required=True)
+    parser.add_argument("--device", help="run every command that takes --device there (e.g. cuda)")
     args, rest = parser.parse_known_args()
     LINV = os.path.abspath(args.linv)
+    DEVICE = args.device
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
 
 
