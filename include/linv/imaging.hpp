@@ -130,12 +130,16 @@ enum class DeblurPath {
 };
 // How lambda is chosen when not given.
 enum class LambdaRule {
-  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), except where it goes
-                // wrong: for a PSF that smooths, a GCV residual under half the noise estimated from g is
-                // fitting errors that are not white noise (the scene past the frame), and the discrepancy
-                // principle takes over; where it would smooth far past every mode of the blur in an image whose noise is
-                // estimated under 0.01 (noise-free data for a well-posed PSF such as sharpening leave it
-                // nothing to find), the smallest lambda that keeps the system well conditioned
+  Auto,         // GCV (measured best on photographs: docs/deblurring-quality.md), drawn towards the
+                // discrepancy principle where its residual says it went wrong, by weights continuous in that
+                // residual, the noise estimated from g and the PSF (no threshold switches lambda): for a PSF
+                // that smooths, a GCV residual under half the noise is fitting errors that are not white
+                // noise (the scene past the frame); smoothing past every mode of the blur with a residual
+                // above twice the noise treats the image as noise (noise-free data for a well-posed PSF such
+                // as sharpening, where the pull is towards the smallest lambda). The choice is then checked
+                // on the spectral system's solution: a result out of range (for data in [0, 1], beyond
+                // [-0.5, 1.5] at more than one pixel in a thousand) or with fine detail over ten times the
+                // data's raises lambda to about the smallest whose result is plausible; the report says so.
   GCV,          // generalised cross-validation in the spectral system (exact where the spectral path is)
   Discrepancy,  // ||H f - g||^2 = (pixels) sigma^2, sigma estimated from the image's finest wavelet detail
 };

@@ -95,6 +95,7 @@ class LambdaSearch {
     hi_ = std::log10(scale) + 2;   // above: the regulariser alone decides
   }
   double lower() const { return std::pow(10.0, lo_); }
+  double upper() const { return std::pow(10.0, hi_); }
   // lambda's scale: where lambda L^T L's largest eigenvalue reaches H^T H's bound.
   double scale() const { return scale_; }
 
@@ -182,10 +183,10 @@ class SpectralPreconditioner final : public kernels::LinearOperator<double> {
   double lambda_, scale_;
 };
 
-// Whether the PSF smooths: its frequency response falls below a tenth of its largest somewhere (sampled
-// on a 64 x 64 grid, enough to tell a blur, whose response falls to near zero, from a sharpening filter,
-// whose response stays within a few times its DC gain).
-bool smoothing(ConstMatrixView<double> kernel) {
+// How far the PSF smooths: the smallest of its frequency response's magnitudes over the largest (sampled on
+// a 64 x 64 grid, enough to tell a blur, whose response falls to near zero, from a sharpening filter, whose
+// response stays within a few times its DC gain).
+double smallest_gain(ConstMatrixView<double> kernel) {
   constexpr int kGrid = 64;
   double smallest = std::numeric_limits<double>::infinity(), largest = 0;
   for (int v = 0; v < kGrid; ++v)
@@ -201,7 +202,62 @@ bool smoothing(ConstMatrixView<double> kernel) {
       smallest = std::min(smallest, gain);
       largest = std::max(largest, gain);
     }
-  return smallest < 0.1 * largest;
+  return largest > 0 ? smallest / largest : 1;
+}
+
+// A weight in [0, 1] rising linearly in log x from 0 at x = `from` to 1 at x = `to` (either order; x may be 0
+// or infinite). The automatic choice blends two lambdas by such weights, log lambda moving from one to the
+// other, instead of switching at a threshold: lambda is then continuous in the noise estimate, the residual
+// and the PSF. (A switch at an estimated noise of 0.01 once sent lambda from GCV's 0.04 to 1e-12 for noise
+// of 0.0098: an inverse filter, 5 dB.)
+double ramp(double x, double from, double to) {
+  if (std::isnan(x)) return 0;
+  const double t = (std::log(x) - std::log(from)) / (std::log(to) - std::log(from));
+  return std::clamp(t, 0.0, 1.0);
+}
+double blend(double a, double b, double weight) {
+  return std::exp((1 - weight) * std::log(a) + weight * std::log(b));
+}
+
+// What makes a recovered image implausible, judged against the data g (every channel) and the PSF. Empty
+// when plausible.
+// - More than one pixel in a thousand out of range. For data within [0, 1] (an image in the unit range,
+//   whose scene lies there too) the range is [-0.5, 1.5]: ringing and sharpened edges overshoot by a tenth
+//   or two, an inverse filter amplifying noise by 10^3 by far more. For data in other units, g's range
+//   widened on each side by its span times the PSF's largest dilution (1 over its peak weight: a bright pixel
+//   blurred by a 3 x 3 box keeps a ninth of its height, and comes back whole).
+// - Fine detail (the noise estimate) more than ten times g's plus a tenth of g's span.
+std::optional<std::string> implausible(ConstMatrixView<double> f, ConstMatrixView<double> g, int channels,
+                                       double g_noise, ConstMatrixView<double> kernel) {
+  const auto [lo, hi] = std::minmax_element(g.data(), g.data() + g.rows() * g.cols());
+  const double span = *hi > *lo ? *hi - *lo : std::max(1.0, std::abs(*hi));
+  double below = -0.5, above = 1.5;
+  if (!(*lo >= 0 && *hi <= 1)) {
+    double peak = 0;
+    for (index q = 0; q < kernel.cols(); ++q)
+      for (index p = 0; p < kernel.rows(); ++p) peak = std::max(peak, kernel(p, q));
+    const double widen = span * std::max(1.0, 1 / peak);
+    below = *lo - widen;
+    above = *hi + widen;
+  }
+  index outside = 0;
+  double least = f(0, 0), most = f(0, 0);
+  for (index j = 0; j < f.cols(); ++j)
+    for (index i = 0; i < f.rows(); ++i) {
+      const double v = f(i, j);
+      outside += v < below || v > above;
+      least = std::min(least, v);
+      most = std::max(most, v);
+    }
+  if (static_cast<double>(outside) > std::max(1.0, 1e-3 * static_cast<double>(f.rows() * f.cols())))
+    return fmt::format("{} pixels lie outside [{:.3g}, {:.3g}], the range the data's ([{:.3g}, {:.3g}]) allows (the "
+                       "result spans [{:.3g}, {:.3g}])",
+                       outside, below, above, *lo, *hi, least, most);
+  const double f_noise = estimate_noise(f, channels);
+  if (f_noise > 10 * g_noise + 0.1 * span)
+    return fmt::format("its fine detail (noise estimated {:.3g}) is more than ten times the data's ({:.3g})", f_noise,
+                       g_noise);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -278,72 +334,105 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   const Matrix<double> analysed = r.robust && impulses.count > 0 ? impulses.cleaned.to(device) : Matrix<double>();
   const ConstMatrixView<double> data = analysed.empty() ? g.view() : analysed.view();
 
-  // lambda
-  double search_scale = 0;  // lambda's scale for this PSF and regulariser (LambdaSearch::scale)
+  // lambda: given, or chosen by the rule
+  const kernels::Vectors<double>& v = kernels::vectors<double>(device);
   if (options.lambda >= 0) {
     r.lambda = options.lambda;
     r.lambda_from = "given";
   } else {
     spectral->analyse(data, channels);
     const LambdaSearch search(*spectral, h, options.regularizer, size * channels, channels);
-    search_scale = search.scale();
+    const double noise = r.noise_sigma;
+    // the discrepancy principle's lambda; none where even the smallest leaves a residual above the noise
+    const std::optional<double> discrepancy = search.discrepancy(noise);
     if (options.rule == LambdaRule::Discrepancy) {
-      const std::optional<double> d = search.discrepancy(r.noise_sigma);
-      if (!d)
+      if (!discrepancy)
         throw NumericalError(fmt::format("deblur: no lambda fits the noise estimated ({:.3g}): the PSF or the boundary "
                                          "does not explain the image; give lambda or use GCV",
-                                         r.noise_sigma));
-      r.lambda = *d;
+                                         noise));
+      r.lambda = *discrepancy;
       r.lambda_from = "discrepancy principle";
-    } else {
+    } else if (options.rule == LambdaRule::GCV) {
       r.lambda = search.minimise_gcv();
       r.lambda_from = "generalised cross-validation";
-      const double fitted = std::sqrt(search.residual(r.lambda) / static_cast<double>(size * channels));
-      const bool automatic = options.rule == LambdaRule::Auto;
-      // past every mode of the blur; with impulses left out, whose medians err, only far past (measured:
-      // motion blur with 5 % salt and pepper has GCV at 1 to 3 times the scale, and is right)
-      const double past = r.lambda / search.scale();
-      if (automatic && r.noise_sigma < 0.01 && (r.robust ? past > 10 : past > 1)) {
-        // GCV smoothing past every mode of the blur says the image is nothing but noise, which the clean
-        // image it is (noise estimated under 0.01) is not: noise-free data for a well-posed PSF
-        // (sharpening) leaves GCV without a minimum to find. The least regularisation is the answer then.
-        r.lambda_from = fmt::format("the smallest lambda (GCV's {:.3g} would treat the image, whose noise is "
-                                    "estimated {:.2g}, as noise)",
-                                    r.lambda, r.noise_sigma);
-        r.lambda = search.lower();
-      } else if (automatic && smoothing(h) && fitted < 0.5 * r.noise_sigma) {
-        // GCV leaving a residual under half the noise seen in g is fitting it: for a blur that smooths,
-        // errors that are not white noise (the scene past the frame, resampling) look like signal to GCV,
-        // which then regularises photographs too little (measured: 4 to 11 dB lost on noise-free ones). The
-        // discrepancy principle keeps the residual at the noise's level; where it cannot (no noise seen
-        // at all) GCV stands. A PSF that does not smooth (sharpening) has a stable inverse whose residual
-        // is small for good reason: there GCV was measured right every time.
-        if (const std::optional<double> d = search.discrepancy(r.noise_sigma)) {
-          r.lambda_from = fmt::format("discrepancy principle (GCV's residual {:.3g} was under half the noise "
-                                      "estimated, {:.3g})",
-                                      fitted, r.noise_sigma);
-          r.lambda = *d;
+    } else {
+      // GCV, drawn towards the discrepancy principle (or, for noise-free data, towards the smallest lambda)
+      // where its residual says it went wrong, by weights continuous in that residual, the noise and the PSF:
+      const double gcv = search.minimise_gcv();
+      const double fitted = std::sqrt(search.residual(gcv) / static_cast<double>(size * channels));
+      const double fit = noise > 0 ? fitted / noise : fitted > 0 ? std::numeric_limits<double>::infinity() : 1.0;
+      const double target = discrepancy.value_or(search.lower());
+      // - over: GCV smoothing past every mode of the blur (with impulses left out, whose medians err, far
+      //   past: motion blur with 5 % salt and pepper has GCV at 1 to 3 times the scale, and is right) and
+      //   leaving a residual above twice the noise treats the image as noise. Noise-free data for a
+      //   well-posed PSF (sharpening) leave GCV no minimum to find; the least regularisation is the answer.
+      const double past = gcv / search.scale();
+      const double over = ramp(past, r.robust ? 10.0 : 1.0, r.robust ? 40.0 : 4.0) * ramp(fit, 2, 4);
+      // - under: GCV leaving a residual under half the noise seen in g is fitting it. For a blur that smooths,
+      //   errors that are not white noise (the scene past the frame, resampling) look like signal to GCV,
+      //   which then regularises photographs too little (measured: 4 to 11 dB lost on noise-free ones); the
+      //   discrepancy principle keeps the residual at the noise's level. A PSF that does not smooth
+      //   (sharpening) has a stable inverse whose residual is small for good reason: there GCV was measured
+      //   right every time, hence the weight of the PSF's smallest gain.
+      const double under = ramp(smallest_gain(h), 0.2, 0.05) * ramp(fit, 0.7, 0.35);
+      const double weight = std::max(over, under);  // never both: they need fit above 2 and below 0.7
+      const std::string towards = discrepancy ? "the discrepancy principle" : "the smallest lambda";
+      r.lambda = blend(gcv, target, weight);
+      r.lambda_from = "generalised cross-validation";
+      if (weight == 1)
+        r.lambda_from = fmt::format("{} (GCV's {:.3g} left a residual of {:.3g} against noise estimated {:.3g})",
+                                  discrepancy ? "discrepancy principle" : "the smallest lambda", gcv, fitted, noise);
+      else if (weight > 0)
+        r.lambda_from = fmt::format("generalised cross-validation, {:.0f} % of the way to {} (GCV's {:.3g} left a "
+                                  "residual of {:.3g} against noise estimated {:.3g})",
+                                  100 * weight, towards, gcv, fitted, noise);
+      if (r.robust) {
+        // GCV sees the image with its impulses replaced by their medians, nearly noise-free, and asks for
+        // little smoothing; but the solve leaves those pixels out, and filling holes under a blur needs
+        // more. Measured on 2 and 5 % salt and pepper under Gaussian, disk and motion blur: photographs
+        // (texture and the unknown scene past the frame: noise estimated 1e-3 and above) gain most at the
+        // scale itself (crops +5 to +9 dB over the degraded image, against +3.5 to +5.5 at a tenth of it);
+        // a piecewise-constant image without other noise (the phantom: noise estimated 0) is best near GCV's
+        // choice and loses up to 0.8 dB at the scale, so there the floor is a tenth of it.
+        const double floor = blend(0.1 * search.scale(), search.scale(), ramp(noise, 1e-5, 1e-3));
+        const double raise = ramp(smallest_gain(h), 0.2, 0.05);
+        if (r.lambda < floor && raise > 0) {
+          const double raised = blend(r.lambda, floor, raise);
+          r.lambda_from += fmt::format(", raised from {:.3g} to {:.3g}: impulses leave holes", r.lambda, raised);
+          r.lambda = raised;
         }
+      }
+      // The choice is checked on the spectral system's solution (cheap on every path). An implausible result
+      // moves lambda up by half decades, then by bisection in log lambda, to about the smallest lambda whose
+      // result is plausible: a continuous function of the data again, where a fixed next rule would not be.
+      Matrix<double> trial = Matrix<double>::uninitialized(m, n * channels, device);
+      const auto judge = [&](double lambda) {
+        for (int c = 0; c < channels; ++c) spectral->solve(channel(data, n, c), lambda, channel(trial.view(), n, c));
+        v.synchronize(device);
+        const Matrix<double> on_host = device.is_cpu() ? Matrix<double>() : trial.to(Device::cpu());
+        return implausible(device.is_cpu() ? trial.view() : on_host.view(), host, channels, noise, h);
+      };
+      if (const std::optional<std::string> why = judge(r.lambda)) {
+        const double step = std::sqrt(10.0);
+        double rejected = r.lambda, accepted = search.upper();
+        for (double next = r.lambda * step; next < search.upper(); next *= step) {
+          if (!judge(next)) {
+            accepted = next;
+            break;
+          }
+          rejected = next;
+        }
+        for (int k = 0; k < 4 && accepted < search.upper(); ++k) {
+          const double middle = std::sqrt(rejected * accepted);
+          (judge(middle) ? rejected : accepted) = middle;
+        }
+        report.notes.push_back(fmt::format("lambda {:.4g} by {} rejected: {}", r.lambda, r.lambda_from, *why));
+        r.lambda_from += fmt::format(", raised from {:.3g} to about the smallest lambda whose result is plausible",
+                                     r.lambda);
+        r.lambda = accepted;
       }
     }
   }
-  if (options.lambda < 0 && options.rule == LambdaRule::Auto && r.robust && smoothing(h)) {
-    // GCV sees the image with its impulses replaced by their medians, nearly noise-free, and asks for
-    // little smoothing; but the solve leaves those pixels out, and filling holes under a blur needs more.
-    // Measured on 2 and 5 % salt and pepper under Gaussian, disk and motion blur: photographs (texture and
-    // the unknown scene past the frame: noise estimated above 1e-4) gain most at the scale itself (crops
-    // +5 to +9 dB over the degraded image, against +3.5 to +5.5 at a tenth of it); a piecewise-constant
-    // image without other noise (the phantom: noise estimated 0) is best near GCV's choice and loses up to
-    // 0.8 dB at the scale, so there the floor stays at a tenth of it.
-    const bool textured = r.noise_sigma > 1e-4;
-    const double floor = textured ? search_scale : 0.1 * search_scale;
-    if (r.lambda < floor) {
-      r.lambda_from += fmt::format(", raised from {:.3g} to {} scale: impulses leave holes", r.lambda,
-                                   textured ? "its" : "a tenth of its");
-      r.lambda = floor;
-    }
-  }
-  report.notes.push_back(fmt::format("lambda {:.4g} by {}; noise estimated {:.3g}", r.lambda, r.lambda_from, r.noise_sigma));
 
   // the method
   DeblurPath path = options.path;
@@ -361,76 +450,88 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
                   : path == DeblurPath::Dense  ? Method::Cholesky
                                                : Method::ConjugateGradients;
   r.image = Matrix<double>::uninitialized(m, n * channels, device);
-  const kernels::Vectors<double>& v = kernels::vectors<double>(device);
-
-  if (path == DeblurPath::Spectral) {
-    for (int c = 0; c < channels; ++c) spectral->solve(channel(g.view(), n, c), r.lambda, channel(r.image.view(), n, c));
-    v.synchronize(device);
-  } else if (path == DeblurPath::Dense) {
-    // The thesis's path: C = H^T H + lambda L^T L, then Cholesky, one factorisation for every channel. Its
-    // images are small (C has size^2 entries), so H^T g is formed on the host by the direct stencil:
-    // planning an FFT on the GPU costs more than the whole solve there.
-    Matrix<double> rhs = Matrix<double>::uninitialized(size, channels);
-    for (int c = 0; c < channels; ++c) {
-      const Matrix<double> hg = convolve_adjoint(channel(host, n, c), h, options.boundary);
-      std::copy(hg.data(), hg.data() + size, rhs.data() + c * size);
-    }
-    const Matrix<double> C = family.normal_matrix(model, r.lambda, device);
-    std::optional<Cholesky<double>> chol;
-    try {
-      chol.emplace(C.view());
-    } catch (const NotPositiveDefinite& e) {
-      throw NotPositiveDefinite(e.minor(), fmt::format("H^T H + lambda L^T L with lambda = {:g} is singular to working "
-                                                       "precision: give a positive lambda, or auto",
-                                                       r.lambda));
-    }
-    const Matrix<double> x = chol->solve(rhs.to(device).view());  // size x channels: each column one channel
-    copy<double>(ConstMatrixView<double>(x.data(), m, n * channels, m, device), r.image.view());
-  } else {
-    // Preconditioned conjugate gradients on (H^T W H + lambda L^T L) f = H^T W g from the spectral solution,
-    // W the identity or, robust, 0 at the impulses and 1 elsewhere.
-    const std::unique_ptr<kernels::Convolution> H = family.convolution(model, device);
-    Matrix<double> b = Matrix<double>::uninitialized(m, n, device), weights, weighted;
-    bool converged = true;
-    for (int c = 0; c < channels; ++c) {
-      const ConstMatrixView<double> gc = channel(g.view(), n, c);
-      const MatrixView<double> f = channel(r.image.view(), n, c);
-      spectral->solve(analysed.empty() ? gc : channel(analysed.view(), n, c), r.lambda, f);
-      double mean_weight = 1;
-      if (r.robust) {
-        Matrix<double> w(m, n), wg(m, n);
-        index kept = 0;
-        for (index j = 0; j < n; ++j)
-          for (index i = 0; i < m; ++i) {
-            const bool impulse = impulses.is_impulse[static_cast<std::size_t>(i + (c * n + j) * m)];
-            w(i, j) = impulse ? 0.0 : 1.0;
-            wg(i, j) = impulse ? 0.0 : host(i, c * n + j);
-            kept += !impulse;
-          }
-        mean_weight = std::max(static_cast<double>(kept) / static_cast<double>(size), 1e-3);
-        v.synchronize(device);  // the previous channel's solve may still read the weights
-        weights = w.to(device);
-        weighted = wg.to(device);
-        H->set_weights(weights.view());
-        H->apply_transpose(weighted.view(), b.view());
-      } else {
-        H->apply_transpose(gc, b.view());
+  // r.image := the solution for r.lambda by `path`
+  const auto solve = [&] {
+    if (path == DeblurPath::Spectral) {
+      for (int c = 0; c < channels; ++c) spectral->solve(channel(g.view(), n, c), r.lambda, channel(r.image.view(), n, c));
+      v.synchronize(device);
+    } else if (path == DeblurPath::Dense) {
+      // The thesis's path: C = H^T H + lambda L^T L, then Cholesky, one factorisation for every channel. Its
+      // images are small (C has size^2 entries), so H^T g is formed on the host by the direct stencil:
+      // planning an FFT on the GPU costs more than the whole solve there.
+      Matrix<double> rhs = Matrix<double>::uninitialized(size, channels);
+      for (int c = 0; c < channels; ++c) {
+        const Matrix<double> hg = convolve_adjoint(channel(host, n, c), h, options.boundary);
+        std::copy(hg.data(), hg.data() + size, rhs.data() + c * size);
       }
-      NormalOperator A(*H, r.lambda);
-      SpectralPreconditioner M(*spectral, size, r.lambda, mean_weight);
-      const krylov::Outcome o =
-          krylov::cg<double>(A, b.view(), f, options.tolerance, options.max_iterations, &M, options.progress);
-      report.iterations = std::max(report.iterations, o.iterations);
-      r.residual = std::max(r.residual, o.residual);
-      converged = converged && o.converged;
-      if (!o.converged)
-        report.notes.push_back(fmt::format("channel {}: conjugate gradients stopped at their limit, relative residual "
-                                           "{:.3g} (tolerance {:.3g})",
-                                           c + 1, o.residual, options.tolerance));
+      const Matrix<double> C = family.normal_matrix(model, r.lambda, device);
+      std::optional<Cholesky<double>> chol;
+      try {
+        chol.emplace(C.view());
+      } catch (const NotPositiveDefinite& e) {
+        throw NotPositiveDefinite(e.minor(), fmt::format("H^T H + lambda L^T L with lambda = {:g} is singular to working "
+                                                         "precision: give a positive lambda, or auto",
+                                                         r.lambda));
+      }
+      const Matrix<double> x = chol->solve(rhs.to(device).view());  // size x channels: each column one channel
+      copy<double>(ConstMatrixView<double>(x.data(), m, n * channels, m, device), r.image.view());
+    } else {
+      // Preconditioned conjugate gradients on (H^T W H + lambda L^T L) f = H^T W g from the spectral solution,
+      // W the identity or, robust, 0 at the impulses and 1 elsewhere.
+      const std::unique_ptr<kernels::Convolution> H = family.convolution(model, device);
+      Matrix<double> b = Matrix<double>::uninitialized(m, n, device), weights, weighted;
+      bool converged = true;
+      for (int c = 0; c < channels; ++c) {
+        const ConstMatrixView<double> gc = channel(g.view(), n, c);
+        const MatrixView<double> f = channel(r.image.view(), n, c);
+        spectral->solve(analysed.empty() ? gc : channel(analysed.view(), n, c), r.lambda, f);
+        double mean_weight = 1;
+        if (r.robust) {
+          Matrix<double> w(m, n), wg(m, n);
+          index kept = 0;
+          for (index j = 0; j < n; ++j)
+            for (index i = 0; i < m; ++i) {
+              const bool impulse = impulses.is_impulse[static_cast<std::size_t>(i + (c * n + j) * m)];
+              w(i, j) = impulse ? 0.0 : 1.0;
+              wg(i, j) = impulse ? 0.0 : host(i, c * n + j);
+              kept += !impulse;
+            }
+          mean_weight = std::max(static_cast<double>(kept) / static_cast<double>(size), 1e-3);
+          v.synchronize(device);  // the previous channel's solve may still read the weights
+          weights = w.to(device);
+          weighted = wg.to(device);
+          H->set_weights(weights.view());
+          H->apply_transpose(weighted.view(), b.view());
+        } else {
+          H->apply_transpose(gc, b.view());
+        }
+        NormalOperator A(*H, r.lambda);
+        SpectralPreconditioner M(*spectral, size, r.lambda, mean_weight);
+        const krylov::Outcome o =
+            krylov::cg<double>(A, b.view(), f, options.tolerance, options.max_iterations, &M, options.progress);
+        report.iterations = std::max(report.iterations, o.iterations);
+        r.residual = std::max(r.residual, o.residual);
+        converged = converged && o.converged;
+        if (!o.converged)
+          report.notes.push_back(fmt::format("channel {}: conjugate gradients stopped at their limit, relative residual "
+                                             "{:.3g} (tolerance {:.3g})",
+                                             c + 1, o.residual, options.tolerance));
+      }
+      H->set_weights({});
+      report.stop = converged ? StopReason::Converged : StopReason::IterationLimit;
     }
-    H->set_weights({});
-    report.stop = converged ? StopReason::Converged : StopReason::IterationLimit;
+  };
+  solve();
+  {
+    const Matrix<double> on_host = device.is_cpu() ? Matrix<double>() : r.image.to(Device::cpu());
+    if (const std::optional<std::string> why =
+            implausible(device.is_cpu() ? r.image.view() : on_host.view(), host, channels, r.noise_sigma, h))
+      report.notes.push_back(fmt::format("the result is implausible: {}{}", *why,
+                                         options.lambda >= 0 || options.rule != LambdaRule::Auto
+                                             ? "; lambda auto raises lambda until it is not"
+                                             : ""));
   }
+  report.notes.push_back(fmt::format("lambda {:.4g} by {}; noise estimated {:.3g}", r.lambda, r.lambda_from, r.noise_sigma));
   policy::require_finite_result<double>(r.image.view(), "deblur: the recovered image");
   report.seconds = clock.seconds();
   return r;
