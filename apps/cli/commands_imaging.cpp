@@ -128,7 +128,8 @@ void run_degrade(const DegradeArgs& a) {
 
 struct DeblurArgs {
   std::string input, output, psf = "gaussian:size=5,sigma=1", lambda = "auto", path = "auto", truth;
-  std::string boundary = "reflexive", regularizer = "laplacian", robust = "auto";
+  std::string boundary = "reflexive", regularizer = "laplacian", robust = "auto", prior = "tikhonov";
+  double tv_weight = -1;  // negative: automatic
   int max_iterations = 1000;
   double tolerance = 1e-10;
   int bits = 16;
@@ -141,7 +142,9 @@ imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
                            .robust = imaging::parse_robust(a.robust),
                            .path = imaging::parse_deblur_path(a.path),
                            .max_iterations = a.max_iterations,
-                           .tolerance = a.tolerance};
+                           .tolerance = a.tolerance,
+                           .prior = imaging::parse_prior(a.prior),
+                           .tv_weight = a.tv_weight};
   double v = -1;
   const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
   if (ec == std::errc() && end == a.lambda.data() + a.lambda.size()) {
@@ -187,7 +190,9 @@ void run_deblur(const DeblurArgs& a) {
             {"lambda", r.lambda},
             {"lambda_from", r.lambda_from},
             {"noise_sigma", r.noise_sigma},
-            {"robust", r.robust}});
+            {"robust", r.robust},
+            {"prior", a.prior}});
+  if (options.prior == imaging::Prior::TotalVariation) j.update({{"tv_weight", r.tv_weight}, {"tv_weight_from", r.tv_weight_from}});
   std::string quality;
   if (!a.truth.empty()) {
     const double before = psnr_of(g, truth), after = psnr_of(recovered, truth);
@@ -398,6 +403,15 @@ const Command kCommands[] = {
                       "A robust data term (Huber's, salt and pepper and clipped pixels left out): auto (on when g "
                       "shows impulse noise), on or off")
            ->capture_default_str();
+       cmd.add_option("--prior", d->prior,
+                      "tikhonov (lambda ||L f||^2: one linear filter) or tv (isotropic total variation: edges kept "
+                      "sharp, flat areas smoothed; ADMM from the Tikhonov solution, colour channels sharing edges)")
+           ->capture_default_str()
+           ->check(CLI::IsMember({"tikhonov", "tv"}));
+       cmd.add_option("--tv-weight", d->tv_weight,
+                      "tv: the weight of total variation, in the image's units (default: 0.12 times the noise level "
+                      "seen in the image)")
+           ->check(at_least(0));
        cmd.add_option("--path", d->path,
                       "auto (spectral where exact, dense up to 64x64 pixels, matrix-free above), spectral (DFT or "
                       "DCT: periodic boundary, or reflexive with a symmetric PSF), dense (H^T H + lambda L^T L, "

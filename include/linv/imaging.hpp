@@ -159,6 +159,14 @@ std::string_view to_string(Robust r);  // "auto", "on", "off"
 Robust parse_robust(std::string_view name);
 std::string_view to_string(DeblurPath p);  // "auto", "spectral", "dense", "matrix-free"
 DeblurPath parse_deblur_path(std::string_view name);
+// The prior on the scene: Tikhonov's ||L f||^2 above (one linear filter), or isotropic total variation,
+// f = argmin 1/2 ||H f - g||^2 + weight sum_p ||grad f(p)|| (the norm over both directions and, for colour,
+// every channel), which keeps edges sharp while it smooths flat areas. Total variation starts from the
+// Tikhonov solution and runs ADMM, whose linear step is the spectral solve where that is exact (periodic,
+// or reflexive with a symmetric PSF) and conjugate gradients preconditioned by it elsewhere.
+enum class Prior { Tikhonov, TotalVariation };
+std::string_view to_string(Prior p);  // "tikhonov", "tv"
+Prior parse_prior(std::string_view name);
 // The parse_ functions throw InvalidArgument listing the accepted names.
 
 struct DeblurOptions {
@@ -172,6 +180,10 @@ struct DeblurOptions {
   int max_iterations = 1000;    // matrix-free conjugate gradients (per solve)
   double tolerance = 1e-10;     // matrix-free: relative residual of the normal equations
   std::function<void(int, double)> progress = {};  // matrix-free: each CG iteration's number and relative residual
+  Prior prior = Prior::Tikhonov;
+  double tv_weight = -1;       // total variation's weight; negative: from the noise estimated in g
+  int admm_iterations = 400;   // total variation: ADMM iterations at most
+  double admm_tolerance = 1e-4;  // total variation: stop when ten iterations change f by less than this, relatively
 };
 struct DeblurResult {
   Matrix<double> image;     // on g's device, g's shape
@@ -181,6 +193,8 @@ struct DeblurResult {
   bool robust = false;      // whether the robust data term ran
   Report report;            // method (spectral, cholesky, cg), device, iterations, stop, seconds, notes
   double residual = 0;      // matrix-free path: the largest relative CG residual reached over the channels
+  double tv_weight = 0;     // total variation: the weight used (0 for Tikhonov)
+  std::string tv_weight_from;  // "given" or how it was chosen
 };
 // Runs where g lives (CPU or GPU); the image comes back there. Throws InvalidArgument for a PSF larger
 // than the image or a bad option, ShapeMismatch when g's width is not a multiple of the channel count.

@@ -47,6 +47,7 @@ enum class Method {
   SVD,                 // pseudoinverse by singular value decomposition (gesdd)
   Spectral,            // deblurring's system made diagonal by the 2-D DFT or DCT: a direct solve
   ConjugateGradients,  // deblurring's regularised normal equations, H applied as a convolution
+  ADMM,                // deblurring with total variation by the alternating direction method of multipliers
   BorderedSchur,       // a bordered Jacobian's arrowhead J^T J through its Schur complement
   CGLS,                // sparse least squares by conjugate gradients on the normal equations
   BatchedGaussJordan,  // many small inverses by Gauss-Jordan in registers (GPU)

@@ -189,8 +189,11 @@ def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
 
 
 def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="laplacian", robust="auto",
-           path="auto", max_iterations=1000, tolerance=1e-10, device=None, report=False):
-    """The regularised reconstruction f = argmin ||H f - g||^2 + lam ||L f||^2.
+           path="auto", max_iterations=1000, tolerance=1e-10, prior="tikhonov", tv_weight=None, device=None,
+           report=False):
+    """The regularised reconstruction f = argmin ||H f - g||^2 + lam ||L f||^2 (prior "tikhonov"), or with
+    isotropic total variation, f = argmin 1/2 ||H f - g||^2 + tv_weight sum_p ||grad f(p)|| (prior "tv"),
+    started from the Tikhonov solution.
 
     Parameters
     ----------
@@ -214,12 +217,18 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
         preconditioned conjugate gradients.
     max_iterations, tolerance
         The matrix-free path's limits (per solve; relative residual of the normal equations).
+    prior : {"tikhonov", "tv"}
+        Tikhonov's linear filter, or total variation (edges kept sharp, flat areas smoothed; ADMM, whose
+        linear step is the spectral solve, or conjugate gradients where that is not exact).
+    tv_weight : float, optional
+        Total variation's weight, in the image's units; None: proportional to the noise estimated in g.
     device : str, optional
         "cpu", "cuda", "cuda:N" or "auto". Left out: where g lies (the CPU for NumPy arrays). A GPU array g
         is deblurred on its GPU (made float64 and column-major there by its framework) and f comes back
         there as g's kind of array.
     report : bool
-        Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma" and "robust".
+        Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma", "robust", "tv_weight"
+        and "tv_weight_from".
 
     Returns
     -------
@@ -238,7 +247,7 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
     if isinstance(robust, (bool, _np.bool_)):
         robust = "on" if robust else "off"
     options = (-1.0 if lam is None else float(lam), rule, boundary, regularizer, str(robust), path, channels,
-               int(max_iterations), float(tolerance))
+               int(max_iterations), float(tolerance), prior, -1.0 if tv_weight is None else float(tv_weight))
     if gpu:
         f, rep = _linv.deblur_gpu(side, kernel, name, *options, gpu.framework)
     else:

@@ -78,8 +78,11 @@ double estimate_noise(const Input<double>& g, int channels) {
 
 im::DeblurOptions deblur_options(double lambda, const std::string& rule, const std::string& boundary,
                                  const std::string& regularizer, const std::string& robust, const std::string& path,
-                                 int channels, int max_iterations, double tolerance) {
+                                 int channels, int max_iterations, double tolerance, const std::string& prior,
+                                 double tv_weight) {
   im::DeblurOptions o;
+  o.prior = im::parse_prior(prior);
+  o.tv_weight = tv_weight;
   o.lambda = lambda;
   o.rule = im::parse_lambda_rule(rule);
   o.boundary = im::parse_boundary(boundary);
@@ -103,6 +106,8 @@ nb::dict deblur_report(const im::DeblurResult& r) {
   rep["lambda_from"] = r.lambda_from;
   rep["noise_sigma"] = r.noise_sigma;
   rep["robust"] = r.robust;
+  rep["tv_weight"] = r.tv_weight;
+  rep["tv_weight_from"] = r.tv_weight_from;
   return rep;
 }
 
@@ -110,12 +115,13 @@ nb::dict deblur_report(const im::DeblurResult& r) {
 nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
                  const std::string& rule, const std::string& boundary, const std::string& regularizer,
                  const std::string& robust, const std::string& path, int channels, int max_iterations,
-                 double tolerance, const std::string& device) {
+                 double tolerance, const std::string& prior, double tv_weight, const std::string& device) {
   linv::Matrix<double> g_copy, k_copy;
   const linv::ConstMatrixView<double> G = column_major(g, g_copy), K = column_major(kernel, k_copy);
   const im::Psf p = im::psf_from(K, psf_name);
   const im::DeblurOptions o =
-      deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance);
+      deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance, prior,
+                     tv_weight);
   const linv::Device d = pick_device(device, linv::Operation::Deblur, G.rows() * G.cols());
   im::DeblurResult r;
   {
@@ -132,13 +138,14 @@ nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std:
 nb::tuple deblur_gpu(const GpuInput<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
                      const std::string& rule, const std::string& boundary, const std::string& regularizer,
                      const std::string& robust, const std::string& path, int channels, int max_iterations,
-                     double tolerance, const std::string& framework) {
+                     double tolerance, const std::string& prior, double tv_weight, const std::string& framework) {
   const Gpu gpu(g, framework);
   const linv::ConstMatrixView<double> G = gpu.view<double>(g, "g");
   linv::Matrix<double> k_copy;
   const im::Psf p = im::psf_from(column_major(kernel, k_copy), psf_name);
   const im::DeblurOptions o =
-      deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance);
+      deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance, prior,
+                     tv_weight);
   im::DeblurResult r = gpu.run([&] { return im::deblur(G, p, o); });
   nb::dict rep = deblur_report(r);
   return nb::make_tuple(gpu.array<double>(std::move(r.image)), rep);
@@ -288,10 +295,11 @@ void bind_imaging(nb::module_& m) {
   m.def("estimate_noise", &estimate_noise, nb::arg("g"), nb::arg("channels"));
   m.def("deblur", &deblur, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"), nb::arg("rule"),
         nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"), nb::arg("channels"),
-        nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("device"));
+        nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("prior"), nb::arg("tv_weight"), nb::arg("device"));
   m.def("deblur_gpu", &deblur_gpu, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"),
         nb::arg("rule"), nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"),
-        nb::arg("channels"), nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("framework"));
+        nb::arg("channels"), nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("prior"), nb::arg("tv_weight"),
+        nb::arg("framework"));
   m.attr("have_fft") = im::Convolution::have_fft();
 }
 

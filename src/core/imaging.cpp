@@ -325,6 +325,20 @@ Robust parse_robust(std::string_view name) {
   throw InvalidArgument(fmt::format("unknown robust setting '{}': expected auto, on or off", name));
 }
 
+std::string_view to_string(Prior p) {
+  switch (p) {
+    case Prior::Tikhonov: return "tikhonov";
+    case Prior::TotalVariation: return "tv";
+  }
+  return "?";
+}
+
+Prior parse_prior(std::string_view name) {
+  for (Prior p : {Prior::Tikhonov, Prior::TotalVariation})
+    if (to_string(p) == name) return p;
+  throw InvalidArgument(fmt::format("unknown prior '{}': expected tikhonov or tv", name));
+}
+
 std::string_view to_string(DeblurPath p) {
   switch (p) {
     case DeblurPath::Auto: return "auto";

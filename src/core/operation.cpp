@@ -43,6 +43,7 @@ std::string_view to_string(Method m) {
     case Method::SVD: return "svd";
     case Method::Spectral: return "spectral";
     case Method::ConjugateGradients: return "cg";
+    case Method::ADMM: return "admm";
     case Method::BorderedSchur: return "bordered-schur";
     case Method::CGLS: return "cgls";
     case Method::BatchedGaussJordan: return "batched-gauss-jordan";

@@ -229,6 +229,53 @@ class Spectral final : public kernels::Spectral {
   std::vector<double> h2_, l2_, power_, counted_;
 };
 
+class TotalVariation final : public kernels::TotalVariation {
+ public:
+  TotalVariation(const kernels::BlurModel& m, int channels)
+      : m_(m.height), n_(m.width), channels_(channels), boundary_(code(m.boundary)),
+        D_(kernels::regularizer_stencils(kernels::kGradientRegularizer)) {}
+  void shrink(ConstMatrixView<double> f, double tau, MatrixView<double> z, MatrixView<double> u) override {
+    for (int c = 0; c < channels_; ++c)
+      for (int d = 0; d < 2; ++d)  // v := D_d f_c + u, in z
+        kernels::apply_stencil(D_.tap[d], D_.taps[d], block(f, c), boundary_, block(z, 2 * c + d));
+    const index pixels = m_ * n_, blocks = 2 * channels_;
+    for (index p = 0; p < pixels; ++p) {
+      double norm2 = 0;
+      for (index b = 0; b < blocks; ++b) {
+        double& v = z.data()[p + b * pixels];
+        v += u.data()[p + b * pixels];
+        norm2 += v * v;
+      }
+      const double norm = std::sqrt(norm2), keep = norm > tau ? 1 - tau / norm : 0.0;
+      for (index b = 0; b < blocks; ++b) {
+        const double v = z.data()[p + b * pixels];
+        z.data()[p + b * pixels] = keep * v;
+        u.data()[p + b * pixels] = v - keep * v;
+      }
+    }
+  }
+  void right_hand_side(ConstMatrixView<double> b, double rho, ConstMatrixView<double> z, ConstMatrixView<double> u,
+                       MatrixView<double> r) override {
+    Matrix<double> w = Matrix<double>::uninitialized(m_, n_);
+    for (int c = 0; c < channels_; ++c) {
+      copy<double>(block(b, c), block(r, c));
+      for (int d = 0; d < 2; ++d) {
+        const ConstMatrixView<double> zd = block(z, 2 * c + d), ud = block(u, 2 * c + d);
+        for (index k = 0; k < m_ * n_; ++k) w.data()[k] = rho * (zd.data()[k] - ud.data()[k]);
+        kernels::add_stencil_adjoint(D_.tap[d], D_.taps[d], w.view(), boundary_, block(r, c));
+      }
+    }
+  }
+
+ private:
+  // Block k (an image) of a contiguous row of images.
+  ConstMatrixView<double> block(ConstMatrixView<double> x, index k) const { return {x.data() + k * m_ * n_, m_, n_, m_}; }
+  MatrixView<double> block(MatrixView<double> x, index k) const { return {x.data() + k * m_ * n_, m_, n_, m_}; }
+  index m_, n_;
+  int channels_, boundary_;
+  kernels::RegularizerStencils D_;
+};
+
 class Imaging final : public kernels::Imaging {
  public:
   // Each output pixel's row of H adds the products of its weights (pixels read twice under a reflexive or
@@ -263,6 +310,10 @@ class Imaging final : public kernels::Imaging {
   }
   std::unique_ptr<kernels::Spectral> spectral(const kernels::BlurModel& model, Device) const override {
     return std::make_unique<Spectral>(model);
+  }
+  std::unique_ptr<kernels::TotalVariation> total_variation(const kernels::BlurModel& model, int channels,
+                                                           Device) const override {
+    return std::make_unique<TotalVariation>(model, channels);
   }
 };
 

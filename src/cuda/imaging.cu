@@ -448,6 +448,81 @@ class Spectral final : public kernels::Spectral {
   cufftHandle plan_ = 0;
 };
 
+// ---- total variation's steps (see kernels::TotalVariation and src/cpu/imaging.cpp) ----
+
+// One thread per pixel: v := D f + u over both directions and every channel, z := v max(0, 1 - tau / ||v||),
+// u := v - z. Blocks of m x n: f's channel c is block c, z's and u's direction d of channel c block 2 c + d.
+__global__ void tv_shrink_kernel(const double* f, std::int64_t m, std::int64_t n, int channels, int boundary,
+                                 double tau, double* z, double* u) {
+  const kernels::RegularizerStencils D = kernels::regularizer_stencils(kernels::kGradientRegularizer);
+  const std::int64_t pixels = m * n;
+  LINV_GRID_STRIDE(k, pixels) {
+    const std::int64_t i = k % m, j = k / m;
+    double norm2 = 0;
+    for (int c = 0; c < channels; ++c)
+      for (int d = 0; d < 2; ++d) {
+        double s = u[k + (2 * c + d) * pixels];
+        for (int t = 0; t < D.taps[d]; ++t) {
+          const std::int64_t a = boundary_index(i + D.tap[d][t].di, m, boundary),
+                             b = boundary_index(j + D.tap[d][t].dj, n, boundary);
+          if (a >= 0 && b >= 0) s += D.tap[d][t].w * f[a + b * m + c * pixels];
+        }
+        z[k + (2 * c + d) * pixels] = s;
+        norm2 += s * s;
+      }
+    const double norm = sqrt(norm2), keep = norm > tau ? 1 - tau / norm : 0.0;
+    for (int b = 0; b < 2 * channels; ++b) {
+      const double v = z[k + b * pixels];
+      z[k + b * pixels] = keep * v;
+      u[k + b * pixels] = v - keep * v;
+    }
+  }
+}
+
+// r := b + rho D^T (z - u): r copied from b first; each tap scatters back to the pixel it read.
+__global__ void tv_adjoint_kernel(const double* z, const double* u, std::int64_t m, std::int64_t n, int channels,
+                                  int boundary, double rho, double* r) {
+  const kernels::RegularizerStencils D = kernels::regularizer_stencils(kernels::kGradientRegularizer);
+  const std::int64_t pixels = m * n;
+  LINV_GRID_STRIDE(k, pixels * channels) {
+    const std::int64_t p = k % pixels, c = k / pixels, i = p % m, j = p / m;
+    for (int d = 0; d < 2; ++d) {
+      const double w = rho * (z[p + (2 * c + d) * pixels] - u[p + (2 * c + d) * pixels]);
+      for (int t = 0; t < D.taps[d]; ++t) {
+        const std::int64_t a = boundary_index(i + D.tap[d][t].di, m, boundary),
+                           b = boundary_index(j + D.tap[d][t].dj, n, boundary);
+        if (a >= 0 && b >= 0) atomicAdd(r + a + b * m + c * pixels, D.tap[d][t].w * w);
+      }
+    }
+  }
+}
+
+class TotalVariation final : public kernels::TotalVariation {
+ public:
+  TotalVariation(Context& ctx, const kernels::BlurModel& model, int channels)
+      : ctx_(ctx), m_(model.height), n_(model.width), channels_(channels), boundary_(static_cast<int>(model.boundary)) {}
+  void shrink(ConstMatrixView<double> f, double tau, MatrixView<double> z, MatrixView<double> u) override {
+    tv_shrink_kernel<<<grid_for(m_ * n_), kThreads, 0, stream()>>>(f.data(), m_, n_, channels_, boundary_, tau,
+                                                                   z.data(), u.data());
+    check_launch("total variation shrink");
+  }
+  void right_hand_side(ConstMatrixView<double> b, double rho, ConstMatrixView<double> z, ConstMatrixView<double> u,
+                       MatrixView<double> r) override {
+    check(cudaMemcpyAsync(r.data(), b.data(), bytes_of(m_ * n_ * channels_, sizeof(double)), cudaMemcpyDeviceToDevice,
+                          stream()),
+          "cudaMemcpy");
+    tv_adjoint_kernel<<<grid_for(m_ * n_ * channels_), kThreads, 0, stream()>>>(z.data(), u.data(), m_, n_, channels_,
+                                                                               boundary_, rho, r.data());
+    check_launch("total variation adjoint");
+  }
+
+ private:
+  cudaStream_t stream() const { return ctx_.main().stream; }
+  Context& ctx_;
+  std::int64_t m_, n_;
+  int channels_, boundary_;
+};
+
 class Imaging final : public kernels::Imaging {
  public:
   Matrix<double> normal_matrix(const kernels::BlurModel& model, double lambda, Device device) const override {
@@ -471,6 +546,10 @@ class Imaging final : public kernels::Imaging {
   }
   std::unique_ptr<kernels::Spectral> spectral(const kernels::BlurModel& model, Device device) const override {
     return std::make_unique<Spectral>(context_of(device), model);
+  }
+  std::unique_ptr<kernels::TotalVariation> total_variation(const kernels::BlurModel& model, int channels,
+                                                           Device device) const override {
+    return std::make_unique<TotalVariation>(context_of(device), model, channels);
   }
 };
 

@@ -54,6 +54,21 @@ class Spectral {
   virtual Terms residual_and_trace(double lambda) const = 0;
 };
 
+// Isotropic total variation's steps for ADMM (src/core/deblur.cpp), on `channels` images of the model's size
+// side by side (contiguous), D the gradient regulariser's two stencils under the model's boundary. The split
+// variables z and u hold D f: height x (width * channels * 2), direction d of channel c in block 2 c + d.
+// Queued in order like the vector family's steps.
+class TotalVariation {
+ public:
+  virtual ~TotalVariation() = default;
+  // At each pixel, v := D f + u; z := v max(0, 1 - tau / ||v||), the norm over both directions and every
+  // channel (vectorial TV: the channels share their edges); u := v - z.
+  virtual void shrink(ConstMatrixView<double> f, double tau, MatrixView<double> z, MatrixView<double> u) = 0;
+  // r := b + rho D^T (z - u), channel by channel (b: height x (width * channels)).
+  virtual void right_hand_side(ConstMatrixView<double> b, double rho, ConstMatrixView<double> z,
+                               ConstMatrixView<double> u, MatrixView<double> r) = 0;
+};
+
 class Imaging {
  public:
   virtual ~Imaging() = default;
@@ -61,6 +76,7 @@ class Imaging {
   virtual Matrix<double> normal_matrix(const BlurModel& model, double lambda, Device device) const = 0;
   virtual std::unique_ptr<Convolution> convolution(const BlurModel& model, Device device) const = 0;
   virtual std::unique_ptr<Spectral> spectral(const BlurModel& model, Device device) const = 0;
+  virtual std::unique_ptr<TotalVariation> total_variation(const BlurModel& model, int channels, Device device) const = 0;
 };
 
 }  // namespace linv::kernels

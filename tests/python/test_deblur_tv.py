@@ -1,0 +1,93 @@
+"""linv.imaging.deblur with the total-variation prior against its definition, computed here in float64 NumPy:
+f minimises J(f) = 1/2 ||H f - g||^2 + w sum_p ||D f(p)|| (H the PSF under the reflexive boundary, as
+scipy.signal.convolve2d's 'symm'; D forward differences whose last one on each line is zero; the norm over
+both directions and every channel). Checked: J at linv's f is below J at the Tikhonov start and at every
+perturbation tried, on fresh random images, grey and colour, for a symmetric PSF (spectral linear step) and a
+motion PSF (conjugate gradients)."""
+import numpy as np
+import pytest
+from scipy.signal import convolve2d
+
+import linv
+
+RNG = np.random.default_rng()
+
+
+def blur(f, k):
+    if f.ndim == 3:
+        return np.stack([blur(f[..., c], k) for c in range(f.shape[2])], axis=-1)
+    return convolve2d(f, k, mode="same", boundary="symm")
+
+
+def gradient(f):
+    dy = np.zeros_like(f)
+    dx = np.zeros_like(f)
+    dy[:-1] = f[1:] - f[:-1]
+    dx[:, :-1] = f[:, 1:] - f[:, :-1]
+    return dy, dx
+
+
+def objective(f, g, k, w):
+    dy, dx = gradient(f)
+    magnitude = dy ** 2 + dx ** 2
+    if f.ndim == 3:
+        magnitude = magnitude.sum(axis=2)
+    return 0.5 * np.sum((blur(f, k) - g) ** 2) + w * np.sum(np.sqrt(magnitude))
+
+
+def piecewise_image(shape):
+    """Random rectangles on a background: edges for total variation to keep."""
+    f = np.full(shape, RNG.uniform(0.2, 0.4))
+    for _ in range(8):
+        r0, c0 = RNG.integers(0, shape[0] - 8), RNG.integers(0, shape[1] - 8)
+        f[r0:r0 + RNG.integers(4, 20), c0:c0 + RNG.integers(4, 20)] = RNG.uniform(0, 1, shape[2:] or None)
+    return f
+
+
+@pytest.mark.parametrize("psf", ["gaussian", "motion"])
+@pytest.mark.parametrize("channels", [1, 3])
+def test_total_variation_minimises_its_objective(psf, channels):
+    k = linv.imaging.gaussian_psf(5, 1.2) if psf == "gaussian" else linv.imaging.motion_psf(5, 30)
+    shape = (40, 48) if channels == 1 else (40, 48, 3)
+    truth = piecewise_image(shape)
+    g = blur(truth, k) + RNG.normal(0, 0.02, shape)
+    w = 0.004
+    start = linv.imaging.deblur(g, k)
+    f, report = linv.imaging.deblur(g, k, prior="tv", tv_weight=w, report=True, **{"max_iterations": 1000})
+    assert report["method"] == "admm" and report["tv_weight"] == w and report["tv_weight_from"] == "given"
+    assert f.shape == g.shape and np.isfinite(f).all()
+    j = objective(f, g, k, w)
+    assert j < objective(start, g, k, w)
+    # no perturbation, large or small, smooth or not, lowers J by more than ADMM's tolerance leaves
+    scale = np.abs(f).max()
+    for size in (1e-1, 1e-2, 1e-3):
+        for _ in range(4):
+            delta = RNG.standard_normal(shape)
+            if RNG.random() < 0.5:
+                delta = blur(delta, linv.imaging.gaussian_psf(7, 2.0))
+            delta *= size * scale / np.abs(delta).max()
+            assert j <= objective(f + delta, g, k, w) + 1e-3 * j, f"perturbation of size {size}"
+
+
+def test_total_variation_keeps_edges_better_than_tikhonov():
+    truth = piecewise_image((96, 96))
+    k = linv.imaging.disk_psf(3)
+    g = np.clip(blur(truth, k) + RNG.normal(0, 0.01, truth.shape), 0, 1)
+    tik = linv.imaging.deblur(g, k)
+    tv, report = linv.imaging.deblur(g, k, prior="tv", report=True)
+    assert report["tv_weight"] > 0 and "noise" in report["tv_weight_from"]
+
+    def psnr(x):
+        return 10 * np.log10(1 / np.mean((np.clip(x, 0, 1) - truth) ** 2))
+
+    assert psnr(tv) > psnr(tik) + 1, (psnr(tv), psnr(tik))
+
+
+def test_total_variation_refuses_what_it_cannot_do():
+    g = RNG.uniform(0, 1, (32, 32))
+    with pytest.raises(ValueError, match="robust"):
+        linv.imaging.deblur(g, "gaussian:size=3,sigma=1", prior="tv", robust=True)
+    with pytest.raises(ValueError, match="finite"):
+        linv.imaging.deblur(g, "gaussian:size=3,sigma=1", prior="tv", tv_weight=float("nan"))
+    with pytest.raises(ValueError, match="prior"):
+        linv.imaging.deblur(g, "gaussian:size=3,sigma=1", prior="bm3d")
