@@ -58,6 +58,7 @@ def main():
     ap.add_argument("--images", default=",".join(TUNED + HELD_OUT))
     ap.add_argument("--psfs", default=",".join(PSFS))
     ap.add_argument("--sigmas", default=",".join(map(str, SIGMAS)))
+    ap.add_argument("--prior", default="tikhonov", choices=["tikhonov", "tv"])
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "cpu", "deblur-noise-sweep.json"))
     args = ap.parse_args()
     sigmas = [float(s) for s in args.sigmas.split(",")]
@@ -72,9 +73,9 @@ def main():
                 rng = np.random.default_rng(int(sigma * 1e6) + 7)
                 g = np.clip(blurred + rng.normal(0, sigma, blurred.shape), 0, 1)
                 start = time.perf_counter()
-                f, report = linv.imaging.deblur(g, psf, report=True)
+                f, report = linv.imaging.deblur(g, psf, prior=args.prior, report=True)
                 seconds = time.perf_counter() - start
-                row = {"case": f"{image}/{psf_name}/{sigma:g}", "image": image,
+                row = {"case": f"{image}/{psf_name}/{sigma:g}", "image": image, "prior": args.prior,
                        "set": "tuned" if image in TUNED else "held-out", "psf": psf_name, "sigma": sigma,
                        "noise_estimate": report["noise_sigma"], "psnr": psnr(truth, f), "psnr_degraded": psnr(truth, g),
                        "lambda": report["lambda"], "lambda_from": report["lambda_from"], "seconds": seconds,

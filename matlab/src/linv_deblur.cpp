@@ -5,7 +5,9 @@
 // odd-sized kernels as they come) or a spec such as 'gaussian:size=5,sigma=1', 'motion:len=9,angle=30', 'disk:radius=3'.
 // Options: 'lambda' (a non-negative number, or 'auto', 'gcv', 'discrepancy'), 'boundary' ('reflexive',
 // 'zero', 'periodic'), 'regularizer' ('laplacian', 'gradient', 'identity'), 'robust' ('auto', 'on',
-// 'off'), 'path' ('auto', 'spectral', 'dense', 'matrix-free'), 'maxIterations', 'tolerance', 'device'.
+// 'off'), 'path' ('auto', 'spectral', 'dense', 'matrix-free'), 'maxIterations', 'tolerance', 'device',
+// 'prior' ('tikhonov', or 'tv': isotropic total variation from the Tikhonov solution) and 'tvWeight' (tv's
+// weight; left out: 0.12 times the noise level).
 #include <fmt/format.h>
 
 #include "gateway.hpp"
@@ -62,6 +64,12 @@ linv::imaging::DeblurOptions deblur_options(const linv_mex::Options& o, int chan
   d.path = linv::imaging::parse_deblur_path(o.text("path").value_or("auto"));
   if (const auto m = o.number("maxIterations")) d.max_iterations = static_cast<int>(*m);
   if (const auto t = o.number("tolerance")) d.tolerance = *t;
+  d.prior = linv::imaging::parse_prior(o.text("prior").value_or("tikhonov"));
+  if (const auto w = o.number("tvWeight")) {
+    d.tv_weight = *w;
+    if (!(d.tv_weight >= 0))
+      throw linv::InvalidArgument(fmt::format("'tvWeight' must be non-negative; got {}", d.tv_weight));
+  }
   d.channels = channels;
   return d;
 }
@@ -70,7 +78,7 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   linv_mex::check_counts("linv_deblur", nrhs, 2, nlhs, 2, "[f, report] = linv_deblur(g, psf, name, value, ...)");
   const linv_mex::Options o("linv_deblur", prhs + 2, nrhs - 2,
                             {"lambda", "boundary", "regularizer", "robust", "path", "maxIterations", "tolerance",
-                             "device"});
+                             "device", "prior", "tvWeight"});
   const linv::imaging::Psf psf = psf_of(prhs[1]);  // a bad PSF or option before any work
   linv::Matrix<double> widened, g_copy;
   int channels = 1;
@@ -97,7 +105,9 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
               {"lambda", r.lambda},
               {"lambda_from", r.lambda_from},
               {"noise_sigma", r.noise_sigma},
-              {"robust", r.robust}});
+              {"robust", r.robust},
+              {"prior", std::string(linv::imaging::to_string(options.prior))},
+              {"tv_weight", r.tv_weight}});
     plhs[1] = linv_mex::to_mx(j);
   }
 }

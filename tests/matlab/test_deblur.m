@@ -39,4 +39,9 @@ function test_deblur()
   % lambda chosen from the data: a result, and the rule that chose it
   [~, report] = linv_deblur(g, psf, 'boundary', 'reflexive');
   check_true(report.lambda > 0 && ~isempty(report.lambda_from), 'auto lambda: %g', report.lambda);
+  % total variation: ADMM from the Tikhonov solution, the weight as given, g's shape and class
+  [t, report] = linv_deblur(g, psf, 'boundary', 'reflexive', 'prior', 'tv', 'tvWeight', 0.01);
+  check_true(strcmp(report.method, 'admm') && report.tv_weight == 0.01 && strcmp(report.prior, 'tv'), ...
+             'tv: method %s, weight %g', report.method, report.tv_weight);
+  check_true(isequal(size(t), size(g)) && all(isfinite(t(:))), 'tv: size %s', mat2str(size(t)));
 end
