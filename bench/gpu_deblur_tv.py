@@ -13,8 +13,9 @@ def timed(fn, repeats=5):
         s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
         s.record(); out = fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) / 1e3)
     return statistics.median(ts), out
-k = linv.imaging.gaussian_psf(9, 2)
-for name, n, colour in [("astronaut", 512, True), ("camera", 512, False), ("camera", 256, False)]:
+for name, n, colour, psf_name in [("astronaut", 512, True, "gaussian"), ("camera", 512, False, "gaussian"),
+                                  ("camera", 256, False, "gaussian"), ("camera", 512, False, "motion")]:
+    k = linv.imaging.gaussian_psf(9, 2) if psf_name == "gaussian" else linv.imaging.motion_psf(9, 30)
     a = img_as_float(getattr(data, name)())
     a = a[:n, :n] if colour else a[:n, :n]
     b = np.stack([ndimage.convolve(a[..., c], k, mode="reflect") for c in range(3)], -1) if colour else ndimage.convolve(a, k, mode="reflect")
@@ -26,7 +27,7 @@ for name, n, colour in [("astronaut", 512, True), ("camera", 512, False), ("came
         t0 = time.perf_counter(); linv.imaging.deblur(g, k, prior=prior); cpu_s = time.perf_counter() - t0
         diff = float(np.abs(f.cpu().numpy() - fc).max())
         psnr = lambda x: 10 * np.log10(1 / np.mean((np.clip(x, 0, 1) - a) ** 2))
-        row = dict(case=f"{name} {n}x{n}{' rgb' if colour else ''} {prior}", gpu_s=sec, cpu16_s=cpu_s, iterations=rep["iterations"],
+        row = dict(case=f"{name} {n}x{n}{' rgb' if colour else ''} {psf_name} {prior}", gpu_s=sec, cpu16_s=cpu_s, iterations=rep["iterations"],
                    psnr=float(psnr(f.cpu().numpy())), psnr_cpu=float(psnr(fc)), max_gpu_cpu_diff=diff, tv_weight=rep["tv_weight"])
         rows.append(row); print(json.dumps(row), flush=True)
 json.dump({"rows": rows}, open(sys.argv[1], "w"), indent=1)
