@@ -181,11 +181,24 @@ void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
     throw InvalidArgument(fmt::format("wls: A is on {} but d is on {}", s.A.device().name(), d.device().name()));
   if (s.options.check_finite) require_finite(d, "d");
   const Matrix<T> dh = Matrix<T>::copy_of(d).to(Device::cpu());  // n values, checked on the host
-  // x does not depend on D's scale, so the weights are brought near 1 by a power of two (exactly) before
-  // they are squared: one weight of 1e155 squared to 1e310 made every entry of x NaN.
-  double largest = 0;
-  for (index i = 0; i < s.n; ++i) largest = std::max(largest, std::abs(static_cast<double>(dh.data()[i])));
-  const double unit = std::ldexp(1.0, scaling::exponent_for(largest));
+  // x does not depend on D's scale, so D is brought by a power of two (exactly), before it is squared, to
+  // where the largest weighted column of A D has magnitude near 1: one weight of 1e155 squared to 1e310 made
+  // every entry of x NaN, and scaling D by its own largest entry let a tiny column under a huge weight (the
+  // one that made C) underflow in float32. D's largest entry stays where its square fits T.
+  const bool squared = s.options.weights == Weights::Squared;
+  Matrix<double> column_norms(s.n, 1, s.A.device());
+  kernels::vectors<T>(s.A.device()).column_norms_squared(s.A.view(), column_norms.view());
+  const Matrix<double> norms = column_norms.to(Device::cpu());
+  double weighted = 0, largest = 0;  // max_j ||A(:, j)|| |D_j|, max_j |D_j|
+  for (index i = 0; i < s.n; ++i) {
+    const double v = std::abs(static_cast<double>(dh.data()[i])), D = squared ? std::sqrt(v) : v;
+    weighted = std::max(weighted, std::sqrt(norms(i, 0)) * D);
+    largest = std::max(largest, D);
+  }
+  constexpr int kRoom = std::numeric_limits<T>::max_exponent / 2 - 2;
+  const int d_exponent = weighted > 0 ? std::max(scaling::exponent_for(weighted), scaling::exponent_for(largest) - kRoom)
+                                      : scaling::exponent_for(largest);
+  const double unit = std::ldexp(1.0, squared ? 2 * d_exponent : d_exponent);
   Matrix<double> d2(s.n, 1), w(s.n, 1);
   for (index i = 0; i < s.n; ++i) {
     const double v = static_cast<double>(dh.data()[i]);
@@ -232,8 +245,7 @@ void WeightedLeastSquares<T>::factor(ConstMatrixView<T> d) {
     s.notes.push_back(fmt::format("A was scaled by 2^{} (exactly) for the computation: its entries lie far from 1, "
                                   "where C's would over- or underflow",
                                   -s.a_exponent));
-  if (unit != 1) s.notes.push_back(fmt::format("the weights were scaled by 2^{} (x does not depend on their scale)",
-                                               -scaling::exponent_for(largest)));
+  if (unit != 1) s.notes.push_back(fmt::format("D was scaled by 2^{} (x does not depend on its scale)", -d_exponent));
   if (s.options.precision != Precision::Mixed) {
     s.rcond = judged_rcond(*s.native, s.c_norm, s.n, device, s.options.allow_ill_conditioned, s.notes);
   } else if constexpr (std::is_same_v<T, double>) {

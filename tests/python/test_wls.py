@@ -109,3 +109,18 @@ def test_gpu_wls_matches_cpu():
     ref, cond = reference(a, d, b)
     assert report["device"] == "cuda:0"
     assert_close(x, ref, cond, np.float64, 150)
+
+
+def test_a_tiny_column_under_a_huge_weight_keeps_float32():
+    """Found by the long property run: D scaled by its own largest entry, and A by its own, left the column
+    that makes C (4.9e-10 under a weight of 2.8e17, in float32) to underflow, and C was called singular.
+    D is scaled by the largest weighted column now; the answer is NumPy's in float64 to float32's accuracy."""
+    a = np.array([[0.1257302, -4.92128949e-10, 0.6404226, 0.1049001, -0.5356694, 0.3615951, 1.304, 0.9470810,
+                   -0.7037352, -1.2654215, -0.6232744, 0.0413260, -9.98593126e9]], dtype=np.float32)
+    d = np.array([0, 2.8109144e17, 7.5714128e-24, 8.8614316e-13, 0, 1.3899673e-3] + [0] * 7, dtype=np.float32)
+    b = np.linspace(-1, 1, 13, dtype=np.float32)[:, None]
+    x = linv.wls(a, d, b)
+    a64, d64, b64 = (v.astype(np.float64) for v in (a, d, b))
+    ref = np.linalg.solve((a64 * d64) @ a64.T, (a64 * d64) @ b64)
+    assert x.dtype == np.float32
+    assert abs(x[0, 0] - ref[0, 0]) <= 30 * np.finfo(np.float32).eps * abs(ref[0, 0])
