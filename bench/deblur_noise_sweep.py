@@ -49,6 +49,19 @@ def scene(name, n=256):
     return np.ascontiguousarray(a[r0:r0 + n + 2 * MARGIN, c0:c0 + n + 2 * MARGIN])
 
 
+def cases(images, psf_names, sigmas):
+    """(image, PSF name, PSF, sigma, truth, g) for each case, degraded as the module's docstring says."""
+    for image in images:
+        s = scene(image)
+        truth = s[MARGIN:-MARGIN, MARGIN:-MARGIN]
+        for psf_name in psf_names:
+            psf = PSFS[psf_name]()
+            blurred = ndimage.convolve(s, psf, mode="reflect")[MARGIN:-MARGIN, MARGIN:-MARGIN]
+            for sigma in sigmas:
+                rng = np.random.default_rng(int(sigma * 1e6) + 7)
+                yield image, psf_name, psf, sigma, truth, np.clip(blurred + rng.normal(0, sigma, blurred.shape), 0, 1)
+
+
 def psnr(truth, x):
     return float(peak_signal_noise_ratio(truth, np.clip(x, 0, 1), data_range=1.0))
 
@@ -63,28 +76,20 @@ def main():
     args = ap.parse_args()
     sigmas = [float(s) for s in args.sigmas.split(",")]
     rows = []
-    for image in args.images.split(","):
-        s = scene(image)
-        truth = s[MARGIN:-MARGIN, MARGIN:-MARGIN]
-        for psf_name in args.psfs.split(","):
-            psf = PSFS[psf_name]()
-            blurred = ndimage.convolve(s, psf, mode="reflect")[MARGIN:-MARGIN, MARGIN:-MARGIN]
-            for sigma in sigmas:
-                rng = np.random.default_rng(int(sigma * 1e6) + 7)
-                g = np.clip(blurred + rng.normal(0, sigma, blurred.shape), 0, 1)
-                start = time.perf_counter()
-                f, report = linv.imaging.deblur(g, psf, prior=args.prior, report=True)
-                seconds = time.perf_counter() - start
-                row = {"case": f"{image}/{psf_name}/{sigma:g}", "image": image, "prior": args.prior,
-                       "set": "tuned" if image in TUNED else "held-out", "psf": psf_name, "sigma": sigma,
-                       "noise_estimate": report["noise_sigma"], "psnr": psnr(truth, f), "psnr_degraded": psnr(truth, g),
-                       "lambda": report["lambda"], "lambda_from": report["lambda_from"], "seconds": seconds,
-                       "range": [float(f.min()), float(f.max())]}
-                row["gain"] = row["psnr"] - row["psnr_degraded"]
-                rows.append(row)
-                print(f"{row['case']:28s} est {row['noise_estimate']:.4f} psnr {row['psnr']:6.2f} "
-                      f"(degraded {row['psnr_degraded']:6.2f}) lambda {row['lambda']:.3g} {seconds:.2f} s "
-                      f"{row['lambda_from'][:70]}", flush=True)
+    for image, psf_name, psf, sigma, truth, g in cases(args.images.split(","), args.psfs.split(","), sigmas):
+        start = time.perf_counter()
+        f, report = linv.imaging.deblur(g, psf, prior=args.prior, report=True)
+        seconds = time.perf_counter() - start
+        row = {"case": f"{image}/{psf_name}/{sigma:g}", "image": image, "prior": args.prior,
+               "set": "tuned" if image in TUNED else "held-out", "psf": psf_name, "sigma": sigma,
+               "noise_estimate": report["noise_sigma"], "psnr": psnr(truth, f), "psnr_degraded": psnr(truth, g),
+               "lambda": report["lambda"], "lambda_from": report["lambda_from"], "seconds": seconds,
+               "range": [float(f.min()), float(f.max())]}
+        row["gain"] = row["psnr"] - row["psnr_degraded"]
+        rows.append(row)
+        print(f"{row['case']:28s} est {row['noise_estimate']:.4f} psnr {row['psnr']:6.2f} "
+              f"(degraded {row['psnr_degraded']:6.2f}) lambda {row['lambda']:.3g} {seconds:.2f} s "
+              f"{row['lambda_from'][:70]}", flush=True)
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     result = {"benchmark": "deblur-noise-sweep", "date": datetime.date.today().isoformat(), "linv_version": sha,
               "device": "cpu", "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}

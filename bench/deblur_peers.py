@@ -31,11 +31,10 @@ import sys
 import time
 
 import numpy as np
-from scipy import ndimage
 from skimage.metrics import structural_similarity
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from deblur_noise_sweep import HELD_OUT, MARGIN, PSFS, TUNED, psnr, scene  # noqa: E402
+from deblur_noise_sweep import HELD_OUT, TUNED, cases, psnr  # noqa: E402
 
 import linv  # noqa: E402
 
@@ -94,40 +93,34 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "cpu", "deblur-peers.json"))
     args = ap.parse_args()
     rows = []
-    for image in args.images.split(","):
-        s = scene(image)
-        truth = s[MARGIN:-MARGIN, MARGIN:-MARGIN]
-        for psf_name in args.psfs.split(","):
-            psf = PSFS[psf_name]()
-            blurred = ndimage.convolve(s, psf, mode="reflect")[MARGIN:-MARGIN, MARGIN:-MARGIN]
-            for sigma in (float(x) for x in args.sigmas.split(",")):
-                g = np.clip(blurred + np.random.default_rng(int(sigma * 1e6) + 7).normal(0, sigma, blurred.shape), 0, 1)
-                case = f"{image}/{psf_name}/{sigma:g}"
-                base = {"case": case, "image": image, "set": "tuned" if image in TUNED else "held-out",
-                        "psf": psf_name, "sigma": sigma}
+    sigmas = [float(x) for x in args.sigmas.split(",")]
+    for image, psf_name, psf, sigma, truth, g in cases(args.images.split(","), args.psfs.split(","), sigmas):
+        case = f"{image}/{psf_name}/{sigma:g}"
+        base = {"case": case, "image": image, "set": "tuned" if image in TUNED else "held-out",
+                "psf": psf_name, "sigma": sigma}
 
-                def add(method, x, seconds, **extra):
-                    rows.append(dict(base, method=method, psnr=psnr(truth, x), ssim=ssim(truth, x), seconds=seconds,
-                                     **extra))
-                    print(f"{case:24s} {method:10s} {rows[-1]['psnr']:6.2f} dB  {rows[-1]['ssim']:.3f}  {seconds:6.2f} s",
-                          flush=True)
+        def add(method, x, seconds, **extra):
+            rows.append(dict(base, method=method, psnr=psnr(truth, x), ssim=ssim(truth, x), seconds=seconds,
+                             **extra))
+            print(f"{case:24s} {method:10s} {rows[-1]['psnr']:6.2f} dB  {rows[-1]['ssim']:.3f}  {seconds:6.2f} s",
+                  flush=True)
 
-                add("degraded", g, 0.0)
-                for method, prior in (("linv", "tikhonov"), ("linv-tv", "tv")):
-                    start = time.perf_counter()
-                    x, report = linv.imaging.deblur(g, psf, prior=prior, report=True)
-                    add(method, x, time.perf_counter() - start, **({"tv_weight": report["tv_weight"]} if prior == "tv" else {}))
-                start = time.perf_counter()
-                x = bm3d_deblur(g, psf, sigma)
-                add("bm3d", x, time.perf_counter() - start)
-                best = None
-                for weight in TV_WEIGHTS:
-                    start = time.perf_counter()
-                    x = tv_admm(g, psf, weight)
-                    seconds = time.perf_counter() - start
-                    if best is None or psnr(truth, x) > psnr(truth, best[0]):
-                        best = (x, seconds, weight)
-                add("tv-oracle", best[0], best[1], weight=best[2])
+        add("degraded", g, 0.0)
+        for method, prior in (("linv", "tikhonov"), ("linv-tv", "tv")):
+            start = time.perf_counter()
+            x, report = linv.imaging.deblur(g, psf, prior=prior, report=True)
+            add(method, x, time.perf_counter() - start, **({"tv_weight": report["tv_weight"]} if prior == "tv" else {}))
+        start = time.perf_counter()
+        x = bm3d_deblur(g, psf, sigma)
+        add("bm3d", x, time.perf_counter() - start)
+        best = None
+        for weight in TV_WEIGHTS:
+            start = time.perf_counter()
+            x = tv_admm(g, psf, weight)
+            seconds = time.perf_counter() - start
+            if best is None or psnr(truth, x) > psnr(truth, best[0]):
+                best = (x, seconds, weight)
+        add("tv-oracle", best[0], best[1], weight=best[2])
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     result = {"benchmark": "deblur-peers", "date": datetime.date.today().isoformat(), "linv_version": sha,
               "device": "cpu", "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}

@@ -493,7 +493,8 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
       //   discrepancy principle keeps the residual at the noise's level. A PSF that does not smooth
       //   (sharpening) has a stable inverse whose residual is small for good reason: there GCV was measured
       //   right every time, hence the weight of the PSF's smallest gain.
-      const double under = ramp(smallest_gain(h), 0.2, 0.05) * ramp(fit, 0.7, 0.35);
+      const double smooths = ramp(smallest_gain(h), 0.2, 0.05);  // 1 for a blur, 0 for a sharpening filter
+      const double under = smooths * ramp(fit, 0.7, 0.35);
       const double weight = std::max(over, under);  // never both: they need fit above 2 and below 0.7
       const std::string towards = discrepancy ? "the discrepancy principle" : "the smallest lambda";
       r.lambda = blend(gcv, target, weight);
@@ -514,9 +515,8 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
         // a piecewise-constant image without other noise (the phantom: noise estimated 0) is best near GCV's
         // choice and loses up to 0.8 dB at the scale, so there the floor is a tenth of it.
         const double floor = blend(0.1 * search.scale(), search.scale(), ramp(noise, 1e-5, 1e-3));
-        const double raise = ramp(smallest_gain(h), 0.2, 0.05);
-        if (r.lambda < floor && raise > 0) {
-          const double raised = blend(r.lambda, floor, raise);
+        if (r.lambda < floor && smooths > 0) {
+          const double raised = blend(r.lambda, floor, smooths);
           r.lambda_from += fmt::format(", raised from {:.3g} to {:.3g}: impulses leave holes", r.lambda, raised);
           r.lambda = raised;
         }
