@@ -128,8 +128,9 @@ void run_degrade(const DegradeArgs& a) {
 
 struct DeblurArgs {
   std::string input, output, psf = "gaussian:size=5,sigma=1", lambda = "auto", path = "auto", truth;
-  std::string boundary = "reflexive", regularizer = "laplacian", robust = "auto", prior = "tikhonov";
-  double tv_weight = -1;  // negative: automatic
+  std::string boundary = "reflexive", regularizer = "laplacian", robust = "auto", prior = "auto", noise_model = "auto";
+  double tv_weight = -1;    // negative: automatic
+  double photon_peak = -1;  // negative: estimated
   int max_iterations = 1000;
   double tolerance = 1e-10;
   int bits = 16;
@@ -144,6 +145,8 @@ imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
                            .max_iterations = a.max_iterations,
                            .tolerance = a.tolerance,
                            .prior = imaging::parse_prior(a.prior),
+                           .noise_model = imaging::parse_noise_model(a.noise_model),
+                           .photon_peak = a.photon_peak,
                            .tv_weight = a.tv_weight};
   double v = -1;
   const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
@@ -191,8 +194,11 @@ void run_deblur(const DeblurArgs& a) {
             {"lambda_from", r.lambda_from},
             {"noise_sigma", r.noise_sigma},
             {"robust", r.robust},
-            {"prior", a.prior}});
-  if (options.prior == imaging::Prior::TotalVariation) j.update({{"tv_weight", r.tv_weight}, {"tv_weight_from", r.tv_weight_from}});
+            {"prior", imaging::to_string(r.prior)},
+            {"noise_model", imaging::to_string(r.noise_model)},
+            {"noise_model_from", r.noise_model_from}});
+  if (r.prior == imaging::Prior::TotalVariation) j.update({{"tv_weight", r.tv_weight}, {"tv_weight_from", r.tv_weight_from}});
+  if (r.noise_model == imaging::NoiseModel::Poisson) j["photon_peak"] = r.photon_peak;
   std::string quality;
   if (!a.truth.empty()) {
     const double before = psnr_of(g, truth), after = psnr_of(recovered, truth);
@@ -404,14 +410,25 @@ const Command kCommands[] = {
                       "shows impulse noise), on or off")
            ->capture_default_str();
        cmd.add_option("--prior", d->prior,
-                      "tikhonov (lambda ||L f||^2: one linear filter) or tv (isotropic total variation: edges kept "
-                      "sharp, flat areas smoothed; ADMM from the Tikhonov solution, colour channels sharing edges)")
+                      "tikhonov (lambda ||L f||^2: one linear filter), tv (isotropic total variation: edges kept "
+                      "sharp, flat areas smoothed; ADMM from the Tikhonov solution, colour channels sharing edges) "
+                      "or auto (tv for Poisson data, tikhonov otherwise)")
            ->capture_default_str()
-           ->check(CLI::IsMember({"tikhonov", "tv"}));
+           ->check(CLI::IsMember({"auto", "tikhonov", "tv"}));
        cmd.add_option("--tv-weight", d->tv_weight,
                       "tv: the weight of total variation, in the image's units (default: 0.12 times the noise level "
-                      "seen in the image)")
+                      "seen in the image; for Poisson data, against the counts' log-likelihood, from the photon noise)")
            ->check(at_least(0));
+       cmd.add_option("--noise-model", d->noise_model,
+                      "gaussian (white noise), poisson (photon counts: microscopy, astronomy, low light; the "
+                      "total-variation prior with the counts' likelihood) or auto (poisson where the noise variance "
+                      "grows with the intensity, the image has no negative pixel and the prior is not tikhonov)")
+           ->capture_default_str()
+           ->check(CLI::IsMember({"auto", "gaussian", "poisson"}));
+       cmd.add_option("--photon-peak", d->photon_peak,
+                      "poisson: photon counts per unit of the image's values (pixels read from 8- or 16-bit files "
+                      "are scaled to [0, 1]; default: estimated from the noise's mean-variance relation)")
+           ->check(above(0));
        cmd.add_option("--path", d->path,
                       "auto (spectral where exact, dense up to 64x64 pixels, matrix-free above), spectral (DFT or "
                       "DCT: periodic boundary, or reflexive with a symmetric PSF), dense (H^T H + lambda L^T L, "

@@ -146,7 +146,8 @@ void run_demo(const DemoArgs& a) {
       if (*c.noise) blurred = imaging::add_noise(blurred.view(), c.noise, a.seed);
       g = {std::move(blurred), 1};
     }
-    imaging::DeblurResult r = imaging::deblur(g.pixels.to(device).view(), psf, {.channels = g.channels});
+    imaging::DeblurResult r = imaging::deblur(g.pixels.to(device).view(), psf,
+                                              {.channels = g.channels, .prior = imaging::Prior::Tikhonov});
     const io::Image recovered{r.image.to(Device::cpu()), g.channels};
     const double before = imaging::psnr(g.pixels.view(), truth.pixels.view());
     const double after = imaging::psnr(recovered.pixels.view(), truth.pixels.view());

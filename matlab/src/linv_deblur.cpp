@@ -6,9 +6,12 @@
 // Options: 'lambda' (a non-negative number, or 'auto', 'gcv', 'discrepancy'), 'boundary' ('reflexive',
 // 'zero', 'periodic'), 'regularizer' ('laplacian', 'gradient', 'identity'), 'robust' ('auto', 'on',
 // 'off'), 'path' ('auto', 'spectral', 'dense', 'matrix-free'), 'maxIterations', 'tolerance', 'device',
-// 'prior' ('tikhonov', or 'tv': isotropic total variation from the Tikhonov solution) and 'tvWeight' (tv's
-// weight; left out: 0.12 times the noise level).
+// 'prior' ('auto', 'tikhonov', or 'tv': isotropic total variation from the Tikhonov solution), 'tvWeight' (tv's
+// weight; left out: 0.12 times the noise level), 'noiseModel' ('auto', 'gaussian', 'poisson': photon counts)
+// and 'photonPeak' (Poisson: counts per unit of g; left out: estimated).
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "gateway.hpp"
 #include "linv/errors.hpp"
@@ -64,7 +67,13 @@ linv::imaging::DeblurOptions deblur_options(const linv_mex::Options& o, int chan
   d.path = linv::imaging::parse_deblur_path(o.text("path").value_or("auto"));
   if (const auto m = o.number("maxIterations")) d.max_iterations = static_cast<int>(*m);
   if (const auto t = o.number("tolerance")) d.tolerance = *t;
-  d.prior = linv::imaging::parse_prior(o.text("prior").value_or("tikhonov"));
+  d.prior = linv::imaging::parse_prior(o.text("prior").value_or("auto"));
+  d.noise_model = linv::imaging::parse_noise_model(o.text("noiseModel").value_or("auto"));
+  if (const auto peak = o.number("photonPeak")) {
+    d.photon_peak = *peak;
+    if (!(d.photon_peak > 0) || !std::isfinite(d.photon_peak))
+      throw linv::InvalidArgument(fmt::format("'photonPeak' must be a positive finite number; got {}", d.photon_peak));
+  }
   if (const auto w = o.number("tvWeight")) {
     d.tv_weight = *w;
     if (!(d.tv_weight >= 0))
@@ -78,7 +87,7 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   linv_mex::check_counts("linv_deblur", nrhs, 2, nlhs, 2, "[f, report] = linv_deblur(g, psf, name, value, ...)");
   const linv_mex::Options o("linv_deblur", prhs + 2, nrhs - 2,
                             {"lambda", "boundary", "regularizer", "robust", "path", "maxIterations", "tolerance",
-                             "device", "prior", "tvWeight"});
+                             "device", "prior", "tvWeight", "noiseModel", "photonPeak"});
   const linv::imaging::Psf psf = psf_of(prhs[1]);  // a bad PSF or option before any work
   linv::Matrix<double> widened, g_copy;
   int channels = 1;
@@ -106,8 +115,10 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
               {"lambda_from", r.lambda_from},
               {"noise_sigma", r.noise_sigma},
               {"robust", r.robust},
-              {"prior", std::string(linv::imaging::to_string(options.prior))},
-              {"tv_weight", r.tv_weight}});
+              {"prior", std::string(linv::imaging::to_string(r.prior))},
+              {"tv_weight", r.tv_weight},
+              {"noise_model", std::string(linv::imaging::to_string(r.noise_model))},
+              {"photon_peak", r.photon_peak}});
     plhs[1] = linv_mex::to_mx(j);
   }
 }

@@ -19,7 +19,7 @@ from . import _linv
 from ._common import _contiguous, _float, _gpu_array, _gpu_call
 
 __all__ = ["psf", "gaussian_psf", "box_psf", "disk_psf", "motion_psf", "sharpen_psf", "convolve", "degrade",
-           "deblur", "phantom", "system_matrix", "estimate_noise"]
+           "deblur", "phantom", "system_matrix", "estimate_noise", "estimate_poisson"]
 
 
 def psf(spec):
@@ -189,11 +189,12 @@ def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
 
 
 def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="laplacian", robust="auto",
-           path="auto", max_iterations=1000, tolerance=1e-10, prior="tikhonov", tv_weight=None, device=None,
-           report=False):
+           path="auto", max_iterations=1000, tolerance=1e-10, prior="auto", tv_weight=None, noise_model="auto",
+           photon_peak=None, device=None, report=False):
     """The regularised reconstruction f = argmin ||H f - g||^2 + lam ||L f||^2 (prior "tikhonov"), or with
     isotropic total variation, f = argmin 1/2 ||H f - g||^2 + tv_weight sum_p ||grad f(p)|| (prior "tv"),
-    started from the Tikhonov solution.
+    started from the Tikhonov solution. For photon counts (noise_model "poisson"), the data term is the
+    counts' negative log-likelihood, peak sum (H f - g log H f), with total variation.
 
     Parameters
     ----------
@@ -217,18 +218,26 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
         preconditioned conjugate gradients.
     max_iterations, tolerance
         The matrix-free path's limits (per solve; relative residual of the normal equations).
-    prior : {"tikhonov", "tv"}
+    prior : {"auto", "tikhonov", "tv"}
         Tikhonov's linear filter, or total variation (edges kept sharp, flat areas smoothed; ADMM, whose
-        linear step is the spectral solve, or conjugate gradients where that is not exact).
+        linear step is the spectral solve, or conjugate gradients where that is not exact). "auto": total
+        variation for Poisson data, Tikhonov otherwise.
     tv_weight : float, optional
-        Total variation's weight, in the image's units; None: proportional to the noise estimated in g.
+        Total variation's weight, in the image's units; None: proportional to the noise estimated in g (for
+        Poisson data, from the photon noise at g's mean level).
+    noise_model : {"auto", "gaussian", "poisson"}
+        White noise, or photon counts g = counts / photon_peak (microscopy, astronomy, low light). "auto":
+        Poisson where the noise variance grows with the intensity (estimate_poisson), no pixel is negative
+        and the prior is not "tikhonov".
+    photon_peak : float, optional
+        Poisson: counts per unit of g; None: estimated from the noise's mean-variance relation.
     device : str, optional
         "cpu", "cuda", "cuda:N" or "auto". Left out: where g lies (the CPU for NumPy arrays). A GPU array g
         is deblurred on its GPU (made float64 and column-major there by its framework) and f comes back
         there as g's kind of array.
     report : bool
-        Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma", "robust", "tv_weight"
-        and "tv_weight_from".
+        Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma", "robust", "tv_weight",
+        "tv_weight_from", "prior" and "noise_model" (what ran), "noise_model_from" and "photon_peak".
 
     Returns
     -------
@@ -247,7 +256,8 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
     if isinstance(robust, (bool, _np.bool_)):
         robust = "on" if robust else "off"
     options = (-1.0 if lam is None else float(lam), rule, boundary, regularizer, str(robust), path, channels,
-               int(max_iterations), float(tolerance), prior, -1.0 if tv_weight is None else float(tv_weight))
+               int(max_iterations), float(tolerance), prior, -1.0 if tv_weight is None else float(tv_weight),
+               noise_model, -1.0 if photon_peak is None else float(photon_peak))
     if gpu:
         f, rep = _linv.deblur_gpu(side, kernel, name, *options, gpu.framework)
     else:
@@ -268,6 +278,15 @@ def system_matrix(shape, psf, *, boundary="reflexive"):
     kernel, _ = _kernel(psf)
     _check_kernel("system_matrix", tuple(shape), kernel)
     return _linv.system_matrix(int(shape[0]), int(shape[1]), kernel, boundary)
+
+
+def estimate_poisson(g):
+    """The noise's mean-variance relation in g (blocks of 16 x 16: the variance of the finest diagonal wavelet
+    detail against the mean, fitted robustly by variance = mean / peak + floor): a dict of "peak" (photon
+    counts per unit of g; inf where the variance does not grow), "floor", "signal_share" (the
+    intensity-dependent share of the variance at g's mean level), "mean" and "blocks" (those fitted)."""
+    side, channels, _, _ = _image(g, "g")
+    return _linv.estimate_poisson(side, channels)
 
 
 def estimate_noise(g):

@@ -76,13 +76,32 @@ double estimate_noise(const Input<double>& g, int channels) {
   return im::estimate_noise(G, channels);
 }
 
+nb::dict estimate_poisson(const Input<double>& g, int channels) {
+  linv::Matrix<double> copy;
+  const linv::ConstMatrixView<double> G = column_major(g, copy);
+  im::PoissonFit fit;
+  {
+    nb::gil_scoped_release released;
+    fit = im::estimate_poisson(G, channels);
+  }
+  nb::dict d;
+  d["peak"] = fit.peak;
+  d["floor"] = fit.floor;
+  d["signal_share"] = fit.signal_share;
+  d["mean"] = fit.mean;
+  d["blocks"] = fit.blocks;
+  return d;
+}
+
 im::DeblurOptions deblur_options(double lambda, const std::string& rule, const std::string& boundary,
                                  const std::string& regularizer, const std::string& robust, const std::string& path,
                                  int channels, int max_iterations, double tolerance, const std::string& prior,
-                                 double tv_weight) {
+                                 double tv_weight, const std::string& noise_model, double photon_peak) {
   im::DeblurOptions o;
   o.prior = im::parse_prior(prior);
   o.tv_weight = tv_weight;
+  o.noise_model = im::parse_noise_model(noise_model);
+  o.photon_peak = photon_peak;
   o.lambda = lambda;
   o.rule = im::parse_lambda_rule(rule);
   o.boundary = im::parse_boundary(boundary);
@@ -108,6 +127,10 @@ nb::dict deblur_report(const im::DeblurResult& r) {
   rep["robust"] = r.robust;
   rep["tv_weight"] = r.tv_weight;
   rep["tv_weight_from"] = r.tv_weight_from;
+  rep["prior"] = std::string(im::to_string(r.prior));
+  rep["noise_model"] = std::string(im::to_string(r.noise_model));
+  rep["noise_model_from"] = r.noise_model_from;
+  rep["photon_peak"] = r.photon_peak;
   return rep;
 }
 
@@ -115,13 +138,14 @@ nb::dict deblur_report(const im::DeblurResult& r) {
 nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
                  const std::string& rule, const std::string& boundary, const std::string& regularizer,
                  const std::string& robust, const std::string& path, int channels, int max_iterations,
-                 double tolerance, const std::string& prior, double tv_weight, const std::string& device) {
+                 double tolerance, const std::string& prior, double tv_weight, const std::string& noise_model,
+                 double photon_peak, const std::string& device) {
   linv::Matrix<double> g_copy, k_copy;
   const linv::ConstMatrixView<double> G = column_major(g, g_copy), K = column_major(kernel, k_copy);
   const im::Psf p = im::psf_from(K, psf_name);
   const im::DeblurOptions o =
       deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance, prior,
-                     tv_weight);
+                     tv_weight, noise_model, photon_peak);
   const linv::Device d = pick_device(device, linv::Operation::Deblur, G.rows() * G.cols());
   im::DeblurResult r;
   {
@@ -138,14 +162,15 @@ nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std:
 nb::tuple deblur_gpu(const GpuInput<double>& g, const Input<double>& kernel, const std::string& psf_name, double lambda,
                      const std::string& rule, const std::string& boundary, const std::string& regularizer,
                      const std::string& robust, const std::string& path, int channels, int max_iterations,
-                     double tolerance, const std::string& prior, double tv_weight, const std::string& framework) {
+                     double tolerance, const std::string& prior, double tv_weight,
+                     const std::string& noise_model, double photon_peak, const std::string& framework) {
   const Gpu gpu(g, framework);
   const linv::ConstMatrixView<double> G = gpu.view<double>(g, "g");
   linv::Matrix<double> k_copy;
   const im::Psf p = im::psf_from(column_major(kernel, k_copy), psf_name);
   const im::DeblurOptions o =
       deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance, prior,
-                     tv_weight);
+                     tv_weight, noise_model, photon_peak);
   im::DeblurResult r = gpu.run([&] { return im::deblur(G, p, o); });
   nb::dict rep = deblur_report(r);
   return nb::make_tuple(gpu.array<double>(std::move(r.image)), rep);
@@ -293,13 +318,15 @@ void bind_imaging(nb::module_& m) {
   m.def("shepp_logan", &shepp_logan, nb::arg("n"));
   m.def("system_matrix", &system_matrix, nb::arg("height"), nb::arg("width"), nb::arg("kernel"), nb::arg("boundary"));
   m.def("estimate_noise", &estimate_noise, nb::arg("g"), nb::arg("channels"));
+  m.def("estimate_poisson", &estimate_poisson, nb::arg("g"), nb::arg("channels"));
   m.def("deblur", &deblur, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"), nb::arg("rule"),
         nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"), nb::arg("channels"),
-        nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("prior"), nb::arg("tv_weight"), nb::arg("device"));
+        nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("prior"), nb::arg("tv_weight"),
+        nb::arg("noise_model"), nb::arg("photon_peak"), nb::arg("device"));
   m.def("deblur_gpu", &deblur_gpu, nb::arg("g"), nb::arg("kernel"), nb::arg("psf_name"), nb::arg("lam"),
         nb::arg("rule"), nb::arg("boundary"), nb::arg("regularizer"), nb::arg("robust"), nb::arg("path"),
         nb::arg("channels"), nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("prior"), nb::arg("tv_weight"),
-        nb::arg("framework"));
+        nb::arg("noise_model"), nb::arg("photon_peak"), nb::arg("framework"));
   m.attr("have_fft") = im::Convolution::have_fft();
 }
 

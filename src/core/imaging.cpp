@@ -327,6 +327,7 @@ Robust parse_robust(std::string_view name) {
 
 std::string_view to_string(Prior p) {
   switch (p) {
+    case Prior::Auto: return "auto";
     case Prior::Tikhonov: return "tikhonov";
     case Prior::TotalVariation: return "tv";
   }
@@ -334,9 +335,24 @@ std::string_view to_string(Prior p) {
 }
 
 Prior parse_prior(std::string_view name) {
-  for (Prior p : {Prior::Tikhonov, Prior::TotalVariation})
+  for (Prior p : {Prior::Auto, Prior::Tikhonov, Prior::TotalVariation})
     if (to_string(p) == name) return p;
-  throw InvalidArgument(fmt::format("unknown prior '{}': expected tikhonov or tv", name));
+  throw InvalidArgument(fmt::format("unknown prior '{}': expected auto, tikhonov or tv", name));
+}
+
+std::string_view to_string(NoiseModel m) {
+  switch (m) {
+    case NoiseModel::Auto: return "auto";
+    case NoiseModel::Gaussian: return "gaussian";
+    case NoiseModel::Poisson: return "poisson";
+  }
+  return "?";
+}
+
+NoiseModel parse_noise_model(std::string_view name) {
+  for (NoiseModel m : {NoiseModel::Auto, NoiseModel::Gaussian, NoiseModel::Poisson})
+    if (to_string(m) == name) return m;
+  throw InvalidArgument(fmt::format("unknown noise model '{}': expected auto, gaussian or poisson", name));
 }
 
 std::string_view to_string(DeblurPath p) {

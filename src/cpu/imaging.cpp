@@ -266,6 +266,14 @@ class TotalVariation final : public kernels::TotalVariation {
       }
     }
   }
+  void poisson_data(ConstMatrixView<double> hf, ConstMatrixView<double> g, double rho, MatrixView<double> a,
+                    MatrixView<double> target) override {
+    for (index k = 0; k < m_ * n_ * channels_; ++k) {
+      const double t = hf.data()[k] + a.data()[k], v = kernels::poisson_proximal(t, g.data()[k], rho);
+      a.data()[k] = t - v;
+      target.data()[k] = 2 * v - t;
+    }
+  }
 
  private:
   // Block k (an image) of a contiguous row of images.

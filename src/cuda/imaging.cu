@@ -497,6 +497,16 @@ __global__ void tv_adjoint_kernel(const double* z, const double* u, std::int64_t
   }
 }
 
+// The Poisson data term's step (kernels::TotalVariation::poisson_data), one thread per pixel.
+__global__ void poisson_data_kernel(const double* hf, const double* g, std::int64_t count, double rho, double* a,
+                                    double* target) {
+  LINV_GRID_STRIDE(k, count) {
+    const double t = hf[k] + a[k], v = kernels::poisson_proximal(t, g[k], rho);
+    a[k] = t - v;
+    target[k] = 2 * v - t;
+  }
+}
+
 class TotalVariation final : public kernels::TotalVariation {
  public:
   TotalVariation(Context& ctx, const kernels::BlurModel& model, int channels)
@@ -514,6 +524,13 @@ class TotalVariation final : public kernels::TotalVariation {
     tv_adjoint_kernel<<<grid_for(m_ * n_ * channels_), kThreads, 0, stream()>>>(z.data(), u.data(), m_, n_, channels_,
                                                                                boundary_, rho, r.data());
     check_launch("total variation adjoint");
+  }
+  void poisson_data(ConstMatrixView<double> hf, ConstMatrixView<double> g, double rho, MatrixView<double> a,
+                    MatrixView<double> target) override {
+    const std::int64_t count = m_ * n_ * channels_;
+    poisson_data_kernel<<<grid_for(count), kThreads, 0, stream()>>>(hf.data(), g.data(), count, rho, a.data(),
+                                                                    target.data());
+    check_launch("Poisson data step");
   }
 
  private:

@@ -5,8 +5,10 @@
 // itself is src/core/imaging.cpp's.
 #pragma once
 
+#include <cmath>
 #include <memory>
 
+#include "kernels/host_device.hpp"
 #include "kernels/vectors.hpp"
 #include "linv/imaging.hpp"
 #include "linv/matrix.hpp"
@@ -67,7 +69,18 @@ class TotalVariation {
   // r := b + rho D^T (z - u), channel by channel (b: height x (width * channels)).
   virtual void right_hand_side(ConstMatrixView<double> b, double rho, ConstMatrixView<double> z,
                                ConstMatrixView<double> u, MatrixView<double> r) = 0;
+  // The Poisson data term's step (the splitting v = H f), pixel by pixel on height x (width * channels):
+  // t := hf + a; v := argmin_v v - g log v + rho/2 (v - t)^2 (the positive root of rho v^2 + (1 - rho t) v - g);
+  // a := t - v; target := v - a, the right-hand side f's step applies H^T to.
+  virtual void poisson_data(ConstMatrixView<double> hf, ConstMatrixView<double> g, double rho, MatrixView<double> a,
+                            MatrixView<double> target) = 0;
 };
+
+// That root without cancellation (q = rho t - 1 of either sign; g >= 0), on the host and the device.
+LINV_HOST_DEVICE inline double poisson_proximal(double t, double g, double rho) {
+  const double q = rho * t - 1, root = sqrt(q * q + 4 * rho * g);
+  return q >= 0 ? (q + root) / (2 * rho) : 2 * g / (root - q);
+}
 
 class Imaging {
  public:

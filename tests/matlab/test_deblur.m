@@ -44,4 +44,10 @@ function test_deblur()
   check_true(strcmp(report.method, 'admm') && report.tv_weight == 0.01 && strcmp(report.prior, 'tv'), ...
              'tv: method %s, weight %g', report.method, report.tv_weight);
   check_true(isequal(size(t), size(g)) && all(isfinite(t(:))), 'tv: size %s', mat2str(size(t)));
+  % photon counts: the Poisson data term with total variation, the peak as given
+  counts = max(g, 0) + 0.05;
+  [p, report] = linv_deblur(counts, psf, 'boundary', 'reflexive', 'noiseModel', 'poisson', 'photonPeak', 40);
+  check_true(strcmp(report.noise_model, 'poisson') && report.photon_peak == 40 && strcmp(report.prior, 'tv') && ...
+             strcmp(report.method, 'admm'), 'poisson: model %s, peak %g', report.noise_model, report.photon_peak);
+  check_true(isequal(size(p), size(g)) && all(isfinite(p(:))), 'poisson: size %s', mat2str(size(p)));
 end
