@@ -443,7 +443,9 @@ TYPED_TEST(Dense, PowersOfTwoChangeNothingButTheScale) {
     if (-k > bottom && -k < top) {
       const Solution<T> i = inv<T>(a.view(), {.compute_residual = true});
       EXPECT_TRUE(same_up_to(i.x, inverse.x, -k));
-      EXPECT_EQ(i.report.rcond, inverse.report.rcond);
+      // rcond to rounding: gecon's triangular solves (latrs) rescale against underflow by factors that are
+      // not powers of two, which moved float32's estimate by an ulp at 2^-117
+      EXPECT_NEAR(i.report.rcond, inverse.report.rcond, 8 * std::numeric_limits<T>::epsilon() * inverse.report.rcond);
       EXPECT_LE(i.report.scaled_residual, kResidualThreshold);
       const Solution<T> x = solve<T>(a.view(), B.view(), {.compute_residual = true});
       EXPECT_TRUE(same_up_to(x.x, solution.x, -k));
