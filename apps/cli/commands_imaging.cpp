@@ -133,6 +133,7 @@ struct DeblurArgs {
   double photon_peak = -1;  // negative: estimated
   int max_iterations = 1000;
   double tolerance = 1e-10;
+  int admm_iterations = imaging::DeblurOptions{}.admm_iterations;
   int bits = 16;
   CommonOptions common;
 };
@@ -147,7 +148,8 @@ imaging::DeblurOptions deblur_options(const DeblurArgs& a) {
                            .prior = imaging::parse_prior(a.prior),
                            .noise_model = imaging::parse_noise_model(a.noise_model),
                            .photon_peak = a.photon_peak,
-                           .tv_weight = a.tv_weight};
+                           .tv_weight = a.tv_weight,
+                           .admm_iterations = a.admm_iterations};
   double v = -1;
   const auto [end, ec] = std::from_chars(a.lambda.data(), a.lambda.data() + a.lambda.size(), v);
   if (ec == std::errc() && end == a.lambda.data() + a.lambda.size()) {
@@ -215,8 +217,17 @@ void run_deblur(const DeblurArgs& a) {
                 shape_string(g.height(), g.width()).c_str(), options.channels, options.channels > 1 ? "s" : "",
                 std::string(to_string(rr.method)).c_str(), rr.device.name().c_str(), r.lambda, r.lambda_from.c_str(),
                 r.noise_sigma, r.robust ? ", robust" : "",
-                rr.iterations > 0 ? fmt::format(", {} CG iterations ({})", rr.iterations, to_string(rr.stop)).c_str() : "",
+                rr.iterations > 0 ? fmt::format(", {} {} iterations ({})", rr.iterations,
+                                                rr.method == Method::ADMM ? "ADMM" : "CG", to_string(rr.stop)).c_str()
+                                  : "",
                 rr.seconds, quality.c_str(), a.output.c_str());
+  }
+  if (r.report.stop == StopReason::IterationLimit && r.report.method == Method::ADMM) {
+    // the image and the report stand (the image is the last iterate); the exit code says it did not converge
+    io::commit_outputs_so_far();
+    std::fprintf(stderr, "linv: deblur: %s holds the last iterate; raise --admm-iter\n", a.output.c_str());
+    throw NoConvergence("deblur's ADMM (total variation)", r.report.iterations, r.admm_change, options.admm_tolerance,
+                        fmt::format("--admm-iter {} was reached", a.admm_iterations));
   }
   if (r.report.stop == StopReason::IterationLimit) {
     // the image and the report stand (the image is the last iterate); the exit code says it did not converge
@@ -436,6 +447,11 @@ const Command kCommands[] = {
            ->capture_default_str();
        input(cmd.add_option("--truth", d->truth, "The true image (a file or phantom:N): print PSNR before and after"));
        cmd.add_option("--max-iter", d->max_iterations, "matrix-free: conjugate-gradient iterations at most")
+           ->capture_default_str()
+           ->check(whole(1));
+       cmd.add_option("--admm-iter", d->admm_iterations,
+                      "tv and poisson: ADMM iterations at most (it stops earlier where an iteration changes the image "
+                      "by less than 1e-4, relatively)")
            ->capture_default_str()
            ->check(whole(1));
        cmd.add_option("--tol", d->tolerance, "matrix-free: relative residual to stop at")

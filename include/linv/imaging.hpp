@@ -175,9 +175,9 @@ Prior parse_prior(std::string_view name);
 // variance grows with the intensity; deblurred by f = argmin sum_p ((H f)_p - g_p log (H f)_p) + weight/peak
 // TV(f), the negative log-likelihood of the counts, by ADMM with the splitting v = H f (Figueiredo and
 // Bioucas-Dias 2010). Auto: Poisson where the data's mean-variance relation says so (estimate_poisson: the
-// intensity-dependent part is at least 60 % of the noise variance at g's mean level, fitted over at least 36
-// blocks (about 64 x 64 pixels), predicting a noise level at g's median within 4 times of estimate_noise's, and
-// no pixel is negative).
+// intensity-dependent part is at least 60 % of the noise variance at g's mean level, fitted over at least
+// 100 blocks (about 88 x 88 pixels), predicting within 4 times the white noise seen where g is not 0, and no pixel is
+// negative).
 enum class NoiseModel { Auto, Gaussian, Poisson };
 std::string_view to_string(NoiseModel m);  // "auto", "gaussian", "poisson"
 NoiseModel parse_noise_model(std::string_view name);
@@ -211,6 +211,7 @@ struct DeblurResult {
   double residual = 0;      // matrix-free path: the largest relative CG residual reached over the channels
   double tv_weight = 0;     // total variation: the weight used (0 for Tikhonov)
   std::string tv_weight_from;  // "given" or how it was chosen
+  double admm_change = 0;      // total variation: f's relative change over the last iteration measured
   Prior prior = Prior::Tikhonov;             // the prior that ran (auto resolved)
   NoiseModel noise_model = NoiseModel::Gaussian;  // the noise model that ran (auto resolved)
   std::string noise_model_from;              // "given" or the evidence for the automatic choice

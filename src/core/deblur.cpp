@@ -276,13 +276,40 @@ constexpr double kPoissonTvWeight = 0.65;
 // Gaussian noise of 0.003 to 0.05 clipped to [0, 1] (the phantom, with its dark surround and sharp edges, the
 // highest; photographs 0.1 and below).
 constexpr double kPoissonShare = 0.6;
-// ... and over at least this many blocks (about 64 x 64 pixels): fewer blocks of a small image are as much
-// its edges as its noise (a 32 x 32 phantom, blurred and quantised to 8 bits, fitted a share of 1 over 9).
-constexpr std::size_t kPoissonBlocks = 36;
-// ... and with the photon noise the line predicts at g's median level within 4 times of the white noise
-// estimated over every pixel (estimate_noise): measured 0.9 to 2.9 on counts (the phantom, half of it dark,
-// the highest), where an image without noise but 8-bit rounding fits a line through its edges that
-// predicts 0 or 10^13 times its (median) noise of nearly 0.
+// ... and over at least this many blocks (about 88 x 88 pixels): fewer blocks of a small image are as much
+// its edges as its noise (noise-free phantoms of 32 and 64 pixels, blurred and rounded to 8 bits, fitted
+// shares of 0.7 to 1 over 9 and 41 blocks, with a predicted noise that agreed with their edges').
+constexpr std::size_t kPoissonBlocks = 100;
+// ... and with the photon noise the line predicts within 4 times of the white noise seen where there is
+// light (lit_noise), and at least twice the data's rounding step: measured 0.9 to 2.9 times on counts, where an
+// image without noise but 8-bit rounding fits a line through its edges and its rounding.
+
+// Over the 2 x 2 cells of g with light in them (a positive sum: dark counts are exact zeros, which would make
+// any noise estimate 0 on a mostly dark image), the median of their means and the white-noise estimate of
+// their diagonal detail (as estimate_noise's).
+struct LitNoise {
+  double level = 0, sigma = 0;
+  double step = 0;  // the smallest gap between g's distinct values: 1/255 for an 8-bit file, 1/peak for counts
+};
+LitNoise lit_noise(ConstMatrixView<double> host, int channels) {
+  const index m = host.rows(), width = host.cols() / channels;
+  std::vector<double> levels, detail;
+  for (int c = 0; c < channels; ++c)
+    for (index j = 0; j + 1 < width; j += 2)
+      for (index i = 0; i + 1 < m; i += 2) {
+        const index col = c * width + j;
+        const double a = host(i, col), b = host(i + 1, col), d = host(i, col + 1), e = host(i + 1, col + 1);
+        if (!(a + b + d + e > 0)) continue;
+        levels.push_back((a + b + d + e) / 4);
+        detail.push_back(std::abs(a - b - d + e) / 2);
+      }
+  std::vector<double> values(host.data(), host.data() + host.rows() * host.cols());
+  std::sort(values.begin(), values.end());
+  double step = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 1; k < values.size(); ++k)
+    if (values[k] > values[k - 1]) step = std::min(step, values[k] - values[k - 1]);
+  return {median(levels), median(detail) / 0.6745, std::isfinite(step) ? step : 0.0};
+}
 
 // Total variation by ADMM (the splitting z = D f of Wang, Yang, Yin and Zhang 2008, in the scaled form of Boyd
 // et al. 2011, sec. 3.1), from the f given (the Tikhonov solution), on every channel at once:
@@ -595,18 +622,21 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   if (options.noise_model != NoiseModel::Gaussian) {
     photons = estimate_poisson(host, channels);
     if (options.noise_model == NoiseModel::Auto) {
-      // the photon noise the line predicts at g's median level against the white noise seen over every pixel
-      std::vector<double> values(host.data(), host.data() + host.rows() * host.cols());
-      const double predicted = std::sqrt(median(values) / photons->peak + photons->floor);
-      const double agreement = r.noise_sigma > 0 ? predicted / r.noise_sigma : std::numeric_limits<double>::infinity();
+      // the photon noise the line predicts against the white noise seen, both where there is light
+      const LitNoise lit = lit_noise(host, channels);
+      const double predicted = std::sqrt(lit.level / photons->peak + photons->floor);
+      const double agreement = lit.sigma > 0 ? predicted / lit.sigma : std::numeric_limits<double>::infinity();
+      // and at least the data's rounding step: below it, rounding (an 8-bit file of a noise-free image) is
+      // what the line fitted
       const bool grows = photons->signal_share >= kPoissonShare && std::isfinite(photons->peak) &&
-                         photons->blocks >= kPoissonBlocks && agreement >= 0.25 && agreement <= 4;
+                         photons->blocks >= kPoissonBlocks && agreement >= 0.25 && agreement <= 4 &&
+                         predicted >= 2 * lit.step;
       const std::optional<std::pair<index, index>> negative = grows ? first_negative() : std::nullopt;
       const bool tikhonov = options.prior == Prior::Tikhonov;
       r.noise_model = grows && !negative && !tikhonov ? NoiseModel::Poisson : NoiseModel::Gaussian;
       r.noise_model_from = fmt::format("the noise variance {} with the intensity ({:.0f} % of it at the mean level "
                                        "over {} blocks of 16 x 16 pixels, predicting {:.2g} times the noise seen "
-                                       "at the median; Poisson from {:.0f} % over {} blocks, within 4 times)",
+                                       "where there is light; Poisson from {:.0f} % over {} blocks, within 4 times)",
                                        grows ? "grows" : "does not grow", 100 * photons->signal_share,
                                        photons->blocks, agreement, 100 * kPoissonShare, kPoissonBlocks);
       if (negative)
@@ -881,6 +911,7 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
     const AdmmOutcome o = admm_total_variation(family, model, channels, device, g.view(), weight, r.noise_sigma,
                                                options, r.image.view(), term);
     r.tv_weight = o.weight;
+    r.admm_change = o.change;
     r.tv_weight_from = options.tv_weight >= 0 ? "given"
                        : poisson ? fmt::format("{} sqrt(sigma peak / mean) with the photon noise sigma = "
                                                "sqrt(mean / peak) = {:.3g} at the mean level",

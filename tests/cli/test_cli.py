@@ -492,6 +492,26 @@ class CliTest(unittest.TestCase):
         self.assertTrue(os.path.exists(self.path("r.pgm")))
         self.assertEqual(load_json(self.path("m.json"))["iterations"], 2)
 
+    def test_deblur_finds_photon_counts_and_says_when_admm_stops_short(self):
+        # the phantom at 30 counts per unit: mostly dark (exact zeros), which the noise model must see through
+        truth, counts = self.path("truth.png"), self.path("counts.png")
+        run("degrade", "phantom:128", "-o", counts, "--truth", truth, "--psf", "disk:radius=3", "--noise",
+            "poisson:peak=30", "--seed", SEED % 1000)
+        run("deblur", counts, "-o", self.path("r.png"), "--psf", "disk:radius=3", "--truth", truth, "--admm-iter",
+            3000, "--report", self.path("r.json"), "-q")
+        report = load_json(self.path("r.json"))
+        self.assertEqual((report["noise_model"], report["prior"], report["method"]), ("poisson", "tv", "admm"))
+        self.assertLess(abs(np.log(report["photon_peak"] / 30)), np.log(1.6))
+        self.assertGreater(report["psnr_recovered"], report["psnr_degraded"] + 2)
+        # an ADMM limit reached: the last iterate and the report written, exit 4 naming the option to raise
+        _, err = run("deblur", counts, "-o", self.path("short.png"), "--psf", "disk:radius=3", "--admm-iter", 5,
+                     "--report", self.path("short.json"), expect=4)
+        self.assertIn("--admm-iter 5", err)
+        self.assertTrue(os.path.exists(self.path("short.png")) and os.path.exists(self.path("short.json")))
+        _, err = run("deblur", counts, "-o", self.path("x.png"), "--psf", "disk:radius=3", "--noise-model", "gamma",
+                     expect=2)
+        self.assertIn("gaussian", err)
+
     def test_photographs_from_tiff_and_jpeg(self):
         try:
             from PIL import Image
