@@ -229,8 +229,9 @@ double estimate_noise(ConstMatrixView<double> g, int channels = 1);
 // diagonal wavelet detail (noise, where a blur has smoothed the scene) against the block's mean (blocks within
 // two deviations of 0, or of 1 where g stops there, left out: clipping shrinks their variance), fitted by a
 // line variance = mean / peak + floor, weighted and robustly (blocks of texture, whose detail is not noise,
-// left out by their residuals). For Poisson data g = counts / peak, the slope is 1 / peak (measured within 60 %,
-// mostly 30 %, from 8 to 5000 counts per unit on 128 x 128 images); for Gaussian noise it is near 0. signal_share: the intensity-dependent
+// left out by their residuals). For Poisson data g = counts / peak, the slope is 1 / peak (measured on 128 x
+// 128 smooth scenes: the median error 20 %, the worst 1.75 times from 14 to 5000 counts per unit; at 8 the
+// fit can fail, half the blocks lying within two deviations of 0); for Gaussian noise it is near 0. signal_share: the intensity-dependent
 // part's share of the variance at g's mean level, in [0, 1].
 struct PoissonFit {
   double peak = 0;          // 1 / slope; infinity where the slope is not positive
