@@ -388,8 +388,9 @@ AdmmOutcome admm_total_variation(const kernels::Imaging& family, const kernels::
   tv->shrink(f, 0, z.view(), u.view());  // z := D f, u := 0
   // rho: the penalty at which the shrinkage threshold weight / rho is a tenth of the data's span (edges
   // of that height or more keep most of their step from the first iteration)
+  // (Poisson: fixed penalties, see above; g's range, copied from the device, is not needed)
   double lo = 0, hi = 0;
-  {
+  if (!poisson) {
     const Matrix<double> copied = device.is_cpu() ? Matrix<double>() : Matrix<double>::copy_of(g).to(Device::cpu());
     const ConstMatrixView<double> host = device.is_cpu() ? g : copied.view();
     const auto [a, b] = std::minmax_element(host.data(), host.data() + host.rows() * host.cols());

@@ -6,24 +6,14 @@ on each line is zero), on fresh random images, grey and colour, symmetric (spect
 the automatic noise model on Poisson and on Gaussian data over sweeps of their levels; and the refusals."""
 import numpy as np
 import pytest
-from scipy.signal import convolve2d
-
 import linv
+from test_deblur_tv import blur, gradient  # the same H (reflexive) and D as total variation's test
 
 RNG = np.random.default_rng()
 
 
-def blur(f, k):
-    if f.ndim == 3:
-        return np.stack([blur(f[..., c], k) for c in range(f.shape[2])], axis=-1)
-    return convolve2d(f, k, mode="same", boundary="symm")
-
-
 def total_variation(f):
-    dy = np.zeros_like(f)
-    dx = np.zeros_like(f)
-    dy[:-1] = f[1:] - f[:-1]
-    dx[:, :-1] = f[:, 1:] - f[:, :-1]
+    dy, dx = gradient(f)
     magnitude = dy ** 2 + dx ** 2
     if f.ndim == 3:
         magnitude = magnitude.sum(axis=2)
