@@ -1,5 +1,5 @@
-"""GPU timing of deblur (Tikhonov, total variation, and total variation with the Poisson data term on photon
- counts at 100 per unit) on torch CUDA tensors, as a Python user calls it:
+"""GPU timing of deblur (Tikhonov, total variation, the nonlocal prior, and total variation with the Poisson
+ data term on photon counts at 100 per unit) on torch CUDA tensors, as a Python user calls it:
  CUDA events, one warm-up, median of 5; the same image through NumPy on the CPU for agreement and quality.
  Writes the rows schema to the path given.  python3 bench/gpu_deblur_tv.py bench/results/h100/deblur-tv.json"""
 import json, statistics, time, sys
@@ -22,7 +22,7 @@ for name, n, colour, psf_name in [("astronaut", 512, True, "gaussian"), ("camera
     b = np.stack([ndimage.convolve(a[..., c], k, mode="reflect") for c in range(3)], -1) if colour else ndimage.convolve(a, k, mode="reflect")
     gaussian = np.clip(b + np.random.default_rng(1).normal(0, 0.01, b.shape), 0, 1)
     counts = np.random.default_rng(1).poisson(100 * np.maximum(b, 0)) / 100
-    for prior, g in [("tikhonov", gaussian), ("tv", gaussian), ("poisson", counts)]:
+    for prior, g in [("tikhonov", gaussian), ("tv", gaussian), ("nonlocal", gaussian), ("poisson", counts)]:
         gt = torch.tensor(g, device="cuda", dtype=torch.float64)
         options = dict(noise_model="poisson") if prior == "poisson" else dict(prior=prior, noise_model="gaussian")
         sec, (f, rep) = timed(lambda: linv.imaging.deblur(gt, k, report=True, **options))

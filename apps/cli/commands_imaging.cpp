@@ -199,7 +199,9 @@ void run_deblur(const DeblurArgs& a) {
             {"prior", imaging::to_string(r.prior)},
             {"noise_model", imaging::to_string(r.noise_model)},
             {"noise_model_from", r.noise_model_from}});
-  if (r.prior == imaging::Prior::TotalVariation) j.update({{"tv_weight", r.tv_weight}, {"tv_weight_from", r.tv_weight_from}});
+  if (r.prior == imaging::Prior::TotalVariation || r.prior == imaging::Prior::Nonlocal)
+    j.update({{"tv_weight", r.tv_weight}, {"tv_weight_from", r.tv_weight_from}});
+  if (r.prior == imaging::Prior::Nonlocal) j.update({{"nonlocal_lambda", r.nonlocal_lambda}, {"nonlocal_h", r.nonlocal_h}});
   if (r.noise_model == imaging::NoiseModel::Poisson) j["photon_peak"] = r.photon_peak;
   std::string quality;
   if (!a.truth.empty()) {
@@ -422,10 +424,12 @@ const Command kCommands[] = {
            ->capture_default_str();
        cmd.add_option("--prior", d->prior,
                       "tikhonov (lambda ||L f||^2: one linear filter), tv (isotropic total variation: edges kept "
-                      "sharp, flat areas smoothed; ADMM from the Tikhonov solution, colour channels sharing edges) "
-                      "or auto (tv for Poisson data, tikhonov otherwise)")
+                      "sharp, flat areas smoothed; ADMM from the Tikhonov solution, colour channels sharing edges), "
+                      "nonlocal (texture kept: a sharper regularised inverse averaged over the pixels whose patches "
+                      "look alike in the tv result; Gaussian noise; a few times tv's time) or auto (tv for Poisson "
+                      "data, tikhonov otherwise)")
            ->capture_default_str()
-           ->check(CLI::IsMember({"auto", "tikhonov", "tv"}));
+           ->check(CLI::IsMember({"auto", "tikhonov", "tv", "nonlocal"}));
        cmd.add_option("--tv-weight", d->tv_weight,
                       "tv: the weight of total variation, in the image's units (default: 0.12 times the noise level "
                       "seen in the image; for Poisson data, against the counts' log-likelihood, from the photon noise)")

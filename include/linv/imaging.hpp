@@ -164,11 +164,17 @@ DeblurPath parse_deblur_path(std::string_view name);
 // every channel), which keeps edges sharp while it smooths flat areas. Total variation starts from the
 // Tikhonov solution and runs ADMM, whose linear step is the spectral solve where that is exact (periodic,
 // or reflexive with a symmetric PSF) and conjugate gradients preconditioned by it elsewhere.
+// Nonlocal: the two-stage scheme of BM3D deblurring (Dabov et al. 2008) with nonlocal means as its denoiser.
+// The total-variation result is the pilot; a regularised inverse with a tenth of the Tikhonov lambda keeps
+// more detail and more (coloured) noise; each pixel of that inverse is averaged with the pixels whose pilot
+// patches look alike, the similarity scaled by the noise the inverse carries; the result is the mean of that
+// and the pilot. Repeating texture and edges gain; fine irregular texture (grass, fur) at low noise loses to
+// Tikhonov (docs/deblurring-quality.md). Gaussian noise only.
 // Auto: total variation for Poisson data (the Poisson data term runs with it only), Tikhonov for Gaussian
 // noise (total variation is 0.3 to 0.6 dB better on the mean of photographs but loses on textured ones:
 // docs/deblurring-quality.md).
-enum class Prior { Auto, Tikhonov, TotalVariation };
-std::string_view to_string(Prior p);  // "auto", "tikhonov", "tv"
+enum class Prior { Auto, Tikhonov, TotalVariation, Nonlocal };
+std::string_view to_string(Prior p);  // "auto", "tikhonov", "tv", "nonlocal"
 Prior parse_prior(std::string_view name);
 // The noise in g. Gaussian: white, of one standard deviation (estimate_noise). Poisson: photon counts, g =
 // counts / peak with `peak` the counts per unit of g (microscopy, astronomy, a camera in low light), whose
@@ -212,6 +218,8 @@ struct DeblurResult {
   double tv_weight = 0;     // total variation: the weight used (0 for Tikhonov)
   std::string tv_weight_from;  // "given" or how it was chosen
   double admm_change = 0;      // total variation: f's relative change over the last iteration measured
+  double nonlocal_lambda = 0;  // nonlocal: the regularised inverse's lambda (0 for the other priors)
+  double nonlocal_h = 0;       // nonlocal: the similarity scale, the noise standard deviation in that inverse
   Prior prior = Prior::Tikhonov;             // the prior that ran (auto resolved)
   NoiseModel noise_model = NoiseModel::Gaussian;  // the noise model that ran (auto resolved)
   std::string noise_model_from;              // "given" or the evidence for the automatic choice

@@ -6,7 +6,8 @@
 // Options: 'lambda' (a non-negative number, or 'auto', 'gcv', 'discrepancy'), 'boundary' ('reflexive',
 // 'zero', 'periodic'), 'regularizer' ('laplacian', 'gradient', 'identity'), 'robust' ('auto', 'on',
 // 'off'), 'path' ('auto', 'spectral', 'dense', 'matrix-free'), 'maxIterations', 'tolerance', 'device',
-// 'prior' ('auto', 'tikhonov', or 'tv': isotropic total variation from the Tikhonov solution), 'tvWeight' (tv's
+// 'prior' ('auto', 'tikhonov', 'tv': isotropic total variation from the Tikhonov solution, or 'nonlocal': a
+// sharper inverse averaged over pixels whose patches look alike in the tv result), 'tvWeight' (tv's
 // weight; left out: 0.12 times the noise level), 'noiseModel' ('auto', 'gaussian', 'poisson': photon counts)
 // and 'photonPeak' (Poisson: counts per unit of g; left out: estimated).
 #include <fmt/format.h>
@@ -118,7 +119,9 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
               {"prior", std::string(linv::imaging::to_string(r.prior))},
               {"tv_weight", r.tv_weight},
               {"noise_model", std::string(linv::imaging::to_string(r.noise_model))},
-              {"photon_peak", r.photon_peak}});
+              {"photon_peak", r.photon_peak},
+              {"nonlocal_lambda", r.nonlocal_lambda},
+              {"nonlocal_h", r.nonlocal_h}});
     plhs[1] = linv_mex::to_mx(j);
   }
 }

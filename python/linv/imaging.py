@@ -218,10 +218,12 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
         preconditioned conjugate gradients.
     max_iterations, tolerance
         The matrix-free path's limits (per solve; relative residual of the normal equations).
-    prior : {"auto", "tikhonov", "tv"}
+    prior : {"auto", "tikhonov", "tv", "nonlocal"}
         Tikhonov's linear filter, or total variation (edges kept sharp, flat areas smoothed; ADMM, whose
-        linear step is the spectral solve, or conjugate gradients where that is not exact). "auto": total
-        variation for Poisson data, Tikhonov otherwise.
+        linear step is the spectral solve, or conjugate gradients where that is not exact), or nonlocal
+        (texture kept: a regularised inverse with a tenth of Tikhonov's lambda, each pixel averaged with
+        those whose 5x5 patches look alike in the total-variation result; Gaussian noise only). "auto":
+        total variation for Poisson data, Tikhonov otherwise.
     tv_weight : float, optional
         Total variation's weight, in the image's units; None: proportional to the noise estimated in g (for
         Poisson data, from the photon noise at g's mean level).
@@ -237,7 +239,8 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
         there as g's kind of array.
     report : bool
         Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma", "robust", "tv_weight",
-        "tv_weight_from", "prior" and "noise_model" (what ran), "noise_model_from" and "photon_peak".
+        "tv_weight_from", "prior" and "noise_model" (what ran), "noise_model_from", "photon_peak", and for
+        the nonlocal prior "nonlocal_lambda" (its inverse's) and "nonlocal_h" (the similarity scale).
 
     Returns
     -------

@@ -131,6 +131,8 @@ nb::dict deblur_report(const im::DeblurResult& r) {
   rep["noise_model"] = std::string(im::to_string(r.noise_model));
   rep["noise_model_from"] = r.noise_model_from;
   rep["photon_peak"] = r.photon_peak;
+  rep["nonlocal_lambda"] = r.nonlocal_lambda;
+  rep["nonlocal_h"] = r.nonlocal_h;
   return rep;
 }
 

@@ -330,14 +330,15 @@ std::string_view to_string(Prior p) {
     case Prior::Auto: return "auto";
     case Prior::Tikhonov: return "tikhonov";
     case Prior::TotalVariation: return "tv";
+    case Prior::Nonlocal: return "nonlocal";
   }
   return "?";
 }
 
 Prior parse_prior(std::string_view name) {
-  for (Prior p : {Prior::Auto, Prior::Tikhonov, Prior::TotalVariation})
+  for (Prior p : {Prior::Auto, Prior::Tikhonov, Prior::TotalVariation, Prior::Nonlocal})
     if (to_string(p) == name) return p;
-  throw InvalidArgument(fmt::format("unknown prior '{}': expected auto, tikhonov or tv", name));
+  throw InvalidArgument(fmt::format("unknown prior '{}': expected auto, tikhonov, tv or nonlocal", name));
 }
 
 std::string_view to_string(NoiseModel m) {

@@ -7,7 +7,9 @@
 #include <numbers>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "cpu/backend.hpp"
+#include "kernels/imaging.hpp"
 #include "kernels/stencil.hpp"
 #include "linv/errors.hpp"
 #include "linv/imaging.hpp"
@@ -322,6 +324,16 @@ class Imaging final : public kernels::Imaging {
   std::unique_ptr<kernels::TotalVariation> total_variation(const kernels::BlurModel& model, int channels,
                                                            Device) const override {
     return std::make_unique<TotalVariation>(model, channels);
+  }
+  void nonlocal_means(ConstMatrixView<double> y, ConstMatrixView<double> pilot, int channels,
+                      const kernels::NonlocalMeans& params, MatrixView<double> out) const override {
+    const index m = y.rows(), n = y.cols() / channels;
+    // columns split across the threads: each pixel's sum is independent
+    detail::in_parallel(n, 8, [&](index first, index last) {
+      for (index j = first; j < last; ++j)
+        for (index i = 0; i < m; ++i)
+          kernels::nonlocal_means_pixel(y.data(), pilot.data(), m, n, channels, params, i, j, out.data());
+    });
   }
 };
 

@@ -540,6 +540,12 @@ class TotalVariation final : public kernels::TotalVariation {
   int channels_, boundary_;
 };
 
+// ---- nonlocal means (kernels::NonlocalMeans), one thread per pixel ----
+__global__ void nonlocal_means_kernel(const double* y, const double* pilot, std::int64_t m, std::int64_t n,
+                                      int channels, kernels::NonlocalMeans params, double* out) {
+  LINV_GRID_STRIDE(k, m * n) { kernels::nonlocal_means_pixel(y, pilot, m, n, channels, params, k % m, k / m, out); }
+}
+
 class Imaging final : public kernels::Imaging {
  public:
   Matrix<double> normal_matrix(const kernels::BlurModel& model, double lambda, Device device) const override {
@@ -567,6 +573,14 @@ class Imaging final : public kernels::Imaging {
   std::unique_ptr<kernels::TotalVariation> total_variation(const kernels::BlurModel& model, int channels,
                                                            Device device) const override {
     return std::make_unique<TotalVariation>(context_of(device), model, channels);
+  }
+  void nonlocal_means(ConstMatrixView<double> y, ConstMatrixView<double> pilot, int channels,
+                      const kernels::NonlocalMeans& params, MatrixView<double> out) const override {
+    const std::int64_t m = y.rows(), n = y.cols() / channels;
+    const cudaStream_t stream = context_of(y.device()).main().stream;
+    nonlocal_means_kernel<<<grid_for(m * n), kThreads, 0, stream>>>(y.data(), pilot.data(), m, n, channels, params,
+                                                                    out.data());
+    check_launch("nonlocal means");
   }
 };
 

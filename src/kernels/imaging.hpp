@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels/host_device.hpp"
+#include "kernels/stencil.hpp"
 #include "kernels/vectors.hpp"
 #include "linv/imaging.hpp"
 #include "linv/matrix.hpp"
@@ -82,6 +83,50 @@ LINV_HOST_DEVICE inline double poisson_proximal(double t, double g, double rho) 
   return q >= 0 ? (q + root) / (2 * rho) : 2 * g / (root - q);
 }
 
+// Nonlocal means (Buades, Coll and Morel, 2005) weighted by a pilot image: pixel p of every channel of out
+// := sum_q w(p, q) y(q) / sum_q w(p, q) over the q within `search` pixels of p along each axis, with
+// w(p, q) = exp(-d(p, q) / h^2), d the mean squared difference of the pilot's (2 patch + 1)^2 patches about p
+// and q over every channel (the channels share their weights, as colour shares its edges). p itself is
+// weighted as its most similar neighbour (its own weight, 1, would outweigh them). Reflexive at the frame.
+struct NonlocalMeans {
+  int patch = 2, search = 7;
+  double h = 0;  // > 0
+};
+
+// One pixel (i, j) of that, on the host and the device; images of m x n, channel c at c m n, column-major.
+LINV_HOST_DEVICE inline void nonlocal_means_pixel(const double* y, const double* pilot, index m, index n, int channels,
+                                                  const NonlocalMeans& p, index i, index j, double* out) {
+  const index plane = m * n, at = i + j * m;
+  const double scale = 1 / (p.h * p.h * static_cast<double>((2 * p.patch + 1) * (2 * p.patch + 1) * channels));
+  double total = 0, largest = 0;
+  for (int c = 0; c < channels; ++c) out[at + c * plane] = 0;
+  for (int dj = -p.search; dj <= p.search; ++dj)
+    for (int di = -p.search; di <= p.search; ++di) {
+      if (di == 0 && dj == 0) continue;
+      double d = 0;
+      for (int b = -p.patch; b <= p.patch; ++b) {
+        const index pj = boundary_index(j + b, n, kReflexiveBoundary) * m;
+        const index qj = boundary_index(j + dj + b, n, kReflexiveBoundary) * m;
+        for (int a = -p.patch; a <= p.patch; ++a) {
+          const index pi = boundary_index(i + a, m, kReflexiveBoundary);
+          const index qi = boundary_index(i + di + a, m, kReflexiveBoundary);
+          for (int c = 0; c < channels; ++c) {
+            const double e = pilot[pi + pj + c * plane] - pilot[qi + qj + c * plane];
+            d += e * e;
+          }
+        }
+      }
+      const double w = exp(-d * scale);
+      const index q = boundary_index(i + di, m, kReflexiveBoundary) + boundary_index(j + dj, n, kReflexiveBoundary) * m;
+      for (int c = 0; c < channels; ++c) out[at + c * plane] += w * y[q + c * plane];
+      total += w;
+      largest = w > largest ? w : largest;
+    }
+  if (largest == 0) largest = 1;  // no neighbour alike: p alone
+  total += largest;
+  for (int c = 0; c < channels; ++c) out[at + c * plane] = (out[at + c * plane] + largest * y[at + c * plane]) / total;
+}
+
 class Imaging {
  public:
   virtual ~Imaging() = default;
@@ -90,6 +135,10 @@ class Imaging {
   virtual std::unique_ptr<Convolution> convolution(const BlurModel& model, Device device) const = 0;
   virtual std::unique_ptr<Spectral> spectral(const BlurModel& model, Device device) const = 0;
   virtual std::unique_ptr<TotalVariation> total_variation(const BlurModel& model, int channels, Device device) const = 0;
+  // out := nonlocal_means_pixel at every pixel, for `channels` images of m x n side by side (contiguous, on
+  // one device, out apart from y and pilot).
+  virtual void nonlocal_means(ConstMatrixView<double> y, ConstMatrixView<double> pilot, int channels,
+                              const NonlocalMeans& params, MatrixView<double> out) const = 0;
 };
 
 }  // namespace linv::kernels

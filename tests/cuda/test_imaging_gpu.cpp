@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "kernels/backend.hpp"
+#include "kernels/imaging.hpp"
 #include "linv/generate.hpp"
 #include "linv/imaging.hpp"
 #include "support/dense_checks.hpp"
@@ -164,6 +168,34 @@ TEST(ImagingGpu, PoissonTotalVariationAgreesWithCpu) {
       on_gpu.image = on_gpu.image.to(Device::cpu());
       EXPECT_LE((testing::relative_difference<double, double>(on_gpu.image.view(), cpu_fixed.image.view())), 1e-6)
           << what;
+    }
+}
+
+// The nonlocal prior's averaging on the GPU is the CPU's, pixel for pixel: grey and colour, an image smaller
+// than the search window (the frame's reflection repeats), the output poisoned with NaN first.
+TEST(ImagingGpu, NonlocalMeansAgreesWithCpu) {
+  REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const auto seed = testing::case_seed(10);
+  LINV_TRACE_SEED(seed);
+  for (const auto& [m, n] : {std::pair<index, index>{37, 29}, {6, 9}})
+    for (int channels : {1, 3}) {
+      const Matrix<double> y = random_uniform<double>(m, n * channels, seed, 0.0, 1.0);
+      const Matrix<double> pilot = random_uniform<double>(m, n * channels, seed + 1, 0.0, 1.0);
+      const kernels::NonlocalMeans params{.patch = 2, .search = 7, .h = 0.3};
+      Matrix<double> cpu = Matrix<double>::uninitialized(m, n * channels);
+      kernels::imaging(Device::cpu()).nonlocal_means(y.view(), pilot.view(), channels, params, cpu.view());
+      Matrix<double> out(m, n * channels);
+      for (index k = 0; k < out.size(); ++k) out.data()[k] = std::numeric_limits<double>::quiet_NaN();
+      Matrix<double> on_gpu = out.to(gpu);
+      const Matrix<double> y_gpu = y.to(gpu), pilot_gpu = pilot.to(gpu);
+      kernels::imaging(gpu).nonlocal_means(y_gpu.view(), pilot_gpu.view(), channels, params, on_gpu.view());
+      kernels::vectors<double>(gpu).synchronize(gpu);
+      const Matrix<double> back = on_gpu.to(Device::cpu());
+      const std::string what = fmt::format("{}x{}, {} channels", m, n, channels);
+      for (index k = 0; k < back.size(); ++k) ASSERT_TRUE(std::isfinite(back.data()[k])) << what << ", entry " << k;
+      // the same sums in the same order; exp may differ by an ulp between the host's and the device's libraries
+      EXPECT_LE((testing::relative_difference<double, double>(back.view(), cpu.view())), 1e-13) << what;
     }
 }
 
