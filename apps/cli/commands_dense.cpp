@@ -12,14 +12,14 @@ namespace linv::cli {
 namespace {
 
 constexpr const char* kMatrixHelp = "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]";
-constexpr const char* kMethodHelp =
-    "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
-    "if its growth factor passes 8 n^(2/3)), rbt (random butterfly transform, LU without pivoting, refinement "
-    "against A: the fastest GPU solve; an inverse is refined by a Newton step; partial pivoting again "
-    "if refinement stalls), cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. auto picks triangular "
-    "for triangular input, cholesky for symmetric positive definite input, rbt for GPU solves of order 512 and "
-    "above and for float64 GPU inverses of order 512 to 4095, gauss-jordan for GPU inverses from 8192, lu "
-    "otherwise";
+// --method's help; what auto picks comes from the library's own orders, so the two cannot drift.
+std::string method_help() {
+  return "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
+         "if its growth factor passes 8 n^(2/3)), rbt (random butterfly transform, LU without pivoting, refinement "
+         "against A: the fastest GPU solve; an inverse is refined by a Newton step; partial pivoting again "
+         "if refinement stalls), cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular. " +
+         describe_auto_method();
+}
 
 struct SolveArgs {
   std::string a, b, output, method = "auto";
@@ -42,7 +42,7 @@ struct SolveArgs {
 // The options inv and solve share: a method, mixed precision's factor, Gauss-Seidel's iterations, the
 // conditioning policy, and the common flags.
 void add_solve_options(CLI::App& cmd, SolveArgs& a) {
-  cmd.add_option("--method", a.method, kMethodHelp)->capture_default_str();
+  cmd.add_option("--method", a.method, method_help())->capture_default_str();
   cmd.add_option("--factor", a.factor,
                  "With --precision mixed: the factorization's precision. auto: float32 where the device factors "
                  "float32 faster than float64, else float64 (GPUs such as the H100, where float32 is no faster; the "

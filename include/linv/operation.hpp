@@ -65,6 +65,21 @@ inline constexpr Method kSolveMethods[] = {Method::Auto,        Method::LU,     
 // "normal-equations", "svd", "spectral", "cg", "bordered-schur", "cgls", "batched-gauss-jordan", "batched-lu",
 // "batch-omp", "ksvd", "adl", "parafac2".
 std::string_view to_string(Method m);
+// The orders at which `auto` changes method for one dense matrix on an NVIDIA GPU, measured against
+// torch.linalg on H100s (the CUDA backend's preferences, src/cuda/dense.cpp, take them from here, as do the
+// help texts: describe_auto_method). On the CPU auto is LU (Cholesky, triangular: by structure) at every order.
+struct GpuAutoOrders {
+  index randomized_solve_from = 512;            // solves: the randomized LU (rbt) from this order
+  index randomized_inverse_from_float64 = 256;  // inverses: rbt and a Newton step over [from, to)
+  index randomized_inverse_from_float32 = 512;  // (float32: float64's, rounded)
+  index randomized_inverse_to = 4097;
+  index gauss_jordan_from_float64 = 16384;  // float64 inverses: blocked Gauss-Jordan from this order
+};
+inline constexpr GpuAutoOrders kGpuAutoOrders{};
+// What auto picks, in words, from kGpuAutoOrders: the sentence the command line's --method help and the
+// Python docstrings end with.
+std::string describe_auto_method();
+
 // The methods inv and solve take, by their names ("auto", "lu", "calu", "rbt", "cholesky", "gauss-jordan", "cholesky-gets",
 // "gauss-seidel", "triangular"); throws InvalidArgument listing them otherwise.
 Method parse_method(std::string_view name);

@@ -71,8 +71,9 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
     method : str
         For one matrix: auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, triangular (as the
         `linv inv` command; rbt, random butterflies and LU without pivoting, refines its inverse by a Newton
-        step: auto takes it for float64 GPU inverses of order 512 to 4095, slower than lu's above). A stack
-        runs linv's batched kernels, which choose their own method (LAPACK's LU per matrix on the CPU,
+        step).
+        AUTO_METHOD
+        A stack runs linv's batched kernels, which choose their own method (LAPACK's LU per matrix on the CPU,
         Gauss-Jordan in registers on a GPU, orders up to 64; larger matrices go one by one through the
         dense routine): there only "auto" is accepted.
     precision : {"native", "mixed"}
@@ -156,9 +157,10 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
         As numpy.linalg.solve in NumPy 2: b is a vector only when it is 1-D; otherwise its last two
         dimensions are (n, k) and its leading dimensions broadcast against a's.
     method, device, check, report, singular
-        As for `inv`; on a GPU, auto solves general matrices of order 512 and up by rbt (random butterflies,
-        LU without pivoting, refinement against a: the report's notes say how many steps). check's
-        residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays (a and b both, on one
+        As for `inv` (rbt: random butterflies, LU without pivoting, refinement against a; the report's
+        notes say how many steps).
+        AUTO_METHOD
+        check's residual is ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)). GPU arrays (a and b both, on one
         GPU, one dtype; stacks too) stay on their GPU; a and b are made column-major there by their own
         framework when they are not, and x comes back as their kind of array.
 
@@ -325,3 +327,19 @@ class Cholesky(_Factored):
             return
         a = _square(a)
         super().__init__(a.shape, a.dtype, _linv.cholesky_object(a, "cpu" if device is None else device), None)
+
+
+def _describe_auto_method(function):
+    """Puts the library's own account of what auto picks (linv::describe_auto_method, from the orders the
+    CUDA backend uses) where the docstring says AUTO_METHOD, so that the two cannot drift apart."""
+    import textwrap
+    text = _linv.describe_auto_method()
+    sentence = textwrap.fill(text[0].upper() + text[1:] + ".", width=110, initial_indent=" " * 8,
+                             subsequent_indent=" " * 8)
+    if function.__doc__:
+        function.__doc__ = function.__doc__.replace(" " * 8 + "AUTO_METHOD", sentence)
+
+
+for _function in (inv, solve):
+    _describe_auto_method(_function)
+del _function

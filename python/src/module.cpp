@@ -393,6 +393,8 @@ void translate(const std::exception_ptr& p, void*) {
 NB_MODULE(_linv, m) {
   m.doc() = "linv's C++ library (use the linv package, which wraps this module)";
   m.def("info", &info, "What this build of linv contains, and the GPUs it can use.");
+  m.def("describe_auto_method", &linv::describe_auto_method,
+        "What method auto picks for inv and solve, from the library's own orders.");
   m.def("cpu_threads", &linv::cpu_threads, "The CPU threads linv's host work runs on.");
   m.def("set_cpu_threads", &linv::set_cpu_threads, nb::arg("threads"),
         "Sets the CPU threads linv's host work runs on.");

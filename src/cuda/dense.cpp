@@ -319,11 +319,12 @@ class Dense final : public kernels::Dense<T> {
     // - Gauss-Jordan from 16384 in float64 (0.280 against LU's 0.282 s there, and more accurate; LU is
     //   8 % faster at 8192); in float32 LU stays faster (0.276 against 0.407 s at 16384).
     const bool float64 = std::is_same_v<T, double>;
-    return {.gauss_jordan_from = float64 ? 16384 : std::numeric_limits<index>::max(),
+    const GpuAutoOrders& o = kGpuAutoOrders;  // the help texts say the same (describe_auto_method)
+    return {.gauss_jordan_from = float64 ? o.gauss_jordan_from_float64 : std::numeric_limits<index>::max(),
             .triangles = TriangularInverse::GETS,
-            .randomized_solve_from = 512,
-            .randomized_inverse_from = float64 ? 256 : 512,
-            .randomized_inverse_to = 4097};
+            .randomized_solve_from = o.randomized_solve_from,
+            .randomized_inverse_from = float64 ? o.randomized_inverse_from_float64 : o.randomized_inverse_from_float32,
+            .randomized_inverse_to = o.randomized_inverse_to};
   }
   double norm1(ConstMatrixView<T> A) const override {
     if (A.empty()) return 0.0;

@@ -230,3 +230,14 @@ def test_mixed_precision_refines_to_float64_accuracy():
         linv.solve(a, b, precision="half")
     with pytest.raises(ValueError, match="stacks"):
         linv.inv(np.stack([a, a]), precision="mixed")
+
+
+def test_docstrings_say_what_auto_picks_from_the_librarys_own_orders():
+    # linv::describe_auto_method builds the sentence from the orders the CUDA backend uses; the docstrings
+    # (and `linv inv --help`) take it from there
+    text = linv._linv.describe_auto_method()
+    for order in ("512", "256", "4096", "16384"):
+        assert order in text
+    for function in (linv.inv, linv.solve):
+        flat = " ".join(function.__doc__.split())
+        assert "AUTO_METHOD" not in flat and text[1:] in flat
