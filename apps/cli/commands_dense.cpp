@@ -388,7 +388,8 @@ const Command kCommands[] = {
        input(cmd.add_option("A", a->a, kMatrixHelp))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write the inverse"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
-                    "A is a stack of B square matrices (a B x n x n .npy array, n <= 64): invert each one. A singular "
+                    "A is a stack of B square matrices (a B x n x n .npy array; batched kernels up to n = 64, one by one above): "
+                    "invert each one. A singular "
                     "matrix is reported (exit 4) with its block of the output NaN; the others are still inverted");
        add_solve_options(cmd, *a);
        add_distributed_options(cmd, *a);
@@ -401,7 +402,8 @@ const Command kCommands[] = {
        input(cmd.add_option("B", a->b, "Right-hand sides (n x k)"))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
-                    "A is a stack of B square matrices (B x n x n .npy, n <= 64) and B a stack of B right-hand-side "
+                    "A is a stack of B square matrices (B x n x n .npy; batched kernels up to n = 64, one by one above) and B a "
+                    "stack of B right-hand-side "
                     "blocks (B x n x k): solve each system. A singular system is reported (exit 4) with its block of "
                     "the output NaN; the others are still solved");
        add_solve_options(cmd, *a);

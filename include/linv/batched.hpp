@@ -1,5 +1,5 @@
-// Many small matrices at once: inversion of, and solves with, a batch of n x n matrices (n up to 64,
-// any count).
+// Many matrices at once: inversion of, and solves with, a batch of n x n matrices (any count; n up to 64
+// by batched kernels, one matrix at a time above).
 //
 // Layout ("strided"): the batch is one Matrix of n rows and n * count columns, matrix k being the
 // column block [k n, (k + 1) n), so each matrix is column-major and contiguous, n * n elements after
@@ -25,7 +25,8 @@
 
 namespace linv::batched {
 
-// The largest order inverted in one batch.
+// The largest order the batched kernels take; larger matrices of a batch go one by one through linv::inv or
+// linv::solve on the batch's device (the report's notes say so), with the same status.
 inline constexpr index kMaxOrder = 64;
 
 struct Options {
@@ -65,7 +66,7 @@ struct Result {
 // cannot judge (its column sums overflow, its entries lie near the ends of the range) is inverted or solved
 // again alone by linv::inv or linv::solve, which scale it, and listed only if that too refuses it.
 //
-// Inverts each n x n matrix of A (n = A.rows() <= kMaxOrder, A.cols() a multiple of n, A.ld() == n).
+// Inverts each n x n matrix of A (n = A.rows(), A.cols() a multiple of n, A.ld() == n).
 template <Real T>
 Result<T> inv(ConstMatrixView<T> A, const Options& options = {});
 // The same into X (A's shape, on A's device, contiguous, not overlapping A): no allocation, for loops

@@ -1,7 +1,8 @@
 """Stacks of matrices (..., n, n) for `linv.inv` and `linv.solve`: NumPy's broadcasting over the leading
-dimensions, linv's batched kernels (include/linv/batched.hpp) for orders up to `MAX_ORDER`, one dense
-call per matrix above it. Stacks of GPU arrays (inv_gpu, solve_gpu) take the same steps with their own
-framework on their GPU, where the batched kernels read them in place."""
+dimensions, then linv's batched routines (include/linv/batched.hpp: batched kernels for orders up to
+`MAX_ORDER`, the dense routine matrix by matrix above it, where the batch lies). Stacks of GPU arrays
+(inv_gpu, solve_gpu) take the same steps with their own framework on their GPU, where the batched
+kernels read them in place."""
 import numpy as _np
 
 from . import _linv
@@ -70,27 +71,6 @@ def _residual_solve(a, x, b, ok):
     return float((norm1(b64 - a64 @ x64) / _np.where(den > 0, den, 1)).max())
 
 
-def _one_by_one(native, x, what):
-    """Above MAX_ORDER: each matrix by linv's dense routine into x (count, ...), a NumPy array or a GPU
-    array, singular ones as NaN with their pivot (their rcond is not known here)."""
-    count = x.shape[0]
-    pivots = _np.zeros(count, dtype=_np.int64)
-    rep = None
-    seconds = 0.0
-    for k in range(count):
-        try:
-            x[k], rep = native(k)
-            seconds += rep["seconds"]
-        except SingularMatrixError as e:  # exactly singular, or to working precision (the same rule as a batch)
-            x[k] = _np.nan
-            pivots[k] = max(int(e.pivot), 1)
-    if rep is None:
-        rep = {"operation": what, "method": "lu", "device": "cpu", "notes": []}
-    rep = dict(rep, seconds=seconds, notes=list(rep["notes"]) + [
-        f"order above {MAX_ORDER}: each matrix by linv's dense {what}, not the batched kernels"])
-    return x, pivots, rep
-
-
 def _pivots(pivots, count):
     return _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
 
@@ -116,14 +96,9 @@ def inv(a, method, device, check, report, singular):
     if count == 0 or n == 0:
         return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), a.shape, "inv", device, lead, report)
     flat = _np.ascontiguousarray(a.reshape(count, n, n))
-    if n <= MAX_ORDER:
-        # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
-        x, pivots, rconds, rep = _linv.batched_inv(flat, device)
-        pivots = _pivots(pivots, count)
-    else:
-        rconds = {}
-        x, pivots, rep = _one_by_one(lambda k: _linv.inv(flat[k], "auto", "native", "auto", device, False, True),
-                                     _np.empty((count, n, n), dtype=a.dtype), "inv")
+    # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
+    x, pivots, rconds, rep = _linv.batched_inv(flat, device)
+    pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(flat, x, pivots == 0)
     return _finish(x.reshape(a.shape), pivots, rconds, rep, lead, "inv", a.shape, singular, report)
@@ -141,14 +116,8 @@ def inv_gpu(a, gpu, method, check, report, singular):
     if count == 0 or n == 0:
         return _empty(gpu.zeros, shape, "inv", f"cuda:{gpu.index}", lead, report)
     flat = gpu.contiguous(gpu.adopt(a).reshape(count, n, n))
-    if n <= MAX_ORDER:
-        x, pivots, rconds, rep = _linv.batched_inv_gpu(flat, gpu.framework)
-        pivots = _pivots(pivots, count)
-    else:
-        rconds = {}
-        x, pivots, rep = _one_by_one(
-            lambda k: _linv.inv_gpu(flat[k], "auto", "native", "auto", False, True, gpu.framework),
-            gpu.zeros((count, n, n)), "inv")
+    x, pivots, rconds, rep = _linv.batched_inv_gpu(flat, gpu.framework)
+    pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(gpu.to_numpy(flat), gpu.to_numpy(x), pivots == 0)
     return _finish(x.reshape(shape), pivots, rconds, rep, lead, "inv", shape, singular, report)
@@ -182,17 +151,11 @@ def solve(a, b, method, device, check, report, singular):
         return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), out_shape, "solve", device, lead, report)
     af = _np.broadcast_to(a, lead + (n, n)).reshape(count, n, n)
     bf = _np.broadcast_to(b2, lead + (n, k)).reshape(count, n, k)
-    if n <= MAX_ORDER:
-        # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
-        at = _np.ascontiguousarray(af.swapaxes(1, 2))
-        bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
-        x, pivots, rconds, rep = _linv.batched_solve(at, bt, device)
-        pivots = _pivots(pivots, count)
-    else:
-        rconds = {}
-        x, pivots, rep = _one_by_one(
-            lambda i: _linv.solve(_np.ascontiguousarray(af[i]), _np.ascontiguousarray(bf[i]), "auto", "native",
-                                  "auto", device, False, True), _np.empty((count, n, k), dtype=a.dtype), "solve")
+    # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
+    at = _np.ascontiguousarray(af.swapaxes(1, 2))
+    bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
+    x, pivots, rconds, rep = _linv.batched_solve(at, bt, device)
+    pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)
     x = x.reshape(lead + (n, k))
@@ -215,16 +178,10 @@ def solve_gpu(a, b, gpu, method, check, report, singular):
         return _empty(gpu.zeros, out_shape, "solve", f"cuda:{gpu.index}", lead, report)
     af = gpu.contiguous(gpu.broadcast_to(a, lead + (n, n))).reshape(count, n, n)
     bf = gpu.contiguous(gpu.broadcast_to(b2, lead + (n, k))).reshape(count, n, k)
-    if n <= MAX_ORDER:
-        at = gpu.contiguous(af.swapaxes(1, 2))
-        bt = gpu.contiguous(bf.swapaxes(1, 2))
-        x, pivots, rconds, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
-        pivots = _pivots(pivots, count)
-    else:
-        rconds = {}
-        x, pivots, rep = _one_by_one(
-            lambda i: _linv.solve_gpu(gpu.fortran(af[i]), gpu.fortran(bf[i]), "auto", "native", "auto", False, True,
-                                      gpu.framework), gpu.zeros((count, n, k)), "solve")
+    at = gpu.contiguous(af.swapaxes(1, 2))
+    bt = gpu.contiguous(bf.swapaxes(1, 2))
+    x, pivots, rconds, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
+    pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(gpu.to_numpy(af), gpu.to_numpy(x), gpu.to_numpy(bf), pivots == 0)
     x = x.reshape(lead + (n, k))

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "core/policy.hpp"
 #include "core/stopwatch.hpp"
@@ -18,10 +20,6 @@ namespace {
 template <Real T>
 void require_batch(ConstMatrixView<T> A, const char* what) {
   const index n = A.rows();
-  if (n > kMaxOrder)
-    throw InvalidArgument(fmt::format("{}: matrices of order {} are larger than the {} supported; invert them one at "
-                                      "a time with linv::inv",
-                                      what, n, kMaxOrder));
   if (n == 0 ? A.cols() != 0 : A.cols() % n != 0)
     throw InvalidArgument(fmt::format("{}: a batch of order-n matrices is n x (n * count); got {} x {}, and {} is not "
                                       "a multiple of {}",
@@ -35,6 +33,14 @@ void require_batch(ConstMatrixView<T> A, const char* what) {
 template <Real T>
 bool overlaps(ConstMatrixView<T> a, ConstMatrixView<T> b) {
   return !a.empty() && !b.empty() && a.data() < b.data() + b.rows() * b.cols() && b.data() < a.data() + a.rows() * a.cols();
+}
+
+// X := NaN (on X's device): the block of a refused matrix.
+template <Real T>
+void fill_nan(MatrixView<T> X) {
+  Matrix<T> nan(X.rows(), X.cols());
+  std::fill(nan.data(), nan.data() + X.rows() * X.cols(), std::numeric_limits<T>::quiet_NaN());
+  copy<T>(nan.to(X.device()).view(), X);
 }
 
 template <Real T>
@@ -56,11 +62,35 @@ void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, i
                        static_cast<double>(value(0, 0)));
 }
 
+// Matrix k of the batch by the one-matrix path: `again(k)` returns its result (`width` columns of X) or
+// throws where that path refuses it, which leaves its block NaN. Returns its entry for the status, if any:
+// refused, or kept singular to working precision (allow_ill_conditioned). `why` says how it was computed.
+template <Real T, class Again>
+std::optional<Singular> alone(ConstMatrixView<T> A, index k, MatrixView<T> X, index width, Again&& again,
+                              const char* why, Method* ran = nullptr) {
+  const index n = A.rows();
+  try {
+    const Solution<T> s = again(k);
+    copy<T>(s.x.view(), X.block(0, k * width, X.rows(), width));
+    if (ran) *ran = s.report.method;
+    if (s.report.rcond < std::numeric_limits<T>::epsilon())  // kept by allow_ill_conditioned: listed
+      return Singular{k, 0, s.report.rcond, true, why};
+    return std::nullopt;
+  } catch (const SingularMatrix& e) {
+    fill_nan<T>(X.block(0, k * width, X.rows(), width));
+    return Singular{k, e.pivot(), e.rcond(), false, e.what()};
+  } catch (const NumericalError& e) {  // its inverse does not fit the type: named by its smallest pivot
+    fill_nan<T>(X.block(0, k * width, X.rows(), width));
+    const LU<T> lu(A.block(0, k * n, n, n), Pivoting::Partial, /*check_finite=*/false);
+    return Singular{k, policy::smallest_entry(kernels::dense<T>(A.device()).diagonal(lu.factors())), 0.0, false,
+                    e.what()};
+  }
+}
+
 // The batched kernels give a matrix whose column sums are not finite rcond NaN: a NaN or Inf entry
 // (NonFiniteInput, naming it), or sums that overflow at the ends of the range (entries near 1e308; near
 // 1e-310 the inverse overflows). Those are computed again alone by the one-matrix path, which scales them,
-// and its verdict replaces the kernel's. `again(k)` returns matrix k's result (`width` columns of X),
-// throwing where that path refuses it.
+// and its verdict replaces the kernel's.
 template <Real T, class Again>
 void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X, index width,
                       Again&& again) {
@@ -72,20 +102,26 @@ void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, Mat
       continue;
     }
     require_finite_batch<T>(A.block(0, s.matrix * n, n, n), n, "A", s.matrix);
-    try {
-      const Solution<T> alone = again(s.matrix);
-      copy<T>(alone.x.view(), X.block(0, s.matrix * width, X.rows(), width));
-      if (alone.report.rcond < std::numeric_limits<T>::epsilon())  // kept by allow_ill_conditioned: listed
-        kept.push_back({s.matrix, 0, alone.report.rcond, true, "computed alone (scaled)"});
-    } catch (const SingularMatrix& e) {
-      kept.push_back({s.matrix, e.pivot(), e.rcond(), false, e.what()});
-    } catch (const NumericalError& e) {  // its inverse does not fit the type: named by its smallest pivot
-      const LU<T> lu(A.block(0, s.matrix * n, n, n), Pivoting::Partial, /*check_finite=*/false);
-      const index pivot = policy::smallest_entry(kernels::dense<T>(A.device()).diagonal(lu.factors()));
-      kept.push_back({s.matrix, pivot, 0.0, false, e.what()});
-    }
+    if (std::optional<Singular> verdict = alone<T>(A, s.matrix, X, width, again, "computed alone (scaled)"))
+      kept.push_back(std::move(*verdict));
   }
   singular = std::move(kept);
+}
+
+// Above kMaxOrder the batched kernels do not run: each matrix goes through the one-matrix path where the
+// batch lives (its blocked factorizations are what such orders want), singular ones NaN and listed as a
+// batch lists them.
+template <Real T, class Again>
+kernels::BatchedMethod one_by_one(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X,
+                                  index width, Again&& again, const char* routine) {
+  const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
+  require_finite_batch<T>(A, n, "A");
+  Method ran = Method::LU;
+  for (index k = 0; k < count; ++k)
+    if (std::optional<Singular> verdict = alone<T>(A, k, X, width, again, "computed alone", &ran))
+      singular.push_back(std::move(*verdict));
+  return {ran, fmt::format("order {} is above the batched kernels' {}: each matrix by linv::{}", n, kMaxOrder,
+                           routine)};
 }
 
 // The notes naming kept results stop here; Status::singular lists them all.
@@ -134,11 +170,15 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options) {
     throw InvalidArgument(fmt::format("batched inverse: A is on {} but X is on {}", A.device().name(), X.device().name()));
   if (overlaps<T>(A, X)) throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
   std::vector<Singular> singular;
-  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).invert(A, X, policy_of<T>(options), singular);
   const index n = A.rows();
-  rejudge_unjudged<T>(A, singular, X, n, [&](index k) {
+  const auto again = [&](index k) {
     return linv::inv<T>(A.block(0, k * n, n, n), {.allow_ill_conditioned = options.allow_ill_conditioned});
-  });
+  };
+  if (n > kMaxOrder)
+    return finish<T>(Operation::BatchedInverse, one_by_one<T>(A, singular, X, n, again, "inv"), std::move(singular),
+                     A.device(), clock);
+  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).invert(A, X, policy_of<T>(options), singular);
+  rejudge_unjudged<T>(A, singular, X, n, again);
   return finish<T>(Operation::BatchedInverse, ran, std::move(singular), A.device(), clock);
 }
 
@@ -171,11 +211,15 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, c
   if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
   require_finite_batch<T>(B, nrhs, "B");  // the kernels judge A's entries, not B's
   std::vector<Singular> singular;
-  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).solve(A, B, X, policy_of<T>(options), singular);
-  rejudge_unjudged<T>(A, singular, X, nrhs, [&](index k) {
+  const auto again = [&](index k) {
     return linv::solve<T>(A.block(0, k * n, n, n), B.block(0, k * nrhs, n, nrhs),
                           {.allow_ill_conditioned = options.allow_ill_conditioned});
-  });
+  };
+  if (n > kMaxOrder)
+    return finish<T>(Operation::BatchedSolve, one_by_one<T>(A, singular, X, nrhs, again, "solve"),
+                     std::move(singular), A.device(), clock);
+  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).solve(A, B, X, policy_of<T>(options), singular);
+  rejudge_unjudged<T>(A, singular, X, nrhs, again);
   return finish<T>(Operation::BatchedSolve, ran, std::move(singular), A.device(), clock);
 }
 

@@ -168,6 +168,29 @@ class CliTest(unittest.TestCase):
         _, err = run("solve", "--batch", self.path("a.npy"), self.save("b3.npy", b[:10]), "-o", out, expect=2)
         self.assertIn("shapes 300x7x7 and 10x7x2 do not fit", err)  # the stacks as the user has them
 
+    def test_batches_of_large_orders_go_one_by_one_as_python_does(self):
+        # above the batched kernels' order 64, the library takes each matrix alone (the Python package has
+        # always accepted such stacks; the command line refused them)
+        n = 70
+        a = self.rng.uniform(-1, 1, (4, n, n))
+        b = self.rng.uniform(-1, 1, (4, n, 3))
+        a[2, :, 5] = 0  # exactly singular
+        out, rep = self.path("x.npy"), self.path("r.json")
+        _, err = run("solve", "--batch", self.save("a.npy", a), self.save("b.npy", b), "-o", out, "--report", rep,
+                     expect=4)
+        self.assertIn("matrix 2", err)
+        x = np.load(out)
+        self.assertTrue(np.isnan(x[2]).all())
+        self.assertIn("each matrix by linv::solve", " ".join(load_json(rep)["notes"]))
+        for k in (0, 1, 3):
+            self.assertLess(rel(x[k], np.linalg.solve(a[k], b[k])), 30 * n * np.finfo(float).eps * cond1(a[k]))
+        run("inv", "--batch", self.save("a3.npy", a[[0, 1, 3]]), "-o", out)
+        x = np.load(out)
+        for k, i in enumerate((0, 1, 3)):
+            r = np.linalg.norm(a[i] @ x[k] - np.eye(n), 1) / (n * np.finfo(float).eps * np.linalg.norm(a[i], 1)
+                                                              * np.linalg.norm(x[k], 1))
+            self.assertLess(r, THRESHOLD)
+
     def test_batch_names_matrices_singular_to_working_precision(self):
         # 200000 matrices of order 8: three singular in exact arithmetic (a column copied onto another), which
         # elimination leaves with a rounding-level pivot (or by chance an exact zero), and two permuted
