@@ -44,6 +44,11 @@ function test_deblur()
   check_true(strcmp(report.method, 'admm') && report.tv_weight == 0.01 && strcmp(report.prior, 'tv'), ...
              'tv: method %s, weight %g', report.method, report.tv_weight);
   check_true(isequal(size(t), size(g)) && all(isfinite(t(:))), 'tv: size %s', mat2str(size(t)));
+  % the nonlocal prior: its inverse's lambda a tenth of the Tikhonov one, g's shape
+  [q, report] = linv_deblur(g, psf, 'boundary', 'reflexive', 'prior', 'nonlocal');
+  check_true(strcmp(report.prior, 'nonlocal') && abs(report.nonlocal_lambda - 0.1 * report.lambda) <= ...
+             1e-12 * report.lambda, 'nonlocal: prior %s, lambda %g', report.prior, report.nonlocal_lambda);
+  check_true(isequal(size(q), size(g)) && all(isfinite(q(:))), 'nonlocal: size %s', mat2str(size(q)));
   % photon counts: the Poisson data term with total variation, the peak as given
   counts = max(g, 0) + 0.05;
   [p, report] = linv_deblur(counts, psf, 'boundary', 'reflexive', 'noiseModel', 'poisson', 'photonPeak', 40);
