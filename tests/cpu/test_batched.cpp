@@ -123,8 +123,15 @@ TEST(BatchedErrors, ShapesAndOrderAreChecked) {
   } catch (const InvalidArgument& e) {
     EXPECT_TRUE(testing::contains(e.what(), "4 x 10"));
   }
-  const Matrix<double> big = random_uniform<double>(65, 65, 1);
-  EXPECT_THROW((void)batched::inv<double>(big.view()), InvalidArgument);
+  // above the batched kernels' order: each matrix by linv::inv, the same answer, and the report says so
+  const Matrix<double> big = random_uniform<double>(65, 130, 1);
+  const batched::Result<double> r = batched::inv<double>(big.view());
+  EXPECT_TRUE(r.status.singular.empty());
+  for (index k = 0; k < 2; ++k) {
+    const Matrix<double> alone = linv::inv<double>(big.block(0, 65 * k, 65, 65)).x;
+    EXPECT_EQ((testing::relative_difference<double, double>(r.x.block(0, 65 * k, 65, 65), alone.view())), 0.0) << k;
+  }
+  EXPECT_TRUE(testing::contains(r.status.report.notes.at(0), "each matrix by linv::inv")) << r.status.report.notes.at(0);
   const Matrix<double> empty(0, 0);
   EXPECT_TRUE(batched::inv<double>(empty.view()).status.singular.empty());
   Matrix<double> wrong(4, 8);
