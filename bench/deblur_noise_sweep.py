@@ -62,6 +62,18 @@ def cases(images, psf_names, sigmas):
                 yield image, psf_name, psf, sigma, truth, np.clip(blurred + rng.normal(0, sigma, blurred.shape), 0, 1)
 
 
+def write_results(path, benchmark, rows):
+    """The rows schema of BENCHMARKS.md at `path` (atomically), with the commit and the command that made it:
+    the one writer of the CPU deblurring benchmarks."""
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    result = {"benchmark": benchmark, "date": datetime.date.today().isoformat(), "linv_version": sha, "device": "cpu",
+              "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as fh:
+        json.dump(result, fh, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def psnr(truth, x):
     return float(peak_signal_noise_ratio(truth, np.clip(x, 0, 1), data_range=1.0))
 
@@ -90,14 +102,7 @@ def main():
         print(f"{row['case']:28s} est {row['noise_estimate']:.4f} psnr {row['psnr']:6.2f} "
               f"(degraded {row['psnr_degraded']:6.2f}) lambda {row['lambda']:.3g} {seconds:.2f} s "
               f"{row['lambda_from'][:70]}", flush=True)
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    result = {"benchmark": "deblur-noise-sweep", "date": datetime.date.today().isoformat(), "linv_version": sha,
-              "device": "cpu", "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(result, fh, indent=1)
-    os.replace(tmp, args.out)
+    write_results(args.out, "deblur-noise-sweep", rows)
     print(f"\n{'set':9s} {'psf':9s} {'worst gain':>10s} {'largest step':>12s}  (dB; step: between neighbouring sigmas)")
     for group in ("tuned", "held-out"):
         for psf_name in args.psfs.split(","):

@@ -9,17 +9,15 @@ set and noise, the mean PSNR / SSIM of each method and linv-nonlocal's margin to
     python3 bench/deblur_nonlocal.py [--images camera,rocket] [--psfs gaussian] [--sigmas 0.01]
 """
 import argparse
-import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from deblur_noise_sweep import HELD_OUT, TUNED, cases, psnr  # noqa: E402
+from deblur_noise_sweep import HELD_OUT, TUNED, cases, psnr, write_results  # noqa: E402
 from deblur_peers import ssim  # noqa: E402
 
 import linv  # noqa: E402
@@ -52,13 +50,7 @@ def main():
         best = max(peers[(case, m)]["psnr"] for m in ("bm3d", "tv-oracle"))
         print(f"{case:24s} nonlocal {rows[-len(PEERS) - 1]['psnr']:6.2f} dB  best peer {best:6.2f}  "
               f"tv {peers[(case, 'linv-tv')]['psnr']:6.2f}  {seconds:5.2f} s", flush=True)
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    result = {"benchmark": "deblur-nonlocal", "date": datetime.date.today().isoformat(), "linv_version": sha,
-              "device": "cpu", "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, indent=1)
-    os.replace(tmp, args.out)
+    write_results(args.out, "deblur-nonlocal", rows)
     print(f"\n{'set':9s} {'sigma':>5s} " + " ".join(f"{m:>15s}" for m in PEERS + ("linv-nonlocal",))
           + "  margin mean / worst")
     for group in ("tuned", "held-out"):

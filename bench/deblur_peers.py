@@ -23,10 +23,7 @@ PSNR and SSIM of each method and linv's margin to the best peer per case.
     python3 bench/deblur_peers.py [--images camera,rocket] [--psfs gaussian] [--sigmas 0.01]
 """
 import argparse
-import datetime
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -34,7 +31,7 @@ import numpy as np
 from skimage.metrics import structural_similarity
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from deblur_noise_sweep import HELD_OUT, TUNED, cases, psnr  # noqa: E402
+from deblur_noise_sweep import HELD_OUT, TUNED, cases, psnr, write_results  # noqa: E402
 
 import linv  # noqa: E402
 
@@ -121,13 +118,7 @@ def main():
             if best is None or psnr(truth, x) > psnr(truth, best[0]):
                 best = (x, seconds, weight)
         add("tv-oracle", best[0], best[1], weight=best[2])
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    result = {"benchmark": "deblur-peers", "date": datetime.date.today().isoformat(), "linv_version": sha,
-              "device": "cpu", "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "w") as fh:
-        json.dump(result, fh, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_results(args.out, "deblur-peers", rows)
     methods = ["degraded", "linv", "linv-tv", "bm3d", "tv-oracle"]
     print("\nmean PSNR / SSIM")
     print(f"{'set':9s} {'sigma':6s} " + " ".join(f"{m:>15s}" for m in methods) + "   linv-tv vs best peer (mean, worst)")

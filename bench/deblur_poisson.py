@@ -17,11 +17,7 @@ mean PSNR per (set, peak) and linv's margin over the oracle Richardson-Lucy (mea
     python3 bench/deblur_poisson.py [--images camera,rocket] [--psfs gaussian,disk] [--peaks 10,100]
 """
 import argparse
-import datetime
-import json
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -29,7 +25,7 @@ from scipy import ndimage
 from skimage.metrics import structural_similarity
 
 import linv
-from deblur_noise_sweep import MARGIN, PSFS, scene
+from deblur_noise_sweep import MARGIN, PSFS, scene, write_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TUNED = ("camera", "astronaut")
@@ -96,13 +92,7 @@ def main():
                 start = time.perf_counter()
                 x, k = richardson_lucy_oracle(g, psf, truth)
                 add("rl-oracle", x, (time.perf_counter() - start) * k / 300, iterations=k)
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    result = {"benchmark": "deblur-poisson", "date": datetime.date.today().isoformat(), "linv_version": sha,
-              "device": "cpu", "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]), "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "w") as fh:
-        json.dump(result, fh, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_results(args.out, "deblur-poisson", rows)
     methods = ["degraded", "linv", "linv-gaussian-tv", "rl-oracle"]
     print("\nmean PSNR / SSIM")
     print(f"{'set':9s} {'peak':6s} " + " ".join(f"{m:>16s}" for m in methods) + "   linv - rl-oracle (mean, worst)")

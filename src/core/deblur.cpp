@@ -720,10 +720,11 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   r.prior = options.prior != Prior::Auto ? options.prior : poisson ? Prior::TotalVariation : Prior::Tikhonov;
   const bool nonlocal = r.prior == Prior::Nonlocal;
   const bool total_variation = r.prior == Prior::TotalVariation || nonlocal;  // nonlocal: its pilot
+  const char* const prior_name = nonlocal ? "nonlocal" : "total-variation";
   if (total_variation && options.robust == Robust::On)
     throw InvalidArgument(fmt::format("deblur: the {} prior has no robust data term yet: robust off (or auto), or the "
                                       "Tikhonov prior",
-                                      nonlocal ? "nonlocal" : "total-variation"));
+                                      prior_name));
   if (total_variation && (std::isnan(options.tv_weight) || std::isinf(options.tv_weight)))
     throw InvalidArgument(fmt::format("deblur: the total-variation weight {} is not a finite number", options.tv_weight));
   if (total_variation && (options.admm_iterations < 1 || !(options.admm_tolerance > 0) ||
@@ -738,7 +739,7 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
                                        100 * static_cast<double>(impulses.count) / pixels,
                                        r.robust          ? ": left out of the data term"
                                        : total_variation ? fmt::format(", kept (the {} prior has no robust term)",
-                                                                         nonlocal ? "nonlocal" : "total-variation")
+                                                                         prior_name)
                                                          : ", kept (robust term off)"));
   const kernels::BlurModel model{m, n, h, options.boundary, options.regularizer};
   const kernels::Imaging& family = kernels::imaging(device);
@@ -984,13 +985,13 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   if (nonlocal) {
     // the total-variation result is the pilot; the regularised inverse, sharper and noisier, is what is averaged
     r.nonlocal_lambda = kNonlocalInverseShare * r.lambda;
-    Matrix<double> inverse = Matrix<double>::uninitialized(m, n * channels, device);
-    // to a relative residual of 1e-6 at most: the averaging that follows does not see below it (measured the
-    // same PSNR to 0.01 dB as 1e-10 on motion blur, where conjugate gradients ran out of iterations for that)
-    if (!solve(r.nonlocal_lambda, std::max(options.tolerance, kNonlocalTolerance), inverse.view()))
-      report.stop = StopReason::IterationLimit;
-    r.nonlocal_h = r.noise_sigma * noise_gain(*spectral, m, n, r.nonlocal_lambda, device);
+    r.nonlocal_h = r.noise_sigma > 0 ? r.noise_sigma * noise_gain(*spectral, m, n, r.nonlocal_lambda, device) : 0.0;
     if (r.nonlocal_h > 0) {
+      Matrix<double> inverse = Matrix<double>::uninitialized(m, n * channels, device);
+      // to a relative residual of 1e-6 at most: the averaging that follows does not see below it (measured the
+      // same PSNR to 0.01 dB as 1e-10 on motion blur, where conjugate gradients ran out of iterations for that)
+      if (!solve(r.nonlocal_lambda, std::max(options.tolerance, kNonlocalTolerance), inverse.view()))
+        report.stop = StopReason::IterationLimit;
       const Matrix<double> pilot = std::move(r.image);
       r.image = Matrix<double>::uninitialized(m, n * channels, device);
       family.nonlocal_means(inverse.view(), pilot.view(), channels,
