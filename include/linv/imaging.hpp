@@ -242,7 +242,8 @@ double estimate_noise(ConstMatrixView<double> g, int channels = 1);
 // fit can fail, half the blocks lying within two deviations of 0); for Gaussian noise it is near 0. signal_share: the intensity-dependent
 // part's share of the variance at g's mean level, in [0, 1].
 struct PoissonFit {
-  double peak = 0;          // 1 / slope; infinity where the slope is not clearly above 0
+  double peak = 0;          // 1 / slope; infinity where the slope is not clearly above 0 and g is not counts
+                            // on a lattice whose step (1 / peak) the variance agrees with
   double floor = 0;         // the variance left at intensity 0 (read noise), clamped at 0
   double signal_share = 0;  // (mean / peak) / (mean / peak + floor)
   double mean = 0;          // g's mean
