@@ -15,7 +15,7 @@
 // arguments, and gets the same report. An error on any process is raised on all of them, with the same
 // message and exit code (the process where it arose raises the original), so that no process waits forever
 // for another. The engine is chosen by where the grid keeps its tiles, in one place
-// (src/kernels/registry.cpp): host memory means ScaLAPACK, over an MPI job (mpirun); GPU memory means
+// (src/dispatch/registry.cpp): host memory means ScaLAPACK, over an MPI job (mpirun); GPU memory means
 // cuSOLVERMp, over an MPI job or a job linv starts itself on one machine (Grid::local). `linv info` says
 // what this build has; a build without MPI raises DeviceError from Grid::world().
 #pragma once

@@ -45,7 +45,7 @@ struct OmpOptions {
 // above K, NonFiniteInput for NaN or Inf. A signal stops early once no atom correlates with its residual
 // beyond rounding (|alpha|^2 <= eps |alpha_first|^2, eps that of T) or when its next atom depends on the
 // chosen ones (the new Cholesky pivot <= eps G(a, a)): the tests of scikit-learn, relative to the data's
-// scale (src/core/fmri_rules.hpp).
+// scale (src/common/fmri_rules.hpp).
 template <Real T>
 SparseCodes<T> batch_omp(ConstMatrixView<T> D, ConstMatrixView<T> X, const OmpOptions& options);
 

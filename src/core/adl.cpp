@@ -11,9 +11,9 @@
 #include <memory>
 #include <random>
 
-#include "core/fmri_rules.hpp"
+#include "common/fmri_rules.hpp"
+#include "common/stopwatch.hpp"
 #include "core/scaling.hpp"
-#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/distributed.hpp"
 #include "linv/dense.hpp"

@@ -8,8 +8,8 @@
 #include <limits>
 #include <optional>
 
+#include "common/stopwatch.hpp"
 #include "core/policy.hpp"
-#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"

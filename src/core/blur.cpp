@@ -7,15 +7,15 @@
 #include <cstring>
 #include <vector>
 
+#include "common/stencil.hpp"
 #include "core/policy.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/stencil.hpp"
 #include "linv/errors.hpp"
 #include "linv/imaging.hpp"
 #ifdef LINV_HAVE_FFTW
 #include <fftw3.h>
 
-#include "core/fftw_planner.hpp"
+#include "common/fftw_planner.hpp"
 #endif
 
 namespace linv::imaging {

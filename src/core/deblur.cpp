@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
+#include "common/stopwatch.hpp"
 #include "core/krylov.hpp"
 #include "core/policy.hpp"
-#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"

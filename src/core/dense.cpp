@@ -14,10 +14,11 @@
 #include <optional>
 #include <random>
 
+#include "common/names.hpp"
+#include "common/norm_estimate.hpp"
+#include "common/stopwatch.hpp"
 #include "core/policy.hpp"
 #include "core/scaling.hpp"
-#include "core/stopwatch.hpp"
-#include "cpu/norm_estimate.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"
@@ -490,10 +491,9 @@ std::string_view to_string(FactorPrecision p) {
 }
 
 FactorPrecision parse_factor_precision(std::string_view name) {
-  for (auto p : {FactorPrecision::Auto, FactorPrecision::Float32, FactorPrecision::TF32, FactorPrecision::BFloat16,
-                 FactorPrecision::Float16})
-    if (to_string(p) == name) return p;
-  throw InvalidArgument(fmt::format("unknown factor precision '{}': expected auto, float32, tf32, bf16 or fp16", name));
+  return parse_name(name, "factor precision",
+                    {FactorPrecision::Auto, FactorPrecision::Float32, FactorPrecision::TF32, FactorPrecision::BFloat16,
+                     FactorPrecision::Float16});
 }
 
 double Determinant::value() const { return sign == 0 ? 0.0 : sign * std::exp(log_abs); }

@@ -14,9 +14,9 @@
 #include <limits>
 #include <optional>
 
+#include "common/norm_estimate.hpp"
+#include "common/stopwatch.hpp"
 #include "core/policy.hpp"
-#include "core/stopwatch.hpp"
-#include "cpu/norm_estimate.hpp"
 #include "kernels/distributed.hpp"
 
 namespace linv::dist {

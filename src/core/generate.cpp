@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/names.hpp"
 #include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 
@@ -146,11 +147,9 @@ std::string_view to_string(MatrixKind kind) {
 }
 
 MatrixKind parse_matrix_kind(std::string_view name) {
-  for (auto kind : {MatrixKind::Random, MatrixKind::SPD, MatrixKind::Band, MatrixKind::Hollow, MatrixKind::Sparse,
-                    MatrixKind::Identity, MatrixKind::IllCond, MatrixKind::Singular})
-    if (to_string(kind) == name) return kind;
-  throw InvalidArgument(fmt::format(
-      "unknown matrix kind '{}': expected random, spd, band, hollow, sparse, identity, illcond or singular", name));
+  return parse_name(name, "matrix kind",
+                    {MatrixKind::Random, MatrixKind::SPD, MatrixKind::Band, MatrixKind::Hollow, MatrixKind::Sparse,
+                     MatrixKind::Identity, MatrixKind::IllCond, MatrixKind::Singular});
 }
 
 template <Real T>

@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 
+#include "common/names.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::imaging {
@@ -275,9 +276,7 @@ std::string_view to_string(Boundary b) {
 }
 
 Boundary parse_boundary(std::string_view name) {
-  for (Boundary b : {Boundary::Zero, Boundary::Reflexive, Boundary::Periodic})
-    if (to_string(b) == name) return b;
-  throw InvalidArgument(fmt::format("unknown boundary '{}': expected zero, reflexive or periodic", name));
+  return parse_name(name, "boundary", {Boundary::Zero, Boundary::Reflexive, Boundary::Periodic});
 }
 
 std::string_view to_string(Regularizer r) {
@@ -290,9 +289,7 @@ std::string_view to_string(Regularizer r) {
 }
 
 Regularizer parse_regularizer(std::string_view name) {
-  for (Regularizer r : {Regularizer::Identity, Regularizer::Gradient, Regularizer::Laplacian})
-    if (to_string(r) == name) return r;
-  throw InvalidArgument(fmt::format("unknown regularizer '{}': expected identity, gradient or laplacian", name));
+  return parse_name(name, "regularizer", {Regularizer::Identity, Regularizer::Gradient, Regularizer::Laplacian});
 }
 
 std::string_view to_string(LambdaRule r) {
@@ -305,9 +302,7 @@ std::string_view to_string(LambdaRule r) {
 }
 
 LambdaRule parse_lambda_rule(std::string_view name) {
-  for (LambdaRule r : {LambdaRule::Auto, LambdaRule::GCV, LambdaRule::Discrepancy})
-    if (to_string(r) == name) return r;
-  throw InvalidArgument(fmt::format("unknown lambda rule '{}': expected auto, gcv or discrepancy", name));
+  return parse_name(name, "lambda rule", {LambdaRule::Auto, LambdaRule::GCV, LambdaRule::Discrepancy});
 }
 
 std::string_view to_string(Robust r) {
@@ -320,9 +315,7 @@ std::string_view to_string(Robust r) {
 }
 
 Robust parse_robust(std::string_view name) {
-  for (Robust r : {Robust::Auto, Robust::On, Robust::Off})
-    if (to_string(r) == name) return r;
-  throw InvalidArgument(fmt::format("unknown robust setting '{}': expected auto, on or off", name));
+  return parse_name(name, "robust setting", {Robust::Auto, Robust::On, Robust::Off});
 }
 
 std::string_view to_string(Prior p) {
@@ -336,9 +329,7 @@ std::string_view to_string(Prior p) {
 }
 
 Prior parse_prior(std::string_view name) {
-  for (Prior p : {Prior::Auto, Prior::Tikhonov, Prior::TotalVariation, Prior::Nonlocal})
-    if (to_string(p) == name) return p;
-  throw InvalidArgument(fmt::format("unknown prior '{}': expected auto, tikhonov, tv or nonlocal", name));
+  return parse_name(name, "prior", {Prior::Auto, Prior::Tikhonov, Prior::TotalVariation, Prior::Nonlocal});
 }
 
 std::string_view to_string(NoiseModel m) {
@@ -351,9 +342,7 @@ std::string_view to_string(NoiseModel m) {
 }
 
 NoiseModel parse_noise_model(std::string_view name) {
-  for (NoiseModel m : {NoiseModel::Auto, NoiseModel::Gaussian, NoiseModel::Poisson})
-    if (to_string(m) == name) return m;
-  throw InvalidArgument(fmt::format("unknown noise model '{}': expected auto, gaussian or poisson", name));
+  return parse_name(name, "noise model", {NoiseModel::Auto, NoiseModel::Gaussian, NoiseModel::Poisson});
 }
 
 std::string_view to_string(DeblurPath p) {
@@ -367,9 +356,8 @@ std::string_view to_string(DeblurPath p) {
 }
 
 DeblurPath parse_deblur_path(std::string_view name) {
-  for (DeblurPath p : {DeblurPath::Auto, DeblurPath::Spectral, DeblurPath::Dense, DeblurPath::MatrixFree})
-    if (to_string(p) == name) return p;
-  throw InvalidArgument(fmt::format("unknown deblurring path '{}': expected auto, spectral, dense or matrix-free", name));
+  return parse_name(name, "deblurring path",
+                    {DeblurPath::Auto, DeblurPath::Spectral, DeblurPath::Dense, DeblurPath::MatrixFree});
 }
 
 void require_finite_image(ConstMatrixView<double> image, int channels, const std::string& name) {

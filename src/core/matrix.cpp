@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/parallel.hpp"
+#include "common/parallel.hpp"
 #include "kernels/runtime.hpp"
 #include "linv/errors.hpp"
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
+#include "common/names.hpp"
 #include "linv/errors.hpp"
 
 namespace linv {
@@ -67,10 +70,7 @@ std::string_view to_string(Method m) {
 }
 
 Method parse_method(std::string_view name) {
-  for (Method m : kSolveMethods)
-    if (to_string(m) == name) return m;
-  throw InvalidArgument(fmt::format(
-      "unknown method '{}': expected auto, lu, calu, rbt, cholesky, gauss-jordan, cholesky-gets, gauss-seidel or triangular", name));
+  return parse_name(name, "method", std::span<const Method>(kSolveMethods));
 }
 
 std::string_view to_string(StopReason s) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <type_traits>
 
+#include "common/stopwatch.hpp"
 #include "core/scaling.hpp"
-#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/distributed.hpp"
 #include "linv/dense.hpp"

@@ -11,8 +11,8 @@
 #include <numeric>
 #include <random>
 
+#include "common/stopwatch.hpp"
 #include "core/krylov.hpp"
-#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "linv/errors.hpp"
 

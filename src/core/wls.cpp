@@ -9,10 +9,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/norm_estimate.hpp"
+#include "common/stopwatch.hpp"
 #include "core/policy.hpp"
 #include "core/scaling.hpp"
-#include "core/stopwatch.hpp"
-#include "cpu/norm_estimate.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/errors.hpp"

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/parallel.hpp"
-#include "core/fmri_rules.hpp"
+#include "common/fmri_rules.hpp"
+#include "common/lapack.hpp"
+#include "common/parallel.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/dense.hpp"
 
 namespace linv::cpu {

@@ -1,4 +1,4 @@
-// The CPU backend's own algorithms on LAPACK (src/cpu/lapack.hpp): the source documents' blocked
+// The CPU backend's own algorithms on LAPACK (src/common/lapack.hpp): the source documents' blocked
 // Gauss-Jordan, GETS triangular inverse and Gauss-Seidel, and mixed-precision refinement. src/cpu/dense.cpp
 // hands them out as the dense and mixed families' methods.
 #pragma once

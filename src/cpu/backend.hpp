@@ -1,6 +1,6 @@
 // The CPU backend: every kernel family on host memory, OpenBLAS/LAPACK and plain C++ (the oracle the
-// other backends are tested against). src/kernels/registry.cpp and runtime.cpp hand it out; the families
-// below are defined one per file and gathered by backend.cpp.
+// other backends are tested against). src/dispatch/registry.cpp and runtime.cpp hand it out; the families
+// below are defined one per file, and the registry makes one kernels::Backend of them.
 #pragma once
 
 #include "kernels/backend.hpp"
@@ -8,8 +8,6 @@
 
 namespace linv::cpu {
 
-template <Real T>
-const kernels::Backend<T>& backend();
 const kernels::Runtime& runtime();  // runtime.cpp, in linv_core
 
 template <Real T>

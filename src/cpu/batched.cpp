@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/parallel.hpp"
+#include "common/lapack.hpp"
+#include "common/parallel.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
 
 namespace linv::cpu {
 namespace {

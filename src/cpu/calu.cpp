@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
-#include "cpu/lapack.hpp"
 
 namespace linv::cpu {
 namespace {

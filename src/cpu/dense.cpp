@@ -1,5 +1,5 @@
 // The CPU backend's dense and mixed families (src/kernels/dense.hpp, vectors.hpp): LAPACK through
-// src/cpu/lapack.hpp, and the source documents' algorithms and mixed-precision refinement
+// src/common/lapack.hpp, and the source documents' algorithms and mixed-precision refinement
 // (src/cpu/algorithms.hpp). The oracle every other backend is tested against.
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/fmri_rules.hpp"
-#include "core/parallel.hpp"
+#include "common/fmri_rules.hpp"
+#include "common/lapack.hpp"
+#include "common/parallel.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {

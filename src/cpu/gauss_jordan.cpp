@@ -10,8 +10,8 @@
 #include <cmath>
 #include <vector>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {

@@ -9,8 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {

@@ -7,16 +7,16 @@
 #include <numbers>
 #include <vector>
 
-#include "core/parallel.hpp"
+#include "common/parallel.hpp"
+#include "common/stencil.hpp"
 #include "cpu/backend.hpp"
 #include "kernels/imaging.hpp"
-#include "kernels/stencil.hpp"
 #include "linv/errors.hpp"
 #include "linv/imaging.hpp"
 #ifdef LINV_HAVE_FFTW
 #include <fftw3.h>
 
-#include "core/fftw_planner.hpp"
+#include "common/fftw_planner.hpp"
 #endif
 
 namespace linv::cpu {

@@ -21,8 +21,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/lapack.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
 

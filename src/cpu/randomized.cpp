@@ -3,8 +3,8 @@
 // cuSOLVER's getrf without a pivot array.
 #include <cmath>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
-#include "cpu/lapack.hpp"
 
 namespace linv::cpu {
 namespace {

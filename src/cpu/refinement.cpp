@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
-#include "cpu/lapack.hpp"
 
 namespace linv::cpu {
 namespace {

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <vector>
 
+#include "common/lapack.hpp"
+#include "common/parallel.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
-#include "core/parallel.hpp"
 
 namespace linv::cpu {
 namespace {

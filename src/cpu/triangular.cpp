@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
+#include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {

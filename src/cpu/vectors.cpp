@@ -2,8 +2,8 @@
 // float64.
 #include <cmath>
 
+#include "common/counter_random.hpp"
 #include "cpu/backend.hpp"
-#include "kernels/counter_random.hpp"
 
 namespace linv::cpu {
 namespace {

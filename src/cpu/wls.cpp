@@ -1,8 +1,8 @@
 // The CPU backend's weighted-least-squares family (src/kernels/wls.hpp): C = (A D)(A D)^T by one symmetric
 // rank-n update of a single triangle (LAPACK's syrk, or sfrk in RFP storage), Cholesky (potrf / pftrf),
 // solves (potrs / pftrs).
+#include "common/lapack.hpp"
 #include "cpu/backend.hpp"
-#include "cpu/lapack.hpp"
 
 namespace linv::cpu {
 namespace {

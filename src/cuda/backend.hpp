@@ -1,6 +1,7 @@
 // The CUDA backend: every kernel family on NVIDIA GPUs (cuBLAS, cuSOLVER, cuSPARSE, cuFFT and linv's own
-// kernels). Plain C++ declarations, so the registry includes them without nvcc. src/kernels/registry.cpp
-// and runtime.cpp hand it out; the families are defined one per file and gathered by backend.cpp.
+// kernels). Plain C++ declarations, so the registry includes them without nvcc. src/dispatch/registry.cpp
+// and runtime.cpp hand it out; the families are defined one per file, and the registry makes one
+// kernels::Backend of them.
 #pragma once
 
 #include <memory>
@@ -11,8 +12,6 @@
 
 namespace linv::cuda {
 
-template <Real T>
-const kernels::Backend<T>& backend();
 const kernels::Runtime& runtime();  // runtime.cu, in linv_core
 
 template <Real T>

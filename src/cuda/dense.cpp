@@ -13,7 +13,7 @@
 #include <limits>
 #include <numeric>
 
-#include "cpu/norm_estimate.hpp"
+#include "common/norm_estimate.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
@@ -147,7 +147,7 @@ void cholesky_solve_few(Context& ctx, ConstMatrixView<T> L, T* B, std::int64_t l
       });
 }
 
-// rcond from Higham and Tisseur's block estimator of ||A^-1||_1 (src/cpu/norm_estimate.hpp) driving
+// rcond from Higham and Tisseur's block estimator of ||A^-1||_1 (src/common/norm_estimate.hpp) driving
 // solves with A and A^T on the GPU, kEstimateColumns at a time: the few-right-hand-side solves read the
 // factors once per pass whatever the columns, so two columns cost what one does.
 constexpr int kEstimateColumns = 2;

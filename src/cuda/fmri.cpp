@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "cpu/lapack.hpp"
+#include "common/lapack.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/fmri_rules.hpp"
+#include "common/fmri_rules.hpp"
 #include "cuda/context.hpp"
 #include "cuda/fmri.hpp"
 #include "cuda/reduce.cuh"

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "common/stencil.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/context.hpp"
 #include "cuda/reduce.cuh"
-#include "kernels/stencil.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {

@@ -3,9 +3,9 @@
 #include <climits>
 #include <cmath>
 
+#include "common/counter_random.hpp"
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
-#include "kernels/counter_random.hpp"
 
 namespace linv::cuda::launch {
 namespace {

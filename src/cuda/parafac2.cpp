@@ -18,11 +18,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/lapack.hpp"
+#include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
-#include "cuda/backend.hpp"
 #include "cuda/kernels.hpp"
-#include "cpu/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {

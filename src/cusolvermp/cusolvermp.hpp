@@ -1,4 +1,4 @@
-// The cuSOLVERMp engine (src/cusolvermp/distributed.cpp), for src/kernels/registry.cpp.
+// The cuSOLVERMp engine (src/cusolvermp/distributed.cpp), for src/dispatch/registry.cpp.
 #pragma once
 
 #include <memory>

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
+#include "common/counter_random.hpp"
 #include "cuda/context.hpp"
-#include "kernels/counter_random.hpp"
 
 namespace linv::cusolvermp::launch {
 namespace {

@@ -16,7 +16,7 @@ struct Tiles {
   int prow = 0, nprow = 1, pcol = 0, npcol = 1;
 };
 
-// A(i, j) := lo + (hi - lo) counter_uniform(seed, j * rows + i) (src/kernels/counter_random.hpp).
+// A(i, j) := lo + (hi - lo) counter_uniform(seed, j * rows + i) (src/common/counter_random.hpp).
 template <class T>
 void fill_uniform(T* A, const Tiles& t, std::uint64_t seed, T lo, T hi, cudaStream_t stream);
 // A(i, j) := 1 where j = perm[i], else 0: the permutation matrix P with (P B)(i, :) = B(perm[i], :); the

@@ -1,10 +1,10 @@
 // A backend: every kernel family for one kind of device, and the one place that picks it.
 //
 // src/core/ writes its algorithms against the families (src/kernels/*.hpp) and asks for them by the device
-// its operands live on, `kernels::dense<T>(A.device())`; src/kernels/registry.cpp, the only file that knows
+// its operands live on, `kernels::dense<T>(A.device())`; src/dispatch/registry.cpp, the only file that knows
 // which backends were built, maps the device's kind to its backend. A backend (src/cpu/, src/cuda/)
-// implements each family and one Backend<T> handing them out; a family it leaves out is a compile error
-// (every method below and in the families is pure virtual). Adding a backend adds files and touches no
+// implements each family, and the registry makes one Backend<T> of them; a family left out is a compile
+// error (Backend's constructor takes every family, and every method of a family is pure virtual). Adding a backend adds files and touches no
 // algorithm: its directory, a Device::Kind, and a case in registry.cpp and runtime.cpp.
 #pragma once
 
@@ -20,18 +20,32 @@
 namespace linv::kernels {
 
 template <Real T>
-class Backend {
+class Backend final {
  public:
-  virtual ~Backend() = default;
-  virtual const Dense<T>& dense() const = 0;
-  virtual const Vectors<T>& vectors() const = 0;
-  virtual const Batched<T>& batched() const = 0;
-  virtual const Wls<T>& wls() const = 0;
-  virtual const Slam<T>& slam() const = 0;
-  virtual const Fmri<T>& fmri() const = 0;
+  // Every family at once: a backend that leaves one out does not compile.
+  Backend(const Dense<T>& dense, const Vectors<T>& vectors, const Batched<T>& batched, const Wls<T>& wls,
+          const Slam<T>& slam, const Fmri<T>& fmri, const Mixed& mixed, const Imaging& imaging)
+      : dense_(dense), vectors_(vectors), batched_(batched), wls_(wls), slam_(slam), fmri_(fmri), mixed_(mixed),
+        imaging_(imaging) {}
+  const Dense<T>& dense() const { return dense_; }
+  const Vectors<T>& vectors() const { return vectors_; }
+  const Batched<T>& batched() const { return batched_; }
+  const Wls<T>& wls() const { return wls_; }
+  const Slam<T>& slam() const { return slam_; }
+  const Fmri<T>& fmri() const { return fmri_; }
   // The families whose data is float64 whatever T is: the same objects for both element types.
-  virtual const Mixed& mixed() const = 0;
-  virtual const Imaging& imaging() const = 0;
+  const Mixed& mixed() const { return mixed_; }
+  const Imaging& imaging() const { return imaging_; }
+
+ private:
+  const Dense<T>& dense_;
+  const Vectors<T>& vectors_;
+  const Batched<T>& batched_;
+  const Wls<T>& wls_;
+  const Slam<T>& slam_;
+  const Fmri<T>& fmri_;
+  const Mixed& mixed_;
+  const Imaging& imaging_;
 };
 
 // The one object of a family class, made on first use: what each backend's family accessor returns

@@ -1,7 +1,7 @@
 // The distributed family: what an engine does in place on block-cyclic matrices spread over a process grid
 // (include/linv/distributed.hpp). ScaLAPACK implements it for grids whose tiles live in host memory
 // (src/scalapack/). src/core/distributed.cpp holds the algorithms over it (method choice, conditioning
-// policy, reports, the accuracy promise) and src/kernels/registry.cpp is the one place that picks the
+// policy, reports, the accuracy promise) and src/dispatch/registry.cpp is the one place that picks the
 // engine, by where the grid keeps its tiles. Every method is collective: every process of the grid calls
 // it with the same arguments, and every result is the same on all of them. Condition estimates are not
 // here: core estimates ||A^-1||_1 from the solves (Higham and Tisseur's block estimator), the same way for
@@ -54,7 +54,7 @@ class Distributed {
   // Y := alpha X + Y (same shape and layout).
   virtual void axpy(T alpha, const dist::DistMatrix<T>& X, dist::DistMatrix<T>& Y) const = 0;
   virtual void set_identity(dist::DistMatrix<T>& A) const = 0;
-  // A(i, j) := lo + (hi - lo) counter_uniform(seed, j * rows + i) (src/kernels/counter_random.hpp).
+  // A(i, j) := lo + (hi - lo) counter_uniform(seed, j * rows + i) (src/common/counter_random.hpp).
   virtual void fill_uniform(dist::DistMatrix<T>& A, std::uint64_t seed, T lo, T hi) const = 0;
 
   // ---- LU with partial pivoting, in place (a zero pivot is U's first zero diagonal entry) ----

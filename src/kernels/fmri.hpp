@@ -107,7 +107,7 @@ struct AdlConstraints {
 
 // Sums float64 arrays over the processes of a distributed job, in the memory where the job computes: on
 // GPUs over NCCL, so that the arrays never leave the GPUs; in host memory over the job's own communicator
-// (MPI, or linv's launcher). kernels::grid_sum(grid) (src/kernels/registry.cpp) picks it.
+// (MPI, or linv's launcher). kernels::grid_sum(grid) (src/dispatch/registry.cpp) picks it.
 class GridSum {
  public:
   virtual ~GridSum() = default;

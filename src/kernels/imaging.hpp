@@ -8,8 +8,8 @@
 #include <cmath>
 #include <memory>
 
-#include "kernels/host_device.hpp"
-#include "kernels/stencil.hpp"
+#include "common/host_device.hpp"
+#include "common/stencil.hpp"
 #include "kernels/vectors.hpp"
 #include "linv/imaging.hpp"
 #include "linv/matrix.hpp"

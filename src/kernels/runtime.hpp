@@ -1,6 +1,6 @@
 // The runtime family: memory and device discovery for one kind of device (src/cpu/runtime.cpp for host
 // memory, src/cuda/runtime.cu for CUDA GPUs). Matrix storage and Device go through it, so linv_core too
-// knows no backend; src/kernels/runtime.cpp, built into linv_core, is the one place that picks it.
+// knows no backend; src/dispatch/runtime.cpp, built into linv_core, is the one place that picks it.
 #pragma once
 
 #include <cstddef>

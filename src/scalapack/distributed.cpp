@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/counter_random.hpp"
 #include "dist/communicator.hpp"
 #include "dist/layout.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/counter_random.hpp"
 #include "kernels/distributed.hpp"
 #include "linv/device.hpp"
 #include "scalapack/scalapack.hpp"

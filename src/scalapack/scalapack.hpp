@@ -46,7 +46,7 @@ LINV_SCALAPACK_DECLARE(ps, float)
 
 namespace linv::scalapack {
 
-// The ScaLAPACK family (src/scalapack/distributed.cpp), for src/kernels/registry.cpp.
+// The ScaLAPACK family (src/scalapack/distributed.cpp), for src/dispatch/registry.cpp.
 template <Real T>
 const kernels::Distributed<T>& distributed();
 

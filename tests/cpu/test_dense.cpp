@@ -10,7 +10,7 @@
 #include <vector>
 #include <string>
 
-#include "cpu/norm_estimate.hpp"
+#include "common/norm_estimate.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"

@@ -288,7 +288,7 @@ TEST(Threads, ConcurrentCallsGiveTheResultsOfCallsRunAlone) {
 }
 
 // FFTW's planner, from 8 threads at once and nothing else. Without the planner's lock
-// (src/core/fftw_planner.hpp) this crashed in every one of six runs, the mixed rounds above in one of five.
+// (src/common/fftw_planner.hpp) this crashed in every one of six runs, the mixed rounds above in one of five.
 TEST(Threads, FftPlansMadeAtOnce) {
   const Matrix<double> image = random_uniform<double>(40, 41, testing::case_seed(900), 0.0, 1.0);
   const imaging::Psf psf = imaging::parse_psf("disk:radius=2");

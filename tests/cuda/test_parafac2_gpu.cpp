@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/lapack.hpp"
+#include "common/lapack.hpp"
 #include "linv/parafac2.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/lapack.hpp"
+#include "common/lapack.hpp"
 #include "linv/parafac2.hpp"
 
 namespace linv::testing {

@@ -9,7 +9,7 @@
 
 #include "linv/matrix.hpp"
 
-#include "kernels/host_device.hpp"
+#include "common/host_device.hpp"
 
 namespace linv::kernels {
 

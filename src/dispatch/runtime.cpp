@@ -1,5 +1,5 @@
 // The one place that picks a runtime (memory and discovery) by the kind of device, built into linv_core;
-// src/kernels/registry.cpp does the same for the kernel families. Only these two files know which
+// src/dispatch/registry.cpp does the same for the kernel families. Only these two files know which
 // backends this build has.
 #include "kernels/runtime.hpp"
 

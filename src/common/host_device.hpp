@@ -1,5 +1,5 @@
 // LINV_HOST_DEVICE: a function nvcc compiles for the GPU too, for definitions the host and the GPU kernels
-// share (src/kernels/stencil.hpp, counter_random.hpp).
+// share (src/common/stencil.hpp, counter_random.hpp).
 #pragma once
 
 #ifdef __CUDACC__

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/host_device.hpp"
+#include "common/host_device.hpp"
 
 namespace linv::kernels {
 

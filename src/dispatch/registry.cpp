@@ -1,5 +1,5 @@
 // The one place that picks a backend's kernel families by the device the operands live on (see
-// kernels/backend.hpp); src/kernels/runtime.cpp does the same for memory. Only these two files know which
+// kernels/backend.hpp); src/dispatch/runtime.cpp does the same for memory. Only these two files know which
 // backends this build has.
 #include "kernels/backend.hpp"
 
@@ -25,13 +25,20 @@ namespace linv::kernels {
 template <Real T>
 const Backend<T>& backend(Device device) {
   switch (device.kind()) {
-    case Device::Kind::cpu: return cpu::backend<T>();
-    case Device::Kind::cuda:
+    case Device::Kind::cpu: {
+      static const Backend<T> b{cpu::dense<T>(), cpu::vectors<T>(), cpu::batched<T>(), cpu::wls<T>(),
+                                cpu::slam<T>(),  cpu::fmri<T>(),    cpu::mixed(),      cpu::imaging()};
+      return b;
+    }
+    case Device::Kind::cuda: {
 #ifdef LINV_HAVE_CUDA
-      return cuda::backend<T>();
+      static const Backend<T> b{cuda::dense<T>(), cuda::vectors<T>(), cuda::batched<T>(), cuda::wls<T>(),
+                                cuda::slam<T>(),  cuda::fmri<T>(),    cuda::mixed(),      cuda::imaging()};
+      return b;
 #else
       break;
 #endif
+    }
   }
   (void)runtime(device.kind());  // throws DeviceError saying the backend was not built
   throw DeviceError("no backend for " + device.name());

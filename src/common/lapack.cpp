@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/lapack.hpp"
+#include "common/lapack.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu::lapack {
