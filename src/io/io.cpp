@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <random>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "io/formats.hpp"
@@ -291,6 +294,40 @@ namespace {
 
 enum class Format { npy, npz, mtx, mat };
 
+// One entry per matrix file format: what the spec parser, the error that lists the formats and the output
+// check know of it. Its reader and writer are the cases of Format in the functions below, one file each
+// (npy.cpp, npz.cpp, mtx.cpp, mat.cpp), so a new format is that file, this line and those cases.
+struct FormatEntry {
+  Format format;
+  std::string_view extension;  // lower case, with the dot
+  std::string_view described;  // for the error that lists them
+  bool names_variables;        // "file.ext:NAME" picks one of several arrays
+  bool (*built)();             // nullptr: always built in
+  std::string_view library;    // what it needs where `built` says no
+};
+constexpr FormatEntry kFormats[] = {
+    {Format::npy, ".npy", "NumPy", false, nullptr, ""},
+    {Format::npz, ".npz", "NumPy archives; file.npz:NAME picks an array", true, have_npz_support, "zlib"},
+    {Format::mtx, ".mtx", "Matrix Market", false, nullptr, ""},
+    {Format::mat, ".mat", "MATLAB; file.mat:NAME picks a variable", true, have_mat_support, "matio"},
+};
+
+const FormatEntry& entry(Format format) {
+  for (const FormatEntry& e : kFormats)
+    if (e.format == format) return e;
+  throw std::logic_error("io: a format without an entry in kFormats");
+}
+
+// ".npy (NumPy), .npz (NumPy archives; ...), .mtx (Matrix Market) and .mat (MATLAB; ...)"
+std::string listed_formats() {
+  std::string out;
+  for (std::size_t k = 0; k < std::size(kFormats); ++k) {
+    if (k > 0) out += k + 1 == std::size(kFormats) ? " and " : ", ";
+    out += fmt::format("{} ({})", kFormats[k].extension, kFormats[k].described);
+  }
+  return out;
+}
+
 // A spec split into the file, its format and (for .mat and .npz) the variable.
 struct Target {
   std::string path;
@@ -305,7 +342,9 @@ std::string lowercase(std::string s) {
 
 bool names_variables(const std::string& path) {
   const std::string lower = lowercase(path);
-  return lower.ends_with(".mat") || lower.ends_with(".npz");
+  for (const FormatEntry& e : kFormats)
+    if (e.names_variables && lower.ends_with(e.extension)) return true;
+  return false;
 }
 
 // Directories may contain ':'; only one in the file name, right after ".mat" or ".npz", introduces a
@@ -327,24 +366,15 @@ Target parse_spec(const std::string& spec) {
       throw InvalidArgument(
           fmt::format("'{}' names no variable after the ':' (write {}:NAME, or leave the ':' out)", spec, t.path));
   }
+  if (spec == "-") return t;  // standard input or output: a .npy stream
   const std::string extension = lowercase(std::filesystem::path(t.path).extension().string());
-  if (spec == "-")  // standard input or output: a .npy stream
-    t.format = Format::npy;
-  else if (extension == ".npy")
-    t.format = Format::npy;
-  else if (extension == ".npz")
-    t.format = Format::npz;
-  else if (extension == ".mtx")
-    t.format = Format::mtx;
-  else if (extension == ".mat")
-    t.format = Format::mat;
-  else
-    throw InvalidArgument(
-        fmt::format("cannot tell the file format of '{}' from its extension: linv reads and writes .npy (NumPy), "
-                    ".npz (NumPy archives; file.npz:NAME picks an array), .mtx (Matrix Market) and .mat (MATLAB; "
-                    "file.mat:NAME picks a variable)",
-                    spec));
-  return t;
+  for (const FormatEntry& e : kFormats)
+    if (e.extension == extension) {
+      t.format = e.format;
+      return t;
+    }
+  throw InvalidArgument(fmt::format("cannot tell the file format of '{}' from its extension: linv reads and writes {}",
+                                    spec, listed_formats()));
 }
 
 // The .npy file a spec of format npy or npz names: the file, or the archive's member.
@@ -491,12 +521,10 @@ void check_output(const std::string& spec, OutputKind kind) {
   switch (kind) {
     case OutputKind::matrix: {
       const Target t = parse_spec(spec);
-      if (t.format == Format::npz && !have_npz_support())
-        throw InvalidArgument(fmt::format("{}: linv was built without zlib, so it cannot write .npz files (use .npy)",
-                                          spec));
-      if (t.format == Format::mat && !have_mat_support())
-        throw InvalidArgument(fmt::format("{}: linv was built without matio, so it cannot write .mat files (use .npy)",
-                                          spec));
+      const FormatEntry& e = entry(t.format);
+      if (e.built && !e.built())
+        throw InvalidArgument(fmt::format("{}: linv was built without {}, so it cannot write {} files (use .npy)", spec,
+                                          e.library, e.extension));
       path = t.path;
       break;
     }
