@@ -1158,12 +1158,13 @@ class CliTest(unittest.TestCase):
         folder = self.path("demo")
         out, _ = run("demo", "--size", 16, "--out", folder)
         for word in ("blur + salt & pepper", "sharpen + gaussian noise", "photograph", "PSNR out", "TV out",
-                     "0.2469 -> 1.0e-11"):
+                     "nonlocal", "0.2469 -> 1.0e-11"):
             self.assertIn(word, out)
         names = os.listdir(folder)
         self.assertEqual(len([n for n in names if n.startswith("montage")]), 1)
         self.assertEqual(len([n for n in names if "recovered" in n]), 7)
         self.assertEqual(len([n for n in names if "total-variation" in n]), 7)
+        self.assertEqual(len([n for n in names if "nonlocal" in n]), 7)
         # -q as everywhere: nothing printed, the images written all the same
         quiet = self.path("demo-quiet")
         out, _ = run("demo", "--size", 16, "--out", quiet, "-q")
