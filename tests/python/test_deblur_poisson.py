@@ -110,6 +110,23 @@ def test_counts_on_one_level_give_their_lattice_peak():
         assert linv.imaging.estimate_poisson(eight_bit)["peak"] == np.inf, sigma
 
 
+def test_rounding_without_noise_is_not_photon_noise():
+    """Noise-free images rounded to 8 bits fit a line through their edges and their rounding; the automatic
+    model keeps them Gaussian, over sizes, PSFs and a photograph with a little Gaussian noise."""
+    k_all = (linv.imaging.gaussian_psf(5, 1.0), linv.imaging.disk_psf(3), linv.imaging.motion_psf(9, 30))
+    for n in (32, 64, 128, 256):
+        for k in k_all:
+            g = np.round(np.clip(blur(linv.imaging.phantom(n), k), 0, 1) * 255) / 255
+            _, report = linv.imaging.deblur(g, k, prior="tikhonov", report=True)
+            assert " grows" not in report["noise_model_from"], (n, report["noise_model_from"])
+    from skimage import data
+    scene = data.camera()[128:384, 128:384] / 255.0
+    for sigma in (0.0, 0.002, 0.01, 0.03):
+        g = np.round(np.clip(blur(scene, k_all[1]) + RNG.normal(0, sigma, scene.shape), 0, 1) * 255) / 255
+        _, report = linv.imaging.deblur(g, k_all[1], prior="tikhonov", report=True)
+        assert " grows" not in report["noise_model_from"], (sigma, report["noise_model_from"])
+
+
 @pytest.mark.parametrize("photograph", [False, True])
 def test_the_noise_model_follows_the_data(photograph):
     k = linv.imaging.disk_psf(3)
@@ -119,7 +136,9 @@ def test_the_noise_model_follows_the_data(photograph):
     else:
         scene = smooth_scene((256, 256))  # 128 x 128 scenes dipped to a share of 0.56 now and then
     blurred = blur(scene, k)
-    for peak in (30.0, 100.0, 1000.0, 3000.0):
+    # from 10 counts per unit, where the photon noise is under twice the counts' step (1 / peak) wherever the
+    # mean is under 4 counts: the lattice, not the step, then tells counts from rounding
+    for peak in (10.0, 30.0, 100.0, 1000.0, 3000.0):
         g = RNG.poisson(peak * np.maximum(blurred, 0)) / peak
         _, report = linv.imaging.deblur(g, k, report=True)
         assert report["noise_model"] == "poisson" and report["prior"] == "tv", (peak, report["noise_model_from"])
