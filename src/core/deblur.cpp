@@ -677,8 +677,8 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   if (options.max_iterations < 1)
     throw InvalidArgument(fmt::format("deblur: max_iterations must be at least 1, got {}", options.max_iterations));
   const Device device = g_in.device();
-  const Matrix<double> g = Matrix<double>::copy_of(g_in);  // contiguous, where g lives
-  const Matrix<double> copied = device.is_cpu() ? Matrix<double>() : g.to(Device::cpu());
+  Matrix<double> g = Matrix<double>::copy_of(g_in);  // contiguous, where g lives
+  Matrix<double> copied = device.is_cpu() ? Matrix<double>() : g.to(Device::cpu());
   const ConstMatrixView<double> host = device.is_cpu() ? g.view() : copied.view();  // g read on the host
   require_finite_image(host, channels, "the image g");
 
@@ -788,10 +788,25 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
                                       options.admm_iterations, options.admm_tolerance));
   r.robust = options.robust == Robust::On ||
              (options.robust == Robust::Auto && impulses_seen && robust_possible && !total_variation);
-  if (impulses_seen && !poisson)  // dark photon counts are 0 by nature
+  // The priors without a robust term take the impulses out of g before anything else reads it: each replaced by
+  // the median of its neighbours (kept, they came out below the degraded image: the demo's phantom with 5 %
+  // salt and pepper at 13.2 dB with total variation and 9.1 dB nonlocal, from 14.2 dB degraded). Any count:
+  // an isolated pixel at 0 or 1 far from its neighbours' median is no blurred scene, and the 0.5 % that turns
+  // the Tikhonov prior's robust path on would leave a cliff just under it (0.4 % of impulses: 2 dB below the
+  // degraded image).
+  const bool median_cleaned = total_variation && !poisson && options.robust == Robust::Auto && impulses.count > 0;
+  if (median_cleaned) {
+    copy<double>(impulses.cleaned.to(device).view(), g.view());
+    if (!device.is_cpu()) copy<double>(impulses.cleaned.view(), copied.view());
+    r.noise_sigma = estimate_noise(host, channels);
+  }
+  if ((impulses_seen || median_cleaned) && !poisson)  // dark photon counts are 0 by nature
     report.notes.push_back(fmt::format("{:.2g} % of the pixels are impulses (salt and pepper){}",
                                        100 * static_cast<double>(impulses.count) / pixels,
-                                       r.robust          ? ": left out of the data term"
+                                       r.robust         ? ": left out of the data term"
+                                       : median_cleaned ? fmt::format(", replaced by the median of their neighbours "
+                                                                      "(the {} prior has no robust term)",
+                                                                      prior_name)
                                        : total_variation ? fmt::format(", kept (the {} prior has no robust term)",
                                                                          prior_name)
                                                          : ", kept (robust term off)"));

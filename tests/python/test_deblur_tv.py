@@ -83,6 +83,32 @@ def test_total_variation_keeps_edges_better_than_tikhonov():
     assert psnr(tv) > psnr(tik) + 1, (psnr(tv), psnr(tik))
 
 
+@pytest.mark.parametrize("prior", ["tv", "nonlocal"])
+def test_salt_and_pepper_is_taken_out_before_priors_without_a_robust_term(prior):
+    """Impulses kept in the data came out below the degraded image (the demo's phantom with 5 % salt and
+    pepper: 13.2 dB with total variation, 9.1 nonlocal, from 14.2 degraded). Over densities around 0.5 % of
+    the pixels (where the Tikhonov prior turns robust) and up to 10 %, grey and colour: above the degraded
+    image, and the report says what was done."""
+    for shape in ((96, 96), (64, 80, 3)):
+        truth = piecewise_image(shape)
+        k = linv.imaging.gaussian_psf(5, 1.0)
+        blurred = np.clip(blur(truth, k) + RNG.normal(0, 0.005, shape), 0, 1)
+        for density in (0.004, 0.01, 0.02, 0.05, 0.1):
+            g = blurred.copy()
+            u = RNG.uniform(size=shape)
+            g[u < density / 2] = 0
+            g[(u >= density / 2) & (u < density)] = 1
+
+            def psnr(x):
+                return 10 * np.log10(1 / np.mean((np.clip(x, 0, 1) - truth) ** 2))
+
+            f, report = linv.imaging.deblur(g, k, prior=prior, report=True)
+            assert np.isfinite(f).all()
+            assert psnr(f) > psnr(g), (shape, density, psnr(f), psnr(g))
+            cleaned = any("replaced by the median" in note for note in report["notes"])
+            assert cleaned, (density, report["notes"])
+
+
 def test_total_variation_refuses_what_it_cannot_do():
     g = RNG.uniform(0, 1, (32, 32))
     with pytest.raises(ValueError, match="robust"):
