@@ -305,9 +305,6 @@ constexpr std::size_t kPoissonBlocks = 100;
 constexpr double kLatticeAgreement = 2;
 constexpr std::size_t kPoissonBlocksOnLattice = 36;
 
-// Over the 2 x 2 cells of g with light in them (a positive sum: dark counts are exact zeros, which would make
-// any noise estimate 0 on a mostly dark image), the median of their means and the white-noise estimate of
-// their diagonal detail (as estimate_noise's).
 // The smallest gap between g's distinct values: 1/255 for an 8-bit file, 1/peak for counts; 0 for one value.
 double rounding_step(ConstMatrixView<double> host) {
   std::vector<double> values;
@@ -321,10 +318,9 @@ double rounding_step(ConstMatrixView<double> host) {
   return std::isfinite(step) ? step : 0.0;
 }
 
-// 1 / step where every value of g is a whole multiple of its rounding step, as counts / peak are (and an 8-bit
-// file, 1/255, is), at most 2^20 steps from 0; else 0.
-double lattice_peak(ConstMatrixView<double> host) {
-  const double step = rounding_step(host);
+// 1 / step where every value of g is a whole multiple of `step`, its rounding step (rounding_step), as counts /
+// peak are (and an 8-bit file, 1/255, is), at most 2^20 steps from 0; else 0.
+double lattice_peak(ConstMatrixView<double> host, double step) {
   if (!(step > 0)) return 0;
   for (index j = 0; j < host.cols(); ++j)
     for (index i = 0; i < host.rows(); ++i) {
@@ -334,6 +330,9 @@ double lattice_peak(ConstMatrixView<double> host) {
   return 1 / step;
 }
 
+// Over the 2 x 2 cells of g with light in them (a positive sum: dark counts are exact zeros, which would make
+// any noise estimate 0 on a mostly dark image), the median of their means and the white-noise estimate of
+// their diagonal detail (as estimate_noise's).
 struct LitNoise {
   double level = 0, sigma = 0;
   double step = 0;  // the smallest gap between g's distinct values: 1/255 for an 8-bit file, 1/peak for counts
@@ -630,7 +629,7 @@ PoissonFit estimate_poisson(ConstMatrixView<double> g, int channels) {
   double slope = 0;
   if (line.slope > 3 * 2 * line.slope_error) {
     slope = line.slope;
-  } else if (const double peak = lattice_peak(host); peak > 0 && line.centre > 0) {
+  } else if (const double peak = lattice_peak(host, rounding_step(host)); peak > 0 && line.centre > 0) {
     // Blocks that share nearly one mean (a flat scene, or a few objects on a wide background) leave the slope
     // unseen, Poisson or not. Counts / peak lie on a lattice of step 1 / peak, and for them the variance at
     // the blocks' centre is centre / peak, within three doubled standard errors of a variance estimated from
@@ -729,7 +728,7 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
       const double share = std::max(photons->signal_share,
                                     lit_signal + photons->floor > 0 ? lit_signal / (lit_signal + photons->floor) : 0.0);
       // counts whose lattice step is the line's 1 / peak: the line fitted the counts, not their rounding
-      const double lattice = lattice_peak(host);
+      const double lattice = lattice_peak(host, lit.step);
       const bool on_lattice = lattice > 0 && std::abs(std::log(photons->peak / lattice)) < std::log(kLatticeAgreement);
       const bool grows = share >= kPoissonShare && std::isfinite(photons->peak) &&
                          photons->blocks >= (on_lattice ? kPoissonBlocksOnLattice : kPoissonBlocks) &&
