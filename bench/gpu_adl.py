@@ -19,10 +19,8 @@ Writes bench/results/<h100|h200|slug>/adl.json (and copies it to $OUT/ when OUT 
 
     python3 bench/gpu_adl.py --linv build/bin/linv [--sizes 274x902629] [--iters 200] [--repeats 3]
 """
-import argparse
 import importlib.util
 import os
-import shlex
 import sys
 import tempfile
 
@@ -64,26 +62,19 @@ def torch_peer(T, N, dtype, iters, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--sizes", default="274x902629")
-    ap.add_argument("--iters", type=int, default=200)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_adl.py"] + sys.argv[1:])
+    def options(ap):
+        ap.add_argument("--sizes", default="274x902629")
+        ap.add_argument("--iters", type=int, default=200)
+
+    args, command = inverse_bench.torch_bench_args(__doc__, "gpu_adl.py", options, repeats=3)
     status = {"torch": peers.backend("torch")[1]}
-    rows, failures, commands = [], [], []
+    rows, runs = [], inverse_bench.LinvRuns()
     with tempfile.TemporaryDirectory(prefix="linv-adl-") as tmp:
         for precision, dtype, size in (("single", "f32", 4), ("double", "f64", 8)):
-            path = os.path.join(tmp, f"adl-{precision}.json")
-            cmd = [args.linv, "bench", "adl", "--device", "cuda", "--precision", precision, "--sizes", args.sizes,
-                   "--atoms", str(ATOMS), "--iters", str(args.iters), "--inner-s", str(INNER), "--inner-d", str(INNER),
-                   "--repeats", str(args.repeats), "--json", path]
-            commands.append(shlex.join(cmd))
-            data, failure = inverse_bench.run_linv(cmd, path, None)
-            if failure:
-                failures.append(failure)
+            data = runs.report([args.linv, "bench", "adl", "--device", "cuda", "--precision", precision, "--sizes",
+                                args.sizes, "--atoms", str(ATOMS), "--iters", str(args.iters), "--inner-s", str(INNER),
+                                "--inner-d", str(INNER), "--repeats", str(args.repeats)],
+                               os.path.join(tmp, f"adl-{precision}.json"))
             linv = {(r["time_points"], r["voxels"]): r for r in (data or {}).get("rows", [])}
             for s in args.sizes.split(","):
                 T, N = (int(v) for v in s.lower().split("x"))
@@ -105,26 +96,20 @@ def main():
     targets = [{"target": f"ADL 274x902629, K=10, {args.iters} outer iterations: >= 3x the PyTorch implementation "
                           f"(float32)", "measured": r["ratio"],
                 "status": "met" if r["ratio"] and r["ratio"] >= 3 else "missed"} for r in f32]
-    result = inverse_bench.torch_result_header("adl", status, None, command)
-    result.update({"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                        f"{args.repeats}; torch: CUDA events around the call after a warm-up, median "
-                                        f"of {args.repeats}; X generated on the GPU by each, uniform in [-1, 1]",
-                              "linv_commands": commands},
-                   "ceilings": CEILINGS, "peers": status, "targets": targets, "rows": rows})
-    if failures:
-        result["linv_failures"] = failures
-    inverse_bench.save_result(result, args.out_dir, result["device"], "adl.json")
+    fields = {"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                   f"{args.repeats}; torch: CUDA events around the call after a warm-up, median "
+                                   f"of {args.repeats}; X generated on the GPU by each, uniform in [-1, 1]",
+                         "linv_commands": runs.commands},
+              "ceilings": CEILINGS, "peers": status, "targets": targets, "rows": rows}
+    inverse_bench.save_torch_result("adl", status, None, command, fields, args.out_dir, linv_failures=runs.failures)
     fmt = inverse_bench.fmt
-    print()
-    for r in rows:
-        print(f"{r['case']} {r['time_points']}x{r['voxels']} {r['iterations']} iterations: linv {fmt(r['linv_s'], '8.4f')} s"
-              f"  torch {fmt(r['peer_s'], '8.4f')} s  ratio {fmt(r['ratio'], '6.2f')}x  floor {r['floor_s']:.4f} s "
-              f"({fmt(r['floor_fraction'], '.2f')})  f/f0 linv {fmt(r['linv_relative_objective'], '.5f')} torch "
-              f"{fmt(r['peer_relative_objective'], '.5f')}")
-    for t in targets:
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(t['measured'], '.3g')}x")
-    return 1 if failures else 0
-
+    inverse_bench.print_summary(
+        (f"{r['case']} {r['time_points']}x{r['voxels']} {r['iterations']} iterations: linv {fmt(r['linv_s'], '8.4f')} s"
+         f"  torch {fmt(r['peer_s'], '8.4f')} s  ratio {fmt(r['ratio'], '6.2f')}x  floor {r['floor_s']:.4f} s "
+         f"({fmt(r['floor_fraction'], '.2f')})  f/f0 linv {fmt(r['linv_relative_objective'], '.5f')} torch "
+         f"{fmt(r['peer_relative_objective'], '.5f')}" for r in rows),
+        targets, lambda t: f"{fmt(t['measured'], '.3g')}x")
+    return 1 if runs.failures else 0
 
 if __name__ == "__main__":
     sys.exit(main())

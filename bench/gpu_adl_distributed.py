@@ -15,12 +15,9 @@ peer_s / linv_s. Writes bench/results/<h200x2|...>/adl_distributed.json (and $OU
 
     python3 bench/gpu_adl_distributed.py --linv build/bin/linv
 """
-import argparse
 import importlib.util
-import json
 import os
 import shutil
-import statistics
 import tempfile
 
 import numpy as np
@@ -33,17 +30,7 @@ _spec.loader.exec_module(p2)  # bench_both(), time_both(), finish()
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--rows", type=int, default=274)
-    ap.add_argument("--voxels", type=int, default=902629)
-    ap.add_argument("--atoms", type=int, default=10)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--devices", default="cuda:0,cuda:1")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--results", default=os.path.join(HERE, "results"))
-    ap.add_argument("--timeout", type=int, default=600)
-    args = ap.parse_args()
+    args = p2.parse_args(__doc__, 902629, {"--atoms": 10, "--iters": 20})
     T, N, K = args.rows, args.voxels, args.atoms
     ndev = len(args.devices.split(","))
     tmp = tempfile.mkdtemp(prefix="linv-adl-")
@@ -54,39 +41,25 @@ def main():
     fits = p2.bench_both(args.linv, common, args.devices, tmp, args.timeout)
     if len(fits) == 2:
         many, one = fits["many"][0], fits["one"][0]
-        rows.append({"case": f"adl fit, float32 X on the GPUs, K={K}, {args.iters} iterations (Ts=Td=20), {ndev} GPUs",
-                     "n": N, "batch": 1, "rows": T, "linv_s": many["seconds"], "peer": "linv on one GPU",
-                     "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": None,
-                     "floor_fraction": None, "linv_error": None, "peer_error": None,
-                     "objective": many["final_objective"], "peer_objective": one["final_objective"],
-                     "objective_relative_difference": abs(many["final_objective"] - one["final_objective"]) /
-                     one["final_objective"]})
+        rows.append(p2.comparison_row(
+            f"adl fit, float32 X on the GPUs, K={K}, {args.iters} iterations (Ts=Td=20), {ndev} GPUs", N, 1, T,
+            many["seconds"], "linv on one GPU", one["seconds"], objective=many["final_objective"],
+            peer_objective=one["final_objective"],
+            objective_relative_difference=abs(many["final_objective"] - one["final_objective"]) /
+            one["final_objective"]))
 
-    rng = np.random.default_rng(5)
-    X = (rng.standard_normal((T, 8)) @ rng.standard_normal((8, N)) +
-         0.3 * rng.standard_normal((T, N))).astype(np.float32)
-    path = os.path.join(tmp, "X.npy")
-    np.save(path, X)
-    del X
-    cli = ["adl", path, "-k", K, "--iters", args.iters, "-q"]
+    cli = ["adl", p2.low_rank_npy(tmp, T, N), "-k", K, "--iters", args.iters, "-q"]
     commands = {name: [args.linv, *cli, "--dictionary", f"{tmp}/D_{name}.npy", "--codes", f"{tmp}/S_{name}.npy",
-                       "--report", f"{tmp}/{name}.json", *where]
-                for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"]))}
-    times = p2.time_both(commands, args.repeats, args.timeout)
-    if times["many"] and times["one"]:
-        many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
-        with open(f"{tmp}/many.json") as f:
-            rm = json.load(f)
-        with open(f"{tmp}/one.json") as f:
-            ro = json.load(f)
+                       "--report", f"{tmp}/{name}.json", *where] for name, where in p2.sides(args.devices)}
+    measured = p2.end_to_end(commands, {name: f"{tmp}/{name}.json" for name in commands}, args.repeats, args.timeout)
+    if measured:
+        times, many_s, one_s, rm, ro = measured
         D1, D2 = np.load(f"{tmp}/D_one.npy"), np.load(f"{tmp}/D_many.npy")
-        rows.append({"case": f"linv adl from one .npy (float32, C order) to outputs, K={K}, {args.iters} iterations, "
-                             f"{ndev} GPUs",
-                     "n": N, "batch": 1, "rows": T, "linv_s": many_s, "peer": "linv adl on one GPU", "peer_s": one_s,
-                     "ratio": one_s / many_s, "floor_s": None, "floor_fraction": None, "linv_error": None,
-                     "peer_error": None, "seconds_all": times["many"], "peer_seconds_all": times["one"],
-                     "fit_seconds": rm["seconds"], "peer_fit_seconds": ro["seconds"],
-                     "dictionary_max_relative_difference": float(np.abs(D2 - D1).max() / np.abs(D1).max())})
+        rows.append(p2.comparison_row(
+            f"linv adl from one .npy (float32, C order) to outputs, K={K}, {args.iters} iterations, {ndev} GPUs",
+            N, 1, T, many_s, "linv adl on one GPU", one_s, seconds_all=times["many"], peer_seconds_all=times["one"],
+            fit_seconds=rm["seconds"], peer_fit_seconds=ro["seconds"],
+            dictionary_max_relative_difference=float(np.abs(D2 - D1).max() / np.abs(D1).max())))
     shutil.rmtree(tmp, ignore_errors=True)
 
     p2.finish("adl_distributed", ndev, args.results, rows)

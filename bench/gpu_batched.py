@@ -18,14 +18,12 @@ a table and the targets, each met or missed.
     python3 bench/gpu_batched.py --linv build/bin/linv [--cases 4:1048576,8:1048576,...] [--dtypes f32,f64]
         [--repeats 20] [--out-dir bench/results]
 """
-import argparse
 import datetime
 import importlib.util
 import os
 import shlex
 import statistics
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -86,21 +84,15 @@ def parse_cases(text):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="order:count pairs")
-    ap.add_argument("--dtypes", default="f32,f64")
-    ap.add_argument("--repeats", type=int, default=20)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
-    cases, dtypes = parse_cases(args.cases), args.dtypes.split(",")
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_batched.py"] + sys.argv[1:])
+    def options(ap):
+        ap.add_argument("--cases", default=DEFAULT_CASES, help="order:count pairs")
+        ap.add_argument("--dtypes", default="f32,f64")
 
-    with tempfile.TemporaryDirectory(prefix="linv-batched-") as tmp:
-        linv_json = os.path.join(tmp, "linv.json")
-        cmd = [args.linv, "bench", "batched", "--device", "cuda", "--cases", args.cases, "--dtypes", args.dtypes,
-               "--repeats", str(args.repeats), "--json", linv_json]
-        linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
+    args, command = inverse_bench.torch_bench_args(__doc__, "gpu_batched.py", options, repeats=20)
+    cases, dtypes = parse_cases(args.cases), args.dtypes.split(",")
+    linv_data, linv_failure, cmd = inverse_bench.run_linv_json(
+        [args.linv, "bench", "batched", "--device", "cuda", "--cases", args.cases, "--dtypes", args.dtypes,
+         "--repeats", str(args.repeats)], "linv-batched-")
 
     status = {"torch": peers.backend("torch")[1]}
     ceil = peers.ceilings(["torch"]) if status["torch"]["available"] else None

@@ -18,13 +18,11 @@ table and the targets (64x64 dense >= 3x, 128x128 dense >= 1.5x, 2048x2048 matri
 
     python3 bench/gpu_deblur.py --linv build/bin/linv [--dense-sizes 64,128] [--matrix-free-sizes 2048]
 """
-import argparse
 import importlib.util
 import math
 import os
 import shlex
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_gpu_inverse", os.path.join(HERE, "gpu_inverse.py"))
@@ -68,22 +66,15 @@ def torch_dense(n, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--dense-sizes", default="64,128")
-    ap.add_argument("--matrix-free-sizes", default="2048")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_deblur.py"] + sys.argv[1:])
+    def options(ap):
+        ap.add_argument("--dense-sizes", default="64,128")
+        ap.add_argument("--matrix-free-sizes", default="2048")
 
-    with tempfile.TemporaryDirectory(prefix="linv-deblur-") as tmp:
-        linv_json = os.path.join(tmp, "linv.json")
-        cmd = [args.linv, "bench", "deblur", "--time", "--device", "cuda", "--dense-sizes", args.dense_sizes,
-               "--matrix-free-sizes", args.matrix_free_sizes, "--auto-sizes", "", "--lambda", str(LAMBDA),
-               "--repeats", str(args.repeats),
-               "--json", linv_json]
-        linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
+    args, command = inverse_bench.torch_bench_args(__doc__, "gpu_deblur.py", options, repeats=5)
+    linv_data, linv_failure, cmd = inverse_bench.run_linv_json(
+        [args.linv, "bench", "deblur", "--time", "--device", "cuda", "--dense-sizes", args.dense_sizes,
+         "--matrix-free-sizes", args.matrix_free_sizes, "--auto-sizes", "", "--lambda", str(LAMBDA),
+         "--repeats", str(args.repeats)], "linv-deblur-")
 
     status = {"torch": peers.backend("torch")[1]}
     rows = []
@@ -104,37 +95,29 @@ def main():
 
     targets = []
     for size, floor in ((64, 3.0), (128, 1.5)):
-        r = find(size, "deblur dense")
+        ratio = (find(size, "deblur dense") or {}).get("ratio")
         targets.append({"target": f"{size}x{size} dense end to end >= {floor}x the PyTorch pipeline",
-                        "measured_ratio": r["ratio"] if r else None,
-                        "status": "not measured" if not r or r["ratio"] is None else
-                        ("met" if r["ratio"] >= floor else "missed")})
-    r = find(2048, "deblur matrix-free")
-    targets.append({"target": "2048x2048 matrix-free in under 1 s", "measured_seconds": r["linv_s"] if r else None,
-                    "status": "not measured" if not r else ("met" if r["linv_s"] < 1 else "missed")})
-    result = inverse_bench.torch_result_header("deblur", status, linv_data, command)
-    device = result["device"]
-    result.update({"method": {"timing": f"linv: host clock around the synchronous end-to-end call after a warm-up, "
-                                        f"median of {args.repeats}; torch: CUDA events after a warm-up, median of "
-                                        f"{args.repeats}",
-                              "data": "linv: the Shepp-Logan phantom blurred by fspecial('gaussian', 5, 1) with "
-                                      "Gaussian noise (var 0.001); torch: a random image (the time does not depend on it)",
-                              "lambda": LAMBDA, "linv_command": shlex.join(cmd)},
-                   "peers": status, "targets": targets, "rows": rows})
-    if linv_failure:
-        result["linv_failure"] = linv_failure
-    inverse_bench.save_result(result, args.out_dir, device, "deblur.json")
+                        "measured_ratio": ratio,
+                        "status": inverse_bench.target_status(ratio, lambda v: v >= floor)})
+    seconds = (find(2048, "deblur matrix-free") or {}).get("linv_s")
+    targets.append({"target": "2048x2048 matrix-free in under 1 s", "measured_seconds": seconds,
+                    "status": inverse_bench.target_status(seconds, lambda v: v < 1)})
+    fields = {"method": {"timing": f"linv: host clock around the synchronous end-to-end call after a warm-up, "
+                                   f"median of {args.repeats}; torch: CUDA events after a warm-up, median of "
+                                   f"{args.repeats}",
+                         "data": "linv: the Shepp-Logan phantom blurred by fspecial('gaussian', 5, 1) with "
+                                 "Gaussian noise (var 0.001); torch: a random image (the time does not depend on it)",
+                         "lambda": LAMBDA, "linv_command": shlex.join(cmd)},
+              "peers": status, "targets": targets, "rows": rows}
+    inverse_bench.save_torch_result("deblur", status, linv_data, command, fields, args.out_dir,
+                                    linv_failure=linv_failure)
     fmt = inverse_bench.fmt
-    print()
-    for r in rows:
-        print(f"{r['case']:20s} {r['size']:5d}^2 linv {fmt(r['linv_s'], '8.4f')} s  torch {fmt(r['peer_s'], '8.4f')} s  "
-              f"ratio {fmt(r['ratio'], '6.2f')}x  iterations {r['linv_iterations']}  "
-              f"MSE {fmt(r['mse_degraded'], '.3g')} -> {fmt(r['mse_recovered'], '.3g')}")
-    for t in targets:
-        value = t.get("measured_ratio", t.get("measured_seconds"))
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(value, '.3f')}")
+    inverse_bench.print_summary(
+        (f"{r['case']:20s} {r['size']:5d}^2 linv {fmt(r['linv_s'], '8.4f')} s  torch {fmt(r['peer_s'], '8.4f')} s  "
+         f"ratio {fmt(r['ratio'], '6.2f')}x  iterations {r['linv_iterations']}  "
+         f"MSE {fmt(r['mse_degraded'], '.3g')} -> {fmt(r['mse_recovered'], '.3g')}" for r in rows),
+        targets, lambda t: fmt(t.get("measured_ratio", t.get("measured_seconds")), ".3f"))
     return 1 if linv_failure else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

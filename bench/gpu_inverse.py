@@ -327,6 +327,73 @@ def save_result(result, out_dir, device, name):
     return path
 
 
+# ------------------------------------------------------------------- shared by the torch-peer benchmarks
+
+
+def torch_bench_args(doc, script, add_options, repeats):
+    """(options, command line) of a torch-peer benchmark: --linv, the script's own (add_options(parser)),
+    --repeats and --out-dir. The command is LINV_BENCH_COMMAND when scripts/bench-gpu ran the script, so
+    the results record what a person typed."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--linv", required=True)
+    add_options(ap)
+    ap.add_argument("--repeats", type=int, default=repeats)
+    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = ap.parse_args()
+    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", f"bench/{script}"] + sys.argv[1:])
+    return args, command
+
+
+def run_linv_json(cmd, prefix):
+    """Runs `cmd --json FILE` (FILE in a temporary directory named from `prefix`), alone on the GPU before
+    this process touches it: (linv's report or None, failure dict or None, the command as run)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        path = os.path.join(tmp, "linv.json")
+        cmd = cmd + ["--json", path]
+        return (*run_linv(cmd, path, None), cmd)
+
+
+class LinvRuns:
+    """The several `linv bench` runs of one benchmark: every command as run (the results' linv_commands) and
+    every failure (their linv_failures), while the other runs and the peers go on."""
+
+    def __init__(self):
+        self.commands, self.failures = [], []
+
+    def report(self, cmd, json_path):
+        """Runs `cmd --json json_path`; linv's report, or None when it failed."""
+        cmd = cmd + ["--json", json_path]
+        self.commands.append(shlex.join(cmd))
+        data, failure = run_linv(cmd, json_path, None)
+        if failure:
+            self.failures.append(failure)
+        return data
+
+
+def save_torch_result(benchmark, status, linv_data, command, fields, out_dir, **failures):
+    """Writes <out_dir>/<device>/<benchmark>.json (and $OUT/): torch_result_header, then `fields`, then those
+    of `failures` (linv_failure=..., linv_failures=...) that happened. Returns the result."""
+    result = torch_result_header(benchmark, status, linv_data, command)
+    result.update(fields)
+    result.update({key: value for key, value in failures.items() if value})
+    save_result(result, out_dir, result["device"], f"{benchmark}.json")
+    return result
+
+
+def print_summary(lines, targets, measured):
+    """The closing table: the given lines (one a row), then each target, met or missed, and measured(t)."""
+    print()
+    for line in lines:
+        print(line)
+    for t in targets:
+        print(f"target {t['status'].upper()}: {t['target']}: {measured(t)}")
+
+
+def target_status(value, met):
+    """"not measured" when value is None, else "met" or "missed" as met(value) says."""
+    return "not measured" if value is None else ("met" if met(value) else "missed")
+
+
 # --------------------------------------------------------------------------------------------- main
 
 

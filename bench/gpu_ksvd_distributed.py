@@ -15,12 +15,9 @@ peer_s / linv_s. Writes bench/results/<h200x2|...>/ksvd_distributed.json (and $O
 
     python3 bench/gpu_ksvd_distributed.py --linv build/bin/linv
 """
-import argparse
 import importlib.util
-import json
 import os
 import shutil
-import statistics
 import tempfile
 
 import numpy as np
@@ -33,18 +30,7 @@ _spec.loader.exec_module(p2)  # bench_both(), time_both(), finish()
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--rows", type=int, default=274)
-    ap.add_argument("--voxels", type=int, default=902629)
-    ap.add_argument("--atoms", type=int, default=9)
-    ap.add_argument("--sparsity", type=int, default=6)
-    ap.add_argument("--iters", type=int, default=30)
-    ap.add_argument("--devices", default="cuda:0,cuda:1")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--results", default=os.path.join(HERE, "results"))
-    ap.add_argument("--timeout", type=int, default=600)
-    args = ap.parse_args()
+    args = p2.parse_args(__doc__, 902629, {"--atoms": 9, "--sparsity": 6, "--iters": 30})
     T, N, K, T0 = args.rows, args.voxels, args.atoms, args.sparsity
     ndev = len(args.devices.split(","))
     tmp = tempfile.mkdtemp(prefix="linv-ksvd-")
@@ -57,40 +43,24 @@ def main():
     if len(fits) == 2:
         for variant in ("approximate", "exact"):
             many, one = fits["many"][variant], fits["one"][variant]
-            rows.append({"case": f"ksvd fit, {variant}, float32 X on the GPUs, K={K}, T0={T0}, {args.iters} "
-                                 f"iterations, {ndev} GPUs",
-                         "n": N, "batch": 1, "rows": T, "linv_s": many["seconds"], "peer": "linv on one GPU",
-                         "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": None,
-                         "floor_fraction": None, "linv_error": None, "peer_error": None,
-                         "rmse": many["rmse_last"], "peer_rmse": one["rmse_last"],
-                         "seconds_all": many["seconds_all"], "peer_seconds_all": one["seconds_all"]})
+            rows.append(p2.comparison_row(
+                f"ksvd fit, {variant}, float32 X on the GPUs, K={K}, T0={T0}, {args.iters} iterations, {ndev} GPUs",
+                N, 1, T, many["seconds"], "linv on one GPU", one["seconds"], rmse=many["rmse_last"],
+                peer_rmse=one["rmse_last"], seconds_all=many["seconds_all"], peer_seconds_all=one["seconds_all"]))
 
-    rng = np.random.default_rng(5)
-    X = (rng.standard_normal((T, 8)) @ rng.standard_normal((8, N)) +
-         0.3 * rng.standard_normal((T, N))).astype(np.float32)
-    path = os.path.join(tmp, "X.npy")
-    np.save(path, X)
-    del X
-    cli = ["ksvd", path, "-k", K, "--sparsity", T0, "--iters", args.iters, "--approximate", "-q"]
+    cli = ["ksvd", p2.low_rank_npy(tmp, T, N), "-k", K, "--sparsity", T0, "--iters", args.iters, "--approximate", "-q"]
     commands = {name: [args.linv, *cli, "--dictionary", f"{tmp}/D_{name}.npy", "--codes", f"{tmp}/G_{name}.npy",
-                       "--report", f"{tmp}/{name}.json", *where]
-                for name, where in (("many", ["--devices", args.devices]), ("one", ["--device", "cuda"]))}
-    times = p2.time_both(commands, args.repeats, args.timeout)
-    if times["many"] and times["one"]:
-        many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
-        with open(f"{tmp}/many.json") as f:
-            rm = json.load(f)
-        with open(f"{tmp}/one.json") as f:
-            ro = json.load(f)
-        rows.append({"case": f"linv ksvd --approximate from one .npy (float32, C order) to outputs, K={K}, T0={T0}, "
-                             f"{args.iters} iterations, {ndev} GPUs",
-                     "n": N, "batch": 1, "rows": T, "linv_s": many_s, "peer": "linv ksvd on one GPU", "peer_s": one_s,
-                     "ratio": one_s / many_s, "floor_s": None, "floor_fraction": None, "linv_error": None,
-                     "peer_error": None, "seconds_all": times["many"], "peer_seconds_all": times["one"],
-                     "fit_seconds": rm["seconds"], "peer_fit_seconds": ro["seconds"],
-                     "rmse": rm["rmse"][-1], "peer_rmse": ro["rmse"][-1],
-                     "rmse_max_relative_difference": float(np.max(np.abs(np.array(rm["rmse"]) - ro["rmse"]) /
-                                                                  np.array(ro["rmse"])))})
+                       "--report", f"{tmp}/{name}.json", *where] for name, where in p2.sides(args.devices)}
+    measured = p2.end_to_end(commands, {name: f"{tmp}/{name}.json" for name in commands}, args.repeats, args.timeout)
+    if measured:
+        times, many_s, one_s, rm, ro = measured
+        rows.append(p2.comparison_row(
+            f"linv ksvd --approximate from one .npy (float32, C order) to outputs, K={K}, T0={T0}, {args.iters} "
+            f"iterations, {ndev} GPUs", N, 1, T, many_s, "linv ksvd on one GPU", one_s, seconds_all=times["many"],
+            peer_seconds_all=times["one"], fit_seconds=rm["seconds"], peer_fit_seconds=ro["seconds"],
+            rmse=rm["rmse"][-1], peer_rmse=ro["rmse"][-1],
+            rmse_max_relative_difference=float(np.max(np.abs(np.array(rm["rmse"]) - ro["rmse"]) /
+                                                      np.array(ro["rmse"])))))
     shutil.rmtree(tmp, ignore_errors=True)
 
     p2.finish("ksvd_distributed", ndev, args.results, rows)

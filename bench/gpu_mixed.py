@@ -20,7 +20,6 @@ table and the target (n = 16384 mixed >= 3x torch's float64 solve, error no wors
 
     python3 bench/gpu_mixed.py --linv build/bin/linv [--sizes 4096,16384] [--repeats 5]
 """
-import argparse
 import importlib.util
 import json
 import os
@@ -71,16 +70,14 @@ def cusolver_irs(binary, sizes, repeats, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--irs", help="the cuSOLVER peer binary (default: peer_cusolver_irs beside --linv)")
-    ap.add_argument("--sizes", default="4096,16384")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    ap.add_argument("--plot", help="also draw time against n for linv and each peer as this PNG (bench/plot_sweep.py)")
-    args = ap.parse_args()
+    def options(ap):
+        ap.add_argument("--irs", help="the cuSOLVER peer binary (default: peer_cusolver_irs beside --linv)")
+        ap.add_argument("--sizes", default="4096,16384")
+        ap.add_argument("--plot", help="also draw time against n for linv and each peer as this PNG "
+                                       "(bench/plot_sweep.py)")
+
+    args, command = inverse_bench.torch_bench_args(__doc__, "gpu_mixed.py", options, repeats=5)
     sizes = [int(v) for v in args.sizes.split(",") if v]
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_mixed.py"] + sys.argv[1:])
     # "mixed" is what users get (the device's choice: float64 factors where float32 is no faster);
     # "mixed:float32" forces cuSOLVER's IRS from float32 factors
     precisions = ["mixed", "mixed:float32", "mixed:tf32", "mixed:bf16", "double"]
@@ -89,11 +86,10 @@ def main():
     cases = [(p, "lu") for p in precisions] + [("double", "calu"), ("double", "rbt"), ("double", "auto"),
                                                ("mixed", "auto")]
 
+    linv_data, linv_failure, cmd = inverse_bench.run_linv_json(
+        [args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.sizes, "--precisions", ",".join(precisions),
+         "--methods", "lu,calu,rbt,auto", "--repeats", str(args.repeats)], "linv-mixed-")
     with tempfile.TemporaryDirectory(prefix="linv-mixed-") as tmp:
-        linv_json = os.path.join(tmp, "linv.json")
-        cmd = [args.linv, "bench", "solve", "--device", "cuda", "--sizes", args.sizes, "--precisions",
-               ",".join(precisions), "--methods", "lu,calu,rbt,auto", "--repeats", str(args.repeats), "--json", linv_json]
-        linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
         irs_binary = args.irs or os.path.join(os.path.dirname(os.path.abspath(args.linv)), "peer_cusolver_irs")
         irs_rows, irs_failure = cusolver_irs(irs_binary, args.sizes, args.repeats, tmp)
 
@@ -136,35 +132,27 @@ def main():
                         "peer_error": target["peer_error"],
                         "status": "not measured" if target["ratio"] is None else
                         ("met" if target["ratio"] >= 3 and target["linv_error"] <= target["peer_error"] else "missed")})
-    result = inverse_bench.torch_result_header("mixed", status, linv_data, command)
-    device = result["device"]
-    result.update({"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                        f"{args.repeats}; torch and cuSOLVER: CUDA events after a warm-up, median of "
-                                        f"{args.repeats}",
-                              "matrices": "A uniform [-1, 1] (float64), b uniform [-1, 1], one right-hand side",
-                              "error": "||b - A x||_1 / (n eps64 ||A||_1 ||x||_1)",
-                              "cusolver_peer": "bench/peers/cusolver_irs.cu: cusolverDnIRSXgesv, float64 in and out, "
-                                               "fallback disabled (a negative iteration count means it failed)",
-                              "linv_command": shlex.join(cmd)},
-                   "peers": status, "targets": targets, "rows": rows, "cusolver_irs_rows": irs_all})
-    if linv_failure:
-        result["linv_failure"] = linv_failure
-    inverse_bench.save_result(result, args.out_dir, device, "mixed.json")
+    fields = {"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                   f"{args.repeats}; torch and cuSOLVER: CUDA events after a warm-up, median of "
+                                   f"{args.repeats}",
+                         "matrices": "A uniform [-1, 1] (float64), b uniform [-1, 1], one right-hand side",
+                         "error": "||b - A x||_1 / (n eps64 ||A||_1 ||x||_1)",
+                         "cusolver_peer": "bench/peers/cusolver_irs.cu: cusolverDnIRSXgesv, float64 in and out, "
+                                          "fallback disabled (a negative iteration count means it failed)",
+                         "linv_command": shlex.join(cmd)},
+              "peers": status, "targets": targets, "rows": rows, "cusolver_irs_rows": irs_all}
+    result = inverse_bench.save_torch_result("mixed", status, linv_data, command, fields, args.out_dir,
+                                             linv_failure=linv_failure)
     if args.plot:
         inverse_bench.plot_sweep.plot(result, args.plot)
     fmt = inverse_bench.fmt
-    print()
-    for r in irs_all:
-        print(f"cuSOLVER {r['label']:24s} n={r['n']:6d} {fmt(r['seconds'], '8.4f')} s  iterations {r['iterations']:4d}  "
-              f"residual {fmt(r['scaled_residual'], '9.3g')}")
-    for r in rows:
-        print(f"{r['case'][27:]:22s} n={r['n']:6d} linv {fmt(r['linv_s'], '8.4f')} s  {r['peer'][:34]:34s} "
+    lines = [f"cuSOLVER {r['label']:24s} n={r['n']:6d} {fmt(r['seconds'], '8.4f')} s  iterations {r['iterations']:4d}  "
+             f"residual {fmt(r['scaled_residual'], '9.3g')}" for r in irs_all]
+    lines += [f"{r['case'][27:]:22s} n={r['n']:6d} linv {fmt(r['linv_s'], '8.4f')} s  {r['peer'][:34]:34s} "
               f"{fmt(r['peer_s'], '8.4f')} s  ratio {fmt(r['ratio'], '5.2f')}x  residual {fmt(r['linv_error'], '9.3g')} "
-              f"vs {fmt(r['peer_error'], '9.3g')}  {r['linv_stop_reason']} ({r['linv_iterations']})")
-    for t in targets:
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(t['measured_ratio'], '.2f')}x")
+              f"vs {fmt(r['peer_error'], '9.3g')}  {r['linv_stop_reason']} ({r['linv_iterations']})" for r in rows]
+    inverse_bench.print_summary(lines, targets, lambda t: f"{fmt(t['measured_ratio'], '.2f')}x")
     return 1 if linv_failure else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

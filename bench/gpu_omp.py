@@ -15,10 +15,8 @@ Writes bench/results/<h100|h200|slug>/omp.json (and copies it to $OUT/ when OUT 
 
     python3 bench/gpu_omp.py --linv build/bin/linv [--sizes 300x3600,...] [--repeats 5]
 """
-import argparse
 import importlib.util
 import os
-import shlex
 import sys
 import tempfile
 
@@ -51,28 +49,21 @@ def torch_peer(T, N, dtype_name, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--sizes", default=THESIS_SIZES)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--ksvd-iters", type=int, default=30)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_omp.py"] + sys.argv[1:])
+    def options(ap):
+        ap.add_argument("--sizes", default=THESIS_SIZES)
+        ap.add_argument("--ksvd-iters", type=int, default=30)
+
+    args, command = inverse_bench.torch_bench_args(__doc__, "gpu_omp.py", options, repeats=5)
     status = {"torch": peers.backend("torch")[1]}
-    rows, ksvd_rows, failures, commands = [], [], [], []
+    rows, ksvd_rows, runs = [], [], inverse_bench.LinvRuns()
     with tempfile.TemporaryDirectory(prefix="linv-omp-") as tmp:
         for precision in ("single", "double"):
             linv = {}
             for kernel in ("thread", "warp"):
-                path = os.path.join(tmp, f"omp-{precision}-{kernel}.json")
-                cmd = [args.linv, "bench", "omp", "--device", "cuda", "--precision", precision, "--kernel", kernel,
-                       "--atoms", str(ATOMS), "--sparsity", str(SPARSITY), "--sizes", args.sizes,
-                       "--repeats", str(args.repeats), "--json", path]
-                commands.append(shlex.join(cmd))
-                data, failure = inverse_bench.run_linv(cmd, path, None)
-                if failure:
-                    failures.append(failure)
+                data = runs.report([args.linv, "bench", "omp", "--device", "cuda", "--precision", precision,
+                                    "--kernel", kernel, "--atoms", str(ATOMS), "--sparsity", str(SPARSITY), "--sizes",
+                                    args.sizes, "--repeats", str(args.repeats)],
+                                   os.path.join(tmp, f"omp-{precision}-{kernel}.json"))
                 for r in (data or {}).get("rows", []):
                     linv[(r["time_points"], r["signals"], kernel)] = r
             for size in args.sizes.split(","):
@@ -92,43 +83,31 @@ def main():
         exact_sizes = ",".join(s for s in args.sizes.split(",") if int(s.split("x")[0]) <= 300)
         for precision, variant, sizes in [(p, v, z) for p in ("single", "double")
                                           for v, z in (("approximate", args.sizes), ("exact", exact_sizes)) if z]:
-            path = os.path.join(tmp, f"ksvd-{precision}-{variant}.json")
-            cmd = [args.linv, "bench", "ksvd", "--device", "cuda", "--precision", precision, "--variant", variant,
-                   "--atoms", str(ATOMS), "--sparsity", str(SPARSITY), "--iters", str(args.ksvd_iters),
-                   "--sizes", sizes, "--repeats", str(max(1, args.repeats // 2)), "--json", path]
-            commands.append(shlex.join(cmd))
-            data, failure = inverse_bench.run_linv(cmd, path, None)
-            if failure:
-                failures.append(failure)
+            data = runs.report([args.linv, "bench", "ksvd", "--device", "cuda", "--precision", precision, "--variant",
+                                variant, "--atoms", str(ATOMS), "--sparsity", str(SPARSITY), "--iters",
+                                str(args.ksvd_iters), "--sizes", sizes, "--repeats", str(max(1, args.repeats // 2))],
+                               os.path.join(tmp, f"ksvd-{precision}-{variant}.json"))
             ksvd_rows += (data or {}).get("rows", [])
 
     big = [r for r in ksvd_rows if r["time_points"] == 274 and r["signals"] == 902629 and r["precision"] == "float32"]
     targets = [{"target": f"k-SVD 274x902629, K=9, T0=6, {args.ksvd_iters} iterations in <= 0.5 s ({r['variant']}, "
                           f"float32)", "measured": r["seconds"], "status": "met" if r["seconds"] <= 0.5 else "missed"}
                for r in big]
-    result = inverse_bench.torch_result_header("omp", status, None, command)
-    result.update({"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                        f"{args.repeats} (X and D already on the GPU, codes delivered to host "
-                                        f"memory); torch: CUDA events after a warm-up, median of {args.repeats}, "
-                                        f"codes also delivered to host memory",
-                              "linv_commands": commands},
-                   "peers": status, "targets": targets, "omp_rows": rows, "ksvd_rows": ksvd_rows})
-    if failures:
-        result["linv_failures"] = failures
-    inverse_bench.save_result(result, args.out_dir, result["device"], "omp.json")
+    fields = {"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                   f"{args.repeats} (X and D already on the GPU, codes delivered to host "
+                                   f"memory); torch: CUDA events after a warm-up, median of {args.repeats}, "
+                                   f"codes also delivered to host memory",
+                         "linv_commands": runs.commands},
+              "peers": status, "targets": targets, "omp_rows": rows, "ksvd_rows": ksvd_rows}
+    inverse_bench.save_torch_result("omp", status, None, command, fields, args.out_dir, linv_failures=runs.failures)
     fmt = inverse_bench.fmt
-    print()
-    for r in rows:
-        print(f"omp {r['precision']:6s} {r['time_points']:5d}x{r['signals']:<7d} thread {fmt(r['linv_thread_s'], '9.5f')} "
-              f"warp {fmt(r['linv_warp_s'], '9.5f')} torch {fmt(r['peer_s'], '9.5f')} (device only "
-              f"{fmt(r['peer_device_only_s'], '9.5f')}) ratio {fmt(r['ratio'], '7.1f')}x")
-    for r in ksvd_rows:
-        print(f"ksvd {r['precision']:7s} {r['variant']:11s} {r['time_points']:5d}x{r['signals']:<7d} "
-              f"{r['iterations']} iterations {r['seconds']:8.4f} s")
-    for t in targets:
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(t['measured'], '.3g')}")
-    return 1 if failures else 0
-
+    lines = [f"omp {r['precision']:6s} {r['time_points']:5d}x{r['signals']:<7d} thread {fmt(r['linv_thread_s'], '9.5f')} "
+             f"warp {fmt(r['linv_warp_s'], '9.5f')} torch {fmt(r['peer_s'], '9.5f')} (device only "
+             f"{fmt(r['peer_device_only_s'], '9.5f')}) ratio {fmt(r['ratio'], '7.1f')}x" for r in rows]
+    lines += [f"ksvd {r['precision']:7s} {r['variant']:11s} {r['time_points']:5d}x{r['signals']:<7d} "
+              f"{r['iterations']} iterations {r['seconds']:8.4f} s" for r in ksvd_rows]
+    inverse_bench.print_summary(lines, targets, lambda t: fmt(t["measured"], ".3g"))
+    return 1 if runs.failures else 0
 
 if __name__ == "__main__":
     sys.exit(main())

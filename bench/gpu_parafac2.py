@@ -17,10 +17,8 @@ table.
 
     python3 bench/gpu_parafac2.py --linv build/bin/linv [--size 274x902629x3] [--iters 1000] [--repeats 3]
 """
-import argparse
 import importlib.util
 import os
-import shlex
 import sys
 import tempfile
 
@@ -60,29 +58,21 @@ def tensorly_peer(I, J, K, dtype, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--size", default="274x902629x3")
-    ap.add_argument("--iters", type=int, default=1000)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_parafac2.py"] + sys.argv[1:])
+    def options(ap):
+        ap.add_argument("--size", default="274x902629x3")
+        ap.add_argument("--iters", type=int, default=1000)
+
+    args, command = inverse_bench.torch_bench_args(__doc__, "gpu_parafac2.py", options, repeats=3)
     I, J, K = (int(v) for v in args.size.lower().split("x"))
     status = {"torch": peers.backend("torch")[1]}
-    rows, failures, commands = [], [], []
+    rows, runs = [], inverse_bench.LinvRuns()
     with tempfile.TemporaryDirectory(prefix="linv-parafac2-") as tmp:
         for precision, dtype in (("single", "f32"), ("double", "f64")):
             linv = {}
             for iters in (args.iters, PEER_ITERS):
-                path = os.path.join(tmp, f"parafac2-{precision}-{iters}.json")
-                cmd = [args.linv, "bench", "parafac2", "--device", "cuda", "--precision", precision, "--sizes",
-                       args.size, "--rank", str(RANK), "--iters", str(iters), "--repeats", str(args.repeats),
-                       "--json", path]
-                commands.append(shlex.join(cmd))
-                data, failure = inverse_bench.run_linv(cmd, path, None)
-                if failure:
-                    failures.append(failure)
+                data = runs.report([args.linv, "bench", "parafac2", "--device", "cuda", "--precision", precision,
+                                    "--sizes", args.size, "--rank", str(RANK), "--iters", str(iters), "--repeats",
+                                    str(args.repeats)], os.path.join(tmp, f"parafac2-{precision}-{iters}.json"))
                 linv[iters] = ((data or {}).get("rows") or [None])[0]
             peer = tensorly_peer(I, J, K, dtype, args.repeats) if status["torch"]["available"] else "no PyTorch"
             full, short = linv[args.iters], linv[PEER_ITERS]
@@ -107,26 +97,21 @@ def main():
     targets = [{"target": f"PARAFAC2 {args.size}, F={RANK}, {args.iters} iterations in <= 10 s ({r['case']})",
                 "measured": r["linv_s"], "status": "met" if r["linv_s"] and r["linv_s"] <= 10 else "missed"}
                for r in rows]
-    result = inverse_bench.torch_result_header("parafac2", status, None, command)
-    result.update({"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                        f"{args.repeats}, data generated on the GPU; TensorLy: CUDA events around "
-                                        f"{PEER_ITERS} iterations after a warm-up, median of {args.repeats}",
-                              "linv_commands": commands},
-                   "peers": status, "targets": targets, "rows": rows})
-    if failures:
-        result["linv_failures"] = failures
-    inverse_bench.save_result(result, args.out_dir, result["device"], "parafac2.json")
+    fields = {"method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                   f"{args.repeats}, data generated on the GPU; TensorLy: CUDA events around "
+                                   f"{PEER_ITERS} iterations after a warm-up, median of {args.repeats}",
+                         "linv_commands": runs.commands},
+              "peers": status, "targets": targets, "rows": rows}
+    inverse_bench.save_torch_result("parafac2", status, None, command, fields, args.out_dir,
+                                    linv_failures=runs.failures)
     fmt = inverse_bench.fmt
-    print()
-    for r in rows:
-        print(f"{r['case']} {args.size} F={RANK}: linv {args.iters} iterations {fmt(r['linv_s'], '.3f')} s "
-              f"({fmt(r['linv_s_per_iteration'], '.2e')} s each), TensorLy {fmt(r['peer_s_per_iteration'], '.2e')} s "
-              f"per iteration: {fmt(r['ratio_per_iteration'], '.1f')}x per iteration, "
-              f"{fmt(r['ratio_estimated'], '.1f')}x estimated end to end")
-    for t in targets:
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(t['measured'], '.3g')} s")
-    return 1 if failures else 0
-
+    inverse_bench.print_summary(
+        (f"{r['case']} {args.size} F={RANK}: linv {args.iters} iterations {fmt(r['linv_s'], '.3f')} s "
+         f"({fmt(r['linv_s_per_iteration'], '.2e')} s each), TensorLy {fmt(r['peer_s_per_iteration'], '.2e')} s "
+         f"per iteration: {fmt(r['ratio_per_iteration'], '.1f')}x per iteration, "
+         f"{fmt(r['ratio_estimated'], '.1f')}x estimated end to end" for r in rows),
+        targets, lambda t: f"{fmt(t['measured'], '.3g')} s")
+    return 1 if runs.failures else 0
 
 if __name__ == "__main__":
     sys.exit(main())

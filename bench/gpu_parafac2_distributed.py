@@ -38,6 +38,29 @@ _spec.loader.exec_module(inverse_bench)  # shared helpers
 peers = inverse_bench.peers
 
 
+def parse_args(doc, voxels, model, data=False):
+    """Options of a several-GPUs-against-one benchmark: the binary, X's --rows x --voxels, the model's integer
+    options ({flag: default}, in order), where to run, how often, where to write; `data` adds --data."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--linv", required=True)
+    ap.add_argument("--rows", type=int, default=274)
+    ap.add_argument("--voxels", type=int, default=voxels)
+    for flag, default in model.items():
+        ap.add_argument(flag, type=int, default=default)
+    ap.add_argument("--devices", default="cuda:0,cuda:1")
+    ap.add_argument("--repeats", type=int, default=3)
+    if data:
+        ap.add_argument("--data", default=None, help="directory for the subjects' files (default: a temporary one)")
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--timeout", type=int, default=600)
+    return ap.parse_args()
+
+
+def sides(devices):
+    """The two runs compared, by name, with the options that place them: the several GPUs, and one."""
+    return (("many", ["--devices", devices]), ("one", ["--device", "cuda"]))
+
+
 def run(cmd, timeout):
     print("running: " + " ".join(map(str, cmd)), flush=True)
     start = time.perf_counter()
@@ -54,7 +77,7 @@ def bench_both(linv, bench_args, devices, tmp, timeout):
     """`linv bench ...` run on the several GPUs (--devices) and on one (--device cuda): {"many": rows, "one":
     rows} of its JSON, each present only where its run succeeded."""
     fits = {}
-    for name, where in (("many", ["--devices", devices]), ("one", ["--device", "cuda"])):
+    for name, where in sides(devices):
         if run([linv, *bench_args, *where, "--json", f"{tmp}/{name}.json"], timeout) is not None:
             with open(f"{tmp}/{name}.json") as f:
                 fits[name] = json.load(f)["rows"]
@@ -72,6 +95,36 @@ def time_both(commands, repeats, timeout):
             if t is not None:
                 times[name].append(t)
     return times
+
+
+def end_to_end(commands, reports, repeats, timeout):
+    """time_both(commands), then the sides' --report JSON files (reports {name: path}): (times, median of
+    "many", median of "one", report of "many", report of "one"), or None when a side has no time."""
+    times = time_both(commands, repeats, timeout)
+    if not (times["many"] and times["one"]):
+        return None
+    read = {}
+    for name, path in reports.items():
+        with open(path) as f:
+            read[name] = json.load(f)
+    return times, statistics.median(times["many"]), statistics.median(times["one"]), read["many"], read["one"]
+
+
+def comparison_row(case, n, batch, rows, many_s, peer, one_s, floor_s=None, **extra):
+    """A row of BENCHMARKS.md's schema for linv on several GPUs (linv_s) against linv on one (peer_s)."""
+    return {"case": case, "n": n, "batch": batch, "rows": rows, "linv_s": many_s, "peer": peer, "peer_s": one_s,
+            "ratio": one_s / many_s, "floor_s": floor_s, "floor_fraction": floor_s / many_s if floor_s else None,
+            "linv_error": None, "peer_error": None, **extra}
+
+
+def low_rank_npy(directory, T, N):
+    """X.npy in `directory`: T x N float32, rank 8 plus noise (the signal- and voxel-parallel fits' input)."""
+    rng = np.random.default_rng(5)
+    X = (rng.standard_normal((T, 8)) @ rng.standard_normal((8, N)) +
+         0.3 * rng.standard_normal((T, N))).astype(np.float32)
+    path = os.path.join(directory, "X.npy")
+    np.save(path, X)
+    return path
 
 
 def make_subjects(directory, I, J, K, F, seed=7):
@@ -135,19 +188,7 @@ def finish(benchmark, ndev, results_dir, rows, **extra):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--rows", type=int, default=274)
-    ap.add_argument("--voxels", type=int, default=200000)
-    ap.add_argument("--subjects", type=int, default=16)
-    ap.add_argument("--rank", type=int, default=8)
-    ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--devices", default="cuda:0,cuda:1")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--data", default=None, help="directory for the subjects' files (default: a temporary one)")
-    ap.add_argument("--results", default=os.path.join(HERE, "results"))
-    ap.add_argument("--timeout", type=int, default=600)
-    args = ap.parse_args()
+    args = parse_args(__doc__, 200000, {"--subjects": 16, "--rank": 8, "--iters": 100}, data=True)
     I, J, K, F = args.rows, args.voxels, args.subjects, args.rank
     ndev = len(args.devices.split(","))
     tmp = tempfile.mkdtemp(prefix="linv-parafac2-")
@@ -164,12 +205,10 @@ def main():
     fits = bench_both(args.linv, common, args.devices, tmp, args.timeout)
     if len(fits) == 2:
         many, one = fits["many"][0], fits["one"][0]
-        rows.append({"case": f"parafac2 fit, float32 data on the GPUs, F={F}, {args.iters} iterations, {ndev} GPUs",
-                     "n": J, "batch": K, "rows": I, "linv_s": many["seconds"], "peer": "linv on one GPU",
-                     "peer_s": one["seconds"], "ratio": one["seconds"] / many["seconds"], "floor_s": gram_floor,
-                     "floor_fraction": gram_floor / many["seconds"] if gram_floor else None,
-                     "linv_error": None, "peer_error": None, "loss": many["loss"], "peer_loss": one["loss"],
-                     "loss_relative_difference": abs(many["loss"] - one["loss"]) / one["loss"]})
+        rows.append(comparison_row(f"parafac2 fit, float32 data on the GPUs, F={F}, {args.iters} iterations, {ndev} GPUs",
+                                   J, K, I, many["seconds"], "linv on one GPU", one["seconds"], gram_floor,
+                                   loss=many["loss"], peer_loss=one["loss"],
+                                   loss_relative_difference=abs(many["loss"] - one["loss"]) / one["loss"]))
 
     # 2. end to end from files
     data = args.data or os.path.join(tmp, "data")
@@ -179,29 +218,22 @@ def main():
     total_bytes = sum(os.path.getsize(f) for f in files)
     print(f"wrote {K} subjects ({total_bytes / 1e9:.2f} GB) in {time.perf_counter() - start:.1f} s", flush=True)
     cli = ["parafac2", *files, "-F", F, "--tol", 0, "--iters", args.iters, "-q"]
-    commands = {"many": [args.linv, *cli, "-o", f"{tmp}/out_many", "--devices", args.devices,
-                         "--report", f"{tmp}/many_report.json"],
-                "one": [args.linv, *cli, "-o", f"{tmp}/out_one", "--device", "cuda",
-                        "--report", f"{tmp}/one_report.json"]}
-    times = time_both(commands, args.repeats, args.timeout)
-    if times["many"] and times["one"]:
-        many_s, one_s = statistics.median(times["many"]), statistics.median(times["one"])
-        with open(f"{tmp}/many_report.json") as f:
-            rm = json.load(f)
-        with open(f"{tmp}/one_report.json") as f:
-            ro = json.load(f)
+    commands = {name: [args.linv, *cli, "-o", f"{tmp}/out_{name}", *where, "--report", f"{tmp}/{name}_report.json"]
+                for name, where in sides(args.devices)}
+    measured = end_to_end(commands, {name: f"{tmp}/{name}_report.json" for name in commands}, args.repeats,
+                          args.timeout)
+    if measured:
+        times, many_s, one_s, rm, ro = measured
         diff = max(np.abs(np.load(f"{tmp}/out_many/{n}.npy") - np.load(f"{tmp}/out_one/{n}.npy")).max() /
                    np.abs(np.load(f"{tmp}/out_one/{n}.npy")).max() for n in ("A", "H", "C"))
         copy_floor = total_bytes / (ndev * h2d * 1e9) if h2d else None
-        rows.append({"case": f"linv parafac2 from {K} .npy files (float32) to outputs, F={F}, {args.iters} "
-                             f"iterations, {ndev} GPUs",
-                     "n": J, "batch": K, "rows": I, "linv_s": many_s, "peer": "linv parafac2 on one GPU",
-                     "peer_s": one_s, "ratio": one_s / many_s, "floor_s": copy_floor,
-                     "floor_fraction": copy_floor / many_s if copy_floor else None, "linv_error": None,
-                     "peer_error": None, "seconds_all": times["many"], "peer_seconds_all": times["one"],
-                     "fit_seconds": rm["seconds"], "peer_fit_seconds": ro["seconds"],
-                     "variance_explained": rm["variance_explained"], "peer_variance_explained": ro["variance_explained"],
-                     "factors_max_relative_difference": float(diff), "bytes": total_bytes})
+        rows.append(comparison_row(f"linv parafac2 from {K} .npy files (float32) to outputs, F={F}, {args.iters} "
+                                   f"iterations, {ndev} GPUs", J, K, I, many_s, "linv parafac2 on one GPU", one_s,
+                                   copy_floor, seconds_all=times["many"], peer_seconds_all=times["one"],
+                                   fit_seconds=rm["seconds"], peer_fit_seconds=ro["seconds"],
+                                   variance_explained=rm["variance_explained"],
+                                   peer_variance_explained=ro["variance_explained"],
+                                   factors_max_relative_difference=float(diff), bytes=total_bytes))
     if not args.data:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -18,13 +18,11 @@ and the targets at n = 120000, m = 1000 (J^+ >= 80 % of the copy floor, J^+ d <=
 
     python3 bench/gpu_slam.py --linv build/bin/linv [--cases 20000:100,60000:500,120000:1000] [--repeats 5]
 """
-import argparse
 import importlib.util
 import os
 import random
 import shlex
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_gpu_inverse", os.path.join(HERE, "gpu_inverse.py"))
@@ -55,19 +53,12 @@ def torch_pinv(n, m, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--cases", default="20000:100,60000:500,120000:1000")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_slam.py"] + sys.argv[1:])
-
-    with tempfile.TemporaryDirectory(prefix="linv-slam-") as tmp:
-        linv_json = os.path.join(tmp, "linv.json")
-        cmd = [args.linv, "bench", "slam", "--device", "cuda", "--cases", args.cases, "--repeats", str(args.repeats),
-               "--json", linv_json]
-        linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
+    args, command = inverse_bench.torch_bench_args(
+        __doc__, "gpu_slam.py", lambda ap: ap.add_argument("--cases", default="20000:100,60000:500,120000:1000"),
+        repeats=5)
+    linv_data, linv_failure, cmd = inverse_bench.run_linv_json(
+        [args.linv, "bench", "slam", "--device", "cuda", "--cases", args.cases, "--repeats", str(args.repeats)],
+        "linv-slam-")
 
     status = {"torch": peers.backend("torch")[1]}
     ceilings = peers.ceilings(["torch"]) if status["torch"]["available"] else None
@@ -92,37 +83,31 @@ def main():
     def find(case):
         return next((r for r in rows if r["n"] == 120000 and r["m"] == 1000 and r["case"] == case), None)
 
+    def target(text, row, key, met):
+        measured = row[key] if row else None
+        return {"target": text, "measured": measured, "status": inverse_bench.target_status(measured, met)}
+
     pinv, step = find("J^+ materialised"), find("J^+ d")
     targets = [
-        {"target": "n=120000, m=1000: J^+ at >= 80% of the copy-bandwidth floor",
-         "measured": pinv["floor_fraction"] if pinv else None,
-         "status": "not measured" if not pinv or pinv["floor_fraction"] is None else
-         ("met" if pinv["floor_fraction"] >= 0.8 else "missed")},
-        {"target": "n=120000, m=1000: J^+ d <= 50 us", "measured": step["linv_s"] if step else None,
-         "status": "not measured" if not step else ("met" if step["linv_s"] <= 50e-6 else "missed")},
-        {"target": "n=120000, m=1000: J^+ >= 50x torch's normal-equations pseudoinverse",
-         "measured": pinv["ratio"] if pinv else None,
-         "status": "not measured" if not pinv or pinv["ratio"] is None else
-         ("met" if pinv["ratio"] >= 50 else "missed")}]
-    result = inverse_bench.torch_result_header("slam", status, linv_data, command)
-    device = result["device"]
-    result.update({"ceilings": ceilings,
-                   "method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
-                                        f"{args.repeats} (J's arrays already on the GPU); torch: CUDA events after a "
-                                        f"warm-up, median of {args.repeats}",
-                              "floor": "J^+'s m n 8 bytes written at the measured copy bandwidth",
-                              "linv_command": shlex.join(cmd)},
-                   "peers": status, "targets": targets, "rows": rows})
-    if linv_failure:
-        result["linv_failure"] = linv_failure
-    inverse_bench.save_result(result, args.out_dir, device, "slam.json")
+        target("n=120000, m=1000: J^+ at >= 80% of the copy-bandwidth floor", pinv, "floor_fraction",
+               lambda v: v >= 0.8),
+        target("n=120000, m=1000: J^+ d <= 50 us", step, "linv_s", lambda v: v <= 50e-6),
+        target("n=120000, m=1000: J^+ >= 50x torch's normal-equations pseudoinverse", pinv, "ratio",
+               lambda v: v >= 50)]
+    fields = {"ceilings": ceilings,
+              "method": {"timing": f"linv: host clock around the synchronous call after a warm-up, median of "
+                                   f"{args.repeats} (J's arrays already on the GPU); torch: CUDA events after a "
+                                   f"warm-up, median of {args.repeats}",
+                         "floor": "J^+'s m n 8 bytes written at the measured copy bandwidth",
+                         "linv_command": shlex.join(cmd)},
+              "peers": status, "targets": targets, "rows": rows}
+    inverse_bench.save_torch_result("slam", status, linv_data, command, fields, args.out_dir,
+                                    linv_failure=linv_failure)
     fmt = inverse_bench.fmt
-    print()
-    for r in rows:
-        print(f"{r['case']:17s} n={r['n']:7d} m={r['m']:5d} linv {fmt(r['linv_s'], '10.6f')} s  torch "
-              f"{fmt(r['peer_s'], '9.5f')} s  ratio {fmt(r['ratio'], '8.1f')}x  floor {fmt(r['floor_fraction'], '.2f')}")
-    for t in targets:
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(t['measured'], '.3g')}")
+    inverse_bench.print_summary(
+        (f"{r['case']:17s} n={r['n']:7d} m={r['m']:5d} linv {fmt(r['linv_s'], '10.6f')} s  torch "
+         f"{fmt(r['peer_s'], '9.5f')} s  ratio {fmt(r['ratio'], '8.1f')}x  floor {fmt(r['floor_fraction'], '.2f')}"
+         for r in rows), targets, lambda t: fmt(t["measured"], ".3g"))
     return 1 if linv_failure else 0
 
 

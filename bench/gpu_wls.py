@@ -18,12 +18,10 @@ and the targets (m = 8192: a float64-accurate result >= 2x PyTorch; packed withi
 
     python3 bench/gpu_wls.py --linv build/bin/linv [--sizes 2048,8192] [--repeats 5]
 """
-import argparse
 import importlib.util
 import os
 import shlex
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("linv_gpu_inverse", os.path.join(HERE, "gpu_inverse.py"))
@@ -57,20 +55,12 @@ def torch_wls(m, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--linv", required=True)
-    ap.add_argument("--sizes", default="2048,8192")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = ap.parse_args()
+    args, command = inverse_bench.torch_bench_args(
+        __doc__, "gpu_wls.py", lambda ap: ap.add_argument("--sizes", default="2048,8192"), repeats=5)
     sizes = [int(v) for v in args.sizes.split(",") if v]
-    command = os.environ.get("LINV_BENCH_COMMAND") or shlex.join(["python3", "bench/gpu_wls.py"] + sys.argv[1:])
-
-    with tempfile.TemporaryDirectory(prefix="linv-wls-") as tmp:
-        linv_json = os.path.join(tmp, "linv.json")
-        cmd = [args.linv, "bench", "wls", "--device", "cuda", "--sizes", args.sizes, "--precisions", "double,mixed",
-               "--storages", "full,packed", "--repeats", str(args.repeats), "--json", linv_json]
-        linv_data, linv_failure = inverse_bench.run_linv(cmd, linv_json, None)
+    linv_data, linv_failure, cmd = inverse_bench.run_linv_json(
+        [args.linv, "bench", "wls", "--device", "cuda", "--sizes", args.sizes, "--precisions", "double,mixed",
+         "--storages", "full,packed", "--repeats", str(args.repeats)], "linv-wls-")
 
     status = {"torch": peers.backend("torch")[1]}
     linv_rows = (linv_data or {}).get("rows", [])
@@ -97,36 +87,28 @@ def main():
     best = max(accurate, key=lambda r: r["ratio"], default=None)
     targets.append({"target": "m=8192, n=16384 float64-accurate wls >= 2x torch form + Cholesky + solve",
                     "case": best["case"] if best else None, "measured_ratio": best["ratio"] if best else None,
-                    "status": "not measured" if best is None else ("met" if best["ratio"] >= 2 else "missed")})
+                    "status": inverse_bench.target_status(best and best["ratio"], lambda v: v >= 2)})
     for precision in ("double", "mixed"):
         full, packed = row(8192, f"wls {precision} full"), row(8192, f"wls {precision} packed")
         if full and packed and full["linv_s"] and packed["linv_s"]:
             slower = packed["linv_s"] / full["linv_s"] - 1
             targets.append({"target": f"m=8192 {precision}: packed within 5% of full on the GPU",
                             "measured_slowdown": slower, "status": "met" if slower <= 0.05 else "missed"})
-    result = inverse_bench.torch_result_header("wls", status, linv_data, command)
-    device = result["device"]
-    result.update({"method": {"timing": f"linv: host clock around the synchronous one-shot call after a warm-up, median "
-                                        f"of {args.repeats}; torch: CUDA events after a warm-up, median of {args.repeats}",
-                              "data": "A (m x 2m), d, b uniform in [0, 1], float64",
-                              "error": "||A D^2 (b - A^T x)||_2 / (||A D||_F^2 ||x||_2)",
-                              "accurate": "within 10x torch's float64 residual",
-                              "linv_command": shlex.join(cmd)},
-                   "peers": status, "targets": targets, "rows": rows})
-    if linv_failure:
-        result["linv_failure"] = linv_failure
-    inverse_bench.save_result(result, args.out_dir, device, "wls.json")
+    fields = {"method": {"timing": f"linv: host clock around the synchronous one-shot call after a warm-up, median "
+                                   f"of {args.repeats}; torch: CUDA events after a warm-up, median of {args.repeats}",
+                         "data": "A (m x 2m), d, b uniform in [0, 1], float64",
+                         "error": "||A D^2 (b - A^T x)||_2 / (||A D||_F^2 ||x||_2)",
+                         "accurate": "within 10x torch's float64 residual",
+                         "linv_command": shlex.join(cmd)},
+              "peers": status, "targets": targets, "rows": rows}
+    inverse_bench.save_torch_result("wls", status, linv_data, command, fields, args.out_dir, linv_failure=linv_failure)
     fmt = inverse_bench.fmt
-    print()
-    for r in rows:
-        print(f"{r['case']:18s} m={r['m']:6d} linv {fmt(r['linv_s'], '8.4f')} s  torch {fmt(r['peer_s'], '8.4f')} s  "
-              f"ratio {fmt(r['ratio'], '5.2f')}x  residual {fmt(r['linv_error'], '9.3g')} vs "
-              f"{fmt(r['peer_error'], '9.3g')}  iterations {r['linv_iterations']}")
-    for t in targets:
-        value = t.get("measured_ratio", t.get("measured_slowdown"))
-        print(f"target {t['status'].upper()}: {t['target']}: {fmt(value, '.3f')}")
+    inverse_bench.print_summary(
+        (f"{r['case']:18s} m={r['m']:6d} linv {fmt(r['linv_s'], '8.4f')} s  torch {fmt(r['peer_s'], '8.4f')} s  "
+         f"ratio {fmt(r['ratio'], '5.2f')}x  residual {fmt(r['linv_error'], '9.3g')} vs "
+         f"{fmt(r['peer_error'], '9.3g')}  iterations {r['linv_iterations']}" for r in rows),
+        targets, lambda t: fmt(t.get("measured_ratio", t.get("measured_slowdown")), ".3f"))
     return 1 if linv_failure else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
