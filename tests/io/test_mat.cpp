@@ -17,18 +17,13 @@
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
 #include "support/files.hpp"
+#include "support/round_trip.hpp"
 #include "support/testing.hpp"
 
 namespace {
 
 using linv::index;
-using linv::testing::contains;
-using linv::testing::dir_entries;
-using linv::testing::expect_parse_error;
-using linv::testing::expect_same;
-using linv::testing::random_matrix;
-using linv::testing::read_bytes;
-using linv::testing::write_bytes;
+using namespace linv::testing;
 using linv::Matrix;
 using linv::io::AnyMatrix;
 using linv::io::MatrixStack;
@@ -119,29 +114,18 @@ TEST(Mat, WithoutMatioSaysSo) {
 
 template <class T>
 class MatTyped : public ::testing::Test {};
-using Reals = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(MatTyped, Reals);
+TYPED_TEST_SUITE(MatTyped, RealTypes);
 
 TYPED_TEST(MatTyped, RoundTripsMatrices) {
   REQUIRE_MAT_SUPPORT();
   using T = TypeParam;
-  linv::testing::TempDir dir;
-  const std::pair<index, index> shapes[] = {{0, 0}, {1, 1}, {3, 0}, {0, 3}, {5, 7}, {64, 33}};
-  for (std::size_t s = 0; s < std::size(shapes); ++s) {
-    const auto [rows, cols] = shapes[s];
-    const std::uint64_t seed = linv::testing::case_seed(400 + s);
-    LINV_TRACE_SEED(seed);
-    SCOPED_TRACE(linv::shape_string(rows, cols));
-    const Matrix<T> A = random_matrix<T>(rows, cols, seed);
-    const std::string path = dir.file("a.mat");
-    linv::io::write_matrix<T>(path, A.view());
+  round_trip_shapes<T>("a.mat", 400, [](const std::string& path, const Matrix<T>& A) {
     for (const std::string& spec : {path, path + ":X"}) {
       AnyMatrix back = linv::io::read_matrix(spec);
       ASSERT_TRUE(std::holds_alternative<Matrix<T>>(back)) << "single stays single, double stays double";
       expect_same(std::get<Matrix<T>>(back), A);
     }
-    EXPECT_EQ(dir_entries(dir.path()), std::vector<std::string>{"a.mat"}) << "temporary files left behind";
-  }
+  });
 }
 
 TYPED_TEST(MatTyped, RoundTripsStacks) {

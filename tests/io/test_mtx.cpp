@@ -20,18 +20,13 @@
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
 #include "support/files.hpp"
+#include "support/round_trip.hpp"
 #include "support/testing.hpp"
 
 namespace {
 
 using linv::index;
-using linv::testing::contains;
-using linv::testing::dir_entries;
-using linv::testing::expect_parse_error;
-using linv::testing::expect_same;
-using linv::testing::random_matrix;
-using linv::testing::read_bytes;
-using linv::testing::write_bytes;
+using namespace linv::testing;
 using linv::Matrix;
 using linv::SparseMatrix;
 using linv::io::AnyMatrix;
@@ -55,26 +50,14 @@ Matrix<double> parse(const linv::testing::TempDir& dir, const std::string& text)
 
 template <class T>
 class MtxTyped : public ::testing::Test {};
-using Reals = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(MtxTyped, Reals);
+TYPED_TEST_SUITE(MtxTyped, RealTypes);
 
 // Values survive exactly: %.17g for float64 and %.9g for float32 are enough digits to read back the same value.
 TYPED_TEST(MtxTyped, RoundTripsMatrices) {
   using T = TypeParam;
-  linv::testing::TempDir dir;
-  const std::pair<index, index> shapes[] = {{0, 0}, {1, 1}, {3, 0}, {0, 3}, {5, 7}, {64, 33}};
-  for (std::size_t s = 0; s < std::size(shapes); ++s) {
-    const auto [rows, cols] = shapes[s];
-    const std::uint64_t seed = linv::testing::case_seed(300 + s);
-    LINV_TRACE_SEED(seed);
-    SCOPED_TRACE(linv::shape_string(rows, cols));
-    Matrix<T> A = random_matrix<T>(rows, cols, seed);
-    const std::string path = dir.file("a.mtx");
-    linv::io::write_matrix<T>(path, A.view());
-    const Matrix<T> back = linv::io::convert<T>(linv::io::read_matrix(path), true);
-    expect_same(back, A);
-    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1) << "temporary files left behind";
-  }
+  round_trip_shapes<T>("a.mtx", 300, [](const std::string& path, const Matrix<T>& A) {
+    expect_same(linv::io::convert<T>(linv::io::read_matrix(path), true), A);
+  });
 }
 
 TYPED_TEST(MtxTyped, RoundTripsExtremeValues) {

@@ -29,11 +29,7 @@ namespace {
 using linv::index;
 using linv::Matrix;
 using linv::io::NiftiSpace;
-using linv::testing::contains;
-using linv::testing::dir_entries;
-using linv::testing::expect_parse_error;
-using linv::testing::read_bytes;
-using linv::testing::write_bytes;
+using namespace linv::testing;
 
 #define REQUIRE_NIFTI_SUPPORT() \
   if (!linv::io::have_nifti_support()) GTEST_SKIP() << "built without NIfTI"

@@ -25,18 +25,13 @@
 #include "linv/errors.hpp"
 #include "linv/io.hpp"
 #include "support/files.hpp"
+#include "support/round_trip.hpp"
 #include "support/testing.hpp"
 
 namespace {
 
 using linv::index;
-using linv::testing::contains;
-using linv::testing::dir_entries;
-using linv::testing::expect_parse_error;
-using linv::testing::expect_same;
-using linv::testing::random_matrix;
-using linv::testing::read_bytes;
-using linv::testing::write_bytes;
+using namespace linv::testing;
 using linv::Matrix;
 using linv::io::AnyMatrix;
 using linv::io::AnyStack;
@@ -75,26 +70,15 @@ constexpr const char* descr() {
 
 template <class T>
 class NpyTyped : public ::testing::Test {};
-using Reals = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(NpyTyped, Reals);
+TYPED_TEST_SUITE(NpyTyped, RealTypes);
 
 TYPED_TEST(NpyTyped, RoundTripsMatrices) {
   using T = TypeParam;
-  linv::testing::TempDir dir;
-  const std::pair<index, index> shapes[] = {{0, 0}, {1, 1}, {3, 0}, {0, 3}, {5, 7}, {64, 33}};
-  for (std::size_t s = 0; s < std::size(shapes); ++s) {
-    const auto [rows, cols] = shapes[s];
-    const std::uint64_t seed = linv::testing::case_seed(100 + s);
-    LINV_TRACE_SEED(seed);
-    SCOPED_TRACE(linv::shape_string(rows, cols));
-    const Matrix<T> A = random_matrix<T>(rows, cols, seed);
-    const std::string path = dir.file("a.npy");
-    linv::io::write_matrix<T>(path, A.view());
+  round_trip_shapes<T>("a.npy", 100, [](const std::string& path, const Matrix<T>& A) {
     AnyMatrix back = linv::io::read_matrix(path);
     ASSERT_TRUE(std::holds_alternative<Matrix<T>>(back));
     expect_same(std::get<Matrix<T>>(back), A);
-    EXPECT_EQ(dir_entries(dir.path()), std::vector<std::string>{"a.npy"}) << "temporary files left behind";
-  }
+  });
 }
 
 TYPED_TEST(NpyTyped, WritesStridedViews) {

@@ -17,11 +17,7 @@
 namespace {
 
 using linv::Matrix;
-using linv::testing::contains;
-using linv::testing::expect_same;
-using linv::testing::random_matrix;
-using linv::testing::read_bytes;
-using linv::testing::write_bytes;
+using namespace linv::testing;
 
 #define REQUIRE_NPZ()                                                             \
   if (!linv::io::have_npz_support()) GTEST_SKIP() << "linv was built without zlib: no .npz"
