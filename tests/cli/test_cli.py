@@ -67,11 +67,16 @@ def rel(x, ref):
     return np.linalg.norm(x - ref, 1) / np.linalg.norm(ref, 1)
 
 
-class CliTest(unittest.TestCase):
+class TempDirCase(unittest.TestCase):
+    """A test with a fresh directory of its own (self.dir: path() names a file in it, save() writes an array
+    there as .npy) and self.rng drawn from the seed of the script being run (its __main__ sets SEED and
+    prints it for replay), so that test_faults.py's tests share this one fixture."""
+    prefix = "linv-cli-"
+
     def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="linv-cli-")
+        self._tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         self.dir = self._tmp.name
-        self.rng = np.random.default_rng(SEED)
+        self.rng = np.random.default_rng(sys.modules["__main__"].SEED)
 
     def tearDown(self):
         self._tmp.cleanup()
@@ -83,6 +88,9 @@ class CliTest(unittest.TestCase):
         p = self.path(name)
         np.save(p, array)
         return p
+
+
+class CliTest(TempDirCase):
 
     # ---- results against NumPy -------------------------------------------------------------------
     def test_inv_matches_numpy(self):

@@ -15,11 +15,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli import TempDirCase  # noqa: E402  (the per-test directory and seeded rng)
 
 LINV = None
 TEMPORARY = re.compile(r"^\..+\.tmp-\d+-[0-9a-f]{8}$")  # src/io/io.cpp, AtomicFile
@@ -71,22 +73,8 @@ def in_private_mounts(script, *args):
                           text=True, timeout=600, env={**os.environ, "LINV": LINV})
 
 
-class FaultTest(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="linv-faults-")
-        self.dir = self._tmp.name
-        self.rng = np.random.default_rng(SEED)
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def save(self, name, array):
-        p = self.path(name)
-        np.save(p, array)
-        return p
+class FaultTest(TempDirCase):
+    prefix = "linv-faults-"
 
     def previous_output(self, name="out.npy"):
         """An earlier result at the target (a Matrix Market file unless it is .npy): its path and bytes."""
