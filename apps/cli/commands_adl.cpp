@@ -40,7 +40,7 @@ void adl_typed(const AdlArgs& a, const Matrix<T>& host_X, const std::optional<io
   const Device device = grid ? grid->device() : device_for(a.common, Operation::Adl, host_X.cols());
   const auto prepare = [&] {
     task = read_optional<T>(a.task, c), initial = read_optional<T>(a.initial, c);
-    X = placed(host_X, device, X_copy);
+    X = placed(host_X.view(), device, X_copy);
   };
   grid ? grid->together(prepare) : prepare();
   const bool root = !grid || grid->is_root();

@@ -114,13 +114,13 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
   const Matrix<T> A = as_matrix(stack);
   const Device device = device_for(a.common, rhs ? Operation::BatchedSolve : Operation::BatchedInverse, n * n * count);
   Matrix<T> a_copy, b_copy;
-  const ConstMatrixView<T> a_on = placed(A, device, a_copy);
+  const ConstMatrixView<T> a_on = placed(A.view(), device, a_copy);
   const batched::Options options{.allow_ill_conditioned = a.allow_ill_conditioned};
   batched::Result<T> result;
   io::MatrixStack<T> out;
   if (rhs) {
     const Matrix<T> B = as_matrix(*rhs);
-    result = batched::solve<T>(a_on, placed(B, device, b_copy), options);
+    result = batched::solve<T>(a_on, placed(B.view(), device, b_copy), options);
     out = std::move(*rhs);
   } else {
     result = batched::inv<T>(a_on, options);
@@ -165,10 +165,7 @@ void batch_typed(const SolveArgs& a, const char* command, io::MatrixStack<T>&& s
     const batched::Singular& m = refused[i];
     working_precision = working_precision || m.rcond > 0;
     if (i >= kNamed) continue;
-    named += fmt::format("{}matrix {} ", i == 0 ? "" : ", ", m.matrix);
-    named += !m.why.empty() ? fmt::format("({})", m.why)
-             : m.rcond == 0 ? fmt::format("(zero pivot in column {})", m.pivot)
-                            : fmt::format("(rcond {:.3g}, smallest pivot in column {})", m.rcond, m.pivot);
+    named += fmt::format("{}matrix {} ({})", i == 0 ? "" : ", ", m.matrix, batched::describe(m));
   }
   if (refused.size() > kNamed) named += fmt::format(" and {} more", refused.size() - kNamed);
   throw NumericalError(fmt::format(
@@ -273,7 +270,7 @@ void run_solve(const SolveArgs& a) {
     const SolveOptions options = solve_options(a, c);
     const Device device = device_for(a.common, Operation::Solve, m.rows(), method);
     Matrix<T> rhs_copy;  // B goes where A goes; on the CPU it is used in place
-    const ConstMatrixView<T> b = placed(rhs, device, rhs_copy);
+    const ConstMatrixView<T> b = placed(rhs.view(), device, rhs_copy);
     finish(a.common, "solve", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return solve<T>(v, b, options); }),
            {{"A", a.a}, {"B", a.b}}, a.output, io::is_vector(a.b));
   });
@@ -289,7 +286,7 @@ void run_lstsq(const SolveArgs& a) {
                                .compute_residual = !a.common.no_check};
     const Device device = device_for(a.common, Operation::LeastSquares, m.rows());
     Matrix<T> rhs_copy;
-    const ConstMatrixView<T> b = placed(rhs, device, rhs_copy);
+    const ConstMatrixView<T> b = placed(rhs.view(), device, rhs_copy);
     finish(a.common, "lstsq", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return lstsq<T>(v, b, options); }),
            {{"A", a.a}, {"B", a.b}}, a.output, io::is_vector(a.b));
   });
@@ -332,7 +329,7 @@ void pinv_sparse(const SolveArgs& a, const SparseMatrix<T>& J, Compute c) {
   const double tolerance = a.tolerance > 0 ? a.tolerance : 1e-10;
   const Device device = device_for(a.common, Operation::SlamStep, J.rows);
   Matrix<T> d_copy;
-  Solution<T> s = slam::cgls_apply(J, placed(d, device, d_copy),
+  Solution<T> s = slam::cgls_apply(J, placed(d.view(), device, d_copy),
                                    {.tolerance = tolerance, .max_iterations = a.max_iterations});
   s.x = s.x.to(Device::cpu());
   finish(a.common, "pinv", s, {{"J", a.a}, {"d", a.apply}}, a.output, io::is_vector(a.apply));

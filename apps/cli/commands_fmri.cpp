@@ -23,7 +23,7 @@ void omp_typed(const OmpArgs& a, const Matrix<T>& X, const Matrix<T>& D) {
   const Device device = device_for(a.common, Operation::SparseCoding, X.cols());
   const auto start = std::chrono::steady_clock::now();
   Matrix<T> X_copy, D_copy;  // on a GPU only (timed: part of the run)
-  const fmri::SparseCodes<T> codes = fmri::batch_omp<T>(placed(D, device, D_copy), placed(X, device, X_copy),
+  const fmri::SparseCodes<T> codes = fmri::batch_omp<T>(placed(D.view(), device, D_copy), placed(X.view(), device, X_copy),
                                                         {.sparsity = a.sparsity, .tolerance = a.tolerance});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_sparse<T>(a.codes, SparseMatrix<T>::from_dense(codes.to_dense().view()));  // .mtx: coordinate form
@@ -74,7 +74,7 @@ void ksvd_typed(const KsvdArgs& a, const Matrix<T>& host_X, const std::optional<
   const Device device = grid ? grid->device() : device_for(a.common, Operation::Ksvd, host_X.cols());
   const auto prepare = [&] {
     if (!a.initial.empty()) initial = as<T>(io::read_matrix(a.initial), c);
-    X = placed(host_X, device, X_copy);
+    X = placed(host_X.view(), device, X_copy);
   };
   grid ? grid->together(prepare) : prepare();
   const bool root = !grid || grid->is_root();

@@ -114,8 +114,7 @@ void run_demo(const DemoArgs& a) {
   io::make_directory(a.out);
   const std::string ext = io::have_png_support() ? ".png" : ".pgm";
   const io::Image phantom{imaging::shepp_logan(a.size), 1};
-  const Device device =
-      a.device == "auto" ? auto_device(Operation::Deblur, a.size * a.size) : Device::parse(a.device);
+  const Device device = choose_device(a.device, Operation::Deblur, a.size * a.size);
   if (!a.quiet)
     std::printf("linv demo: deblurring the %lldx%lld Shepp-Logan phantom six ways (the thesis's cases) and a photograph, "
                 "on %s,\nlambda, boundary and robustness chosen by linv\n\n",

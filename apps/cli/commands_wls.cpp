@@ -34,46 +34,19 @@ WlsOptions wls_options(const WlsArgs& a, Compute c) {
           .allow_ill_conditioned = a.allow_ill_conditioned};
 }
 
-// statsmodels' and SciPy's form, beta minimising sum_i w_i (y_i - x_i^T beta)^2 = ||W^1/2 (y - X beta)||^2
-// for X n x p (one row per observation): the normal form with A = X^T and D^2 = W. Checked here in the
-// user's own names.
-template <Real T>
-Matrix<T> design_as_a(const Matrix<T>& X, index weights, index observations) {
-  if (X.rows() < X.cols())
-    throw InvalidArgument(fmt::format("wls --form statsmodels: X ({}) has fewer observations (rows) than parameters "
-                                      "(columns); for A m x n with m <= n use the normal form",
-                                      shape_string(X.rows(), X.cols())));
-  if (weights != X.rows() || observations != X.rows())
-    throw InvalidArgument(fmt::format("wls --form statsmodels: X is {} ({} observations), but w has {} entries and y "
-                                      "{} rows",
-                                      shape_string(X.rows(), X.cols()), X.rows(), weights, observations));
-  Matrix<T> A = Matrix<T>::uninitialized(X.cols(), X.rows());
-  for (index j = 0; j < A.cols(); ++j)
-    for (index i = 0; i < A.rows(); ++i) A(i, j) = X(j, i);
-  return A;
-}
-
 void run_wls(const WlsArgs& a) {
-  if (a.form != "normal" && a.form != "statsmodels")
-    throw InvalidArgument(fmt::format("--form {}: expected normal or statsmodels", a.form));
-  const bool statsmodels = a.form == "statsmodels";
-  if (statsmodels && a.weights != "d2")
-    throw InvalidArgument("--form statsmodels takes w as statsmodels does (the weights of the squared residuals): "
-                          "drop --weights");
+  const WlsForm form = parse_wls_form(a.form);  // a usage error before any file is read
   io::AnyMatrix A = io::read_matrix(a.a), d = io::read_matrix(a.d), b = io::read_matrix(a.b);
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(d), dtype_of(b)});
   with_type(c, [&]<Real T>() {
-    const Matrix<T> weights = as<T>(std::move(d), c), rhs = as<T>(std::move(b), c);
-    const Matrix<T> m = statsmodels ? design_as_a(as<T>(std::move(A), c), weights.rows(), rhs.rows())
-                                    : as<T>(std::move(A), c);
-    if (!statsmodels && m.rows() > m.cols())
-      throw InvalidArgument(fmt::format("wls: A is {}, taller than wide, where the normal form needs m <= n (x "
-                                        "minimising ||D (b - A^T x)||); for a design matrix with one row per "
-                                        "observation (as statsmodels and SciPy take it) add --form statsmodels",
-                                        shape_string(m.rows(), m.cols())));
-    const Device device = device_for(a.common, Operation::WeightedLeastSquares, m.rows());
+    const Matrix<T> m = as<T>(std::move(A), c), weights = as<T>(std::move(d), c), rhs = as<T>(std::move(b), c);
+    WlsOptions options = wls_options(a, c);
+    options.form = form;
+    const index unknowns = form == WlsForm::Design ? m.cols() : m.rows();
+    const Device device = device_for(a.common, Operation::WeightedLeastSquares, unknowns);
+    Matrix<T> d_copy, b_copy;
     const Solution<T> s = run_on(device, m, [&](ConstMatrixView<T> a_on) {
-      return wls<T>(a_on, weights.to(device).view(), rhs.to(device).view(), wls_options(a, c));
+      return wls<T>(a_on, placed(weights.view(), device, d_copy), placed(rhs.view(), device, b_copy), options);
     });
     finish(a.common, "wls", s, {{"A", a.a}, {"d", a.d}, {"b", a.b}}, a.output, io::is_vector(a.b));
   });

@@ -215,8 +215,7 @@ dist::Grid job_grid(const JobOptions& o, const char* command) {
 }
 
 Device device_for(const CommonOptions& o, Operation op, index size, Method method) {
-  // a missing GPU or CUDA build is reported by parse
-  return o.device == "auto" ? auto_device(op, size, method) : Device::parse(o.device);
+  return choose_device(o.device, op, size, method);
 }
 
 // What reading the inputs changed (io::take_input_notes: integers read as float64, ...), gathered for the

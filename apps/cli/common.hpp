@@ -146,14 +146,6 @@ SparseMatrix<T> as(io::AnySparse&& s) {
 // and its size (linv::auto_device).
 Device device_for(const CommonOptions& o, Operation op, index size, Method method = Method::Auto);
 
-// M's view on `device`: M itself on the CPU, otherwise a copy made there and kept in `copy`.
-template <Real T>
-ConstMatrixView<T> placed(const Matrix<T>& M, Device device, Matrix<T>& copy) {
-  if (device.is_cpu()) return M.view();
-  copy = M.to(device);
-  return copy.view();
-}
-
 // Runs `f` on a copy of A placed on `device` and returns the solution with its result back in host memory.
 template <Real T, class F>
 Solution<T> run_on(Device device, const Matrix<T>& A, F&& f) {

@@ -50,6 +50,10 @@ struct Singular {
   std::string why;    // where the batched kernel could not judge it: what the one-matrix path found
 };
 
+// Why `m` is singular, in words the front ends quote: "zero pivot in column 3", "rcond 2.1e-18 below
+// machine epsilon, smallest pivot in column 7", or what the one-matrix path found (`why`).
+std::string describe(const Singular& m);
+
 // What happened to a batch.
 struct Status {
   std::vector<Singular> singular;  // the singular matrices in batch order; empty when all are regular

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <utility>
@@ -150,6 +152,38 @@ class OutputTransaction {
 // without one): for outputs that are complete although the command goes on to report a failure, such as
 // a batch whose singular members are NaN in its result.
 void commit_outputs_so_far();
+
+// ---- .npy files mapped in place (a distributed matrix reads and writes its own tiles) ----
+// Where a 1-D or 2-D float32/float64 .npy array lies in its file: a malformed file, or any other shape or
+// type, raises ParseError naming the byte.
+struct NpyLayout {
+  DType dtype = DType::Float64;
+  bool fortran_order = true;  // column-major (a 1-D array counts as one column); else rows are contiguous
+  index rows = 0, cols = 0;
+  std::int64_t data_offset = 0;  // bytes before the first entry
+};
+NpyLayout npy_layout(const std::string& path);
+
+// A Fortran-order rows x cols .npy array of T (with `vector`, 1-D of rows entries) made whole under a
+// temporary name beside `path`, header written and size set, for processes to fill its entries in place
+// (mapping temp_path() at data_offset()); commit() renames it over `path`. Destroyed uncommitted, it removes
+// the temporary file: `path` keeps what it held.
+template <Real T>
+class NpyInPlace {
+ public:
+  NpyInPlace(const std::string& path, index rows, index cols, bool vector = false);
+  ~NpyInPlace();
+  NpyInPlace(const NpyInPlace&) = delete;
+  NpyInPlace& operator=(const NpyInPlace&) = delete;
+  const std::string& temp_path() const noexcept;
+  // Where the entries begin: header_bytes of this shape, which every process can compute alike.
+  static std::int64_t header_bytes(index rows, index cols, bool vector = false);
+  void commit();
+
+ private:
+  struct File;
+  std::unique_ptr<File> file_;
+};
 
 // For a handler of a fatal signal (Ctrl-C, SIGTERM): removes the temporary files of every write in
 // progress in this process, and makes any write that creates its file after this call remove it again.

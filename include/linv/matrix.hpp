@@ -249,6 +249,19 @@ Matrix<T> Matrix<T>::to(Device device) const {
   return m;
 }
 
+// `v` where `device` can read it: v itself where it lives there already, otherwise a copy made there in one
+// transfer (a strided view packed on the way) and kept in `keep`, which must outlive the view. The command
+// line, Python and MATLAB place their inputs with it.
+template <Real T>
+ConstMatrixView<T> placed(ConstMatrixView<T> v, Device device, Matrix<T>& keep) {
+  if (v.device() == device) return v;
+  keep = Matrix<T>::uninitialized(v.rows(), v.cols(), device);
+  if (!keep.empty())
+    detail::copy_2d(keep.data(), keep.ld() * sizeof(T), device, v.data(), v.ld() * sizeof(T), v.device(),
+                    v.rows() * sizeof(T), static_cast<std::size_t>(v.cols()));
+  return keep.view();
+}
+
 template <Real T>
 template <Real U>
 Matrix<U> Matrix<T>::cast() const {

@@ -98,4 +98,8 @@ std::string_view to_string(StopReason s);  // "none", "converged", "iteration li
 // elements for batches, signals for the fMRI factorisations); the CPU otherwise.
 Device auto_device(Operation op, index size, Method method = Method::Auto);
 
+// The device a caller's --device (or device=) names: "cpu", "cuda", "cuda:N" as Device::parse reads them,
+// or "auto", auto_device's choice. The command line, Python and MATLAB all read theirs here.
+Device choose_device(std::string_view spec, Operation op, index size, Method method = Method::Auto);
+
 }  // namespace linv

@@ -31,7 +31,18 @@ enum class Storage {
            // (m/2) x (m/2) workspace while C is formed and factored)
 };
 
+// How the system is given.
+enum class WlsForm {
+  Normal,  // A m x n (m <= n), d, b: x minimising ||D (b - A^T x)|| (interior-point methods, SLAM)
+  Design,  // X n x p (n >= p, one row per observation), w, y, as statsmodels' WLS(y, X, weights=w) and SciPy
+           // take it: beta minimising sum_i w_i (y_i - x_i^T beta)^2, the normal form with A = X^T and
+           // D^2 = diag(w) (so Weights::Squared only). Errors name X, w and y.
+};
+std::string_view to_string(WlsForm f);  // "normal", "statsmodels"
+WlsForm parse_wls_form(std::string_view name);
+
 struct WlsOptions {
+  WlsForm form = WlsForm::Normal;  // wls() only: a WeightedLeastSquares system is always in the normal form
   Precision precision = Precision::Native;  // Mixed: float64 data, the paper's Algorithm 1
   Storage storage = Storage::Full;
   Weights weights = Weights::Squared;

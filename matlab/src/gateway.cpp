@@ -279,8 +279,7 @@ std::optional<bool> Options::flag(std::string_view name) const {
 }
 
 linv::Device Options::device(linv::Operation op, index size, linv::Method method) const {
-  const std::string spec = text("device").value_or("auto");
-  return spec == "auto" ? linv::auto_device(op, size, method) : linv::Device::parse(spec);
+  return linv::choose_device(text("device").value_or("auto"), op, size, method);
 }
 
 linv::SolveOptions solve_options(const Options& o) {

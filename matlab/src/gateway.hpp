@@ -58,14 +58,7 @@ linv::ConstMatrixView<T> column(const mxArray* a, std::string_view what);
 // A count (T0, K, F: a whole non-negative number), as given positionally.
 linv::index count(const mxArray* a, std::string_view what);
 
-// A view of `a` (an input, in host memory) on `device`: itself on the CPU, otherwise a copy made there
-// and kept in `copy`.
-template <linv::Real T>
-linv::ConstMatrixView<T> placed(linv::ConstMatrixView<T> a, linv::Device device, linv::Matrix<T>& copy) {
-  if (device.is_cpu()) return a;
-  copy = linv::Matrix<T>::copy_of(a).to(device);
-  return copy.view();
-}
+using linv::placed;  // an input's view on the device chosen (as the command line and Python place theirs)
 
 // A new MATLAB array of T's class holding m (on any device).
 template <linv::Real T>

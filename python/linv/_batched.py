@@ -24,9 +24,9 @@ def _check_method(method, what):
                          f"(LAPACK's LU on the CPU, Gauss-Jordan in registers on a GPU): drop method={method!r}")
 
 
-def _singular(pivots, rconds, lead, what, shape, singular):
+def _singular(pivots, why, lead, what, shape, singular):
     """Raise (singular="raise") naming the first singular matrix of the stack, or let the NaN blocks stand.
-    rconds: the rcond of each singular matrix by flat index (0 for a zero pivot), where known."""
+    why: the library's account of each singular matrix (linv::batched::describe), by flat index."""
     if singular not in ("raise", "nan"):
         raise ValueError(f"singular is 'raise' or 'nan', not {singular!r}")
     bad = _np.flatnonzero(pivots.reshape(-1))
@@ -34,15 +34,9 @@ def _singular(pivots, rconds, lead, what, shape, singular):
         return
     members = [tuple(int(i) for i in _np.unravel_index(k, lead)) for k in bad]
     first, pivot = members[0], int(pivots.reshape(-1)[bad[0]])
-    rcond = rconds.get(int(bad[0]))
-    if rcond is None:
-        why = f"pivot in column {pivot}"
-    elif rcond == 0:
-        why = f"zero pivot in column {pivot}"
-    else:
-        why = f"singular to working precision: rcond {rcond:.3g} below machine epsilon, smallest pivot in column {pivot}"
+    reason = why.get(int(bad[0]), f"pivot in column {pivot}")
     e = SingularMatrixError(
-        f"{what}: matrix {first} of the stack of shape {shape} is singular ({why}); "
+        f"{what}: matrix {first} of the stack of shape {shape} is singular ({reason}); "
         f"{bad.size} of {pivots.size} matrices are singular. Every other matrix was computed: pass "
         f"singular='nan' to get them, with NaN for the singular ones")
     e.pivot, e.index, e.indices = pivot, first, members
@@ -81,10 +75,10 @@ def _empty(zeros, shape, what, device, lead, report):
                 "pivots": _np.zeros(lead, dtype=_np.int64), "notes": ["empty stack"]}) if report else x
 
 
-def _finish(x, pivots, rconds, rep, lead, what, shape, singular, report):
+def _finish(x, pivots, why, rep, lead, what, shape, singular, report):
     rep["singular"] = int(_np.count_nonzero(pivots))
     rep["pivots"] = pivots.reshape(lead)
-    _singular(pivots, rconds, lead, what, shape, singular)
+    _singular(pivots, why, lead, what, shape, singular)
     return (x, rep) if report else x
 
 
@@ -97,11 +91,11 @@ def inv(a, method, device, check, report, singular):
         return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), a.shape, "inv", device, lead, report)
     flat = _np.ascontiguousarray(a.reshape(count, n, n))
     # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
-    x, pivots, rconds, rep = _linv.batched_inv(flat, device)
+    x, pivots, why, rep = _linv.batched_inv(flat, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(flat, x, pivots == 0)
-    return _finish(x.reshape(a.shape), pivots, rconds, rep, lead, "inv", a.shape, singular, report)
+    return _finish(x.reshape(a.shape), pivots, why, rep, lead, "inv", a.shape, singular, report)
 
 
 def inv_gpu(a, gpu, method, check, report, singular):
@@ -116,11 +110,11 @@ def inv_gpu(a, gpu, method, check, report, singular):
     if count == 0 or n == 0:
         return _empty(gpu.zeros, shape, "inv", f"cuda:{gpu.index}", lead, report)
     flat = gpu.contiguous(gpu.adopt(a).reshape(count, n, n))
-    x, pivots, rconds, rep = _linv.batched_inv_gpu(flat, gpu.framework)
+    x, pivots, why, rep = _linv.batched_inv_gpu(flat, gpu.framework)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(gpu.to_numpy(flat), gpu.to_numpy(x), pivots == 0)
-    return _finish(x.reshape(shape), pivots, rconds, rep, lead, "inv", shape, singular, report)
+    return _finish(x.reshape(shape), pivots, why, rep, lead, "inv", shape, singular, report)
 
 
 def _solve_shapes(a_shape, b_shape):
@@ -154,12 +148,12 @@ def solve(a, b, method, device, check, report, singular):
     # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
     at = _np.ascontiguousarray(af.swapaxes(1, 2))
     bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
-    x, pivots, rconds, rep = _linv.batched_solve(at, bt, device)
+    x, pivots, why, rep = _linv.batched_solve(at, bt, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)
     x = x.reshape(lead + (n, k))
-    return _finish(x[..., 0] if vector else x, pivots, rconds, rep, lead, "solve", a.shape, singular, report)
+    return _finish(x[..., 0] if vector else x, pivots, why, rep, lead, "solve", a.shape, singular, report)
 
 
 def solve_gpu(a, b, gpu, method, check, report, singular):
@@ -180,9 +174,9 @@ def solve_gpu(a, b, gpu, method, check, report, singular):
     bf = gpu.contiguous(gpu.broadcast_to(b2, lead + (n, k))).reshape(count, n, k)
     at = gpu.contiguous(af.swapaxes(1, 2))
     bt = gpu.contiguous(bf.swapaxes(1, 2))
-    x, pivots, rconds, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
+    x, pivots, why, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(gpu.to_numpy(af), gpu.to_numpy(x), gpu.to_numpy(bf), pivots == 0)
     x = x.reshape(lead + (n, k))
-    return _finish(x[..., 0] if vector else x, pivots, rconds, rep, lead, "solve", a_shape, singular, report)
+    return _finish(x[..., 0] if vector else x, pivots, why, rep, lead, "solve", a_shape, singular, report)

@@ -58,7 +58,7 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
 
     With form="statsmodels", the same problem as statsmodels' WLS(y, X, weights=w) and SciPy pose it:
     wls(X, w, y, form="statsmodels") is beta minimising sum_i w_i (y_i - x_i^T beta)^2, X tall (n x p, one
-    row per observation), w the weights of the squared residuals (a = X^T, D^2 = diag(w), no copy).
+    row per observation), w the weights of the squared residuals (a = X^T, D^2 = diag(w): linv::WlsForm).
 
     Parameters
     ----------
@@ -101,31 +101,33 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
     ValueError
         Shapes that do not fit (naming both), or a bad keyword.
     """
-    if form == "statsmodels":
-        if weights != "squared":
-            raise ValueError("wls: form='statsmodels' takes w as statsmodels does (weights of the squared "
-                             "residuals): leave weights out")
-        shape = tuple(getattr(a, "shape", _np.shape(a)))
-        if len(shape) != 2 or shape[0] < shape[1]:
-            raise ValueError(f"wls: form='statsmodels' needs X of shape (n, p) with n >= p (one row per "
-                             f"observation); got {shape}")
-        a = a.T if hasattr(a, "T") else _np.asarray(a).T
-    elif form != "normal":
-        raise ValueError(f"wls: form={form!r}: expected 'normal' or 'statsmodels'")
     gpu = _gpu_call("wls", device, a=a, d=d, b=b)
-    if gpu:
+    options = _options(weights, precision, storage, tolerance, max_iterations,
+                       None if gpu else "cpu" if device is None else device, check)
+    if form != "normal":
+        # statsmodels' form (or a misspelt one): the library checks X, w and y and says so in their names
+        if gpu:
+            a, w, y = gpu.matrix(a, "X"), gpu.adopt(d).reshape(-1, 1), gpu.adopt(b)
+            vector = len(tuple(y.shape)) == 1
+            y = gpu.fortran(y.reshape(-1, 1) if vector else y)
+            x, rep = _linv.wls_gpu(a, gpu.fortran(w), y, *options, gpu.framework, form)
+        else:
+            a = _matrix(a, "X")
+            w = _contiguous(_float(d, "w").astype(a.dtype, copy=False).reshape(-1, 1))
+            y = _float(b, "y").astype(a.dtype, copy=False)
+            vector = y.ndim == 1
+            x, rep = _linv.wls(a, w, _contiguous(y.reshape(-1, 1) if vector else y), *options, form)
+    elif gpu:
         a = gpu.matrix(a, "a")
         _shape_of_system("wls", tuple(a.shape))
         d2 = _weights_gpu(gpu, "wls", tuple(a.shape), d)
         b2, vector = gpu.columns(b, a.shape[1], a.shape)
-        x, rep = _linv.wls_gpu(a, d2, b2, *_options(weights, precision, storage, tolerance, max_iterations, None,
-                                                    check), gpu.framework)
+        x, rep = _linv.wls_gpu(a, d2, b2, *options, gpu.framework, form)
     else:
         a = _system("wls", a)
         d2 = _weights("wls", a.shape, a.dtype, d)
         b2, vector = _rhs("wls", a.shape, a.dtype, b)
-        x, rep = _linv.wls(a, d2, b2, *_options(weights, precision, storage, tolerance, max_iterations,
-                                                "cpu" if device is None else device, check))
+        x, rep = _linv.wls(a, d2, b2, *options, form)
     if vector:
         x = x.reshape(-1)
     return (x, rep) if report else x

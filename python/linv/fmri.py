@@ -162,8 +162,6 @@ def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device=None, r
     if len(x_shape) not in (1, 2) or x_shape[0] != d_shape[0]:
         raise ValueError(f"omp: the dictionary has shape {d_shape} and x has shape {x_shape}: x needs {d_shape[0]} "
                          f"rows (time points)")
-    if not 1 <= int(sparsity) <= d_shape[1]:
-        raise ValueError(f"omp: sparsity {sparsity} must be between 1 and the {d_shape[1]} atoms")
     x2 = xa.reshape(-1, 1) if vector else xa
     if gpu:
         codes, count, rep = _linv.omp_gpu(d, gpu.fortran(x2), int(sparsity), float(tolerance), kernel, gpu.framework)

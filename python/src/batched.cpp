@@ -22,13 +22,13 @@ using linv::index;
 // (0: a zero pivot; else below machine epsilon), and the report.
 nb::tuple batch_tuple(nb::object x, std::size_t count, const linv::batched::Status& status) {
   std::vector<long long> pivots;
-  nb::dict rconds;
+  nb::dict why;  // linv::batched::describe of each singular matrix, by flat index
   if (!status.singular.empty()) pivots.assign(count, 0);
   for (const linv::batched::Singular& m : status.singular) {
     pivots[static_cast<std::size_t>(m.matrix)] = m.pivot;
-    rconds[nb::int_(m.matrix)] = m.rcond;
+    why[nb::int_(m.matrix)] = linv::batched::describe(m);
   }
-  return nb::make_tuple(x, pivots, rconds, report_dict(status.report));
+  return nb::make_tuple(x, pivots, why, report_dict(status.report));
 }
 
 template <class T>
@@ -46,7 +46,7 @@ nb::tuple batched_inv(const Stack<T>& a, const std::string& device) {
   if (static_cast<index>(a.shape(2)) != n)
     throw linv::ShapeMismatch("batched inv needs square matrices", n, static_cast<index>(a.shape(2)), n, n);
   const linv::ConstMatrixView<T> A(a.data(), n, n * count, std::max<index>(n, 1));
-  const linv::Device d = pick_device(device, linv::Operation::BatchedInverse, n * n * count);
+  const linv::Device d = linv::choose_device(device, linv::Operation::BatchedInverse, n * n * count);
   linv::batched::Result<T> r;
   try {
     nb::gil_scoped_release released;
@@ -79,7 +79,7 @@ nb::tuple batched_solve(const Stack<T>& at, const Stack<T>& bt, const std::strin
                               static_cast<index>(bt.shape(0)) * static_cast<index>(bt.shape(2)), k);
   const linv::ConstMatrixView<T> A(at.data(), n, n * count, std::max<index>(n, 1));
   const linv::ConstMatrixView<T> B(bt.data(), n, k * count, std::max<index>(n, 1));
-  const linv::Device d = pick_device(device, linv::Operation::BatchedSolve, n * n * count);
+  const linv::Device d = linv::choose_device(device, linv::Operation::BatchedSolve, n * n * count);
   linv::batched::Result<T> r;
   {
     nb::gil_scoped_release released;
@@ -144,14 +144,17 @@ linv::WlsOptions wls_options(const std::string& precision, const std::string& st
   return o;
 }
 
+// form: "normal" (a m x n, d, b) or "statsmodels" (X n x p, w, y), linv::WlsForm's names.
 template <class T>
 nb::tuple wls(const Input<T>& a, const Input<T>& d, const Input<T>& b, const std::string& precision,
               const std::string& storage, const std::string& weights, double tolerance, int max_iterations,
-              const std::string& device, bool check) {
+              const std::string& device, bool check, const std::string& form) {
   linv::Matrix<T> a_copy, d_copy, b_copy;
   const linv::ConstMatrixView<T> A = column_major(a, a_copy), D = column_major(d, d_copy), B = column_major(b, b_copy);
-  const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
-  const linv::Device dev = pick_device(device, linv::Operation::WeightedLeastSquares, A.rows());
+  linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  o.form = linv::parse_wls_form(form);
+  const linv::index unknowns = o.form == linv::WlsForm::Design ? A.cols() : A.rows();
+  const linv::Device dev = linv::choose_device(device, linv::Operation::WeightedLeastSquares, unknowns);
   linv::Solution<T> s;
   {
     nb::gil_scoped_release released;
@@ -165,10 +168,11 @@ nb::tuple wls(const Input<T>& a, const Input<T>& d, const Input<T>& b, const std
 template <class T>
 nb::tuple wls_gpu(const GpuInput<T>& a, const GpuInput<T>& d, const GpuInput<T>& b, const std::string& precision,
                   const std::string& storage, const std::string& weights, double tolerance, int max_iterations,
-                  bool check, const std::string& framework) {
+                  bool check, const std::string& framework, const std::string& form) {
   const Gpu gpu(a, framework);
   const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a"), D = gpu.view<T>(d, "d"), B = gpu.view<T>(b, "b");
-  const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
+  o.form = linv::parse_wls_form(form);
   linv::Solution<T> s = gpu.run([&] { return linv::wls<T>(A, D, B, o); });
   return nb::make_tuple(gpu.array<T>(std::move(s.x)), report_dict(s.report));
 }
@@ -220,7 +224,7 @@ WlsObject<T>* make_wls(const Input<T>& a, const std::string& precision, const st
   linv::Matrix<T> copy;
   const linv::ConstMatrixView<T> A = column_major(a, copy);
   const linv::WlsOptions o = wls_options(precision, storage, weights, tolerance, max_iterations, check);
-  const linv::Device dev = pick_device(device, linv::Operation::WeightedLeastSquares, A.rows());
+  const linv::Device dev = linv::choose_device(device, linv::Operation::WeightedLeastSquares, A.rows());
   nb::gil_scoped_release released;
   linv::Matrix<T> on;
   return new WlsObject<T>{std::make_unique<linv::WeightedLeastSquares<T>>(placed(A, dev, on), o), dev};
@@ -243,9 +247,11 @@ void bind_typed(nb::module_& m, const char* suffix) {
   m.def("batched_inv_gpu", &batched_inv_gpu<T>, nb::arg("a"), nb::arg("framework"));
   m.def("batched_solve_gpu", &batched_solve_gpu<T>, nb::arg("at"), nb::arg("bt"), nb::arg("framework"));
   m.def("wls_gpu", &wls_gpu<T>, nb::arg("a"), nb::arg("d"), nb::arg("b"), nb::arg("precision"), nb::arg("storage"),
-        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("check"), nb::arg("framework"));
+        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("check"), nb::arg("framework"),
+        nb::arg("form"));
   m.def("wls", &wls<T>, nb::arg("a"), nb::arg("d"), nb::arg("b"), nb::arg("precision"), nb::arg("storage"),
-        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("device"), nb::arg("check"));
+        nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("device"), nb::arg("check"),
+        nb::arg("form"));
   nb::class_<WlsObject<T>>(m, (std::string("WeightedLeastSquares") + suffix).c_str())
       .def("factor", &WlsObject<T>::factor)
       .def("solve", &WlsObject<T>::solve)

@@ -280,20 +280,7 @@ nb::object solution(const Out& out, linv::Solution<T>&& s, bool report, bool tra
   return report ? nb::object(nb::make_tuple(x, report_dict(s.report))) : x;
 }
 
-// "cpu", "cuda", "cuda:N" as Device::parse reads them; "auto": linv's own choice for this operation and size
-// (auto_device, as the command line's --device auto).
-inline linv::Device pick_device(const std::string& device, linv::Operation op, linv::index size,
-                                linv::Method method = linv::Method::Auto) {
-  return device == "auto" ? linv::auto_device(op, size, method) : linv::Device::parse(device);
-}
-
-// A view on `device`: the view itself on the CPU, else a copy there kept in `copy`.
-template <class T>
-linv::ConstMatrixView<T> placed(linv::ConstMatrixView<T> v, linv::Device device, linv::Matrix<T>& copy) {
-  if (device.is_cpu()) return v;
-  copy = linv::Matrix<T>::copy_of(v).to(device);
-  return copy.view();
-}
+using linv::placed;  // a view on the device chosen (linv::placed, as the command line and MATLAB place theirs)
 
 // Lets Ctrl-C stop an iterative run (k-SVD, ADL, PARAFAC2): called from linv's hooks (after each
 // iteration; in k-SVD also before each atom update), it takes the GIL for a moment and raises what the

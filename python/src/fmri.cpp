@@ -79,7 +79,7 @@ nb::tuple omp(const Input<T>& d, const Input<T>& x, index sparsity, double toler
   linv::Matrix<T> d_copy, x_copy;
   const linv::ConstMatrixView<T> D = column_major(d, d_copy), X = column_major(x, x_copy);
   const fm::OmpOptions o = omp_options(sparsity, tolerance, kernel);
-  const linv::Device dev = pick_device(device, linv::Operation::SparseCoding, X.cols());
+  const linv::Device dev = linv::choose_device(device, linv::Operation::SparseCoding, X.cols());
   OmpRun<T> run;
   {
     nb::gil_scoped_release released;
@@ -134,7 +134,7 @@ nb::tuple ksvd(const Input<T>& x, index atoms, index sparsity, int iterations, b
   const linv::Matrix<T> init = optional_matrix(initial);
   const fm::KsvdOptions o =
       ksvd_options(atoms, sparsity, iterations, exact, seed, clear, coherence, min_use, keep_better_codes);
-  const linv::Device dev = pick_device(device, linv::Operation::Ksvd, X.cols());
+  const linv::Device dev = linv::choose_device(device, linv::Operation::Ksvd, X.cols());
   fm::KsvdResult<T> r;
   linv::Matrix<T> codes;
   {
@@ -198,7 +198,7 @@ nb::tuple adl(const Input<T>& x, index atoms, const std::optional<Input<T>>& tas
   const linv::Matrix<T> t = optional_matrix(task), init = optional_matrix(initial);
   const fm::AdlOptions o =
       adl_options(atoms, lambda, max_iterations, coefficient_steps, dictionary_steps, c, c_d, tolerance, seed);
-  const linv::Device dev = pick_device(device, linv::Operation::Adl, X.cols());
+  const linv::Device dev = linv::choose_device(device, linv::Operation::Adl, X.cols());
   fm::AdlResult<T> r;
   {
     nb::gil_scoped_release released;
@@ -269,7 +269,7 @@ nb::tuple parafac2(const std::vector<Input<T>>& slabs, index rank, int max_itera
   const linv::Matrix<T> A0 = optional_matrix(a0), H0 = optional_matrix(h0), C0 = optional_matrix(c0);
   const bool given = a0.has_value();
   const fm::Parafac2Init<T> init{A0.view(), H0.view(), C0.view()};
-  const linv::Device dev = pick_device(device, linv::Operation::Parafac2, voxels);
+  const linv::Device dev = linv::choose_device(device, linv::Operation::Parafac2, voxels);
   fm::Parafac2Result<T> r;
   {
     nb::gil_scoped_release released;

@@ -148,7 +148,7 @@ nb::tuple deblur(const Input<double>& g, const Input<double>& kernel, const std:
   const im::DeblurOptions o =
       deblur_options(lambda, rule, boundary, regularizer, robust, path, channels, max_iterations, tolerance, prior,
                      tv_weight, noise_model, photon_peak);
-  const linv::Device d = pick_device(device, linv::Operation::Deblur, G.rows() * G.cols());
+  const linv::Device d = linv::choose_device(device, linv::Operation::Deblur, G.rows() * G.cols());
   im::DeblurResult r;
   {
     nb::gil_scoped_release released;
@@ -222,7 +222,7 @@ template <class T>
 Bordered<T>* make_bordered(const Input<T>& j, index k, const std::string& device) {
   linv::Matrix<T> copy;
   const linv::ConstMatrixView<T> J = column_major(j, copy);
-  const linv::Device d = pick_device(device, linv::Operation::SlamStep, J.rows() * (k + 1));
+  const linv::Device d = linv::choose_device(device, linv::Operation::SlamStep, J.rows() * (k + 1));
   nb::gil_scoped_release released;
   auto host = linv::slam::BorderedJacobian<T>::from_dense(J, k);
   if (d.is_cpu()) return new Bordered<T>{std::move(host)};
@@ -237,7 +237,7 @@ nb::tuple cgls_step(const linv::SparseMatrix<T>& J, const Input<T>& d, double to
   const linv::ConstMatrixView<T> D = column_major(d, d_copy);
   if (D.rows() != J.rows)
     throw linv::ShapeMismatch("slam sparse step: d needs one row per row of J", J.rows, J.cols, D.rows(), D.cols());
-  const linv::Device dev = pick_device(device, linv::Operation::SlamStep, J.rows * J.cols);
+  const linv::Device dev = linv::choose_device(device, linv::Operation::SlamStep, J.rows * J.cols);
   linv::Solution<T> s;
   {
     nb::gil_scoped_release released;

@@ -15,6 +15,13 @@
 #include "linv/errors.hpp"
 
 namespace linv::batched {
+
+std::string describe(const Singular& m) {
+  if (!m.why.empty()) return m.why;
+  if (m.rcond == 0) return fmt::format("zero pivot in column {}", m.pivot);
+  return fmt::format("rcond {:.3g} below machine epsilon, smallest pivot in column {}", m.rcond, m.pivot);
+}
+
 namespace {
 
 template <Real T>

@@ -83,25 +83,4 @@ std::string_view to_string(StopReason s) {
   return "?";
 }
 
-Device auto_device(Operation op, index size, Method method) {
-  index worthwhile = 512;  // matrix order: below it a one-shot call spends longer starting the GPU than computing
-  switch (op) {
-    // not on the GPU in this version
-    case Operation::LeastSquares:
-    case Operation::Pseudoinverse: return Device::cpu();
-    // one pass over J, which its transfer to the GPU costs already: the GPU pays in loops that keep J there
-    case Operation::SlamStep:
-    case Operation::SlamPseudoinverse: return Device::cpu();
-    case Operation::BatchedInverse:
-    case Operation::BatchedSolve: worthwhile = index{1} << 20; break;  // elements of the batch
-    case Operation::SparseCoding:
-    case Operation::Ksvd:
-    case Operation::Adl:
-    case Operation::Parafac2: worthwhile = 16384; break;  // signals (voxels)
-    default: break;
-  }
-  if (method == Method::GaussSeidel) return Device::cpu();
-  return size >= worthwhile ? Device::best() : Device::cpu();
-}
-
 }  // namespace linv

@@ -1,5 +1,5 @@
 // The numerical policy that every dense inverse and solve follows, one device or many (src/core/dense.cpp,
-// src/core/distributed.cpp; docs/design.md, "Numerical policy").
+// src/distributed/distributed.cpp; docs/design.md, "Numerical policy").
 #pragma once
 
 #include <fmt/format.h>

@@ -10,26 +10,6 @@ namespace linv::cpu {
 
 const kernels::Runtime& runtime();  // runtime.cpp, in linv_core
 
-template <Real T>
-const kernels::Dense<T>& dense();  // dense.cpp
-const kernels::Mixed& mixed();     // dense.cpp
-template <Real T>
-const kernels::Vectors<T>& vectors();  // vectors.cpp
-template <Real T>
-const kernels::Batched<T>& batched();  // batched.cpp
-template <Real T>
-const kernels::Wls<T>& wls();  // wls.cpp
-template <Real T>
-const kernels::Slam<T>& slam();  // slam.cpp
-template <Real T>
-const kernels::Fmri<T>& fmri();      // fmri.cpp, with the passes of adl.cpp and parafac2.cpp:
-template <Real T>
-std::unique_ptr<kernels::AdlSteps<T>> adl_steps(ConstMatrixView<T> X, Matrix<T> D0, ConstMatrixView<T> task,
-                                                kernels::AdlConstraints constraints,
-                                                   const kernels::GridSum* sum);
-template <Real T>
-std::unique_ptr<kernels::Parafac2Steps<T>> parafac2_steps(const std::vector<ConstMatrixView<T>>& slabs,
-                                                          const kernels::SlabShare& share);
-const kernels::Imaging& imaging();  // imaging.cpp
+LINV_KERNEL_FAMILY_ACCESSORS;  // one per family file: dense.cpp (and mixed), vectors.cpp, ..., imaging.cpp
 
 }  // namespace linv::cpu

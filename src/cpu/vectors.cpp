@@ -42,6 +42,10 @@ class Vectors final : public kernels::Vectors<T> {
       out.data()[j] = s;
     }
   }
+  void transpose(ConstMatrixView<T> A, MatrixView<T> At) const override {
+    for (index j = 0; j < A.cols(); ++j)
+      for (index i = 0; i < A.rows(); ++i) At(j, i) = A(i, j);
+  }
   void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) const override {
     for (index j = 0; j < A.cols(); ++j)
       for (index i = 0; i < A.rows(); ++i)

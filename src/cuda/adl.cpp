@@ -1,4 +1,4 @@
-// ADL's passes on the GPU (src/kernels/fmri.hpp), driven by the loop in src/core/adl.cpp. Per outer
+// ADL's passes on the GPU (src/kernels/fmri.hpp), driven by the loop in src/fmri/adl.cpp. Per outer
 // iteration: D^T X and X S^T by cuBLAS (the only passes over X), all coefficient steps in one kernel
 // (src/cuda/adl.cu) with S in registers, S S^T by cuBLAS, and all dictionary steps in one single-block
 // kernel that also forms the next D^T D. The host waits twice per iteration, for the K x K matrices whose

@@ -762,7 +762,8 @@ class Dense final : public kernels::Dense<T> {
     return 0;  // the smallest pivot is not tracked on the GPU
   }
 
-  // Not on the GPU in this version: these refuse with the CPU as the way out.
+  // Not on the GPU in this version: these refuse with the CPU as the way out, and runs() says so first.
+  bool runs(kernels::Optional) const override { return false; }
   kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T>, MatrixView<T>, double,
                                          int) const override {
     cpu_only("gauss-seidel", A.device());

@@ -1,5 +1,5 @@
 // The fMRI family on the GPU (src/kernels/fmri.hpp): Batch-OMP, and k-SVD's passes for the loop of
-// src/core/fmri.cpp (same choices, same random atom order, same clearing rule as the CPU) with the codes
+// src/fmri/fmri.cpp (same choices, same random atom order, same clearing rule as the CPU) with the codes
 // held as a dense K x N matrix Gamma on the device, so that an atom's update is two passes over X by cuBLAS
 // gemv (X g and X^T a) plus small kernels (src/cuda/fmri.cu). The exact update forms the users' error
 // matrix E in float64 and takes its leading singular pair from the largest eigenpair of the smaller Gram

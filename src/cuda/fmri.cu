@@ -24,7 +24,7 @@ int blocks_for(std::int64_t work, int per_block = kThreads, std::int64_t cap = 1
 }
 
 // ---- Batch-OMP, one thread per signal --------------------------------------------------------------
-// The CPU's omp_one (src/core/fmri.cpp) with its state in fixed-size arrays; G in shared memory.
+// The CPU's omp_one (src/fmri/fmri.cpp) with its state in fixed-size arrays; G in shared memory.
 template <class T, int KMAX, int TMAX>
 __global__ void omp_thread_kernel(const T* G, int K, const T* DtX, const double* norms, double tolerance, int T0,
                                   std::int64_t N, std::int64_t* count, std::int64_t* atoms, T* values, double* err) {

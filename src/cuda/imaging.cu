@@ -73,7 +73,7 @@ __global__ void normal_matrix_kernel(double* C, std::int64_t ld, std::int64_t m,
     }
 }
 
-// ---- H = S C E on a P x Q padded buffer (see src/core/blur.cpp's Convolution) ----
+// ---- H = S C E on a P x Q padded buffer (see src/imaging/blur.cpp's Convolution) ----
 
 // The image row (column) that padded row s of P reads: rows past the far edge, then those before the near one.
 __device__ std::int64_t padded_source(std::int64_t s, std::int64_t n, std::int64_t P, std::int64_t centre, int boundary) {

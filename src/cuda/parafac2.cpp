@@ -1,4 +1,4 @@
-// PARAFAC2's passes on the GPU (src/kernels/fmri.hpp), driven by the loop in src/core/parafac2.cpp.
+// PARAFAC2's passes on the GPU (src/kernels/fmri.hpp), driven by the loop in src/fmri/parafac2.cpp.
 //
 // As on the CPU (src/cpu/parafac2.cpp says why), each slab is reduced once to its float64 Gram matrix
 // G_k = X_k X_k^T (I x I, by cuBLAS gemm on float64 column blocks), so iterations never touch the data.

@@ -1,4 +1,4 @@
-// Bordered SLAM Jacobians on the GPU (see include/linv/slam.hpp and src/core/slam.cpp for the algebra).
+// Bordered SLAM Jacobians on the GPU (see include/linv/slam.hpp and src/slam/slam.cpp for the algebra).
 // J is n x (k + s): k dense columns, then s segment columns, segment j owning rows [start_j, start_j+1).
 // N = J^T J (+ damping on its diagonal) = [A B; B^T D] is factored through S = A - B D^-1 B^T:
 //   per segment (one block each): D_j, B(:, j) and, for a step, y_j = (J^T d)_{k+j};

@@ -80,6 +80,17 @@ class Vectors final : public kernels::Vectors<T> {
     fmri_kernels::column_norms<T>(X.data(), X.rows(), X.cols(), ld_of(X.ld()), out.data(), ctx.main().stream);
     ctx.synchronize();
   }
+  // cuBLAS's geam with beta = 0: At = 1 A^T + 0 At (At as its own B, which geam allows in place with op N)
+  void transpose(ConstMatrixView<T> A, MatrixView<T> At) const override {
+    if (A.empty()) return;
+    Context& ctx = context_of(A.device());
+    const T one = 1, zero = 0;
+    check(blas::pick<T>(cublasSgeam_64, cublasDgeam_64)(ctx.main().blas, CUBLAS_OP_T, CUBLAS_OP_N, At.rows(),
+                                                        At.cols(), &one, A.data(), A.ld(), &zero, At.data(),
+                                                        At.ld(), At.data(), At.ld()),
+          "geam (transpose)");
+    ctx.synchronize();
+  }
   void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) const override {
     if (A.empty()) return;
     Context& ctx = context_of(A.device());

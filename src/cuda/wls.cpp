@@ -1,4 +1,4 @@
-// The weighted-least-squares family on the GPU (src/kernels/wls.hpp; the algorithm is src/core/wls.cpp's):
+// The weighted-least-squares family on the GPU (src/kernels/wls.hpp; the algorithm is src/wls/wls.cpp's):
 // C = (A D)(A D)^T formed on one triangle, its Cholesky factorization and solves, in full storage or in
 // LAPACK's rectangular full packed format (TRANSR = 'N', UPLO = 'L'), each RFP step being the cuBLAS /
 // cuSOLVER call LAPACK's dsfrk, dpftrf and dpftrs make on the format's three blocks.

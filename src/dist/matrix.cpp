@@ -14,7 +14,7 @@
 
 #include "dist/communicator.hpp"
 #include "dist/layout.hpp"
-#include "io/formats.hpp"
+#include "linv/io.hpp"
 #include "kernels/distributed.hpp"
 #include "linv/distributed.hpp"
 
@@ -110,7 +110,7 @@ void store(Matrix<T>& local, Matrix<T>&& host) {
 
 }  // namespace
 
-io::DType npy_dtype(const std::string& path) { return io::detail::npy_layout(path).dtype; }
+io::DType npy_dtype(const std::string& path) { return io::npy_layout(path).dtype; }
 
 template <Real T>
 DistMatrix<T>::DistMatrix(const Grid& grid, index rows, index cols, index block)
@@ -144,13 +144,13 @@ DistMatrix<T> DistMatrix<T>::clone() const {
 
 template <Real T>
 DistMatrix<T> DistMatrix<T>::read(const Grid& grid, const std::string& path, index block) {
-  io::detail::NpyLayout file;
+  io::NpyLayout file;
   grid.together([&] {
     if (!path.ends_with(".npy"))
       throw InvalidArgument(fmt::format("{}: a distributed matrix is read from a .npy file, each process its own tiles "
                                         "(convert other formats with NumPy first)",
                                         path));
-    file = io::detail::npy_layout(path);
+    file = io::npy_layout(path);
     const io::DType want = std::is_same_v<T, float> ? io::DType::Float32 : io::DType::Float64;
     if (file.dtype != want)
       throw InvalidArgument(fmt::format("{} holds {} entries; it was to be read as {}", path, io::to_string(file.dtype),
@@ -199,16 +199,11 @@ template <Real T>
 void DistMatrix<T>::write(const std::string& path, bool vector) const {
   if (vector && cols_ != 1)
     throw InvalidArgument(fmt::format("a {} matrix is not written as a vector", shape_string(rows_, cols_)));
-  std::optional<io::detail::AtomicFile> file;  // the root's: renamed into place once every process has written
+  std::optional<io::NpyInPlace<T>> file;  // the root's: renamed into place once every process has written
   std::string temp;
   grid_.together([&] {
     if (!grid_.is_root()) return;
-    file.emplace(path);
-    const std::string header = io::detail::npy_header<T>(rows_, cols_, vector);
-    file->write(header);
-    file->close_handle();
-    const auto bytes = static_cast<off_t>(header.size() + static_cast<std::size_t>(rows_ * cols_) * sizeof(T));
-    if (::truncate(file->temp_path().c_str(), bytes) != 0) file->fail(std::strerror(errno));
+    file.emplace(path, rows_, cols_, vector);
     temp = file->temp_path();
   });
   grid_.broadcast(temp, 0);
@@ -216,7 +211,8 @@ void DistMatrix<T>::write(const std::string& path, bool vector) const {
     Matrix<T> staged;
     const ConstMatrixView<T> host = on_host(local_, staged);
     MappedFile mapped(temp, /*writable=*/true);
-    char* data = mapped.data() + io::detail::npy_header<T>(rows_, cols_, vector).size();
+    // every process knows the header's length: np.save's for this shape and type, as NpyInPlace wrote it
+    char* data = mapped.data() + io::NpyInPlace<T>::header_bytes(rows_, cols_, vector);
     for_each_run(host.rows(), host.cols(), block_, grid_, [&](index li, index lj, index gi, index gj, index count) {
       std::memcpy(data + static_cast<std::size_t>(gi + gj * rows_) * sizeof(T), &host(li, lj),
                   static_cast<std::size_t>(count) * sizeof(T));

@@ -136,16 +136,8 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
                bool vectors = false);
 template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
-// A 2-D float32 or float64 .npy file's layout, for code that moves parts of its data itself (distributed
-// matrices: each process reads and writes its own tiles). Anything else (stacks, integers, other dtypes) is
-// refused with ParseError naming it.
-struct NpyLayout {
-  DType dtype = DType::Float64;
-  bool fortran_order = true;  // column-major; else rows are contiguous
-  index rows = 0, cols = 0;
-  std::int64_t data_offset = 0;
-};
-NpyLayout npy_layout(const std::string& path);
+// io::npy_layout's work (src/io/npy.cpp).
+NpyLayout file_layout(const std::string& path);
 // The preamble and header np.save writes for a Fortran-order rows x cols array of T, or with `vector` for a
 // 1-D array of rows entries (cols 1); the data follows it.
 template <Real T>

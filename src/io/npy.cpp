@@ -12,11 +12,15 @@
 #endif
 #include <fmt/ranges.h>
 
+#include <unistd.h>  // truncate
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
+#include <memory>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -596,7 +600,7 @@ AnyMatrix read_npy(InputFile& in) {
   return read_whole_matrix(in, h);
 }
 
-NpyLayout npy_layout(const std::string& path) {
+NpyLayout file_layout(const std::string& path) {
   InputFile in(path);
   const Header h = read_header(in);
   if (h.shape.empty() || h.shape.size() > 2 || (h.element != Element::f4 && h.element != Element::f8))
@@ -618,6 +622,55 @@ std::string npy_header(index rows, index cols, bool vector) {
 }
 template std::string npy_header<float>(index, index, bool);
 template std::string npy_header<double>(index, index, bool);
+
+}  // namespace linv::io::detail
+
+namespace linv::io {
+
+NpyLayout npy_layout(const std::string& path) { return detail::file_layout(path); }
+
+template <Real T>
+struct NpyInPlace<T>::File {
+  explicit File(const std::string& path) : atomic(path) {}
+  detail::AtomicFile atomic;
+};
+
+template <Real T>
+NpyInPlace<T>::NpyInPlace(const std::string& path, index rows, index cols, bool vector)
+    : file_(std::make_unique<File>(path)) {
+  if (vector && cols != 1)
+    throw InvalidArgument(fmt::format("a {} matrix is not written as a vector", shape_string(rows, cols)));
+  const std::string header = detail::npy_header<T>(rows, cols, vector);
+  file_->atomic.write(header);
+  file_->atomic.close_handle();
+  const auto bytes = static_cast<off_t>(header.size() + static_cast<std::size_t>(rows * cols) * sizeof(T));
+  if (::truncate(file_->atomic.temp_path().c_str(), bytes) != 0) file_->atomic.fail(std::strerror(errno));
+}
+
+template <Real T>
+NpyInPlace<T>::~NpyInPlace() = default;
+
+template <Real T>
+std::int64_t NpyInPlace<T>::header_bytes(index rows, index cols, bool vector) {
+  return static_cast<std::int64_t>(detail::npy_header<T>(rows, cols, vector).size());
+}
+
+template <Real T>
+const std::string& NpyInPlace<T>::temp_path() const noexcept {
+  return file_->atomic.temp_path();
+}
+
+template <Real T>
+void NpyInPlace<T>::commit() {
+  file_->atomic.commit();
+}
+
+template class NpyInPlace<float>;
+template class NpyInPlace<double>;
+
+}  // namespace linv::io
+
+namespace linv::io::detail {
 
 AnyStack read_npy_stack(InputFile& in) {
   const Header h = read_header(in);

@@ -8,6 +8,9 @@
 // algorithm: its directory, a Device::Kind, and a case in registry.cpp and runtime.cpp.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "kernels/batched.hpp"
 #include "kernels/dense.hpp"
 #include "kernels/fmri.hpp"
@@ -48,8 +51,33 @@ class Backend final {
   const Imaging& imaging_;
 };
 
-// The one object of a family class, made on first use: what each backend's family accessor returns
-// (cpu::dense<T>(), cuda::wls<T>() ...).
+// The family accessors every backend defines in its own namespace (cpu::dense<T>(), cuda::wls<T>() ...,
+// each in the file of its family), and the two passes the fmri family hands out. One list, expanded by
+// src/cpu/backend.hpp and src/cuda/backend.hpp, so the backends' faces cannot drift apart.
+#define LINV_KERNEL_FAMILY_ACCESSORS                                                                           \
+  template <::linv::Real T>                                                                                    \
+  const ::linv::kernels::Dense<T>& dense();                                                                    \
+  const ::linv::kernels::Mixed& mixed();                                                                       \
+  template <::linv::Real T>                                                                                    \
+  const ::linv::kernels::Vectors<T>& vectors();                                                                \
+  template <::linv::Real T>                                                                                    \
+  const ::linv::kernels::Batched<T>& batched();                                                                \
+  template <::linv::Real T>                                                                                    \
+  const ::linv::kernels::Wls<T>& wls();                                                                        \
+  template <::linv::Real T>                                                                                    \
+  const ::linv::kernels::Slam<T>& slam();                                                                      \
+  template <::linv::Real T>                                                                                    \
+  const ::linv::kernels::Fmri<T>& fmri();                                                                      \
+  const ::linv::kernels::Imaging& imaging();                                                                   \
+  template <::linv::Real T>                                                                                    \
+  std::unique_ptr<::linv::kernels::AdlSteps<T>> adl_steps(                                                     \
+      ::linv::ConstMatrixView<T> X, ::linv::Matrix<T> D0, ::linv::ConstMatrixView<T> task,                     \
+      ::linv::kernels::AdlConstraints constraints, const ::linv::kernels::GridSum* sum);                       \
+  template <::linv::Real T>                                                                                    \
+  std::unique_ptr<::linv::kernels::Parafac2Steps<T>> parafac2_steps(                                           \
+      const std::vector<::linv::ConstMatrixView<T>>& slabs, const ::linv::kernels::SlabShare& share)
+
+// The one object of a family class, made on first use: what each backend's family accessor returns.
 template <class Family>
 const Family& instance() {
   static const Family family;

@@ -65,11 +65,17 @@ struct IterationOutcome {
   double backward_error = 0;
 };
 
+// The dense methods a backend may leave out (every other method each backend runs). One it lacks throws
+// InvalidArgument naming the CPU as the way out; Dense::runs says beforehand which it has, so that
+// auto_device asks the backend instead of keeping a list of its own.
+enum class Optional { GaussSeidel, LeastSquares, Svd, LargestEigenpair, Orthonormalize };
+
 template <Real T>
 class Dense {
  public:
   virtual ~Dense() = default;
   virtual DensePreferences preferences() const = 0;
+  virtual bool runs(Optional method) const = 0;
 
   // ---- inspection ----
   virtual double norm1(ConstMatrixView<T> A) const = 0;  // in float64

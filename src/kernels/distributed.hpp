@@ -1,6 +1,6 @@
 // The distributed family: what an engine does in place on block-cyclic matrices spread over a process grid
 // (include/linv/distributed.hpp). ScaLAPACK implements it for grids whose tiles live in host memory
-// (src/scalapack/). src/core/distributed.cpp holds the algorithms over it (method choice, conditioning
+// (src/scalapack/). src/distributed/distributed.cpp holds the algorithms over it (method choice, conditioning
 // policy, reports, the accuracy promise) and src/dispatch/registry.cpp is the one place that picks the
 // engine, by where the grid keeps its tiles. Every method is collective: every process of the grid calls
 // it with the same arguments, and every result is the same on all of them. Condition estimates are not

@@ -32,7 +32,7 @@ struct WorstSignal {
 // signals' current squared representation errors ||x_s - D gamma_s||^2. In a job whose processes each hold
 // some of the signals (dist::ksvd), X is this process's share and the sums an atom's update needs over its
 // users (E E^T, E itself, E gamma^T) are added over the job by the GridSum the steps were made with, so that
-// every process keeps the same D; everything else is this process's own, and src/core/fmri.cpp adds it up.
+// every process keeps the same D; everything else is this process's own, and src/fmri/fmri.cpp adds it up.
 template <Real T>
 class KsvdSteps {
  public:

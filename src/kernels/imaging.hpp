@@ -2,7 +2,7 @@
 // regulariser) on one device, the normal equations' matrix formed from the PSF, the blur as an operator
 // for conjugate gradients, and the spectral system (the DFT's diagonalisation) for direct solves,
 // preconditioning and the choice of lambda. Declared once here, implemented by each backend; deblurring
-// itself is src/core/imaging.cpp's.
+// itself is src/imaging/imaging.cpp's.
 #pragma once
 
 #include <cmath>
@@ -57,7 +57,7 @@ class Spectral {
   virtual Terms residual_and_trace(double lambda) const = 0;
 };
 
-// Isotropic total variation's steps for ADMM (src/core/deblur.cpp), on `channels` images of the model's size
+// Isotropic total variation's steps for ADMM (src/imaging/deblur.cpp), on `channels` images of the model's size
 // side by side (contiguous), D the gradient regulariser's two stencils under the model's boundary. The split
 // variables z and u hold D f: height x (width * channels * 2), direction d of channel c in block 2 c + d.
 // Queued in order like the vector family's steps.

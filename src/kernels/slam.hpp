@@ -1,6 +1,6 @@
 // The SLAM family (include/linv/slam.hpp): Gauss-Newton steps and pseudoinverses of bordered Jacobians
 // through their arrowhead normal equations, and sparse Jacobians as operators for CGLS. Declared once
-// here, implemented by each backend; the checks and messages around them are src/core/slam.cpp's.
+// here, implemented by each backend; the checks and messages around them are src/slam/slam.cpp's.
 #pragma once
 
 #include <limits>

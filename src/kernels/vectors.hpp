@@ -33,6 +33,8 @@ class Vectors {
   virtual void synchronize(Device device) const = 0;  // returns once the work queued on `device` is complete
   // out(j) := ||X(:, j)||_2^2 in float64 (out: X.cols() entries).
   virtual void column_norms_squared(ConstMatrixView<T> X, MatrixView<double> out) const = 0;
+  // At := A^T (At: A.cols() x A.rows(), complete on return).
+  virtual void transpose(ConstMatrixView<T> A, MatrixView<T> At) const = 0;
   // Entries uniform in [lo, hi) from a counter-based generator: entry (i, j) depends only on the seed and
   // i + j * rows, so a seed gives the same matrix on every device.
   virtual void fill_uniform(MatrixView<T> A, std::uint64_t seed, T lo, T hi) const = 0;

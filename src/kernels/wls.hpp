@@ -1,6 +1,6 @@
 // The weighted-least-squares family (include/linv/wls.hpp): forming C = A D^2 A^T, its Cholesky factor
 // and solves, in full or rectangular full packed storage (LAPACK's RFP, TRANSR = 'N', UPLO = 'L').
-// Declared once here, implemented by each backend; the algorithm around them is src/core/wls.cpp's.
+// Declared once here, implemented by each backend; the algorithm around them is src/wls/wls.cpp's.
 #pragma once
 
 #include "linv/matrix.hpp"

@@ -284,10 +284,13 @@ class CliTest(TempDirCase):
             pass
         # the normal form refuses a tall A and names the flag; mismatched lengths are named in X, w, y terms
         _, err = run("wls", *paths, "-o", self.path("b2.npy"), expect=2)
-        self.assertIn("--form statsmodels", err)
+        self.assertIn("statsmodels form", err)
         _, err = run("wls", paths[0], self.save("w2.npy", w[:-1]), paths[2], "-o", self.path("b3.npy"), "--form",
                      "statsmodels", expect=2)
-        self.assertIn("w has 199 entries", err)
+        self.assertIn("X and w", err)
+        self.assertIn("200x6 and 199x1", err)
+        _, err = run("wls", *paths, "-o", self.path("b4.npy"), "--form", "statsmodels", "--weights", "d", expect=2)
+        self.assertIn("weights of the squared residuals", err)
         self.assertFalse(os.path.exists(self.path("b3.npy")))
 
     def test_wls_matches_numpy_and_names_the_failing_minor(self):

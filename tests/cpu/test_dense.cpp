@@ -766,6 +766,33 @@ TEST(AutoDevice, TheLibraryPicksWhereAnOperationIsWorthRunning) {
   EXPECT_EQ(auto_device(Operation::Ksvd, 900000), Device::best());
 }
 
+// --device as the front ends pass it: a name, or "auto" for auto_device's choice; unknown names refused.
+TEST(AutoDevice, ChooseDeviceReadsTheFrontEndsSpelling) {
+  EXPECT_EQ(choose_device("cpu", Operation::Inverse, 1 << 20), Device::cpu());
+  EXPECT_EQ(choose_device("auto", Operation::Inverse, 100), auto_device(Operation::Inverse, 100));
+  EXPECT_EQ(choose_device("auto", Operation::LeastSquares, 1 << 20), Device::cpu());
+  EXPECT_THROW((void)choose_device("gpu", Operation::Inverse, 100), InvalidArgument);
+}
+
+// placed(): the view itself where it already lives, else a packed copy there (a strided view included).
+TEST(Placed, GivesTheViewWhereItLivesAndAPackedCopyElsewhere) {
+  const Matrix<double> A = random_uniform<double>(7, 5, testing::case_seed(40));
+  Matrix<double> keep;
+  const ConstMatrixView<double> same = placed(A.view(), Device::cpu(), keep);
+  EXPECT_EQ(same.data(), A.data());
+  EXPECT_TRUE(keep.empty());
+  const ConstMatrixView<double> inner = A.view().block(1, 1, 4, 3);
+  EXPECT_EQ(placed(inner, Device::cpu(), keep).data(), inner.data());
+  if (!Device::best().is_cpu()) {
+    const ConstMatrixView<double> there = placed(inner, Device::best(), keep);
+    EXPECT_EQ(there.device(), Device::best());
+    EXPECT_EQ(there.ld(), 4);
+    const Matrix<double> back = keep.to(Device::cpu());
+    for (index j = 0; j < 3; ++j)
+      for (index i = 0; i < 4; ++i) EXPECT_EQ(back(i, j), A(i + 1, j + 1));
+  }
+}
+
 TEST(Cholesky, FunctionReturnsTheFactorWithItsReport) {
   const auto seed = testing::case_seed(32);
   LINV_TRACE_SEED(seed);

@@ -177,5 +177,55 @@ TEST(Wls, OneSystemRefactoredForNewWeights) {
   }
 }
 
+// statsmodels' form: X n x p (one row per observation) with the weights of the squared residuals is the
+// normal form with A = X^T, so the answer is the normal form's bit for bit, at every shape from one
+// parameter to as many observations as parameters (n = p, the square edge the normal form allows).
+TEST(Wls, StatsmodelsFormIsTheNormalFormOfXTransposed) {
+  for (index p : {1, 2, 7, 40})
+    for (index n : {p, p + 1, 3 * p + 7}) {
+      const auto seed = testing::case_seed(static_cast<std::uint64_t>(700 + 100 * p + n));
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE("p " + std::to_string(p) + ", n " + std::to_string(n));
+      const Problem q = random_problem(p, n, seed, true);
+      Matrix<double> X(n, p);
+      for (index j = 0; j < p; ++j)
+        for (index i = 0; i < n; ++i) X(i, j) = q.A(j, i);
+      const Solution<double> normal = wls<double>(q.A.view(), q.d.view(), q.b.view(), {.compute_residual = true});
+      const Solution<double> design =
+          wls<double>(X.view(), q.d.view(), q.b.view(), {.form = WlsForm::Design, .compute_residual = true});
+      ASSERT_EQ(design.x.rows(), p);
+      for (index j = 0; j < design.x.cols(); ++j)
+        for (index i = 0; i < p; ++i) EXPECT_EQ(design.x(i, j), normal.x(i, j)) << i << ", " << j;
+      EXPECT_LE(design.report.scaled_residual, kResidualThreshold);
+    }
+}
+
+// f() throws E, whose message says `says`.
+template <class E, class F>
+void expect_refusal(F&& f, const char* says) {
+  try {
+    (void)f();
+    ADD_FAILURE() << "expected a refusal saying '" << says << "'";
+  } catch (const E& e) {
+    EXPECT_TRUE(testing::contains(e.what(), says)) << e.what();
+  }
+}
+
+TEST(Wls, StatsmodelsFormNamesXWAndY) {
+  const Problem q = random_problem(3, 10, testing::case_seed(790), false);
+  Matrix<double> X(10, 3);
+  const WlsOptions design{.form = WlsForm::Design};
+  const WlsOptions plain{.form = WlsForm::Design, .weights = Weights::Plain};
+  const ConstMatrixView<double> w = q.d.view(), y = q.b.view();
+  expect_refusal<InvalidArgument>([&] { return wls<double>(q.A.view(), w, y, design); }, "fewer observations");
+  expect_refusal<ShapeMismatch>([&] { return wls<double>(X.view(), w.block(0, 0, 9, 1), y, design); }, "X and w");
+  expect_refusal<ShapeMismatch>([&] { return wls<double>(X.view(), w, y.block(0, 0, 9, 2), design); }, "X and y");
+  expect_refusal<InvalidArgument>([&] { return wls<double>(X.view(), w, y, plain); }, "squared residuals");
+  // the normal form's refusal of a tall A points to this form
+  expect_refusal<InvalidArgument>([&] { return wls<double>(X.view(), w, y); }, "statsmodels form");
+  EXPECT_EQ(parse_wls_form("statsmodels"), WlsForm::Design);
+  expect_refusal<InvalidArgument>([&] { return parse_wls_form("scipy"); }, "expected normal or statsmodels");
+}
+
 }  // namespace
 }  // namespace linv

@@ -809,6 +809,17 @@ TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
   EXPECT_THROW((void)inv<float>(gf.view(), {.precision = Precision::Mixed}), InvalidArgument);  // refines to float64
   const Matrix<double> h = Matrix<double>::identity(4);
   EXPECT_THROW((void)solve<double>(g.view(), h.view()), InvalidArgument);  // operands on different devices
+  // what the GPU backend refuses it says beforehand (kernels::Dense::runs), and auto_device listens; the CPU,
+  // the reference, runs everything
+  using kernels::Optional;
+  for (Optional method : {Optional::GaussSeidel, Optional::LeastSquares, Optional::Svd, Optional::LargestEigenpair,
+                          Optional::Orthonormalize}) {
+    EXPECT_FALSE(kernels::dense<double>(Device::cuda(0)).runs(method));
+    EXPECT_TRUE(kernels::dense<double>(Device::cpu()).runs(method));
+  }
+  EXPECT_EQ(auto_device(Operation::LeastSquares, index{1} << 20), Device::cpu());
+  EXPECT_EQ(auto_device(Operation::Solve, 4096, Method::GaussSeidel), Device::cpu());
+  EXPECT_EQ(auto_device(Operation::Solve, 4096), Device::cuda(0));
 }
 
 }  // namespace

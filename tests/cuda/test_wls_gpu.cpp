@@ -93,5 +93,36 @@ TEST(WlsGpu, OneSystemRefactoredForNewWeights) {
   EXPECT_THROW((void)wls<double>(A.view(), p.d.view(), b.view()), InvalidArgument);  // d on the host
 }
 
+// statsmodels' form on the GPU: X transposed there (cuBLAS geam), then the normal form, so the answer is the
+// GPU normal form's of X^T bit for bit; X a strided view (a block of a taller matrix) and float32 too.
+TEST(WlsGpu, StatsmodelsFormIsTheNormalFormOfXTransposed) {
+  REQUIRE_GPU();
+  for (index p : {1, 5, 33})
+    for (index n : {p, 4 * p + 3}) {
+      const auto seed = testing::case_seed(static_cast<std::uint64_t>(900 + 100 * p + n));
+      LINV_TRACE_SEED(seed);
+      SCOPED_TRACE("p " + std::to_string(p) + ", n " + std::to_string(n));
+      const testing::Problem q = testing::random_problem(p, n, seed, true);
+      Matrix<double> taller(n + 3, p);  // X is its first n rows: leading dimension n + 3
+      for (index j = 0; j < p; ++j)
+        for (index i = 0; i < n + 3; ++i) taller(i, j) = i < n ? q.A(j, i) : std::nan("");
+      const Matrix<double> X = taller.to(gpu()), A = q.A.to(gpu()), w = q.d.to(gpu()), y = q.b.to(gpu());
+      const Solution<double> normal = wls<double>(A.view(), w.view(), y.view());
+      const Solution<double> design =
+          wls<double>(X.view().block(0, 0, n, p), w.view(), y.view(), {.form = WlsForm::Design});
+      EXPECT_EQ(design.report.device, gpu());
+      const Matrix<double> xn = normal.x.to(Device::cpu()), xd = design.x.to(Device::cpu());
+      for (index j = 0; j < xd.cols(); ++j)
+        for (index i = 0; i < p; ++i) EXPECT_EQ(xd(i, j), xn(i, j)) << i << ", " << j;
+      const Matrix<float> Xf = taller.cast<float>().to(gpu()), Af = q.A.cast<float>().to(gpu());
+      const Matrix<float> wf = q.d.cast<float>().to(gpu()), yf = q.b.cast<float>().to(gpu());
+      const Matrix<float> nf = wls<float>(Af.view(), wf.view(), yf.view()).x.to(Device::cpu());
+      const Matrix<float> df =
+          wls<float>(Xf.view().block(0, 0, n, p), wf.view(), yf.view(), {.form = WlsForm::Design}).x.to(Device::cpu());
+      for (index j = 0; j < df.cols(); ++j)
+        for (index i = 0; i < p; ++i) EXPECT_EQ(df(i, j), nf(i, j)) << i << ", " << j;
+    }
+}
+
 }  // namespace
 }  // namespace linv

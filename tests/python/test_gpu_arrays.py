@@ -380,6 +380,20 @@ def test_wls_of_gpu_arrays(fw, dtype, k):
     untouched.check()
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_wls_of_gpu_arrays_in_statsmodels_form(fw, dtype):
+    # X (n x p, one row per observation) on the GPU: the library transposes it there; the answer is the
+    # normal form's of X^T
+    n, p = 120, 7
+    a, d, b = problem(p, n, 0, np.dtype(dtype))
+    X = np.ascontiguousarray(a.T)
+    beta = linv.wls(fw.put(X), fw.put(d), fw.put(b), form="statsmodels")
+    fw.check(beta, dtype, (p,))
+    np.testing.assert_array_equal(fw.get(beta), fw.get(linv.wls(fw.put(a), fw.put(d), fw.put(b))))
+    with pytest.raises(ValueError, match="X and w"):
+        linv.wls(fw.put(X), fw.put(d[:-1]), fw.put(b), form="statsmodels")
+
+
 # ---- imaging ----
 
 def test_degrade_and_convolve_go_through_the_host(fw):

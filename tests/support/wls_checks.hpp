@@ -16,7 +16,7 @@ struct Problem {
 inline Problem random_problem(index m, index n, std::uint64_t seed, bool graded_weights) {
   Problem p{random_uniform<double>(m, n, seed, -1.0, 1.0), random_uniform<double>(n, 1, seed + 1, 0.01, 1.0),
             random_uniform<double>(n, 2, seed + 2, -1.0, 1.0)};
-  if (graded_weights)  // the paper's Table 2: D^2_i = 10^(-4 + 8 i / (n - 1))
+  if (graded_weights && n > 1)  // the paper's Table 2: D^2_i = 10^(-4 + 8 i / (n - 1)); one weight stays as drawn
     for (index i = 0; i < n; ++i) p.d(i, 0) = std::pow(10.0, -4.0 + 8.0 * static_cast<double>(i) / (n - 1));
   return p;
 }

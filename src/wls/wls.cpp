@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/names.hpp"
 #include "common/norm_estimate.hpp"
 #include "common/stopwatch.hpp"
 #include "core/policy.hpp"
@@ -106,7 +107,8 @@ template <Real T>
 WeightedLeastSquares<T>::WeightedLeastSquares(ConstMatrixView<T> A, const WlsOptions& options) {
   if (A.rows() > A.cols())
     throw InvalidArgument(fmt::format("wls needs A with no more rows than columns (m <= n); got {} (the system is "
-                                      "A D^2 A^T x = A D^2 b with x of length m)",
+                                      "A D^2 A^T x = A D^2 b with x of length m); for a design matrix with one row "
+                                      "per observation, as statsmodels and SciPy take it, use the statsmodels form",
                                       shape_string(A.rows(), A.cols())));
   if (options.precision == Precision::Mixed && !std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give float64 data");
@@ -422,10 +424,56 @@ Solution<T> WeightedLeastSquares<T>::solve(ConstMatrixView<T> b) {
   return out;
 }
 
+std::string_view to_string(WlsForm f) {
+  switch (f) {
+    case WlsForm::Normal: return "normal";
+    case WlsForm::Design: return "statsmodels";
+  }
+  return "?";
+}
+
+WlsForm parse_wls_form(std::string_view name) {
+  return parse_name(name, "wls form", {WlsForm::Normal, WlsForm::Design});
+}
+
+namespace {
+
+// The design form's X, w and y checked in the caller's names, then X^T: A of the normal form, on X's device.
+template <Real T>
+Matrix<T> design_as_a(ConstMatrixView<T> X, ConstMatrixView<T> w, ConstMatrixView<T> y, const WlsOptions& o) {
+  if (o.weights != Weights::Squared)
+    throw InvalidArgument("wls, statsmodels form: w holds the weights of the squared residuals, as statsmodels "
+                          "takes them (Weights::Squared); plain weights belong to the normal form");
+  if (X.rows() < X.cols())
+    throw InvalidArgument(fmt::format("wls, statsmodels form: X ({}) has fewer observations (rows) than parameters "
+                                      "(columns); for A m x n with m <= n use the normal form",
+                                      shape_string(X.rows(), X.cols())));
+  if (w.rows() * w.cols() != X.rows() || (w.rows() != 1 && w.cols() != 1))
+    throw ShapeMismatch("wls, statsmodels form: X and w (one weight per observation, a row of X)", X.rows(), X.cols(),
+                        w.rows(), w.cols());
+  if (y.rows() != X.rows())
+    throw ShapeMismatch("wls, statsmodels form: X and y (one row of y per observation, a row of X)", X.rows(),
+                        X.cols(), y.rows(), y.cols());
+  Matrix<T> A = Matrix<T>::uninitialized(X.cols(), X.rows(), X.device());
+  kernels::vectors<T>(X.device()).transpose(X, A.view());
+  return A;
+}
+
+}  // namespace
+
 template <Real T>
 Solution<T> wls(ConstMatrixView<T> A, ConstMatrixView<T> d, ConstMatrixView<T> b, const WlsOptions& options) {
   // every input checked before any work: a NaN in b is named even where the weights make C singular
-  if (options.check_finite) require_finite(b, "b");
+  if (options.check_finite) require_finite(b, options.form == WlsForm::Design ? "y" : "b");
+  if (options.form == WlsForm::Design) {
+    if (options.check_finite) require_finite(A, "X");
+    const Matrix<T> X_transposed = design_as_a(A, d, b, options);
+    return wls<T>(X_transposed.view(), d, b, [&] {
+      WlsOptions normal = options;
+      normal.form = WlsForm::Normal;
+      return normal;
+    }());
+  }
   WeightedLeastSquares<T> system(A, options);
   system.factor(d);
   return system.solve(b);

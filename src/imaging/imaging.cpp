@@ -1,6 +1,6 @@
 // The imaging forward model (include/linv/imaging.hpp): PSFs as MATLAB's fspecial builds them, imnoise's
-// noises, the Shepp-Logan phantom, and the measures of a result. The blur itself is src/core/blur.cpp's,
-// deblurring src/core/deblur.cpp's.
+// noises, the Shepp-Logan phantom, and the measures of a result. The blur itself is src/imaging/blur.cpp's,
+// deblurring src/imaging/deblur.cpp's.
 #include "linv/imaging.hpp"
 
 #include <fmt/format.h>
