@@ -507,16 +507,23 @@ class Batched final : public kernels::Batched<T> {
  public:
   kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const kernels::BatchedPolicy& policy,
                                 std::vector<batched::Singular>& singular) const override {
-    const index n = A.rows();
-    return batched_gauss_jordan<T>(A.data(), nullptr, 0, X.data(), n == 0 ? 0 : A.cols() / n, static_cast<int>(n),
-                                   A.device().index(), policy, singular);
+    return in_registers(A, nullptr, X, policy, singular);
   }
   kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
                                const kernels::BatchedPolicy& policy,
                                std::vector<batched::Singular>& singular) const override {
-    const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
-    return batched_gauss_jordan<T>(A.data(), B.data(), static_cast<int>(count == 0 ? 0 : B.cols() / count), X.data(),
-                                   count, static_cast<int>(n), A.device().index(), policy, singular);
+    return in_registers(A, &B, X, policy, singular);
+  }
+
+ private:
+  // Both through the register elimination: B's blocks alongside (solves), or the identity (inverses).
+  static kernels::BatchedMethod in_registers(ConstMatrixView<T> A, const ConstMatrixView<T>* B, MatrixView<T> X,
+                                             const kernels::BatchedPolicy& policy,
+                                             std::vector<batched::Singular>& singular) {
+    const index order = A.rows(), count = order == 0 ? 0 : A.cols() / order;
+    const int nrhs = B == nullptr || count == 0 ? 0 : static_cast<int>(B->cols() / count);
+    return batched_gauss_jordan<T>(A.data(), B == nullptr ? nullptr : B->data(), nrhs, X.data(), count,
+                                   static_cast<int>(order), A.device().index(), policy, singular);
   }
 };
 

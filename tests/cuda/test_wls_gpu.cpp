@@ -114,8 +114,13 @@ TEST(WlsGpu, StatsmodelsFormIsTheNormalFormOfXTransposed) {
       const Matrix<double> xn = normal.x.to(Device::cpu()), xd = design.x.to(Device::cpu());
       for (index j = 0; j < xd.cols(); ++j)
         for (index i = 0; i < p; ++i) EXPECT_EQ(xd(i, j), xn(i, j)) << i << ", " << j;
-      const Matrix<float> Xf = taller.cast<float>().to(gpu()), Af = q.A.cast<float>().to(gpu());
-      const Matrix<float> wf = q.d.cast<float>().to(gpu()), yf = q.b.cast<float>().to(gpu());
+      // float32 with weights within [0.01, 1]: the graded 10^-4..10^4 make C singular to float32's precision
+      const testing::Problem u = testing::random_problem(p, n, seed + 1, false);
+      Matrix<float> taller_f(n + 3, p);
+      for (index j = 0; j < p; ++j)
+        for (index i = 0; i < n + 3; ++i) taller_f(i, j) = i < n ? static_cast<float>(u.A(j, i)) : std::nanf("");
+      const Matrix<float> Xf = taller_f.to(gpu()), Af = u.A.cast<float>().to(gpu());
+      const Matrix<float> wf = u.d.cast<float>().to(gpu()), yf = u.b.cast<float>().to(gpu());
       const Matrix<float> nf = wls<float>(Af.view(), wf.view(), yf.view()).x.to(Device::cpu());
       const Matrix<float> df =
           wls<float>(Xf.view().block(0, 0, n, p), wf.view(), yf.view(), {.form = WlsForm::Design}).x.to(Device::cpu());
