@@ -1,5 +1,5 @@
-// The numerical policy that every dense inverse and solve follows, one device or many (src/core/dense.cpp,
-// src/distributed/distributed.cpp; docs/design.md, "Numerical policy").
+// The numerical policy that every dense inverse and solve follows, one device or many (src/core/inv.cpp,
+// solve.cpp and dense_steps.hpp; src/distributed/distributed.cpp; docs/design.md, "Numerical policy").
 #pragma once
 
 #include <fmt/format.h>

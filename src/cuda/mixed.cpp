@@ -6,7 +6,7 @@
 // LAPACK's test, and its float32 forward errors were 30-60x the float64 solve's at cond 1e2 to 1e6.
 // IRS stops at LAPACK's test ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n) for every column; the Cholesky
 // refinement goes on past it until the residual stops halving. When they cannot get there the outcome
-// says why, and linv's core solves in float64 (src/core/dense.cpp). The mixed
+// says why, and linv's core solves in float64 (src/core/dense_steps.cpp). The mixed
 // family (src/kernels/vectors.hpp).
 #include <cuda_runtime.h>
 

@@ -67,11 +67,27 @@ TEST(BatchOmp, MatchesPlainOmpSupportsAndCoefficients) {
       EXPECT_NEAR(codes.value[slot], ref.coefficients(t, 0), 1e-10 * (1 + std::abs(ref.coefficients(t, 0))));
     }
   }
-  // float: the same supports on this well-separated problem, coefficients to float's accuracy
+  // float: X is noise, so a few of its 300 greedy choices are near ties that float's rounding may break the
+  // other way (seed 1880774837503246136 breaks one); where float chose the same atoms, its coefficients are
+  // double's to float's accuracy, and ties stay rare
   const fmri::SparseCodes<float> f = fmri::batch_omp<float>(D.cast<float>().view(), X.cast<float>().view(), {.sparsity = 6});
-  const Matrix<float> dense = f.to_dense();
-  const Matrix<double> reference = codes.to_dense();
-  EXPECT_LE((testing::relative_difference<float, double>(dense.view(), reference.view())), 1e-3);
+  index other_choices = 0;
+  for (index j = 0; j < X.cols(); ++j) {
+    bool same = true;
+    double largest = 0, error = 0;
+    for (index t = 0; t < 6; ++t) {
+      const std::size_t slot = static_cast<std::size_t>(t + j * 6);
+      same = same && f.atom[slot] == codes.atom[slot];
+      largest = std::max(largest, std::abs(codes.value[slot]));
+      error = std::max(error, std::abs(static_cast<double>(f.value[slot]) - codes.value[slot]));
+    }
+    if (!same) {
+      ++other_choices;
+      continue;
+    }
+    EXPECT_LE(error, 1e-3 * largest) << "signal " << j;
+  }
+  EXPECT_LE(other_choices, 3);
 }
 
 TEST(BatchOmp, RecoversSparseSignalsAndStopsAtTheTolerance) {
