@@ -115,10 +115,12 @@ def main():
                                      stdout=subprocess.PIPE, text=True).stdout.strip() or "cuda"
     short = "h200" if "H200" in device_name else "h100" if "H100" in device_name else "cpu"
     out = a.out or os.path.join(HERE, "results", short, "builds.json")
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    # LINV_REV first: a copy of the tree (the device machine's) may carry another revision's .git
+    rev = os.environ.get("LINV_REV") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True).stdout.strip()
     result = {"benchmark": "builds", "device": device_name, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": rev or os.environ.get("LINV_REV", "working tree"), "base": a.base_rev},
+              "versions": {"linv": rev or "working tree", "base": a.base_rev},
               "command": " ".join(["python3", "bench/compare_builds.py", *sys.argv[1:]]),
               "method": f"{a.rounds} rounds alternating the builds; each value the median over rounds of "
                         "linv bench's per-run median",
