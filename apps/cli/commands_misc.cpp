@@ -1,5 +1,6 @@
 // linv gen | info | demo
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 #include <cstdio>
@@ -60,6 +61,9 @@ void run_info() {
     std::printf("  cuda:%d  %s, compute capability %d.%d, %d SMs, %.1f GiB (%.1f GiB free)\n", g.index, g.name.c_str(),
                 g.compute_major, g.compute_minor, g.multiprocessors, static_cast<double>(g.total_memory) / (1 << 30),
                 static_cast<double>(g.free_memory) / (1 << 30));
+  if (!list.gpus.empty())
+    std::printf("  On the CPU only (refused on a GPU, kept on the CPU by --device auto): %s\n",
+                fmt::format("{}", fmt::join(cpu_only_on(Device::cuda(list.gpus.front().index)), ", ")).c_str());
 }
 
 struct DemoArgs {

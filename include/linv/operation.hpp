@@ -3,7 +3,9 @@
 // as values; to_string gives the names the command line and JSON reports print.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "linv/device.hpp"
 #include "linv/matrix.hpp"
@@ -97,6 +99,11 @@ std::string_view to_string(StopReason s);  // "none", "converged", "iteration li
 // to repay the transfers and the GPU's start (matrix order for dense operations, pixels for deblurring,
 // elements for batches, signals for the fMRI factorisations); the CPU otherwise.
 Device auto_device(Operation op, index size, Method method = Method::Auto);
+
+// What `device`'s backend does not run itself, as users name it ("lstsq", "pinv", "--method gauss-seidel"):
+// on that device these are refused, naming the CPU, and auto_device keeps them on the CPU. Empty for the
+// CPU. Asked of the backend (kernels::Dense::runs), for reports such as `linv info` and linv.info().
+std::vector<std::string> cpu_only_on(Device device);
 
 // The device a caller's --device (or device=) names: "cpu", "cuda", "cuda:N" as Device::parse reads them,
 // or "auto", auto_device's choice. The command line, Python and MATLAB all read theirs here.

@@ -44,7 +44,8 @@ __version__ = _linv.info()["version"]
 
 
 def info():
-    """What this build of linv contains (version, BLAS, CUDA) and the GPUs it can use."""
+    """What this build of linv contains (version, BLAS, CUDA), the GPUs it can use, and what runs on the CPU
+    only ("cpu_only_on_gpu": refused on a GPU, kept on the CPU by device="auto")."""
     return _linv.info()
 
 

@@ -354,6 +354,11 @@ nb::dict info() {
   for (const linv::GpuInfo& g : gpus.gpus) names.append(g.name);
   d["gpus"] = names;
   d["why_no_gpu"] = gpus.why_none;
+  // what a GPU refuses (and device="auto" keeps on the CPU): linv::cpu_only_on, asked of the backend
+  nb::list cpu_only;
+  if (!gpus.gpus.empty())
+    for (const std::string& name : linv::cpu_only_on(linv::Device::cuda(gpus.gpus.front().index))) cpu_only.append(name);
+  d["cpu_only_on_gpu"] = cpu_only;
   return d;
 }
 

@@ -3,13 +3,16 @@
 #include "linv/operation.hpp"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "kernels/backend.hpp"
 
 namespace linv {
 namespace {
 
-// The dense method an operation cannot do without, if a backend may lack it.
+// The dense method an operation cannot do without, if a backend may lack it (kUserFacing lists them all
+// by the names users call them).
 std::optional<kernels::Optional> needs(Operation op, Method method) {
   if (method == Method::GaussSeidel) return kernels::Optional::GaussSeidel;
   switch (op) {
@@ -19,12 +22,34 @@ std::optional<kernels::Optional> needs(Operation op, Method method) {
   }
 }
 
+struct UserFacing {
+  Operation operation;
+  Method method;
+  const char* name;
+};
+constexpr UserFacing kUserFacing[] = {
+    {Operation::LeastSquares, Method::Auto, "lstsq"},
+    {Operation::Pseudoinverse, Method::Auto, "pinv"},
+    {Operation::Solve, Method::GaussSeidel, "--method gauss-seidel"},
+};
+
+bool runs_there(Device device, Operation op, Method method) {
+  const auto method_needed = needs(op, method);
+  return !method_needed || kernels::dense<double>(device).runs(*method_needed);
+}
+
 }  // namespace
+
+std::vector<std::string> cpu_only_on(Device device) {
+  std::vector<std::string> names;
+  for (const UserFacing& u : kUserFacing)
+    if (!runs_there(device, u.operation, u.method)) names.emplace_back(u.name);
+  return names;
+}
 
 Device auto_device(Operation op, index size, Method method) {
   const Device best = Device::best();
-  if (const auto method_needed = needs(op, method); method_needed && !kernels::dense<double>(best).runs(*method_needed))
-    return Device::cpu();
+  if (!runs_there(best, op, method)) return Device::cpu();
   index worthwhile = 512;  // matrix order: below it a one-shot call spends longer starting the GPU than computing
   switch (op) {
     // one pass over J, which its transfer to the GPU costs already: the GPU pays in loops that keep J there

@@ -772,6 +772,7 @@ TEST(AutoDevice, ChooseDeviceReadsTheFrontEndsSpelling) {
   EXPECT_EQ(choose_device("auto", Operation::Inverse, 100), auto_device(Operation::Inverse, 100));
   EXPECT_EQ(choose_device("auto", Operation::LeastSquares, 1 << 20), Device::cpu());
   EXPECT_THROW((void)choose_device("gpu", Operation::Inverse, 100), InvalidArgument);
+  EXPECT_TRUE(cpu_only_on(Device::cpu()).empty());  // the reference backend runs everything
 }
 
 // placed(): the view itself where it already lives, else a packed copy there (a strided view included).

@@ -820,6 +820,9 @@ TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
   EXPECT_EQ(auto_device(Operation::LeastSquares, index{1} << 20), Device::cpu());
   EXPECT_EQ(auto_device(Operation::Solve, 4096, Method::GaussSeidel), Device::cpu());
   EXPECT_EQ(auto_device(Operation::Solve, 4096), Device::cuda(0));
+  // and the reports say so in users' words
+  EXPECT_EQ(cpu_only_on(Device::cuda(0)), (std::vector<std::string>{"lstsq", "pinv", "--method gauss-seidel"}));
+  EXPECT_TRUE(cpu_only_on(Device::cpu()).empty());
 }
 
 }  // namespace
