@@ -81,6 +81,22 @@ double recovery(const Synthetic& s, const fmri::Parafac2Result<T>& r) {
   return best;
 }
 
+// ||X - truth||^2: what the true model (A, C and the B_k = P_k H the data were made from) leaves, the noise.
+double truth_loss(const Synthetic& s) {
+  double loss = 0;
+  for (std::size_t k = 0; k < s.X.size(); ++k) {
+    const Matrix<double>& X = s.X[k];
+    const Matrix<double>& B = s.B[k];
+    for (index j = 0; j < X.cols(); ++j)
+      for (index i = 0; i < X.rows(); ++i) {
+        double m = 0;
+        for (index c = 0; c < s.A.cols(); ++c) m += s.A(i, c) * s.C(static_cast<index>(k), c) * B(j, c);
+        loss += (X(i, j) - m) * (X(i, j) - m);
+      }
+  }
+  return loss;
+}
+
 // ||X - model||^2 formed explicitly in float64.
 template <Real T>
 double explicit_loss(const std::vector<Matrix<double>>& X, const fmri::Parafac2Result<T>& r) {
@@ -119,7 +135,16 @@ TYPED_TEST(Parafac2Typed, RecoversAKnownModel) {
     // default 1000 iterations when two components are alike in one mode
     const fmri::Parafac2Result<T> r =
         fmri::parafac2<T>(views(X), {.rank = 3, .max_iterations = noise > 0 ? 1000 : 10000, .seed = seed});
-    EXPECT_GE(recovery(s, r), 0.99);
+    if (noise == 0) {
+      EXPECT_GE(recovery(s, r), 0.99);
+    } else {
+      // With noise the estimate moves off the truth by what the noise allows, more where two components are
+      // alike (one draw in a few hundred came to 0.9896): what must hold is that it fits at least as well as
+      // the true model, a feasible point of the same least-squares problem, and that its components are the
+      // true ones by Lorenzo-Seva and ten Berge's rule (congruence 0.95 and up: "equal").
+      EXPECT_LE(r.loss, truth_loss(s));
+      EXPECT_GE(recovery(s, r), 0.95);
+    }
     // noise at 5 % of the RMS leaves about 0.25 % of the variance unexplained
     EXPECT_GT(r.variance_explained, noise > 0 ? 0.99 : 1 - 1e-6);
   }
