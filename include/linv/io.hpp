@@ -166,7 +166,7 @@ NpyLayout npy_layout(const std::string& path);
 
 // A Fortran-order rows x cols .npy array of T (with `vector`, 1-D of rows entries) made whole under a
 // temporary name beside `path`, header written and size set, for processes to fill its entries in place
-// (mapping temp_path() at data_offset()); commit() renames it over `path`. Destroyed uncommitted, it removes
+// (mapping temp_path() past header_bytes()); commit() renames it over `path`. Destroyed uncommitted, it removes
 // the temporary file: `path` keeps what it held.
 template <Real T>
 class NpyInPlace {

@@ -136,8 +136,6 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
                bool vectors = false);
 template <Real T>
 void write_npy_stack(const std::string& path, const MatrixStack<T>& stack);
-// io::npy_layout's work (src/io/npy.cpp).
-NpyLayout file_layout(const std::string& path);
 // The preamble and header np.save writes for a Fortran-order rows x cols array of T, or with `vector` for a
 // 1-D array of rows entries (cols 1); the data follows it.
 template <Real T>

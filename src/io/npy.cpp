@@ -600,21 +600,6 @@ AnyMatrix read_npy(InputFile& in) {
   return read_whole_matrix(in, h);
 }
 
-NpyLayout file_layout(const std::string& path) {
-  InputFile in(path);
-  const Header h = read_header(in);
-  if (h.shape.empty() || h.shape.size() > 2 || (h.element != Element::f4 && h.element != Element::f8))
-    throw ParseError(path, h.shape_offset, -1,
-                     fmt::format("shape {} of '{}': a distributed matrix is read from a 1-D or 2-D float32 or "
-                                 "float64 array",
-                                 shape_text(h.shape), h.descr));
-  const bool vector = h.shape.size() == 1;  // one column, laid out alike in either order
-  return {.dtype = h.element == Element::f4 ? DType::Float32 : DType::Float64,
-          .fortran_order = vector || h.fortran_order,
-          .rows = h.shape[0],
-          .cols = vector ? 1 : h.shape[1],
-          .data_offset = h.data_offset};
-}
 
 template <Real T>
 std::string npy_header(index rows, index cols, bool vector) {
@@ -627,7 +612,22 @@ template std::string npy_header<double>(index, index, bool);
 
 namespace linv::io {
 
-NpyLayout npy_layout(const std::string& path) { return detail::file_layout(path); }
+NpyLayout npy_layout(const std::string& path) {
+  detail::InputFile in(path);
+  const detail::Header h = detail::read_header(in);
+  using detail::Element;
+  if (h.shape.empty() || h.shape.size() > 2 || (h.element != Element::f4 && h.element != Element::f8))
+    throw ParseError(path, h.shape_offset, -1,
+                     fmt::format("shape {} of '{}': a distributed matrix is read from a 1-D or 2-D float32 or "
+                                 "float64 array",
+                                 detail::shape_text(h.shape), h.descr));
+  const bool vector = h.shape.size() == 1;  // one column, laid out alike in either order
+  return {.dtype = h.element == Element::f4 ? DType::Float32 : DType::Float64,
+          .fortran_order = vector || h.fortran_order,
+          .rows = h.shape[0],
+          .cols = vector ? 1 : h.shape[1],
+          .data_offset = h.data_offset};
+}
 
 template <Real T>
 struct NpyInPlace<T>::File {

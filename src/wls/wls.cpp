@@ -463,16 +463,14 @@ Matrix<T> design_as_a(ConstMatrixView<T> X, ConstMatrixView<T> w, ConstMatrixVie
 
 template <Real T>
 Solution<T> wls(ConstMatrixView<T> A, ConstMatrixView<T> d, ConstMatrixView<T> b, const WlsOptions& options) {
+  const bool design = options.form == WlsForm::Design;
   // every input checked before any work: a NaN in b is named even where the weights make C singular
-  if (options.check_finite) require_finite(b, options.form == WlsForm::Design ? "y" : "b");
-  if (options.form == WlsForm::Design) {
+  if (options.check_finite) require_finite(b, design ? "y" : "b");
+  Matrix<T> X_transposed;  // the design form's A
+  if (design) {
     if (options.check_finite) require_finite(A, "X");
-    const Matrix<T> X_transposed = design_as_a(A, d, b, options);
-    return wls<T>(X_transposed.view(), d, b, [&] {
-      WlsOptions normal = options;
-      normal.form = WlsForm::Normal;
-      return normal;
-    }());
+    X_transposed = design_as_a(A, d, b, options);
+    A = X_transposed.view();
   }
   WeightedLeastSquares<T> system(A, options);
   system.factor(d);
