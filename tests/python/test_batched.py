@@ -5,7 +5,7 @@ import pytest
 
 import linv
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 THRESHOLD = 30.0
 
 

@@ -10,7 +10,7 @@ from scipy.signal import convolve2d
 
 import linv
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
 
 def blur(f, k):

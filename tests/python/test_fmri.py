@@ -7,7 +7,7 @@ from sklearn.linear_model import orthogonal_mp
 
 import linv
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 THRESHOLD = 30.0
 
 

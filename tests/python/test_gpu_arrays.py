@@ -11,7 +11,7 @@ from test_batched import random_stack
 from test_linv import THRESHOLD, random_matrix, scaled_inverse_residual, scaled_solve_residual
 from test_wls import problem, reference
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
 
 def _need_gpu():
@@ -135,7 +135,7 @@ def test_torch_input_produced_on_another_stream_is_waited_for():
 def test_torch_solve(vector):
     torch = _torch()
     a = random_matrix(300, np.float64)
-    b = np.random.default_rng().uniform(-1, 1, 300 if vector else (300, 3))
+    b = RNG.uniform(-1, 1, 300 if vector else (300, 3))
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
     x = linv.solve(ta, tb)
     assert isinstance(x, torch.Tensor) and tuple(x.shape) == b.shape and x.device == ta.device
@@ -150,7 +150,7 @@ def test_cupy_inverse_and_solve(order):
     x = linv.inv(ca)
     assert isinstance(x, cupy.ndarray) and x.dtype == cupy.float32
     assert scaled_inverse_residual(a, cupy.asnumpy(x)) <= THRESHOLD
-    b = np.random.default_rng().uniform(-1, 1, (200, 2)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (200, 2)).astype(np.float32)
     y = linv.solve(ca, cupy.asarray(b))
     assert isinstance(y, cupy.ndarray) and y.shape == b.shape
     assert scaled_solve_residual(a, cupy.asnumpy(y), b) <= THRESHOLD

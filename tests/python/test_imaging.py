@@ -7,7 +7,7 @@ from scipy.signal import convolve2d
 
 import linv
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 THRESHOLD = 30.0
 EPS = np.finfo(np.float64).eps
 SCIPY_BOUNDARY = {"zero": "fill", "reflexive": "symm", "periodic": "wrap"}

@@ -10,7 +10,7 @@ import pytest
 
 import linv
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 DELAY = 0.3  # seconds before the simulated Ctrl-C
 LIMIT = 1.0  # the most an interrupted run may go on (the promise)
 

@@ -8,7 +8,7 @@ import scipy.io
 
 import linv
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

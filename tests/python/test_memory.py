@@ -11,7 +11,7 @@ import pytest
 import linv
 from linv import _common
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
 
 def spd(n, rng=RNG):
