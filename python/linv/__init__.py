@@ -11,9 +11,12 @@ linv's C++ library over NumPy arrays:
     linv.slam                                # bordered Jacobians: the Gauss-Newton step and J^+
     linv.fmri                                # omp, ksvd, adl, parafac2 (X is time points x voxels)
     linv.io                                  # read / write .npy, .mtx, .mat, .png, .pgm, .nii
+    linv.linalg                              # numpy.linalg's names, signatures, results and errors
     linv.info()                              # what was built, and the GPUs it can use
 
-float32 stays float32, float64 stays float64, other numeric types are taken as float64. The solvers and
+float32 stays float32, float64 stays float64, integers, bool and float16 are taken as float64, and a float32
+matrix with a float64 (or integer) right-hand side is solved in float64, as NumPy promotes. Complex numbers
+and longdouble are a TypeError (linv does not compute in them yet), never silently rounded. The solvers and
 factorisations take device= ("cpu", "cuda", "cuda:N", "auto") and report=True, which returns (result,
 report dict); convolution, noise and file io run on the CPU and report nothing. Arrays in C or Fortran
 order are used in place where linv can; results are NumPy arrays over linv's own memory, handed over
@@ -30,7 +33,7 @@ import numpy as _np
 
 from . import _batched, _linv
 from ._common import (DeviceError, InputError, NotPositiveDefiniteError, NumericalError, SingularMatrixError,
-                      _columns, _float, _gpu_call, _matrix, _shaped, _square)
+                      _columns, _computed, _float, _gpu_call, _host, _matrix, _shaped, _square)
 from ._wls import WeightedLeastSquares, wls
 from . import fmri, imaging, io, slam
 from .io import read, write
@@ -187,8 +190,9 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
         return _shaped(_linv.solve_gpu(a, b2, method, precision, factor, check, report, gpu.framework), vector,
                        report)
     device = "cpu" if device is None else device
-    a = _float(a)
-    b_arr = _np.asarray(b)
+    a, b_arr = _host(a, "a"), _host(b, "b")
+    # NumPy's promotion: a float64 (or integer) b with a float32 a is solved in float64, not rounded to a's
+    a = a.astype(_computed({"a": a, "b": b_arr}), copy=False)
     if a.ndim > 2 or (a.ndim == 2 and b_arr.ndim > 2):
         _native_only(precision, factor)
         return _batched.solve(a, b_arr, method, device, check, report, singular)
@@ -223,7 +227,8 @@ def lstsq(a, b, rcond=None, *, check=False, report=False):
     gpu = _gpu_call("lstsq", None, a=a, b=b)
     if gpu:
         return gpu.back(lstsq(gpu.host(a), gpu.host(b), rcond, check=check, report=report))
-    a = _matrix(a)
+    a, b = _host(a, "a"), _host(b, "b")
+    a = _matrix(a.astype(_computed({"a": a, "b": b}), copy=False))
     b2, vector = _columns("lstsq", a.shape, a.dtype, b)
     return _shaped(_linv.lstsq(a, b2, -1.0 if rcond is None else float(rcond), check, report), vector, report)
 
@@ -263,6 +268,13 @@ class _Factored:
             gpu.require_dtype(self._dtype, "the factors")
             b2, vector = gpu.columns(b, self._shape[0], self._shape)
             return _shaped(self._native.solve_gpu(b2, gpu.framework), vector, report=False)
+        b = _host(b, "b")
+        if _computed({"b": b}).itemsize > self._dtype.itemsize:
+            # x has the factors' precision whatever b's, so b is rounded to it; but not past its range
+            narrowed = b.astype(self._dtype)
+            if _np.isinf(narrowed).any() and not _np.isinf(b).any():
+                raise ValueError(f"solve: b ({b.dtype}) holds values beyond the range of the factors' {self._dtype} "
+                                 f"(largest |b| {_np.abs(b).max():.3g}): factor a as {b.dtype}, or scale b")
         b2, vector = _columns("solve", self._shape, self._dtype, b)
         return _shaped(self._native.solve(b2), vector, report=False)
 
@@ -344,3 +356,5 @@ def _describe_auto_method(function):
 for _function in (inv, solve):
     _describe_auto_method(_function)
 del _function
+
+from . import linalg  # noqa: E402 (numpy.linalg's contract over the functions above)

@@ -26,15 +26,35 @@ class InputError(ValueError):
     """Input linv cannot use (e.g. NaN or Inf entries)."""
 
 
+def _computed(arrays, half=True):
+    """The one dtype linv computes the arrays {name: ndarray} in, by numpy.linalg's rule: float32 when every
+    one is float32, float64 when any is float64, an integer or bool (float16 too where `half`: it is exact in
+    float64; numpy.linalg refuses it). A TypeError, not a silent change of value or precision, for complex
+    numbers (which linv does not compute yet), longdouble and anything that is not a number."""
+    result = _np.dtype(_np.float32)
+    for name, array in arrays.items():
+        dtype = array.dtype
+        if dtype.kind == "f" and dtype.itemsize in (4, 8):  # float32 and float64, in either byte order
+            result = _np.promote_types(result, dtype)
+        elif dtype == _np.bool_ or _np.issubdtype(dtype, _np.integer) or (half and dtype == _np.float16):
+            result = _np.dtype(_np.float64)
+        elif _np.issubdtype(dtype, _np.complexfloating):
+            raise TypeError(f"{name} is {dtype}: linv does not compute in complex numbers yet (real float32 and "
+                            f"float64 only); dropping the imaginary part would change the answer")
+        elif dtype.kind == "f" and dtype.itemsize > 8:
+            raise TypeError(f"{name} is {dtype}: linv computes in float32 and float64, which would round it; "
+                            f"convert it yourself (numpy.linalg refuses it too)")
+        else:
+            raise TypeError(f"{name} is {dtype}: linv takes real numbers (float32, float64, integers or bool)")
+    return result
+
+
 def _float(a, name="a"):
-    """a as a float32 or float64 array (float32 stays float32; other numeric types become float64)."""
+    """a as a float32 or float64 array (float32 and float64 kept; integers, bool and float16 as float64,
+    exactly; the rest a TypeError: _computed)."""
     a = _host(a, name)
     if a.dtype not in (_np.float32, _np.float64):
-        if not (_np.issubdtype(a.dtype, _np.number) or a.dtype == _np.bool_):
-            raise ValueError(f"{name} must hold real numbers; its dtype is {a.dtype}")
-        if _np.iscomplexobj(a):
-            raise ValueError(f"{name} must be real; its dtype is {a.dtype}")
-        a = a.astype(_np.float64)
+        a = a.astype(_computed({name: a}))
     return a
 
 
@@ -61,6 +81,7 @@ def _columns(what, shape, dtype, b):
     """b as an (n, k) block of a's dtype, and whether it was a vector (n,), naming both shapes (a's is
     `shape`) if b does not fit."""
     b = _host(b, "b")
+    _computed({"b": b})  # complex or longdouble refused, not rounded into a's dtype
     vector = b.ndim == 1
     b2 = b.reshape(-1, 1) if vector else b
     if b2.ndim != 2 or b2.shape[0] != shape[0]:

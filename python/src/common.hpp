@@ -52,13 +52,15 @@ linv::ConstMatrixView<T> view_any(const A& a, bool& transposed, linv::Device dev
     transposed = false;
     return {a.data(), rows, cols, std::max<linv::index>(rows, 1), device};
   }
-  if (s0 == 1 && (cols <= 1 || s1 >= rows)) {
+  // a dimension of length 1 is never stepped along, so its stride is whatever NumPy left there (a slice
+  // a[:, ::3] of one row, say): only the other's counts
+  if ((s0 == 1 || rows == 1) && (cols <= 1 || s1 >= rows)) {
     transposed = false;
-    return {a.data(), rows, cols, cols <= 1 ? std::max<linv::index>(rows, 1) : s1, device};
+    return {a.data(), rows, cols, cols <= 1 ? rows : s1, device};
   }
-  if (s1 == 1 && (rows <= 1 || s0 >= cols)) {
+  if ((s1 == 1 || cols == 1) && (rows <= 1 || s0 >= cols)) {
     transposed = true;
-    return {a.data(), cols, rows, rows <= 1 ? std::max<linv::index>(cols, 1) : s0, device};
+    return {a.data(), cols, rows, rows <= 1 ? cols : s0, device};
   }
   throw linv::InvalidArgument("the array is neither C- nor Fortran-contiguous in one dimension: pass "
                               "numpy.ascontiguousarray(a)");

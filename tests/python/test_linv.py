@@ -225,7 +225,7 @@ def test_mixed_precision_refines_to_float64_accuracy():
     xi, report = linv.inv(a, precision="mixed", report=True, check=True)
     assert scaled_inverse_residual(a, xi) <= THRESHOLD
     with pytest.raises(ValueError, match="float64"):
-        linv.solve(a.astype(np.float32), b, precision="mixed")
+        linv.solve(a.astype(np.float32), b.astype(np.float32), precision="mixed")  # a float64 b promotes a
     with pytest.raises(ValueError, match="'native' or 'mixed'"):
         linv.solve(a, b, precision="half")
     with pytest.raises(ValueError, match="stacks"):

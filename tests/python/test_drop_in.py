@@ -1,0 +1,201 @@
+"""linv.linalg as a drop-in for numpy.linalg: NumPy's own test cases (numpy_cases.py), and a hypothesis suite
+against NumPy over dtypes, byte orders, shapes (stacks, broadcasting, 0 x 0, empty stacks), strides and
+subclasses, to n eps cond bounds; and no value or precision changed without an error, in linv.linalg and in
+linv's own functions (the silent cases of the first drop-in trial)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import linv
+import numpy_cases
+from linv import linalg
+
+RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
+
+
+def test_numpy_linalg_own_cases():
+    """Every real case of NumPy's test_linalg.py passes for every function linv.linalg provides; every complex
+    case is refused with a TypeError that says so (linv does not compute in complex numbers yet), none answered
+    wrongly."""
+    outcomes = numpy_cases.run()
+    assert set(outcomes) == set(numpy_cases.CLASSES)
+    for function, results in outcomes.items():
+        real = [(name, error) for name, complex_, error in results if not complex_]
+        assert len(real) > 300, (function, len(real))
+        failed = [(name, error) for name, error in real if error is not None]
+        assert not failed, (function, len(failed), failed[:5])
+        for name, complex_, error in results:
+            if complex_:
+                assert error is not None and "complex numbers yet" in error, (function, name, error)
+
+
+def condition(a):
+    return np.linalg.cond(a.astype(np.float64)) if a.shape[-1] else 1.0
+
+
+@st.composite
+def stacks(draw, square=True):
+    """A matrix or stack of one dtype, byte order, layout and stride, with its own conditioning."""
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.bool_, ">f8", "<f4"]))
+    lead = draw(st.sampled_from([(), (0,), (1,), (3,), (2, 2)]))
+    n = draw(st.integers(0, 9))
+    m = n if square else draw(st.integers(0, 9))
+    step = draw(st.sampled_from([1, 2]))
+    layout = draw(st.sampled_from(["C", "F", "T"]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(-1, 1, lead + (m * step, n * step))
+    if square and n:
+        base += 3 * np.eye(n * step)  # well conditioned; the bounds below scale with cond all the same
+    if np.dtype(dtype) == np.bool_:
+        base = (base > 0) | np.eye(n * step, m * step, dtype=bool).T if n == m else base > 0
+    elif np.issubdtype(np.dtype(dtype), np.integer):
+        base = np.round(4 * base)
+    a = base[..., ::step, ::step].astype(dtype)
+    if layout == "F":
+        a = np.asfortranarray(a)
+    elif layout == "T":
+        a = np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)
+    return a
+
+
+def computed(a):
+    return np.float32 if np.dtype(a.dtype) == np.float32 else np.float64
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stacks())
+def test_inv_det_slogdet_against_numpy(a):
+    try:
+        expected = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        with pytest.raises(np.linalg.LinAlgError):
+            linalg.inv(a)
+        return
+    x = linalg.inv(a)
+    assert x.shape == expected.shape and x.dtype == expected.dtype
+    eps = np.finfo(x.dtype).eps
+    n = max(a.shape[-1], 1)
+    if a.size:
+        bound = 10 * n * eps * np.max(np.linalg.cond(a.astype(np.float64))) * np.abs(expected).max()
+        assert np.abs(x - expected).max() <= bound
+    sign, logdet = linalg.slogdet(a)
+    ref_sign, ref_log = np.linalg.slogdet(a)
+    assert np.shape(sign) == np.shape(ref_sign) and np.all(sign == ref_sign)
+    assert np.allclose(logdet, ref_log, rtol=0, atol=10 * n * eps * max(1.0, float(np.max(np.abs(ref_log), initial=0))))
+    assert np.shape(linalg.det(a)) == np.shape(np.linalg.det(a))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stacks(), st.sampled_from(["vector", "matrix", "broadcast"]), st.integers(0, 3))
+def test_solve_against_numpy(a, kind, k):
+    n = a.shape[-1]
+    if kind == "vector":
+        b = RNG.uniform(-1, 1, n)
+    elif kind == "matrix":
+        b = RNG.uniform(-1, 1, a.shape[:-2] + (n, k))
+    else:
+        b = RNG.uniform(-1, 1, (1,) * (a.ndim - 2) + (n, k)) if a.ndim > 2 else RNG.uniform(-1, 1, (2, n, k))
+    b = b.astype(np.float32) if RNG.integers(2) else b
+    try:
+        expected = np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        with pytest.raises(np.linalg.LinAlgError):
+            linalg.solve(a, b)
+        return
+    except ValueError:
+        with pytest.raises(ValueError):
+            linalg.solve(a, b)
+        return
+    x = linalg.solve(a, b)
+    assert x.shape == expected.shape and x.dtype == expected.dtype
+    if x.size:
+        eps = np.finfo(x.dtype).eps
+        bound = 10 * n * eps * np.max(np.linalg.cond(a.astype(np.float64))) * np.abs(expected).max()
+        assert np.abs(x - expected).max() <= bound
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stacks(square=False))
+def test_pinv_lstsq_against_numpy(a):
+    expected = np.linalg.pinv(a)
+    x = linalg.pinv(a)
+    assert x.shape == expected.shape and x.dtype == expected.dtype
+    if a.size:
+        eps = np.finfo(x.dtype).eps
+        bound = 10 * max(a.shape[-2:]) * eps * np.max(np.linalg.cond(a.astype(np.float64))) * np.abs(expected).max()
+        assert np.abs(x - expected).max() <= bound
+    if a.ndim == 2:
+        b = RNG.uniform(-1, 1, a.shape[0])
+        x, residuals, rank, s = linalg.lstsq(a, b)
+        ref = np.linalg.lstsq(a, b)
+        assert x.shape == ref[0].shape and residuals.shape == ref[1].shape and rank == ref[2]
+        assert s.shape == ref[3].shape
+        if a.size and rank == min(a.shape):
+            eps = np.finfo(x.dtype).eps
+            assert np.abs(x - ref[0]).max() <= 10 * max(a.shape) * eps * condition(a) ** 2 * max(1, np.abs(ref[0]).max())
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_reads_one_triangle_as_numpy(upper):
+    for shape in [(5, 5), (3, 4, 4), (0, 0), (2, 0, 0)]:
+        g = RNG.uniform(-1, 1, shape)
+        a = g @ np.swapaxes(g, -1, -2) + shape[-1] * np.eye(shape[-1])
+        junk = np.triu(RNG.uniform(-9, 9, shape), 1)  # what the other triangle holds is not read
+        a = a + (np.swapaxes(junk, -1, -2) if upper else junk)
+        c, ref = linalg.cholesky(a, upper=upper), np.linalg.cholesky(a, upper=upper)
+        assert c.shape == ref.shape and np.allclose(c, ref, atol=1e-12)
+    with pytest.raises(np.linalg.LinAlgError):
+        linalg.cholesky(-np.eye(3))
+
+
+def test_subclasses_named_results_and_errors_as_numpy():
+    m = np.asmatrix(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    assert type(linalg.inv(m)) is np.matrix and type(linalg.solve(m, np.asmatrix([[1.0], [2.0]]))) is np.matrix
+    result = linalg.slogdet(np.diag([2.0, -3.0]))
+    assert result.sign == -1 and np.isclose(result.logabsdet, np.log(6))
+    for bad in (np.ones(3), np.ones((2, 3))):
+        with pytest.raises(np.linalg.LinAlgError):
+            linalg.inv(bad)
+    for value in (np.nan, np.inf):
+        a = np.eye(3)
+        a[1, 2] = value
+        for function in (linalg.inv, lambda x: linalg.solve(x, np.ones(3))):
+            with pytest.raises(np.linalg.LinAlgError):
+                function(a)
+    with pytest.raises(np.linalg.LinAlgError):
+        linalg.inv(np.zeros((2, 2)))
+    for dtype in (np.float16, np.longdouble, object):
+        with pytest.raises(TypeError):
+            linalg.inv(np.eye(2, dtype=dtype))
+    with pytest.raises(TypeError, match="complex numbers yet"):
+        linalg.solve(np.eye(2), np.array([1 + 2j, 3]))
+
+
+def test_no_value_or_precision_changed_without_an_error():
+    """The silent cases of the first drop-in trial, in linv's own functions."""
+    a = np.diag([2.0, 4.0])
+    for call in (lambda: linv.solve(a, np.array([1 + 2j, 3 - 1j])), lambda: linv.LU(a).solve(np.array([1j, 1])),
+                 lambda: linv.inv(a + 0j), lambda: linv.lstsq(a, np.array([1j, 0])),
+                 lambda: linv.inv(a.astype(np.longdouble))):
+        with pytest.raises(TypeError):
+            call()
+    # a float64 (or integer) b with a float32 a is solved in float64, as NumPy promotes
+    one = np.eye(1, dtype=np.float32)
+    x = linv.solve(one, [2**25 + 1])
+    assert x.dtype == np.float64 and x[0] == 2**25 + 1
+    assert linv.solve(one, np.array([1e39]))[0] == 1e39
+    assert linv.solve(one, np.array([1.5], dtype=np.float32)).dtype == np.float32
+    # factors keep their dtype: b is rounded to it, but not past its range
+    with pytest.raises(ValueError, match="beyond the range"):
+        linv.LU(one).solve(np.array([1e39]))
+    assert linv.LU(one).solve(np.array([2.0]))[0] == 2.0
+    # float16, bool and integers are exact in float64
+    assert linv.inv(np.eye(2, dtype=np.float16)).dtype == np.float64
+    assert linv.inv(np.eye(2, dtype=bool)).dtype == np.float64
+    # a length-1 axis with any stride is read in place (NumPy leaves odd strides there)
+    wide = np.arange(12.0).reshape(3, 4)[:1, ::3]  # shape (1, 2)
+    assert linv.lstsq(wide, np.array([1.0])).shape == (2,)
+    single = np.full((3, 5), 4.0)[::3, ::5]
+    assert single.shape == (1, 1) and linv.inv(single)[0, 0] == 0.25
