@@ -45,7 +45,8 @@ def _computed(arrays, half=True):
             raise TypeError(f"{name} is {dtype}: linv computes in float32 and float64, which would round it; "
                             f"convert it yourself (numpy.linalg refuses it too)")
         else:
-            raise TypeError(f"{name} is {dtype}: linv takes real numbers (float32, float64, integers or bool)")
+            raise TypeError(f"{name} is {dtype}: array type {dtype} is unsupported in linalg (linv takes float32, "
+                            f"float64, integers and bool)")
     return result
 
 
