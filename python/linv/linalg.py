@@ -56,16 +56,30 @@ def _compute_dtype(*arrays: _np.ndarray) -> _np.dtype:
     return _common._computed({f"array {i}": array for i, array in enumerate(arrays)}, half=False)
 
 
-def _square_stack(a: _np.ndarray) -> None:
+def _at_least_2d(a: _np.ndarray) -> None:
     if a.ndim < 2:
         raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+
+
+def _square_stack(a: _np.ndarray) -> None:
+    _at_least_2d(a)
     if a.shape[-1] != a.shape[-2]:
         raise LinAlgError(f"Last 2 dimensions of the array must be square; its shape is {a.shape}")
 
 
-def _at_least_2d(a: _np.ndarray) -> None:
-    if a.ndim < 2:
-        raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+def _square_input(a: Any) -> tuple[_np.ndarray, Callable[[_np.ndarray], Any]]:
+    """a as a matrix or stack of square matrices in the dtype NumPy computes it in, and its subclass's wrap."""
+    a, wrap = _prepare(a)
+    _square_stack(a)
+    return a.astype(_compute_dtype(a), copy=False), wrap
+
+
+def _mirrored(a: _np.ndarray, lower: bool) -> _np.ndarray:
+    """The symmetric matrix (or stack) whose lower (else upper) triangle is a's: the one triangle NumPy's
+    cholesky and SciPy's sym/her/pos structures read (linv's own functions check a whole symmetric a)."""
+    half = _np.tril(a) if lower else _np.triu(a)
+    strict = _np.tril(a, -1) if lower else _np.triu(a, 1)
+    return half + _np.swapaxes(strict, -1, -2)
 
 
 def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -77,20 +91,9 @@ def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise LinAlgError(str(error)) from error
 
 
-def _each(a: _np.ndarray, function: Callable[[_np.ndarray], Any], shape: tuple[int, ...], dtype: _np.dtype):
-    """function over each matrix of the stack a, into an array of the leading dimensions followed by shape."""
-    out = _np.empty(a.shape[:-2] + shape, dtype=dtype)
-    for index in _np.ndindex(*a.shape[:-2]):
-        out[index] = function(a[index])
-    return out
-
-
 def inv(a: Any) -> Any:
     """The inverse of a, or of each matrix of a stack (..., M, M), as numpy.linalg.inv."""
-    a, wrap = _prepare(a)
-    _square_stack(a)
-    dtype = _compute_dtype(a)
-    a = a.astype(dtype, copy=False)
+    a, wrap = _square_input(a)
     if a.size == 0:
         return wrap(_np.empty_like(a))
     return wrap(_call(_inv, a))
@@ -186,30 +189,22 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """L with a = L L^H (or U with a = U^H U, upper=True), for a or each matrix of a stack, as
     numpy.linalg.cholesky: only a's lower (upper) triangle is read. LinAlgError when a is not positive
     definite."""
-    a, wrap = _prepare(a)
-    _square_stack(a)
-    dtype = _compute_dtype(a)
-    a = a.astype(dtype, copy=False)
+    a, wrap = _square_input(a)
     if a.size == 0:
         return wrap(_np.empty_like(a))
-    # the triangle NumPy reads, mirrored: linv.cholesky checks symmetry, NumPy reads one triangle
-    half = _np.triu(a) if upper else _np.tril(a)
-    symmetric = half + _np.swapaxes(_np.triu(a, 1) if upper else _np.tril(a, -1), -1, -2)
-
-    def factor(matrix: _np.ndarray) -> _np.ndarray:
-        lower = _call(_cholesky, _np.ascontiguousarray(matrix))
-        return lower.T if upper else lower
-
-    return wrap(_each(symmetric, factor, a.shape[-2:], dtype))
+    symmetric = _mirrored(a, lower=not upper)
+    out = _np.empty_like(a)
+    for index in _np.ndindex(*a.shape[:-2]):
+        lower = _call(_cholesky, _np.ascontiguousarray(symmetric[index]))
+        out[index] = lower.T if upper else lower
+    return wrap(out)
 
 
 def slogdet(a: Any) -> SlogdetResult:
     """(sign, logabsdet) of a, or of each matrix of a stack, as numpy.linalg.slogdet's named result: sign 0
     and logabsdet -inf for an exactly singular matrix."""
-    a, _ = _prepare(a)
-    _square_stack(a)
-    dtype = _compute_dtype(a)
-    a = a.astype(dtype, copy=False)
+    a, _ = _square_input(a)
+    dtype = a.dtype
     if a.shape[-1] == 0:
         shape = a.shape[:-2]
         return SlogdetResult(_np.ones(shape, dtype)[()], _np.zeros(shape, dtype)[()])

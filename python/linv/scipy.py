@@ -52,9 +52,7 @@ def _structured(a: _np.ndarray, assume_a: Any, lower: bool) -> tuple[_np.ndarray
         raise KeyError(f"{assume_a!r} is not a recognized matrix structure; one of {sorted(k for k in _STRUCTURES if k)}")
     structure = _STRUCTURES[assume_a]
     if structure in ("symmetric", "hermitian", "positive definite"):
-        half = _np.tril(a) if lower else _np.triu(a)
-        strict = _np.tril(a, -1) if lower else _np.triu(a, 1)
-        a = half + _np.swapaxes(strict, -1, -2)
+        a = _linalg._mirrored(a, lower)
     elif structure == "tridiagonal":
         a = _np.triu(_np.tril(a, 1), -1)
     elif structure == "upper triangular":
