@@ -8,27 +8,27 @@
 
 namespace linv {
 
-template <Real T>
+template <Scalar T>
 double norm1(ConstMatrixView<T> A);  // max column sum of |a_ij|
 
 // ||A X - I|| / (n eps ||A|| ||X||)
-template <Real T>
+template <Scalar T>
 double scaled_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);
 // ||X A - I|| / (n eps ||A|| ||X||): the residual some inversion methods bound instead (Du Croz & Higham)
-template <Real T>
+template <Scalar T>
 double scaled_left_residual_inverse(ConstMatrixView<T> A, ConstMatrixView<T> X, double eps);
 // ||A X - B|| / (n eps (||A|| ||X|| + ||B||))
-template <Real T>
+template <Scalar T>
 double scaled_residual_solve(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps);
 // Least squares: ||A^T (B - A X)|| / (max(m,n) eps ||A|| (||A|| ||X|| + ||B||)) — zero at the exact
 // solution of any consistent or inconsistent problem.
-template <Real T>
+template <Scalar T>
 double scaled_residual_lstsq(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B, double eps);
 // Pseudoinverse, first Penrose condition: ||A P A - A|| / (max(m,n) eps ||A|| ||P|| ||A||)
-template <Real T>
+template <Scalar T>
 double scaled_residual_pinv(ConstMatrixView<T> A, ConstMatrixView<T> P, double eps);
 // Cholesky: ||A - L L^T|| / (n eps ||A||), L lower triangular
-template <Real T>
+template <Scalar T>
 double scaled_residual_cholesky(ConstMatrixView<T> A, ConstMatrixView<T> L, double eps);
 
 }  // namespace linv

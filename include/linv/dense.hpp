@@ -7,6 +7,12 @@
 // Operations run where their operands live (see Matrix::to); results come back on the same device.
 // On a CUDA device everything here runs but lstsq, pinv and Gauss-Seidel, which refuse GPU operands in
 // this version, saying so.
+//
+// Complex matrices (complex64, complex128) take the same calls on the CPU in this version, where
+// "symmetric" reads Hermitian (A = A^H: Cholesky factors A = L L^H) and Op::Transpose is the conjugate
+// transpose. Their methods are LU with partial pivoting, Cholesky, the triangular ones and Householder QR
+// (Method::Auto picks among them as for real matrices); Gauss-Jordan, Gauss-Seidel, tournament and
+// randomized pivoting and mixed precision are refused with InvalidArgument, saying so.
 #pragma once
 
 #include <string>
@@ -37,7 +43,7 @@ std::string_view to_string(FactorPrecision p);
 FactorPrecision parse_factor_precision(std::string_view name);
 
 enum class Uplo { Lower, Upper };
-enum class Op { None, Transpose };
+enum class Op { None, Transpose };  // Transpose: A^T, or the conjugate transpose A^H for complex T
 enum class Diag { NonUnit, Unit };
 enum class Side { Left, Right };  // a triangular factor applied from the left or the right
 
@@ -59,7 +65,7 @@ struct SolveOptions {
   bool allow_ill_conditioned = false;
 };
 
-template <Real T>
+template <Scalar T>
 struct Solution {
   Matrix<T> x;
   Report report;
@@ -67,18 +73,18 @@ struct Solution {
 
 // A^-1. Throws SingularMatrix (exactly singular, or rcond < eps unless allowed), NotPositiveDefinite
 // (Cholesky methods), NoConvergence (Gauss-Seidel), InvalidArgument (not square).
-template <Real T>
+template <Scalar T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options = {});
 
 // X with A X = B.
-template <Real T>
+template <Scalar T>
 Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options = {});
 
 // The Cholesky factor L (lower, zeros above) of a symmetric positive definite A = L L^T, with rcond in the
 // report and, with options.compute_residual, ||A - L L^T|| / (n eps ||A||). Throws NotPositiveDefinite
 // naming the failing leading minor, NumericalError when A is not symmetric (beyond n eps max|a|). Of the
 // options only compute_residual and check_finite apply.
-template <Real T>
+template <Scalar T>
 Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options = {});
 
 struct LstsqOptions {
@@ -94,41 +100,44 @@ struct LstsqOptions {
 
 // Minimum-norm least-squares solution of A X ~ B by QR with column pivoting (LAPACK gelsy);
 // report.rank is the numerical rank.
-template <Real T>
+template <Scalar T>
 Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options = {});
 
 // Moore-Penrose pseudoinverse by SVD (LAPACK gesdd), singular values below the tolerance dropped.
-template <Real T>
+template <Scalar T>
 Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options = {});
 
 // Inverse of a triangular matrix: LAPACK trtri, or Gaussian elimination on the triangle ("GETS",
 // blocked Gauss-Jordan restricted to the triangle). Throws SingularMatrix naming a zero diagonal entry.
 enum class TriangularInverse { Lapack, GETS };
-template <Real T>
+template <Scalar T>
 Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how = TriangularInverse::Lapack,
                   Diag diag = Diag::NonUnit);
 
 // C := alpha op(A) op(B) + beta C
-template <Real T>
+template <Scalar T>
 void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C);
 // C := alpha op(A) op(A)^T + beta C, touching only the `uplo` triangle of C (half the flops of gemm).
 template <Real T>
 void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C);
-// A(i, j) := A(j, i) above the diagonal: a full symmetric matrix from its lower triangle (after syrk).
-template <Real T>
+// A(i, j) := conj(A(j, i)) above the diagonal: a full symmetric (Hermitian) matrix from its lower triangle.
+template <Scalar T>
 void symmetrize_from_lower(MatrixView<T> A);
 // A B, a new matrix.
-template <Real T>
+template <Scalar T>
 Matrix<T> matmul(ConstMatrixView<T> A, ConstMatrixView<T> B);
 // The n x n identity made on `device` (Matrix<T>::identity(n).to(device) fills and copies n^2 entries
 // through host memory: 0.1 s at n = 4096 on a GPU).
-template <Real T>
+template <Scalar T>
 Matrix<T> identity(index n, Device device);
 
+// det A = sign e^(i phase) e^log_abs. A real matrix's phase is 0; a complex one's sign is 1 (0 when singular)
+// and its phase in (-pi, pi].
 struct Determinant {
-  int sign = 0;         // -1, 0 or +1
-  double log_abs = 0;   // log |det|; -inf when singular
-  double value() const;  // sign * exp(log_abs); may overflow to +-inf for large matrices
+  int sign = 0;          // -1, 0 or +1
+  double log_abs = 0;    // log |det|; -inf when singular
+  double phase = 0;      // complex matrices: the argument of det A, in radians
+  double value() const;  // sign * exp(log_abs), real matrices; may overflow to +-inf for large matrices
 };
 
 // How an LU factorization picks its pivot rows.
@@ -170,7 +179,7 @@ double lu_growth_limit(index n);
 // solve/inverse then throw SingularMatrix. Otherwise, as LAPACK's routines, solve/inverse return whatever
 // the conditioning: judge it with rcond() (inv and solve refuse rcond < eps). Not thread-safe: rcond()
 // caches its value.
-template <Real T>
+template <Scalar T>
 class LU {
  public:
   // check_finite: refuse NaN / Inf in A with NonFiniteInput (a pass over A; off where the caller checked).
@@ -230,7 +239,7 @@ class LU {
 
 // Cholesky factorization A = L L^T of a symmetric positive definite matrix (only the lower triangle
 // of A is read), on the device A lives on. Throws NotPositiveDefinite naming the failing leading minor.
-template <Real T>
+template <Scalar T>
 class Cholesky {
  public:
   explicit Cholesky(ConstMatrixView<T> A);
@@ -256,17 +265,17 @@ class Cholesky {
 
 // What Method::Auto would see in A (exact tests, O(n^2)).
 enum class Structure { General, Symmetric, Lower, Upper, Diagonal };
-template <Real T>
+template <Scalar T>
 Structure detect_structure(ConstMatrixView<T> A);
 
 // Throws NonFiniteInput naming the first NaN/Inf entry of `A` (called `name` in the message).
-template <Real T>
+template <Scalar T>
 void require_finite(ConstMatrixView<T> A, const char* name);
 
 // Throws NumericalError naming the first pair a(i,j) != a(j,i) beyond rounding (n eps max|a|): methods
 // that read one triangle (Cholesky) would otherwise silently work on another matrix. `what` names the
 // method in the message.
-template <Real T>
+template <Scalar T>
 void require_symmetric(ConstMatrixView<T> A, const char* what);
 
 }  // namespace linv

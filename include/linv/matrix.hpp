@@ -4,6 +4,8 @@
 // between host and GPU inside an operation. Views are cheap (pointer, shape, leading dimension).
 #pragma once
 
+#include <cmath>
+#include <complex>
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
@@ -19,19 +21,63 @@ using index = std::int64_t;
 
 template <class T>
 concept Real = std::same_as<T, float> || std::same_as<T, double>;
+// complex64 and complex128: what the dense core (inverse, solve, LU, Cholesky, least squares, pseudoinverse,
+// determinant) also takes, on the CPU in this version. Every other part of linv is for real numbers.
+template <class T>
+concept Complex = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
+template <class T>
+concept Scalar = Real<T> || Complex<T>;
 
-template <Real T>
+namespace detail {
+template <class T>
+struct real_of {
+  using type = T;
+};
+template <class R>
+struct real_of<std::complex<R>> {
+  using type = R;
+};
+}  // namespace detail
+// The real type of T's precision: float for float and complex64, double for double and complex128.
+template <Scalar T>
+using real_t = typename detail::real_of<T>::type;
+// T's field in float64, where residuals are measured: double, or complex128 for complex T.
+template <Scalar T>
+using wide_t = std::conditional_t<Complex<T>, std::complex<double>, double>;
+
+template <Scalar T>
 constexpr const char* type_name() {
-  return std::same_as<T, float> ? "float32" : "float64";
+  if constexpr (std::same_as<T, float>) return "float32";
+  if constexpr (std::same_as<T, double>) return "float64";
+  if constexpr (std::same_as<T, std::complex<float>>) return "complex64";
+  return "complex128";
+}
+
+// Neither NaN nor infinite (a complex number: neither part).
+template <Scalar T>
+bool is_finite(T a) {
+  if constexpr (Complex<T>)
+    return std::isfinite(a.real()) && std::isfinite(a.imag());
+  else
+    return std::isfinite(a);
+}
+
+// The complex conjugate of a complex number, a real one itself (std::conj would make it complex).
+template <Scalar T>
+constexpr T conjugate(T a) {
+  if constexpr (Complex<T>)
+    return std::conj(a);
+  else
+    return a;
 }
 
 // "3x4"
 std::string shape_string(index rows, index cols);
 
-template <Real T>
+template <Scalar T>
 class ConstMatrixView;
 
-template <Real T>
+template <Scalar T>
 class MatrixView {
  public:
   MatrixView() = default;
@@ -58,7 +104,7 @@ class MatrixView {
   Device device_ = Device::cpu();
 };
 
-template <Real T>
+template <Scalar T>
 class ConstMatrixView {
  public:
   ConstMatrixView() = default;
@@ -104,7 +150,7 @@ struct Deleter {
 };
 }  // namespace detail
 
-template <Real T>
+template <Scalar T>
 class Matrix {
  public:
   Matrix() = default;
@@ -152,7 +198,7 @@ class Matrix {
   Matrix clone() const { return to(device_); }
   Matrix to(Device device) const;
   // Element-type conversion (host). Narrowing to float is explicit by construction: the caller asks.
-  template <Real U>
+  template <Scalar U>
   Matrix<U> cast() const;
 
  private:
@@ -166,7 +212,7 @@ void require_host(Device device, const char* what);
 
 // dst := src for views of one shape, on any devices (host and a GPU, or within one device). Throws
 // ShapeMismatch naming both shapes.
-template <Real T>
+template <Scalar T>
 void copy(ConstMatrixView<T> src, MatrixView<T> dst);
 
 // A sparse matrix in compressed rows (CSR, SciPy's csr_matrix and cuSPARSE's layout), in host memory: the
@@ -198,7 +244,7 @@ struct SparseMatrix {
 
 // ---- template definitions ----
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Matrix<T>::uninitialized(index rows, index cols, Device device) {
   Matrix m;
   m.rows_ = rows;
@@ -209,14 +255,14 @@ Matrix<T> Matrix<T>::uninitialized(index rows, index cols, Device device) {
   return m;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Matrix<T>::identity(index n) {
   Matrix m(n, n);
   for (index i = 0; i < n; ++i) m(i, i) = T(1);
   return m;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Matrix<T>::from_rows(std::initializer_list<std::initializer_list<T>> rows) {
   const index r = static_cast<index>(rows.size());
   const index c = r > 0 ? static_cast<index>(rows.begin()->size()) : 0;
@@ -233,7 +279,7 @@ Matrix<T> Matrix<T>::from_rows(std::initializer_list<std::initializer_list<T>> r
   return m;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Matrix<T>::copy_of(ConstMatrixView<T> v) {
   Matrix m = uninitialized(v.rows(), v.cols(), v.device());
   if (!m.empty())
@@ -242,7 +288,7 @@ Matrix<T> Matrix<T>::copy_of(ConstMatrixView<T> v) {
   return m;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Matrix<T>::to(Device device) const {
   Matrix m = uninitialized(rows_, cols_, device);
   if (size() > 0) detail::copy_bytes(m.data(), device, data(), device_, bytes());
@@ -252,7 +298,7 @@ Matrix<T> Matrix<T>::to(Device device) const {
 // `v` where `device` can read it: v itself where it lives there already, otherwise a copy made there in one
 // transfer (a strided view packed on the way) and kept in `keep`, which must outlive the view. The command
 // line, Python and MATLAB place their inputs with it.
-template <Real T>
+template <Scalar T>
 ConstMatrixView<T> placed(ConstMatrixView<T> v, Device device, Matrix<T>& keep) {
   if (v.device() == device) return v;
   keep = Matrix<T>::uninitialized(v.rows(), v.cols(), device);
@@ -262,8 +308,8 @@ ConstMatrixView<T> placed(ConstMatrixView<T> v, Device device, Matrix<T>& keep) 
   return keep.view();
 }
 
-template <Real T>
-template <Real U>
+template <Scalar T>
+template <Scalar U>
 Matrix<U> Matrix<T>::cast() const {
   require_host(device_, "Matrix::cast");
   Matrix<U> m = Matrix<U>::uninitialized(rows_, cols_);

@@ -137,11 +137,11 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
         a = gpu.matrix(a, "a", square=True, order="any")
         return _linv.inv_gpu(a, method, precision, factor, check, report, gpu.framework)
     device = "cpu" if device is None else device
-    a = _float(a)
+    a = _float(a, complex=True)
     if a.ndim > 2:
         _native_only(precision, factor)
         return _batched.inv(a, method, device, check, report, singular)
-    return _linv.inv(_square(a), method, precision, factor, device, check, report)
+    return _linv.inv(_square(a, complex=True), method, precision, factor, device, check, report)
 
 
 def _native_only(precision, factor):
@@ -192,11 +192,11 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
     device = "cpu" if device is None else device
     a, b_arr = _host(a, "a"), _host(b, "b")
     # NumPy's promotion: a float64 (or integer) b with a float32 a is solved in float64, not rounded to a's
-    a = a.astype(_computed({"a": a, "b": b_arr}), copy=False)
+    a = a.astype(_computed({"a": a, "b": b_arr}, complex=True), copy=False)
     if a.ndim > 2 or (a.ndim == 2 and b_arr.ndim > 2):
         _native_only(precision, factor)
         return _batched.solve(a, b_arr, method, device, check, report, singular)
-    a = _square(a)
+    a = _square(a, complex=True)
     b2, vector = _columns("solve", a.shape, a.dtype, b_arr)
     return _shaped(_linv.solve(a, b2, method, precision, factor, device, check, report), vector, report)
 
@@ -213,7 +213,7 @@ def cholesky(a, *, device=None, check=False, report=False):
     gpu = _gpu_call("cholesky", device, a=a)
     if gpu:
         return _linv.cholesky_gpu(gpu.matrix(a, "a", square=True, order="any"), check, report, gpu.framework)
-    return _linv.cholesky(_square(a), "cpu" if device is None else device, check, report)
+    return _linv.cholesky(_square(a, complex=True), "cpu" if device is None else device, check, report)
 
 
 def lstsq(a, b, rcond=None, *, check=False, report=False):
@@ -228,7 +228,7 @@ def lstsq(a, b, rcond=None, *, check=False, report=False):
     if gpu:
         return gpu.back(lstsq(gpu.host(a), gpu.host(b), rcond, check=check, report=report))
     a, b = _host(a, "a"), _host(b, "b")
-    a = _matrix(a.astype(_computed({"a": a, "b": b}), copy=False))
+    a = _matrix(a.astype(_computed({"a": a, "b": b}, complex=True), copy=False), complex=True)
     b2, vector = _columns("lstsq", a.shape, a.dtype, b)
     return _shaped(_linv.lstsq(a, b2, -1.0 if rcond is None else float(rcond), check, report), vector, report)
 
@@ -240,7 +240,7 @@ def pinv(a, rcond=None, *, check=False, report=False):
     gpu = _gpu_call("pinv", None, a=a)
     if gpu:
         return gpu.back(pinv(gpu.host(a), rcond, check=check, report=report))
-    return _linv.pinv(_matrix(a), -1.0 if rcond is None else float(rcond), check, report)
+    return _linv.pinv(_matrix(a, complex=True), -1.0 if rcond is None else float(rcond), check, report)
 
 
 def slogdet(a, *, device=None):
@@ -249,7 +249,7 @@ def slogdet(a, *, device=None):
     gpu = _gpu_call("slogdet", device, a=a)
     if gpu:
         return _linv.slogdet_gpu(gpu.matrix(a, "a", square=True, order="any"))
-    return _linv.slogdet(_square(a), "cpu" if device is None else device)
+    return _linv.slogdet(_square(a, complex=True), "cpu" if device is None else device)
 
 
 class _Factored:
@@ -269,9 +269,11 @@ class _Factored:
             b2, vector = gpu.columns(b, self._shape[0], self._shape)
             return _shaped(self._native.solve_gpu(b2, gpu.framework), vector, report=False)
         b = _host(b, "b")
-        if _computed({"b": b}).itemsize > self._dtype.itemsize:
+        wanted = _computed({"b": b}, complex=self._dtype.kind == "c")  # complex b for real factors refused
+        if _np.finfo(wanted).bits > _np.finfo(self._dtype).bits:
             # x has the factors' precision whatever b's, so b is rounded to it; but not past its range
-            narrowed = b.astype(self._dtype)
+            with _np.errstate(over="ignore"):  # the overflow is what this looks for
+                narrowed = b.astype(self._dtype)
             if _np.isinf(narrowed).any() and not _np.isinf(b).any():
                 raise ValueError(f"solve: b ({b.dtype}) holds values beyond the range of the factors' {self._dtype} "
                                  f"(largest |b| {_np.abs(b).max():.3g}): factor a as {b.dtype}, or scale b")
@@ -317,7 +319,7 @@ class LU(_Factored):
             a = gpu.matrix(a, "a", square=True)
             super().__init__(a.shape, gpu.dtype, _linv.lu_gpu(a, pivoting), gpu)
             return
-        a = _square(a)
+        a = _square(a, complex=True)
         super().__init__(a.shape, a.dtype, _linv.lu(a, pivoting, "cpu" if device is None else device), None)
 
     pivots = property(lambda self: self._native.pivots, doc="LAPACK's ipiv (1-based)")
@@ -338,7 +340,7 @@ class Cholesky(_Factored):
             a = gpu.matrix(a, "a", square=True, order="any")
             super().__init__(a.shape, gpu.dtype, _linv.cholesky_object_gpu(a), gpu)
             return
-        a = _square(a)
+        a = _square(a, complex=True)
         super().__init__(a.shape, a.dtype, _linv.cholesky_object(a, "cpu" if device is None else device), None)
 
 

@@ -12,7 +12,7 @@ MAX_ORDER = _linv.batched_max_order  # the largest order linv inverts in one bat
 
 
 def _stack(a, name="a"):
-    a = _float(a, name)
+    a = _float(a, name, complex=True)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{name} must be a stack of square matrices (..., n, n); its shape is {a.shape}")
     return a
@@ -44,9 +44,10 @@ def _singular(pivots, why, lead, what, shape, singular):
 
 
 def _residual_inv(a, x, ok):
-    """max over the regular matrices of ||A X - I||_1 / (n eps ||A||_1 ||X||_1), in float64."""
+    """max over the regular matrices of ||A X - I||_1 / (n eps ||A||_1 ||X||_1), in float64 (complex128)."""
     n = a.shape[-1]
-    a64, x64 = a[ok].astype(_np.float64), x[ok].astype(_np.float64)
+    wide = _np.complex128 if a.dtype.kind == "c" else _np.float64
+    a64, x64 = a[ok].astype(wide), x[ok].astype(wide)
     if a64.shape[0] == 0:
         return float("nan")
     r = a64 @ x64 - _np.eye(n)
@@ -55,14 +56,36 @@ def _residual_inv(a, x, ok):
 
 
 def _residual_solve(a, x, b, ok):
-    """max over the regular systems of ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)), in float64."""
+    """max over the regular systems of ||B - A X||_1 / (n eps (||A||_1 ||X||_1 + ||B||_1)), in float64
+    (complex128)."""
     n = a.shape[-1]
-    a64, x64, b64 = a[ok].astype(_np.float64), x[ok].astype(_np.float64), b[ok].astype(_np.float64)
+    wide = _np.complex128 if a.dtype.kind == "c" else _np.float64
+    a64, x64, b64 = a[ok].astype(wide), x[ok].astype(wide), b[ok].astype(wide)
     if a64.shape[0] == 0:
         return float("nan")
     norm1 = lambda m: _np.abs(m).sum(axis=-2).max(axis=-1)  # noqa: E731
     den = n * _np.finfo(a.dtype).eps * (norm1(a64) * norm1(x64) + norm1(b64))
     return float((norm1(b64 - a64 @ x64) / _np.where(den > 0, den, 1)).max())
+
+
+def _matrix_by_matrix(what, device, a, b=None):
+    """What linv's batched kernels give (x, pivots, why, report) for a stack of complex matrices, which they
+    do not take in this version: the dense routine on each matrix (a: (count, n, n); b: (count, n, k)), a
+    singular one left NaN with its pivot and the library's account of it, as the kernels leave theirs."""
+    x = _np.empty(a.shape if b is None else b.shape, dtype=a.dtype)
+    pivots, why = _np.zeros(a.shape[0], dtype=_np.int64), {}
+    for i in range(a.shape[0]):
+        try:
+            if b is None:
+                x[i] = _linv.inv(a[i], "auto", "native", "auto", device, False, False)
+            else:
+                x[i] = _linv.solve(_np.ascontiguousarray(a[i]), _np.ascontiguousarray(b[i]), "auto", "native",
+                                   "auto", device, False, False)
+        except SingularMatrixError as error:
+            x[i], pivots[i], why[i] = complex(_np.nan, _np.nan), max(int(error.pivot), 1), str(error)
+    rep = {"operation": f"batched-{what}", "device": device, "precision": str(a.dtype),
+           "notes": ["complex stacks are computed matrix by matrix by the dense routine"]}
+    return x, pivots.tolist(), why, rep
 
 
 def _pivots(pivots, count):
@@ -91,7 +114,10 @@ def inv(a, method, device, check, report, singular):
         return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), a.shape, "inv", device, lead, report)
     flat = _np.ascontiguousarray(a.reshape(count, n, n))
     # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
-    x, pivots, why, rep = _linv.batched_inv(flat, device)
+    if a.dtype.kind == "c":
+        x, pivots, why, rep = _matrix_by_matrix("inv", device, flat)
+    else:
+        x, pivots, why, rep = _linv.batched_inv(flat, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(flat, x, pivots == 0)
@@ -138,7 +164,7 @@ def solve(a, b, method, device, check, report, singular):
     b = _np.asarray(b)
     _check_method(method, "solve")
     n, k, lead, vector = _solve_shapes(a.shape, b.shape)
-    b2 = _float(b[:, None] if vector else b, "b").astype(a.dtype, copy=False)
+    b2 = _float(b[:, None] if vector else b, "b", complex=a.dtype.kind == "c").astype(a.dtype, copy=False)
     count = int(_np.prod(lead))
     out_shape = lead + ((n,) if vector else (n, k))
     if count == 0 or n == 0 or k == 0:
@@ -146,9 +172,12 @@ def solve(a, b, method, device, check, report, singular):
     af = _np.broadcast_to(a, lead + (n, n)).reshape(count, n, n)
     bf = _np.broadcast_to(b2, lead + (n, k)).reshape(count, n, k)
     # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
-    at = _np.ascontiguousarray(af.swapaxes(1, 2))
-    bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
-    x, pivots, why, rep = _linv.batched_solve(at, bt, device)
+    if a.dtype.kind == "c":
+        x, pivots, why, rep = _matrix_by_matrix("solve", device, af, bf)
+    else:
+        at = _np.ascontiguousarray(af.swapaxes(1, 2))
+        bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
+        x, pivots, why, rep = _linv.batched_solve(at, bt, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)

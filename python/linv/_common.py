@@ -26,36 +26,47 @@ class InputError(ValueError):
     """Input linv cannot use (e.g. NaN or Inf entries)."""
 
 
-def _computed(arrays, half=True):
+# What takes complex numbers: the dense core on the CPU.
+COMPLEX_FUNCTIONS = "linv.inv, solve, lstsq, pinv, cholesky, slogdet, LU and Cholesky, on the CPU"
+
+
+def _computed(arrays, half=True, complex=False):
     """The one dtype linv computes the arrays {name: ndarray} in, by numpy.linalg's rule: float32 when every
     one is float32, float64 when any is float64, an integer or bool (float16 too where `half`: it is exact in
-    float64; numpy.linalg refuses it). A TypeError, not a silent change of value or precision, for complex
-    numbers (which linv does not compute yet), longdouble and anything that is not a number."""
+    float64; numpy.linalg refuses it); where `complex`, complex64 and complex128 promote as NumPy promotes
+    them (float64 with complex64 is complex128). A TypeError, not a silent change of value or precision, for
+    complex numbers where the caller computes in real ones, longdouble and anything that is not a number."""
     result = _np.dtype(_np.float32)
     for name, array in arrays.items():
         dtype = array.dtype
         if dtype.kind == "f" and dtype.itemsize in (4, 8):  # float32 and float64, in either byte order
             result = _np.promote_types(result, dtype)
         elif dtype == _np.bool_ or _np.issubdtype(dtype, _np.integer) or (half and dtype == _np.float16):
-            result = _np.dtype(_np.float64)
-        elif _np.issubdtype(dtype, _np.complexfloating):
-            raise TypeError(f"{name} is {dtype}: linv does not compute in complex numbers yet (real float32 and "
-                            f"float64 only); dropping the imaginary part would change the answer")
-        elif dtype.kind == "f" and dtype.itemsize > 8:
-            raise TypeError(f"{name} is {dtype}: linv computes in float32 and float64, which would round it; "
-                            f"convert it yourself (numpy.linalg refuses it too)")
+            result = _np.promote_types(result, _np.float64)
+        elif complex and dtype.kind == "c" and dtype.itemsize in (8, 16):
+            result = _np.promote_types(result, dtype)
+        elif dtype.kind == "c" and dtype.itemsize in (8, 16):
+            raise TypeError(f"{name} is {dtype}: this computes in real numbers only (complex ones go to "
+                            f"{COMPLEX_FUNCTIONS}); dropping the imaginary part would change the answer")
+        elif dtype.kind in "fc" and dtype.itemsize > (8 if dtype.kind == "f" else 16):
+            raise TypeError(f"{name} is {dtype}: linv computes in float32 and float64 (complex64 and complex128), "
+                            f"which would round it; convert it yourself (numpy.linalg refuses it too)")
         else:
             raise TypeError(f"{name} is {dtype}: array type {dtype} is unsupported in linalg (linv takes float32, "
                             f"float64, integers and bool)")
     return result
 
 
-def _float(a, name="a"):
+_NATIVE = (_np.float32, _np.float64)
+_NATIVE_COMPLEX = _NATIVE + (_np.complex64, _np.complex128)
+
+
+def _float(a, name="a", complex=False):
     """a as a float32 or float64 array (float32 and float64 kept; integers, bool and float16 as float64,
-    exactly; the rest a TypeError: _computed)."""
+    exactly; complex64 and complex128 kept where `complex`; the rest a TypeError: _computed)."""
     a = _host(a, name)
-    if a.dtype not in (_np.float32, _np.float64):
-        a = a.astype(_computed({name: a}))
+    if a.dtype not in (_NATIVE_COMPLEX if complex else _NATIVE):
+        a = a.astype(_computed({name: a}, complex=complex))
     return a
 
 
@@ -64,15 +75,15 @@ def _contiguous(a):
     return a if a.flags.c_contiguous or a.flags.f_contiguous else _np.ascontiguousarray(a)
 
 
-def _matrix(a, name="a"):
-    a = _float(a, name)
+def _matrix(a, name="a", complex=False):
+    a = _float(a, name, complex)
     if a.ndim != 2:
         raise ValueError(f"{name} must be a matrix (2-D); its shape is {a.shape}")
     return _contiguous(a)
 
 
-def _square(a, name="a"):
-    a = _matrix(a, name)
+def _square(a, name="a", complex=False):
+    a = _matrix(a, name, complex)
     if a.shape[0] != a.shape[1]:
         raise ValueError(f"{name} must be a square matrix; its shape is {a.shape}")
     return a
@@ -82,7 +93,8 @@ def _columns(what, shape, dtype, b):
     """b as an (n, k) block of a's dtype, and whether it was a vector (n,), naming both shapes (a's is
     `shape`) if b does not fit."""
     b = _host(b, "b")
-    _computed({"b": b})  # complex or longdouble refused, not rounded into a's dtype
+    if _np.dtype(dtype).kind == "f":
+        _computed({"b": b})  # complex or longdouble refused, not rounded into a's dtype
     vector = b.ndim == 1
     b2 = b.reshape(-1, 1) if vector else b
     if b2.ndim != 2 or b2.shape[0] != shape[0]:
@@ -284,7 +296,8 @@ def _gpu_call(what, device, **arrays):
         d = str(x.dtype).rsplit(".", 1)[-1]
         if d not in ("float32", "float64"):
             raise TypeError(f"{what}: {name} is a GPU array of dtype {x.dtype}: linv takes float32 or float64 there "
-                            f"(convert it with your framework, e.g. a.double())")
+                            f"(convert it with your framework, e.g. a.double()); complex matrices go to "
+                            f"{COMPLEX_FUNCTIONS} in this version")
         if dtype is not None and d != dtype:
             raise TypeError(f"{what}: {first} is {dtype} and {name} is {d}: give them one dtype")
         dtype = d

@@ -9,8 +9,10 @@ What NumPy's contract has and these keep: stacks (..., M, M) everywhere, b broad
 float32 with float64 promoted to float64, float16 and longdouble a TypeError), LinAlgError for matrices that
 are not square or not 2-D, for numerical failures and for NaN or Inf input, and slogdet's named result.
 
+complex64 and complex128 are computed as NumPy computes them (a real array with a complex one promotes to
+complex, float64 with complex64 to complex128), on the CPU.
+
 Where linv differs on purpose:
-- Complex dtypes are a TypeError: linv does not compute in complex numbers yet (NumPy does).
 - inv and solve refuse a matrix singular to working precision (reciprocal condition number below machine
   epsilon), not only one with an exactly zero pivot, and inv keeps linv's accuracy promise on the residual:
   NumPy returns such an answer without a word.
@@ -53,7 +55,12 @@ def _prepare(a: Any) -> tuple[_np.ndarray, Callable[[_np.ndarray], Any]]:
 
 def _compute_dtype(*arrays: _np.ndarray) -> _np.dtype:
     """The dtype NumPy's linalg computes these arrays in (float16 refused, as NumPy does)."""
-    return _common._computed({f"array {i}": array for i, array in enumerate(arrays)}, half=False)
+    return _common._computed({f"array {i}": array for i, array in enumerate(arrays)}, half=False, complex=True)
+
+
+def _real(dtype: _np.dtype) -> _np.dtype:
+    """The real dtype of dtype's precision (float64 for complex128): what norms and logarithms come back in."""
+    return _np.finfo(dtype).dtype
 
 
 def _at_least_2d(a: _np.ndarray) -> None:
@@ -74,12 +81,20 @@ def _square_input(a: Any) -> tuple[_np.ndarray, Callable[[_np.ndarray], Any]]:
     return a.astype(_compute_dtype(a), copy=False), wrap
 
 
-def _mirrored(a: _np.ndarray, lower: bool) -> _np.ndarray:
+def _mirrored(a: _np.ndarray, lower: bool, hermitian: bool = True) -> _np.ndarray:
     """The symmetric matrix (or stack) whose lower (else upper) triangle is a's: the one triangle NumPy's
-    cholesky and SciPy's sym/her/pos structures read (linv's own functions check a whole symmetric a)."""
+    cholesky and SciPy's sym/her/pos structures read (linv's own functions check a whole symmetric a). For
+    complex a and `hermitian`, the Hermitian one: the triangle mirrored conjugated, and the diagonal's real
+    part alone (LAPACK's Hermitian routines read no more of it); else the complex symmetric one."""
     half = _np.tril(a) if lower else _np.triu(a)
     strict = _np.tril(a, -1) if lower else _np.triu(a, 1)
-    return half + _np.swapaxes(strict, -1, -2)
+    mirror = _np.swapaxes(strict, -1, -2)
+    if a.dtype.kind != "c" or not hermitian:
+        return half + mirror
+    full = half + mirror.conj()
+    diagonal = _np.einsum("...ii->...i", full)  # a writable view of each matrix's diagonal
+    diagonal.imag = 0
+    return full
 
 
 def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -147,7 +162,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
     if a.size == 0:
         x = _np.zeros((n,) + b.shape[1:], dtype=dtype)
         rank = _np.int32(0)
-        s = _np.empty((0,), dtype=dtype)
+        s = _np.empty((0,), dtype=_real(dtype))
     else:
         columns = b if b.size else _np.zeros((m, 1), dtype=dtype)  # no right-hand side: a's rank all the same
         x, report = _call(_lstsq, a, columns, rcond, report=True)
@@ -156,9 +171,9 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
         s = _np.linalg.svd(a, compute_uv=False)
     if rank == n and m > n:  # rank 0 == N < M included: b itself is the residual
         r = b - a @ x
-        residuals = _np.atleast_1d(_np.sum(r * r, axis=0))
+        residuals = _np.atleast_1d(_np.sum(_np.abs(r) ** 2, axis=0))
     else:
-        residuals = _np.empty((0,), dtype=dtype)
+        residuals = _np.empty((0,), dtype=_real(dtype))
     return wrap(x), wrap(residuals), rank, s
 
 
@@ -196,7 +211,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     out = _np.empty_like(a)
     for index in _np.ndindex(*a.shape[:-2]):
         lower = _call(_cholesky, _np.ascontiguousarray(symmetric[index]))
-        out[index] = lower.T if upper else lower
+        out[index] = lower.conj().T if upper else lower
     return wrap(out)
 
 
@@ -207,11 +222,13 @@ def slogdet(a: Any) -> SlogdetResult:
     dtype = a.dtype
     if a.shape[-1] == 0:
         shape = a.shape[:-2]
-        return SlogdetResult(_np.ones(shape, dtype)[()], _np.zeros(shape, dtype)[()])
-    signs = _np.empty(a.shape[:-2], dtype=dtype)
-    logs = _np.empty(a.shape[:-2], dtype=dtype)
+        return SlogdetResult(_np.ones(shape, dtype)[()], _np.zeros(shape, _real(dtype))[()])
+    signs = _np.empty(a.shape[:-2], dtype=dtype)  # complex for a complex a: det / |det|
+    logs = _np.empty(a.shape[:-2], dtype=_real(dtype))
     for index in _np.ndindex(*a.shape[:-2]):
-        signs[index], logs[index] = _call(_slogdet, _np.ascontiguousarray(a[index]))
+        # a factored as it is (NumPy's order), not as the transpose linv reads a C-ordered array as: the same
+        # determinant, but rounded as NumPy rounds it (a complex64 one differed by 4 ulp, beyond its tests' 6 decimals)
+        signs[index], logs[index] = _call(_slogdet, _np.asfortranarray(a[index]))
     return SlogdetResult(signs[()], logs[()])
 
 

@@ -12,8 +12,10 @@ what SciPy reads: "sym"/"her"/"pos" the triangle `lower` names, "tridiagonal" th
 triangular"/"lower triangular" that triangle, "diagonal" the diagonal; transposed solves a^T x = b. The
 structure then picks linv's method (Cholesky for "pos", the triangular solve for a triangle).
 
+complex64 and complex128 are computed as SciPy computes them, on the CPU ("sym" reads a complex symmetric a,
+"her" and "pos" a Hermitian one; transposed=True with a complex a is SciPy's NotImplementedError).
+
 Where it differs from SciPy on purpose:
-- Complex dtypes are a TypeError: linv does not compute in complex numbers yet.
 - A matrix singular to working precision (reciprocal condition number below eps) raises LinAlgError
   (linv.SingularMatrixError) where SciPy returns an answer with a LinAlgWarning.
 """
@@ -52,7 +54,7 @@ def _structured(a: _np.ndarray, assume_a: Any, lower: bool) -> tuple[_np.ndarray
         raise KeyError(f"{assume_a!r} is not a recognized matrix structure; one of {sorted(k for k in _STRUCTURES if k)}")
     structure = _STRUCTURES[assume_a]
     if structure in ("symmetric", "hermitian", "positive definite"):
-        a = _linalg._mirrored(a, lower)
+        a = _linalg._mirrored(a, lower, hermitian=structure != "symmetric")
     elif structure == "tridiagonal":
         a = _np.triu(_np.tril(a, 1), -1)
     elif structure == "upper triangular":
@@ -73,7 +75,7 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwr
     a = _validated(a, "a", check_finite)
     b = _validated(b, "b", check_finite)
     if a.size == 1 and a.ndim <= 2:  # a scalar, as SciPy: it divides b, whatever b's shape
-        dtype = _common._computed({"a": a, "b": b})
+        dtype = _common._computed({"a": a, "b": b}, complex=True)
         if a.reshape(()) == 0:
             raise _common.SingularMatrixError("the 1 x 1 matrix a is 0: singular")
         return (b / a.reshape(())).astype(dtype, copy=False)
@@ -83,8 +85,11 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwr
         raise ValueError(f"Input b has to have the same number of rows as the input a: a {a.shape}, b {b.shape}")
     a, structure = _structured(a, assume_a, lower)
     if transposed:
+        if _np.iscomplexobj(a):
+            raise NotImplementedError("scipy.linalg.solve's transposed=True is for real matrices (SciPy refuses "
+                                      "complex ones too): give a.T, or a.conj().T, yourself")
         a = _np.swapaxes(a, -1, -2)
-    dtype = _common._computed({"a": a, "b": b})
+    dtype = _common._computed({"a": a, "b": b}, complex=True)
     if a.size == 0 or b.size == 0:
         shape = _np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:] if b.ndim > 1 else b.shape
         return _np.zeros(shape, dtype=dtype)
@@ -107,7 +112,7 @@ def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *, assume_
     _square(a)
     a, structure = _structured(a, assume_a, lower)
     if structure == "diagonal" and a.size:
-        d = _np.diagonal(a, axis1=-2, axis2=-1).astype(_common._computed({"a": a}))
+        d = _np.diagonal(a, axis1=-2, axis2=-1).astype(_common._computed({"a": a}, complex=True))
         if (d == 0).any():
             raise _common.SingularMatrixError("the diagonal matrix is singular: a zero on its diagonal")
         out = _np.zeros(a.shape, dtype=d.dtype)
@@ -115,7 +120,7 @@ def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *, assume_
         return out
     if structure == "positive definite" and a.ndim == 2 and a.size:
         from . import Cholesky
-        return Cholesky(a.astype(_common._computed({"a": a}), copy=False)).inv()
+        return Cholesky(a.astype(_common._computed({"a": a}, complex=True), copy=False)).inv()
     return _linalg.inv(a)
 
 
@@ -123,7 +128,7 @@ def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     """The determinant of a (or of each matrix of a stack), as scipy.linalg.det."""
     a = _validated(a, "a", check_finite)
     _square(a)
-    dtype = _common._computed({"a": a})
+    dtype = _common._computed({"a": a}, complex=True)
     if a.shape[-1] == 0:
         return _np.ones(a.shape[:-2], dtype=dtype)[()]
     return _np.asarray(_linalg.det(a), dtype=dtype)[()]

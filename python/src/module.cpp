@@ -2,8 +2,11 @@
 // in place where the layout allows; results are linv's own matrices handed to NumPy without a copy; the
 // GIL is released while linv computes; linv's errors become the Python exceptions of linv/__init__.py.
 #include <cmath>
+#include <complex>
 #include <string>
 #include <utility>
+
+#include <nanobind/stl/complex.h>
 
 #include "common.hpp"
 
@@ -55,8 +58,14 @@ linv::NonFiniteInput non_finite_as_given(const Input<T>& a) {
   for (std::size_t i = 0; i < a.shape(0); ++i)
     for (std::size_t j = 0; j < a.shape(1); ++j) {
       const T v = a.data()[i * static_cast<std::size_t>(a.stride(0)) + j * static_cast<std::size_t>(a.stride(1))];
-      if (!std::isfinite(v))
-        return {"A", static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), static_cast<double>(v)};
+      if (!linv::is_finite(v)) {
+        double shown = 0;  // the part that is not finite
+        if constexpr (linv::Complex<T>)
+          shown = std::isfinite(v.real()) ? v.imag() : v.real();
+        else
+          shown = v;
+        return {"A", static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), shown};
+      }
     }
   return {"A", 0, 0, 0.0};  // not reached: linv found one
 }
@@ -150,11 +159,25 @@ nb::object solve(const Input<T>& a, const Input<T>& b, const std::string& method
                    false, report);
 }
 
-// The Cholesky factor L of a symmetric A: a C-ordered array is used as its transpose, which is A itself.
+// A Hermitian (for real T: symmetric) a as a column-major view. A C-ordered array is read as its transpose,
+// which is A itself where A is real, but conj(A) where it is complex: such an array is copied.
+template <class T>
+linv::ConstMatrixView<T> hermitian_view(const Input<T>& a, bool& transposed, linv::Matrix<T>& copy) {
+  if constexpr (linv::Complex<T>) {
+    transposed = false;
+    return column_major(a, copy);
+  } else {
+    (void)copy;
+    return view(a, transposed);
+  }
+}
+
+// The Cholesky factor L of a symmetric (Hermitian) A.
 template <class T>
 nb::object cholesky(const Input<T>& a, const std::string& device, bool check, bool report) {
   bool transposed = false;
-  const linv::ConstMatrixView<T> A = view(a, transposed);
+  linv::Matrix<T> copy;
+  const linv::ConstMatrixView<T> A = hermitian_view(a, transposed, copy);
   linv::SolveOptions o;
   o.compute_residual = check;
   return finish<T>(as_given(a, transposed,
@@ -195,6 +218,15 @@ nb::object pinv(const Input<T>& a, double rcond, bool check, bool report) {
                    transposed, report);
 }
 
+// (sign, log |det A|) as NumPy's slogdet gives them: for complex T the sign is the complex number det / |det|.
+template <class T>
+nb::tuple determinant_tuple(const linv::Determinant& d) {
+  if constexpr (linv::Complex<T>)
+    return nb::make_tuple(static_cast<double>(d.sign) * std::polar(1.0, d.phase), d.log_abs);
+  else
+    return nb::make_tuple(d.sign, d.log_abs);
+}
+
 // (sign, log |det A|) from an LU factorization (det A^T = det A: any order in place).
 template <class T>
 nb::tuple slogdet(const Input<T>& a, const std::string& device) {
@@ -207,7 +239,7 @@ nb::tuple slogdet(const Input<T>& a, const std::string& device) {
     const linv::Matrix<T> on = linv::Matrix<T>::copy_of(A).to(d);
     return linv::LU<T>(on.view()).determinant();
   });
-  return nb::make_tuple(det.sign, det.log_abs);
+  return determinant_tuple<T>(det);
 }
 
 // Factor once, use many times: linv's LU and Cholesky objects, their factors on `device`, right-hand
@@ -253,10 +285,7 @@ struct Factored {
     }
     return linv_py::to_gpu_array<T>(std::move(x), false, framework);
   }
-  nb::tuple slogdet() const {
-    const linv::Determinant d = factors.determinant();
-    return nb::make_tuple(d.sign, d.log_abs);
-  }
+  nb::tuple slogdet() const { return determinant_tuple<T>(factors.determinant()); }
   double rcond() const {
     nb::gil_scoped_release released;
     return factors.rcond();
@@ -289,8 +318,9 @@ LUObject<T>* make_lu(const Input<T>& a, const std::string& pivoting, const std::
 
 template <class T>
 CholeskyObject<T>* make_cholesky(const Input<T>& a, const std::string& device) {
-  bool transposed = false;  // a symmetric matrix is its own transpose
-  const linv::ConstMatrixView<T> A = view(a, transposed);
+  bool transposed = false;
+  linv::Matrix<T> copy;
+  const linv::ConstMatrixView<T> A = hermitian_view(a, transposed, copy);
   const linv::Device d = linv::Device::parse(device);
   nb::gil_scoped_release released;
   if (d.is_cpu()) return new CholeskyObject<T>{linv::Cholesky<T>(A), d};
@@ -339,6 +369,35 @@ void bind_factored(nb::module_& m, const char* suffix) {
   m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
   m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
   m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
+}
+
+// The CPU functions and factor objects for complex T: the real types' bindings, GPU entry points left out.
+template <class T>
+void bind_complex(nb::module_& m, const char* suffix) {
+  m.def("inv", &inv<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"),
+        nb::arg("check"), nb::arg("report"));
+  m.def("solve", &solve<T>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"),
+        nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("cholesky", &cholesky<T>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
+  m.def("lstsq", &lstsq<T>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
+  m.def("pinv", &pinv<T>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
+  m.def("slogdet", &slogdet<T>, nb::arg("a"), nb::arg("device"));
+  nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
+      .def("solve", &LUObject<T>::solve)
+      .def("inv", &LUObject<T>::inverse)
+      .def("slogdet", &LUObject<T>::slogdet)
+      .def("rcond", &LUObject<T>::rcond)
+      .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
+      .def_prop_ro("pivoting", [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
+      .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
+      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
+  nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
+      .def("solve", &CholeskyObject<T>::solve)
+      .def("inv", &CholeskyObject<T>::inverse)
+      .def("slogdet", &CholeskyObject<T>::slogdet)
+      .def("rcond", &CholeskyObject<T>::rcond);
+  m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
+  m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
 }
 
 nb::dict info() {
@@ -442,6 +501,9 @@ NB_MODULE(_linv, m) {
   m.def("slogdet", &slogdet<float>, nb::arg("a"), nb::arg("device"));
   bind_factored<double>(m, "64");
   bind_factored<float>(m, "32");
+  // Complex matrices: the dense core on the CPU (their GPU arrays are refused by the Python layer).
+  bind_complex<std::complex<double>>(m, "c128");
+  bind_complex<std::complex<float>>(m, "c64");
   linv_py::bind_batched(m);
   linv_py::bind_imaging(m);
   linv_py::bind_slam(m);

@@ -1,6 +1,8 @@
 // BLAS and LAPACK on host matrices (OpenBLAS + LAPACKE), with views for arguments: what the CPU backend is
 // made of, and what any backend uses for the small matrices it keeps on the host (as MAGMA does). Return
-// values are LAPACK `info` codes (0 = success, > 0 = 1-based failing index).
+// values are LAPACK `info` codes (0 = success, > 0 = 1-based failing index). The routines the dense core
+// needs take complex matrices too (Scalar): Op::Transpose is then the conjugate transpose, the Cholesky
+// routines are Hermitian, and syrk is herk (alpha and beta real).
 #pragma once
 
 #include "linv/dense.hpp"
@@ -11,12 +13,12 @@ namespace linv::cpu::lapack {
 // LAPACK and BLAS take 32-bit dimensions; this throws InvalidArgument for anything larger.
 int blas_dim(index n, const char* what);
 
-template <Real T>
+template <Scalar T>
 void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta, MatrixView<T> C);
-template <Real T>
+template <Scalar T>
 void syrk(Uplo uplo, Op op, T alpha, ConstMatrixView<T> A, T beta, MatrixView<T> C);
 // B := alpha op(A)^-1 B (left) or alpha B op(A)^-1 (right), A triangular.
-template <Real T>
+template <Scalar T>
 void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A, MatrixView<T> B);
 // B := alpha op(A) B (left) or alpha B op(A) (right), A triangular.
 template <Real T>
@@ -25,47 +27,47 @@ void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, ConstMatrixView<T> A,
 template <Real T>
 void ger(T alpha, const T* x, const T* y, index incy, MatrixView<T> A);
 
-template <Real T>
+template <Scalar T>
 int getrf(MatrixView<T> A, int* ipiv);
-template <Real T>
+template <Scalar T>
 int getri(MatrixView<T> A, const int* ipiv);
-template <Real T>
+template <Scalar T>
 int getrs(Op op, ConstMatrixView<T> LU, const int* ipiv, MatrixView<T> B);
 // Reciprocal condition number (1-norm) from LU factors and the 1-norm of the original matrix.
-template <Real T>
+template <Scalar T>
 double gecon(ConstMatrixView<T> LU, double anorm);
 
-template <Real T>
+template <Scalar T>
 int potrf(Uplo uplo, MatrixView<T> A);
-template <Real T>
+template <Scalar T>
 int potrs(Uplo uplo, ConstMatrixView<T> L, MatrixView<T> B);
-template <Real T>
+template <Scalar T>
 int potri(Uplo uplo, MatrixView<T> A);
-template <Real T>
+template <Scalar T>
 double pocon(Uplo uplo, ConstMatrixView<T> L, double anorm);
 // A := op(L) products of a triangle with its transpose: L^T L (Lower) or U U^T (Upper), in place.
 template <Real T>
 int lauum(Uplo uplo, MatrixView<T> A);
 
-template <Real T>
+template <Scalar T>
 int trtri(Uplo uplo, Diag diag, MatrixView<T> A);
-template <Real T>
+template <Scalar T>
 double trcon(Uplo uplo, Diag diag, ConstMatrixView<T> A);
 
 // Minimum-norm least squares by complete orthogonal factorization; A and B overwritten. B must have
 // max(m, n) rows. Returns the numerical rank.
-template <Real T>
+template <Scalar T>
 index gelsy(MatrixView<T> A, MatrixView<T> B, double rcond);
 // B := A^-1 B for a square A by Householder QR (geqrf, ormqr, trsm); A overwritten by the factors. Returns the
 // 1-based column of the first exactly zero diagonal entry of R (B then unsolved), else 0.
-template <Real T>
+template <Scalar T>
 index qr_solve(MatrixView<T> A, MatrixView<T> B);
 // Replaces A (m x n, m >= n) by the orthonormal factor Q of its QR factorization (geqrf + orgqr).
 template <Real T>
 int orthonormalize(MatrixView<T> A);
 // Thin SVD A = U diag(s) VT (divide and conquer); A destroyed. Returns info (> 0: no convergence).
-template <Real T>
-int gesdd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT);
+template <Scalar T>
+int gesdd(MatrixView<T> A, real_t<T>* s, MatrixView<T> U, MatrixView<T> VT);
 // The largest eigenvalue of the symmetric A (lower triangle read; A destroyed) and its unit eigenvector
 // (LAPACK syevr, only that one computed). Returns info.
 template <Real T>

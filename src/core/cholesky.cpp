@@ -16,7 +16,7 @@ namespace linv {
 
 using namespace dense_steps;
 
-template <Real T>
+template <Scalar T>
 Cholesky<T>::Cholesky(ConstMatrixView<T> A) {
   require_square(A, "Cholesky");
   const kernels::Magnitude magnitude = dense_of(A).magnitude(A);
@@ -29,22 +29,23 @@ Cholesky<T>::Cholesky(ConstMatrixView<T> A) {
   if (info > 0) throw NotPositiveDefinite(info);
 }
 
-template <Real T>
+template <Scalar T>
 double Cholesky<T>::rcond() const {
   if (rcond_ < 0)
     rcond_ = dense_of<T>(factor_).cholesky_rcond(factor_, anorm_);
   return rcond_;
 }
 
-template <Real T>
+template <Scalar T>
 Determinant Cholesky<T>::determinant() const {
   Determinant d{1, 0.0};
-  for (T l : dense_of<T>(factor_).diagonal(factor_)) d.log_abs += 2.0 * std::log(static_cast<double>(l));
+  // L's diagonal is real and positive, for a Hermitian A too
+  for (T l : dense_of<T>(factor_).diagonal(factor_)) d.log_abs += 2.0 * std::log(static_cast<double>(std::real(l)));
   d.log_abs += static_cast<double>(size()) * exponent_ * std::numbers::ln2;
   return d;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Cholesky<T>::solve(ConstMatrixView<T> B) const {
   require_same_device<T>(factor_, B, "Cholesky::solve");
   if (B.rows() != size()) throw ShapeMismatch("Cholesky::solve: A and B", size(), size(), B.rows(), B.cols());
@@ -54,7 +55,7 @@ Matrix<T> Cholesky<T>::solve(ConstMatrixView<T> B) const {
   return x;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Cholesky<T>::inverse(TriangularInverse how) const {
   Matrix<T> x = factor_.clone();
   dense_of<T>(x).cholesky_inverse(x.view(), how);
@@ -64,7 +65,7 @@ Matrix<T> Cholesky<T>::inverse(TriangularInverse how) const {
   return x;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> Cholesky<T>::L() const {
   Matrix<T> l = factor_.clone();
   keep_triangle<T>(l.view(), Uplo::Lower);
@@ -75,7 +76,7 @@ Matrix<T> Cholesky<T>::L() const {
 namespace {
 
 // cholesky of a matrix checked by cholesky() and within the scaling band.
-template <Real T>
+template <Scalar T>
 Solution<T> cholesky_as_given(ConstMatrixView<T> A, const SolveOptions& options) {
   require_symmetric(A, "cholesky");
   Solution<T> out;
@@ -95,7 +96,7 @@ Solution<T> cholesky_as_given(ConstMatrixView<T> A, const SolveOptions& options)
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 Solution<T> cholesky(ConstMatrixView<T> A, const SolveOptions& options) {
   require_square(A, "cholesky");
   Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
@@ -114,5 +115,11 @@ template class Cholesky<float>;
 template class Cholesky<double>;
 template Solution<float> cholesky<float>(ConstMatrixView<float>, const SolveOptions&);
 template Solution<double> cholesky<double>(ConstMatrixView<double>, const SolveOptions&);
+template class Cholesky<std::complex<float>>;
+template class Cholesky<std::complex<double>>;
+template Solution<std::complex<float>> cholesky<std::complex<float>>(ConstMatrixView<std::complex<float>>,
+                                                                     const SolveOptions&);
+template Solution<std::complex<double>> cholesky<std::complex<double>>(ConstMatrixView<std::complex<double>>,
+                                                                       const SolveOptions&);
 
 }  // namespace linv

@@ -21,12 +21,6 @@ void require_finite_rcond(double rcond, index smallest_pivot, const char* detail
   if (!(rcond > 0)) throw SingularMatrix(smallest_pivot, 1e-300, detail);
 }
 
-Matrix<double> widened(ConstMatrixView<float> M) {
-  Matrix<double> w = Matrix<double>::uninitialized(M.rows(), M.cols(), M.device());
-  kernels::vectors<float>(M.device()).widen(M, w.view());
-  return w;
-}
-
 std::string precision_name(const char* type, Precision p, FactorPrecision low) {
   if (p != Precision::Mixed) return type;
   return low == FactorPrecision::Auto ? "mixed (factorization chosen by the device)"

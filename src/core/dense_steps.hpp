@@ -25,31 +25,37 @@
 
 namespace linv::dense_steps {
 
-template <Real T>
+// The unit roundoff of T's precision (complex64's is float32's).
+template <Scalar T>
 constexpr double eps() {
-  return std::numeric_limits<T>::epsilon();
+  return std::numeric_limits<real_t<T>>::epsilon();
 }
 
 // The dense family of the device A lives on.
-template <Real T>
+template <Scalar T>
 const kernels::Dense<T>& dense_of(ConstMatrixView<T> A) {
   return kernels::dense<T>(A.device());
 }
 
 // NonFiniteInput for A's entry at `at`, its value read from wherever A lives.
-template <Real T>
+template <Scalar T>
 [[noreturn]] void throw_non_finite(ConstMatrixView<T> A, std::pair<index, index> at, const char* name) {
-  const Matrix<T> value = Matrix<T>::copy_of(A.block(at.first, at.second, 1, 1)).to(Device::cpu());
-  throw NonFiniteInput(name, at.first, at.second, static_cast<double>(value(0, 0)));
+  const T v = Matrix<T>::copy_of(A.block(at.first, at.second, 1, 1)).to(Device::cpu())(0, 0);
+  double shown = 0;  // the part that is not finite
+  if constexpr (Complex<T>)
+    shown = std::isfinite(v.real()) ? v.imag() : v.real();
+  else
+    shown = v;
+  throw NonFiniteInput(name, at.first, at.second, shown);
 }
 
-template <Real T>
+template <Scalar T>
 void require_square(ConstMatrixView<T> A, const char* what) {
   if (!A.is_square())
     throw InvalidArgument(fmt::format("{} needs a square matrix, got {}", what, shape_string(A.rows(), A.cols())));
 }
 
-template <Real T>
+template <Scalar T>
 void require_same_device(ConstMatrixView<T> A, ConstMatrixView<T> B, const char* what) {
   if (A.device() != B.device())
     throw InvalidArgument(fmt::format("{}: A is on {} but B is on {}; move one with .to()", what, A.device().name(),
@@ -59,7 +65,7 @@ void require_same_device(ConstMatrixView<T> A, ConstMatrixView<T> B, const char*
 // An inverse that overflowed has no meaning at all: refuse it whatever the caller allows.
 void require_finite_rcond(double rcond, index smallest_pivot, const char* detail);
 
-template <Real T>
+template <Scalar T>
 index smallest_diagonal(ConstMatrixView<T> F) {
   return policy::smallest_entry(dense_of(F).diagonal(F));
 }
@@ -74,12 +80,12 @@ inline constexpr int kPromiseRefinementSteps = policy::kRefinementSteps;
 // guarantees no residual, and condition estimates from the factors mean nothing (Wilkinson's growth matrix
 // of order 2048, condition number 2000, overflows U and reads as singular). A randomized LU has its own
 // check, the refinement against A.
-template <Real T>
+template <Scalar T>
 bool grew_too_much(const LU<T>& lu) {
   return lu.pivoting() != Pivoting::Randomized && !(lu.growth() <= lu_growth_limit(lu.size()));
 }
 
-template <Real T>
+template <Scalar T>
 std::string growth_reason(const LU<T>& lu) {
   return fmt::format("partial pivoting grew the entries {:.3g}-fold (limit {:.3g}), so its factors bound no residual",
                      lu.growth(), lu_growth_limit(lu.size()));
@@ -88,7 +94,7 @@ std::string growth_reason(const LU<T>& lu) {
 // X = A^-1 B by Householder QR, backward stable whatever elimination's growth; judge(rcond, smallest)
 // receives R's reciprocal condition estimate (within a factor n of A's in the 1-norm, A = Q R) and its
 // smallest diagonal entry. `why` goes into the report.
-template <Real T, class Judge>
+template <Scalar T, class Judge>
 Matrix<T> householder_solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const std::string& why, Report& r,
                             Judge&& judge) {
   Matrix<T> factors = Matrix<T>::copy_of(A), x = Matrix<T>::copy_of(B);
@@ -101,13 +107,18 @@ Matrix<T> householder_solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const st
   return x;
 }
 
-// M in float64, on its device.
-Matrix<double> widened(ConstMatrixView<float> M);
+// M in float64 (complex128 for a complex M), on its device.
+template <Scalar T>
+Matrix<wide_t<T>> widened(ConstMatrixView<T> M) {
+  Matrix<wide_t<T>> w = Matrix<wide_t<T>>::uninitialized(M.rows(), M.cols(), M.device());
+  kernels::vectors<T>(M.device()).widen(M, w.view());
+  return w;
+}
 
 // ---- LU's steps for inv and solve (factor_lu and judgeable are lu.cpp's) --------------------------------
 // The LU that inv and solve use for `method` (LU, CALU or RBT), its pivoting and growth in the report.
 // Their callers applied the finiteness policy (SolveOptions::check_finite) already.
-template <Real T>
+template <Scalar T>
 LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r);
 
 // A randomized factorization's condition estimate is only as good as its factors, whose normwise backward
@@ -116,13 +127,13 @@ LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r);
 // that to a singular one (a zero column, once the butterflies have mixed it, no longer shows as a zero
 // pivot) is judged by partial pivoting instead, which finds exact zero pivots and estimates from stable
 // factors. Returns the factorization to use, with a note when it changed.
-template <Real T>
+template <Scalar T>
 LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r);
 
 // use(lu), and where a randomized factorization's refinement stalls, a note and use() of partial
 // pivoting's factors instead (lu then holds them), or nothing when those grew too much to be trusted
 // (the caller turns to Householder QR).
-template <Real T, class Use>
+template <Scalar T, class Use>
 std::optional<Matrix<T>> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, Report& r, Use&& use) {
   if (lu.pivoting() != Pivoting::Randomized) return use(lu);
   try {
@@ -143,7 +154,7 @@ std::optional<Matrix<T>> randomized_or_partial(LU<T>& lu, ConstMatrixView<T> A, 
 // ---- method selection and the steps the methods share ----------------------------------------------------
 
 // Zeroes the strict triangle opposite `keep`.
-template <Real T>
+template <Scalar T>
 void keep_triangle(MatrixView<T> A, Uplo keep) {
   dense_of<T>(A).zero_triangle(A, keep == Uplo::Lower ? Uplo::Upper : Uplo::Lower);
 }
@@ -159,7 +170,7 @@ struct Choice {
 
 // What Method::Auto (or an explicit method) means for this matrix, for an inverse or a solve; the
 // backend says which inverses it computes fastest.
-template <Real T>
+template <Scalar T>
 Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
   const Structure s = detect_structure(A);
   const bool triangular = s == Structure::Lower || s == Structure::Upper || s == Structure::Diagonal;
@@ -168,6 +179,12 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     if (!triangular)
       throw InvalidArgument("method triangular needs a triangular matrix; this one has nonzeros on both sides of the diagonal");
     return {Method::Triangular, "", uplo};
+  }
+  if constexpr (Complex<T>) {
+    if (requested != Method::Auto && requested != Method::LU && requested != Method::Cholesky)
+      throw InvalidArgument(fmt::format("{} matrices take the methods auto, lu, cholesky and triangular in this "
+                                        "version, not {}",
+                                        type_name<T>(), to_string(requested)));
   }
   if (requested != Method::Auto) {
     if (std::find(std::begin(kSolveMethods), std::end(kSolveMethods), requested) == std::end(kSolveMethods))
@@ -180,10 +197,12 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     return {Method::Triangular, s == Structure::Diagonal ? "matrix is diagonal" :
                                 s == Structure::Lower ? "matrix is lower triangular" : "matrix is upper triangular",
             uplo};
-  const kernels::DensePreferences fastest = dense_of(A).preferences();
+  // Complex matrices have LU with partial pivoting and Cholesky with LAPACK's triangles only.
+  const kernels::DensePreferences fastest = Complex<T> ? kernels::DensePreferences{} : dense_of(A).preferences();
   if (s == Structure::Symmetric) {
     const bool gets = inverse && fastest.triangles == TriangularInverse::GETS;
-    return {gets ? Method::CholeskyGETS : Method::Cholesky, "matrix is symmetric: trying Cholesky", uplo};
+    return {gets ? Method::CholeskyGETS : Method::Cholesky,
+            Complex<T> ? "matrix is Hermitian: trying Cholesky" : "matrix is symmetric: trying Cholesky", uplo};
   }
   if (!inverse && A.rows() >= fastest.randomized_solve_from)
     return {Method::RBT, fmt::format("general matrix; the randomized LU is the faster solve on {} at this size",
@@ -214,7 +233,7 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
   return {Method::LU, "general matrix", uplo};
 }
 
-template <Real T>
+template <Scalar T>
 void fill_report(Report& r, Operation operation, const Choice& c, const SolveOptions& o, Device d) {
   r.operation = operation;
   r.method = c.method;
@@ -223,13 +242,17 @@ void fill_report(Report& r, Operation operation, const Choice& c, const SolveOpt
   r.precision = precision_name(type_name<T>(), o.precision, o.factor_precision);
 }
 
-template <Real T>
+template <Scalar T>
 void require_supported(const SolveOptions& o, Method m) {
   const Precision p = o.precision;
   if (p != Precision::Mixed && o.factor_precision != FactorPrecision::Auto)
     throw InvalidArgument(fmt::format("a {} factorization applies to mixed precision only", to_string(o.factor_precision)));
   if (p != Precision::Mixed) return;
-  if constexpr (!std::is_same_v<T, double>)
+  if constexpr (Complex<T>)
+    throw InvalidArgument(fmt::format("mixed precision is for float64 matrices; {} ones are computed in their own "
+                                      "precision in this version",
+                                      type_name<T>()));
+  else if constexpr (!std::is_same_v<T, double>)
     throw InvalidArgument("mixed precision refines to float64: give a float64 matrix");
   if (m != Method::LU && m != Method::RBT && m != Method::Cholesky)
     throw InvalidArgument(
@@ -240,7 +263,7 @@ double default_tolerance(index n, double epsilon);
 
 // Factors A for the Cholesky methods. Under Method::Auto an indefinite matrix is no error: it returns
 // nullopt after switching the choice to LU and saying why in the report.
-template <Real T>
+template <Scalar T>
 std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c, Method requested, Report& report) {
   if (requested != Method::Auto) require_symmetric(A, std::string(to_string(c.method)).c_str());
   try {
@@ -262,7 +285,7 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
 
 // A triangle's rcond (LAPACK's estimate, before any inversion work); an exact zero on the diagonal is
 // refused at once, naming it. `smallest` receives the smallest diagonal entry's index for messages.
-template <Real T>
+template <Scalar T>
 double triangle_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag, index& smallest) {
   if (diag == Diag::NonUnit) {
     const std::vector<T> d = dense_of(A).diagonal(A);
@@ -274,7 +297,7 @@ double triangle_rcond(ConstMatrixView<T> A, Uplo uplo, Diag diag, index& smalles
   return dense_of(A).triangular_rcond(A, uplo, diag);
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
   Matrix<T> x = Matrix<T>::copy_of(A);
   const kernels::Dense<T>& k = dense_of(A);
@@ -287,7 +310,7 @@ Matrix<T> invert_triangle(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how
 }
 
 // In-place Gauss-Jordan inverse; returns the exact rcond (from the inverse).
-template <Real T>
+template <Scalar T>
 double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X, index& smallest) {
   smallest = dense_of(A).gauss_jordan_inverse(X);
   return 1.0 / (norm1(A) * norm1<T>(X));
@@ -296,7 +319,7 @@ double gauss_jordan_in_place(ConstMatrixView<T> A, MatrixView<T> X, index& small
 // ---- the one-shot functions' input checks and scaling ----------------------------------------------------
 
 // Checks A's entries when asked and returns its largest finite magnitude (one pass for both).
-template <Real T>
+template <Scalar T>
 double checked_magnitude(ConstMatrixView<T> A, const char* name, bool check_finite) {
   const kernels::Magnitude m = dense_of(A).magnitude(A);
   if (check_finite && m.first_non_finite) throw_non_finite<T>(A, *m.first_non_finite, name);
@@ -304,7 +327,7 @@ double checked_magnitude(ConstMatrixView<T> A, const char* name, bool check_fini
 }
 
 // A operand scaled into the band (src/core/scaling.hpp), or A itself.
-template <Real T>
+template <Scalar T>
 struct Scaled {
   int exponent = 0;  // the operand is 2^exponent times the view
   Matrix<T> copy;
@@ -322,7 +345,7 @@ struct Scaled {
 void require_meaningful(const SolveOptions& o);
 void require_meaningful(const LstsqOptions& o);
 
-template <Real T>
+template <Scalar T>
 void note_scaling(Report& r, const char* name, int exponent) {
   if (exponent != 0)
     r.notes.push_back(fmt::format("{} was scaled by 2^{} (exactly) for the computation: its entries lie far from 1, "

@@ -23,7 +23,7 @@ namespace {
 
 // The scaled residual an inverse is judged on: ||A X - I||, or ||X A - I|| where that is the smaller (an
 // LU-based inverse bounds the left one, Du Croz and Higham 1992), said in the report.
-template <Real T>
+template <Scalar T>
 double inverse_residual(ConstMatrixView<T> A, ConstMatrixView<T> X, double e, Report& r) {
   const double right = scaled_residual_inverse<T>(A, X, e);
   if (right <= kResidualBound) return right;
@@ -35,7 +35,7 @@ double inverse_residual(ConstMatrixView<T> A, ConstMatrixView<T> X, double e, Re
 
 // Keeps the promise for an inverse: Newton-Schulz steps X := X + X (I - A X) while they halve the residual,
 // then Householder QR against the identity.
-template <Real T, class Judge>
+template <Scalar T, class Judge>
 Matrix<T> kept_inverse_promise(ConstMatrixView<T> A, Matrix<T> x, double e, Report& r, bool& acted, Judge&& judge) {
   const index n = A.rows();
   double s = inverse_residual<T>(A, x.view(), e, r);
@@ -96,7 +96,7 @@ std::optional<Matrix<float>> inverse_in_float64(ConstMatrixView<float> A, bool a
 }
 
 // inv of a matrix checked by inv() and within the scaling band (src/core/scaling.hpp).
-template <Real T>
+template <Scalar T>
 Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) {
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/true);
@@ -137,7 +137,8 @@ Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) 
       case Method::Triangular: {
         r.rcond = triangle_rcond(A, c.uplo, Diag::NonUnit, smallest);
         apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "triangular inverse");
-        out.x = invert_triangle(A, c.uplo, dense_of(A).preferences().triangles, Diag::NonUnit);
+        out.x = invert_triangle(A, c.uplo, Complex<T> ? TriangularInverse::Lapack : dense_of(A).preferences().triangles,
+                                Diag::NonUnit);
         break;
       }
       case Method::Cholesky:
@@ -224,7 +225,7 @@ Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) 
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
   require_square(A, "inv");
   require_meaningful(options);
@@ -237,5 +238,8 @@ Solution<T> inv(ConstMatrixView<T> A, const SolveOptions& options) {
 
 template Solution<float> inv<float>(ConstMatrixView<float>, const SolveOptions&);
 template Solution<double> inv<double>(ConstMatrixView<double>, const SolveOptions&);
+template Solution<std::complex<float>> inv<std::complex<float>>(ConstMatrixView<std::complex<float>>, const SolveOptions&);
+template Solution<std::complex<double>> inv<std::complex<double>>(ConstMatrixView<std::complex<double>>,
+                                                                  const SolveOptions&);
 
 }  // namespace linv

@@ -23,7 +23,7 @@ using namespace dense_steps;
 namespace {
 
 // lstsq of operands checked by lstsq() and within the scaling band.
-template <Real T>
+template <Scalar T>
 Solution<T> lstsq_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
   const index m = A.rows(), n = A.cols(), nrhs = B.cols();
   Solution<T> out;
@@ -35,7 +35,7 @@ Solution<T> lstsq_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const Lst
   Stopwatch clock;
   if (options.precision == Precision::Mixed) {
     if constexpr (!std::is_same_v<T, double>) {
-      throw InvalidArgument("mixed precision refines to float64: give float64 data");
+      throw InvalidArgument(fmt::format("mixed precision refines to float64: give float64 data, not {}", type_name<T>()));
     } else {
       out.report.precision = precision_name(type_name<T>(), Precision::Mixed);
       if (m < n) {
@@ -70,7 +70,7 @@ Solution<T> lstsq_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const Lst
 }
 
 // pinv of a matrix checked by pinv() and within the scaling band.
-template <Real T>
+template <Scalar T>
 Solution<T> pseudoinverse_as_given(ConstMatrixView<T> A, const LstsqOptions& options) {
   const index m = A.rows(), n = A.cols(), r = std::min(m, n);
   const Device device = A.device();
@@ -82,14 +82,14 @@ Solution<T> pseudoinverse_as_given(ConstMatrixView<T> A, const LstsqOptions& opt
   Stopwatch clock;
   Matrix<T> a = Matrix<T>::copy_of(A);
   Matrix<T> u = Matrix<T>::uninitialized(m, r, device), vt = Matrix<T>::uninitialized(r, n, device);
-  std::vector<T> s(static_cast<std::size_t>(r));
+  std::vector<real_t<T>> s(static_cast<std::size_t>(r));
   const int info = dense_of(A).svd(a.view(), s.data(), u.view(), vt.view());
   if (info > 0) throw NoConvergence("SVD (gesdd)", 0, NAN, NAN, fmt::format("{} superdiagonals did not converge", info));
   const double rel = options.rcond >= 0 ? options.rcond : static_cast<double>(std::max(m, n)) * eps<T>();
   const double cutoff = r > 0 ? rel * static_cast<double>(s[0]) : 0.0;
   index rank = 0;
   while (rank < r && static_cast<double>(s[rank]) > cutoff) ++rank;
-  // P = V_r diag(1/s_r) U_r^T: scale VT's first `rank` rows, then one product.
+  // P = V_r diag(1/s_r) U_r^H: scale VT's first `rank` rows, then one product (Op::Transpose conjugates).
   Matrix<double> inverse_s(rank, 1);
   for (index j = 0; j < rank; ++j) inverse_s(j, 0) = 1.0 / static_cast<double>(s[static_cast<std::size_t>(j)]);
   kernels::vectors<T>(device).scale_rows(inverse_s.to(device).view(), vt.block(0, 0, rank, n));
@@ -108,7 +108,7 @@ Solution<T> pseudoinverse_as_given(ConstMatrixView<T> A, const LstsqOptions& opt
 // lstsq and pinv promise their least-squares (Penrose) residual within kResidualBound, as inv and solve
 // promise theirs (QR and the SVD are backward stable, so they meet it): loosened by as much as a rank
 // tolerance above the default truncates, since the singular values dropped are that residual's own.
-template <Real T>
+template <Scalar T>
 void keep_least_squares_promise(const Solution<T>& s, index m, index n, const LstsqOptions& o, const char* what) {
   if (!o.compute_residual) return;
   const double default_rcond = static_cast<double>(std::max(m, n)) * eps<T>();
@@ -120,7 +120,7 @@ void keep_least_squares_promise(const Solution<T>& s, index m, index n, const Ls
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions& options) {
   require_same_device(A, B, "lstsq");
   require_meaningful(options);
@@ -135,7 +135,7 @@ Solution<T> lstsq(ConstMatrixView<T> A, ConstMatrixView<T> B, const LstsqOptions
   return s;
 }
 
-template <Real T>
+template <Scalar T>
 Solution<T> pinv(ConstMatrixView<T> A, const LstsqOptions& options) {
   require_meaningful(options);
   const Scaled<T> a(A, checked_magnitude(A, "A", options.check_finite));
@@ -150,5 +150,15 @@ template Solution<float> lstsq<float>(ConstMatrixView<float>, ConstMatrixView<fl
 template Solution<double> lstsq<double>(ConstMatrixView<double>, ConstMatrixView<double>, const LstsqOptions&);
 template Solution<float> pinv<float>(ConstMatrixView<float>, const LstsqOptions&);
 template Solution<double> pinv<double>(ConstMatrixView<double>, const LstsqOptions&);
+template Solution<std::complex<float>> lstsq<std::complex<float>>(ConstMatrixView<std::complex<float>>,
+                                                                  ConstMatrixView<std::complex<float>>,
+                                                                  const LstsqOptions&);
+template Solution<std::complex<double>> lstsq<std::complex<double>>(ConstMatrixView<std::complex<double>>,
+                                                                    ConstMatrixView<std::complex<double>>,
+                                                                    const LstsqOptions&);
+template Solution<std::complex<float>> pinv<std::complex<float>>(ConstMatrixView<std::complex<float>>,
+                                                                 const LstsqOptions&);
+template Solution<std::complex<double>> pinv<std::complex<double>>(ConstMatrixView<std::complex<double>>,
+                                                                   const LstsqOptions&);
 
 }  // namespace linv

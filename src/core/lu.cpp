@@ -39,7 +39,7 @@ namespace {
 // SLATE's): well conditioned (each level's condition number in the 1-norm is at most 2 e^0.1), yet random
 // enough to make every leading minor nonsingular with probability 1. A fixed seed makes the factorization
 // reproducible.
-template <Real T>
+template <Scalar T>
 Matrix<T> random_butterflies(index n, Device device) {
   Matrix<T> r(n, 2 * kernels::kButterflyDepth);
   std::mt19937_64 generator(0x6275747465726679ULL);  // "butterfly"
@@ -51,7 +51,7 @@ Matrix<T> random_butterflies(index n, Device device) {
 
 // (-1)^sign and log|det W| of the butterflies W of r: each pair's 2 x 2 block [r_i r_j; r_i -r_j] / sqrt2
 // has determinant -r_i r_j, an odd block's last entry r.
-template <Real T>
+template <Scalar T>
 Determinant butterfly_determinant(ConstMatrixView<T> r) {
   const Matrix<T> host = Matrix<T>::copy_of(r).to(Device::cpu());
   const index n = r.rows();
@@ -62,16 +62,20 @@ Determinant butterfly_determinant(ConstMatrixView<T> r) {
       const index h = ((b + 1) * n / blocks - b * n / blocks) / 2;
       if (h % 2 != 0) d.sign = -d.sign;
     }
-    for (index i = 0; i < n; ++i) d.log_abs += std::log(static_cast<double>(host(i, level)));
+    for (index i = 0; i < n; ++i) d.log_abs += std::log(static_cast<double>(std::real(host(i, level))));
   }
   return d;
 }
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting_(pivoting) {
   require_square(A, "LU");
+  if constexpr (Complex<T>)
+    if (pivoting != Pivoting::Partial)
+      throw InvalidArgument(fmt::format("{} matrices are factored with partial pivoting in this version, not {}",
+                                        type_name<T>(), to_string(pivoting)));
   const kernels::Dense<T>& dense = dense_of(A);
   const kernels::Magnitude magnitude = dense.magnitude(A);
   if (check_finite && magnitude.first_non_finite) throw_non_finite<T>(A, *magnitude.first_non_finite, "A");
@@ -126,7 +130,7 @@ LU<T>::LU(ConstMatrixView<T> A, Pivoting pivoting, bool check_finite) : pivoting
 // inv and solve's steps with an LU, described where dense_steps.hpp declares them.
 namespace dense_steps {
 
-template <Real T>
+template <Scalar T>
 LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
   LU<T> lu(A,
            method == Method::CALU ? Pivoting::Tournament :
@@ -140,7 +144,7 @@ LU<T> factor_lu(ConstMatrixView<T> A, Method method, Report& r) {
   return lu;
 }
 
-template <Real T>
+template <Scalar T>
 LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r) {
   if (lu.pivoting() != Pivoting::Randomized) return lu;
   const double floor = eps<T>() * std::max(1.0, lu.growth());
@@ -154,7 +158,7 @@ LU<T> judgeable(LU<T> lu, ConstMatrixView<T> A, Report& r) {
 
 }  // namespace dense_steps
 
-template <Real T>
+template <Scalar T>
 Matrix<T> LU<T>::apply_inverse(ConstMatrixView<T> B, Op op) const {
   const kernels::Dense<T>& dense = dense_of<T>(factors_);
   Matrix<T> x = Matrix<T>::copy_of(B);
@@ -171,26 +175,30 @@ Matrix<T> LU<T>::apply_inverse(ConstMatrixView<T> B, Op op) const {
   return x;
 }
 
-template <Real T>
+template <Scalar T>
 double LU<T>::rcond() const {
   if (rcond_ >= 0) return rcond_;
   if (zero_pivot_ > 0) return rcond_ = 0.0;
   if (pivoting_ != Pivoting::Randomized) return rcond_ = dense_of<T>(factors_).lu_rcond(factors_, pivots_, anorm_);
   // ||A^-1||_1 through the butterflies (A_r's estimate could be off by their condition numbers, up to 24)
-  const index n = size();
-  if (n == 0 || anorm_ == 0) return rcond_ = n == 0 ? 1.0 : 0.0;
-  constexpr int kColumns = 2;
-  const double est = cpu::block_norm1_estimate<T>(n, kColumns, [&](std::vector<T>& X, bool transpose) {
-    Matrix<T> block(n, static_cast<index>(X.size()) / n);
-    std::copy(X.begin(), X.end(), block.data());
-    const Matrix<T> y = apply_inverse(block.to(factors_.device()).view(), transpose ? Op::Transpose : Op::None)
-                            .to(Device::cpu());
-    std::copy(y.data(), y.data() + X.size(), X.begin());
-  });
-  return rcond_ = est > 0 ? 1.0 / (anorm_ * est) : 0.0;
+  if constexpr (Complex<T>) {
+    throw std::logic_error("internal error: a randomized LU of a complex matrix");
+  } else {
+    const index n = size();
+    if (n == 0 || anorm_ == 0) return rcond_ = n == 0 ? 1.0 : 0.0;
+    constexpr int kColumns = 2;
+    const double est = cpu::block_norm1_estimate<T>(n, kColumns, [&](std::vector<T>& X, bool transpose) {
+      Matrix<T> block(n, static_cast<index>(X.size()) / n);
+      std::copy(X.begin(), X.end(), block.data());
+      const Matrix<T> y = apply_inverse(block.to(factors_.device()).view(), transpose ? Op::Transpose : Op::None)
+                              .to(Device::cpu());
+      std::copy(y.data(), y.data() + X.size(), X.begin());
+    });
+    return rcond_ = est > 0 ? 1.0 / (anorm_ * est) : 0.0;
+  }
 }
 
-template <Real T>
+template <Scalar T>
 Determinant LU<T>::determinant() const {
   if (zero_pivot_ > 0) return {0, -std::numeric_limits<double>::infinity()};
   Determinant d{1, 0.0};
@@ -204,15 +212,25 @@ Determinant LU<T>::determinant() const {
   }
   const std::vector<T> u = dense_of<T>(factors_).diagonal(factors_);
   for (std::size_t i = 0; i < u.size(); ++i) {
-    if (u[i] < 0) d.sign = -d.sign;
     if (pivots_[i] != static_cast<int>(i) + 1) d.sign = -d.sign;
-    d.log_abs += std::log(std::abs(static_cast<double>(u[i])));
+    const wide_t<T> pivot = u[i];
+    if constexpr (Complex<T>)
+      d.phase += std::arg(pivot);
+    else if (pivot < 0)
+      d.sign = -d.sign;
+    d.log_abs += std::log(std::abs(pivot));
+  }
+  if constexpr (Complex<T>) {  // the interchanges' sign joins the phase, brought back to (-pi, pi]
+    if (d.sign < 0) d.phase += std::numbers::pi;
+    d.sign = 1;
+    d.phase = std::remainder(d.phase, 2 * std::numbers::pi);
+    if (d.phase <= -std::numbers::pi) d.phase += 2 * std::numbers::pi;
   }
   d.log_abs += static_cast<double>(size()) * exponent_ * std::numbers::ln2;  // det(2^e A_s) = 2^(n e) det A_s
   return d;
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
   require_same_device<T>(factors_, B, "LU::solve");
   if (B.rows() != size()) throw ShapeMismatch("LU::solve: A and B", size(), size(), B.rows(), B.cols());
@@ -257,7 +275,7 @@ Matrix<T> LU<T>::solve(ConstMatrixView<T> B) const {
 // ||I - A X||^2 is below that level. Two n^3 products a step: cheaper than the refined solve against
 // the identity (an n-column solve and a product per step). Throws NumericalError when ||I - A X|| >= 1
 // (the step would diverge) or after kMaxRefinementSteps steps.
-template <Real T>
+template <Scalar T>
 Matrix<T> LU<T>::refined_randomized_inverse() const {
   const index n = size(), d = kernels::kButterflyDepth;
   const kernels::Dense<T>& dense = dense_of<T>(factors_);
@@ -287,7 +305,7 @@ Matrix<T> LU<T>::refined_randomized_inverse() const {
   }
 }
 
-template <Real T>
+template <Scalar T>
 Matrix<T> LU<T>::inverse() const {
   if (zero_pivot_ > 0) throw SingularMatrix(zero_pivot_, 0.0, "LU inverse");
   Matrix<T> x;
@@ -309,6 +327,8 @@ Matrix<T> LU<T>::inverse() const {
   template LU<T> dense_steps::judgeable<T>(LU<T>, ConstMatrixView<T>, Report&);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
+LINV_INSTANTIATE(std::complex<float>)
+LINV_INSTANTIATE(std::complex<double>)
 #undef LINV_INSTANTIATE
 
 }  // namespace linv

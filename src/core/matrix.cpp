@@ -19,7 +19,7 @@ void require_host(Device device, const char* what) {
                                       what, device.name()));
 }
 
-template <Real T>
+template <Scalar T>
 void copy(ConstMatrixView<T> src, MatrixView<T> dst) {
   if (src.rows() != dst.rows() || src.cols() != dst.cols())
     throw ShapeMismatch("copy: source and destination", src.rows(), src.cols(), dst.rows(), dst.cols());
@@ -30,6 +30,8 @@ void copy(ConstMatrixView<T> src, MatrixView<T> dst) {
 }
 template void copy<float>(ConstMatrixView<float>, MatrixView<float>);
 template void copy<double>(ConstMatrixView<double>, MatrixView<double>);
+template void copy<std::complex<float>>(ConstMatrixView<std::complex<float>>, MatrixView<std::complex<float>>);
+template void copy<std::complex<double>>(ConstMatrixView<std::complex<double>>, MatrixView<std::complex<double>>);
 
 template <Real T>
 SparseMatrix<T> SparseMatrix<T>::from_dense(ConstMatrixView<T> A) {

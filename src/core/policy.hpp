@@ -37,7 +37,7 @@ inline void apply_conditioning_policy(double rcond, double epsilon, index smalle
 
 // No result holding a NaN or Inf is returned: finite inputs that over- or underflow on the way are a
 // numerical failure (exit 4), named here with the first such entry of `what`.
-template <Real T>
+template <Scalar T>
 void require_finite_result(ConstMatrixView<T> X, const char* what) {
   if (const auto at = kernels::dense<T>(X.device()).magnitude(X).first_non_finite)
     throw NumericalError(fmt::format("{} holds a NaN or Inf at row {}, column {} (1-based): the computation over- or "

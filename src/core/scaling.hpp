@@ -31,7 +31,7 @@ inline int exponent_for(double max_abs) {
 }
 
 // The largest magnitude of A's finite entries.
-template <Real T>
+template <Scalar T>
 double max_abs(ConstMatrixView<T> A) {
   return kernels::dense<T>(A.device()).magnitude(A).max_abs;
 }
@@ -43,19 +43,19 @@ inline int agreed_exponent(double max_abs, const dist::Grid* grid) {
 }
 
 // X := 2^e X in place (X contiguous), in steps that each stay representable in T (2^-1074 is not a float).
-template <Real T>
+template <Scalar T>
 void scale_by_power_of_two(MatrixView<T> X, int e) {
   const kernels::Vectors<T>& v = kernels::vectors<T>(X.device());
   constexpr int kStep = 64;
   while (e != 0) {
     const int step = e > kStep ? kStep : (e < -kStep ? -kStep : e);
-    v.scal(std::ldexp(T(1), step), X);
+    v.scal(T(std::ldexp(real_t<T>(1), step)), X);
     e -= step;
   }
 }
 
 // A copy of A times 2^-e (e from exponent_for): its largest magnitude in [1/2, 1).
-template <Real T>
+template <Scalar T>
 Matrix<T> normalized_copy(ConstMatrixView<T> A, int e) {
   Matrix<T> scaled = Matrix<T>::copy_of(A);
   scale_by_power_of_two<T>(scaled.view(), -e);
@@ -64,7 +64,7 @@ Matrix<T> normalized_copy(ConstMatrixView<T> A, int e) {
 
 // The result of an operation on scaled operands, scaled back by 2^e; NumericalError when the true result
 // does not fit T (its entries overflow), naming `what`.
-template <Real T>
+template <Scalar T>
 void scale_back(Matrix<T>& X, int e, const char* what) {
   if (e == 0) return;
   scale_by_power_of_two<T>(X.view(), e);
@@ -72,7 +72,7 @@ void scale_back(Matrix<T>& X, int e, const char* what) {
   if (m.first_non_finite)
     throw NumericalError(fmt::format("the {} overflows {}: entry ({}, {}) of it exceeds the largest number, {:.3g}", what,
                                      type_name<T>(), m.first_non_finite->first + 1, m.first_non_finite->second + 1,
-                                     static_cast<double>(std::numeric_limits<T>::max())));
+                                     static_cast<double>(std::numeric_limits<real_t<T>>::max())));
 }
 
 }  // namespace linv::scaling

@@ -26,16 +26,21 @@ using namespace dense_steps;
 namespace {
 
 // X := op^-1 R with the factorization (or inverse) that produced a result, for its refinement.
-template <Real T>
+template <Scalar T>
 using Corrector = std::function<Matrix<T>(ConstMatrixView<T>)>;
 
 // B - A X with the products in float64, rounded to T.
-template <Real T>
+template <Scalar T>
 Matrix<T> residual_in_float64(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstMatrixView<T> B) {
-  if constexpr (std::is_same_v<T, double>) {
-    Matrix<double> r = Matrix<double>::copy_of(B);
-    gemm<double>(Op::None, Op::None, -1.0, A, X, 1.0, r.view());
+  if constexpr (std::is_same_v<T, wide_t<T>>) {
+    Matrix<T> r = Matrix<T>::copy_of(B);
+    gemm<T>(Op::None, Op::None, T(-1), A, X, T(1), r.view());
     return r;
+  } else if constexpr (Complex<T>) {  // complex matrices live in host memory in this version
+    const Matrix<wide_t<T>> a = widened(A), x = widened(X);
+    Matrix<wide_t<T>> r = widened(B);
+    gemm<wide_t<T>>(Op::None, Op::None, wide_t<T>(-1), a.view(), x.view(), wide_t<T>(1), r.view());
+    return r.template cast<T>();
   } else {
     const Device device = A.device();
     const Matrix<double> a = widened(A), x = widened(X);
@@ -49,7 +54,7 @@ Matrix<T> residual_in_float64(ConstMatrixView<T> A, ConstMatrixView<T> X, ConstM
 
 // Keeps the promise for a solve: returns X (refined, or from Householder QR) whose scaled residual, left in
 // r.scaled_residual, is within `bound`; `judge` re-judges the conditioning when QR takes over.
-template <Real T, class Judge>
+template <Scalar T, class Judge>
 Matrix<T> kept_promise(ConstMatrixView<T> A, ConstMatrixView<T> B, Matrix<T> x, const Corrector<T>& correct,
                        double e, double bound, Report& r, Judge&& judge, bool& acted) {
   double s = scaled_residual_solve<T>(A, x.view(), B, e);
@@ -80,7 +85,7 @@ Matrix<T> kept_promise(ConstMatrixView<T> A, ConstMatrixView<T> B, Matrix<T> x, 
 }
 
 // solve of operands checked by solve() and within the scaling band.
-template <Real T>
+template <Scalar T>
 Solution<T> solve_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
   const index n = A.rows();
   Choice c = choose(A, options.method, /*inverse=*/false);
@@ -211,7 +216,7 @@ Solution<T> solve_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const Sol
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions& options) {
   require_same_device(A, B, "solve");
   require_square(A, "solve");
@@ -228,5 +233,11 @@ Solution<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const SolveOptions
 
 template Solution<float> solve<float>(ConstMatrixView<float>, ConstMatrixView<float>, const SolveOptions&);
 template Solution<double> solve<double>(ConstMatrixView<double>, ConstMatrixView<double>, const SolveOptions&);
+template Solution<std::complex<float>> solve<std::complex<float>>(ConstMatrixView<std::complex<float>>,
+                                                                  ConstMatrixView<std::complex<float>>,
+                                                                  const SolveOptions&);
+template Solution<std::complex<double>> solve<std::complex<double>>(ConstMatrixView<std::complex<double>>,
+                                                                    ConstMatrixView<std::complex<double>>,
+                                                                    const SolveOptions&);
 
 }  // namespace linv

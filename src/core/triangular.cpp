@@ -8,7 +8,7 @@ namespace linv {
 
 using namespace dense_steps;
 
-template <Real T>
+template <Scalar T>
 Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) {
   require_square(A, "tri_inv");
   require_finite(A, "A");
@@ -20,5 +20,9 @@ Matrix<T> tri_inv(ConstMatrixView<T> A, Uplo uplo, TriangularInverse how, Diag d
 
 template Matrix<float> tri_inv<float>(ConstMatrixView<float>, Uplo, TriangularInverse, Diag);
 template Matrix<double> tri_inv<double>(ConstMatrixView<double>, Uplo, TriangularInverse, Diag);
+template Matrix<std::complex<float>> tri_inv<std::complex<float>>(ConstMatrixView<std::complex<float>>, Uplo,
+                                                                  TriangularInverse, Diag);
+template Matrix<std::complex<double>> tri_inv<std::complex<double>>(ConstMatrixView<std::complex<double>>, Uplo,
+                                                                    TriangularInverse, Diag);
 
 }  // namespace linv

@@ -24,7 +24,7 @@ kernels::LuOutcome unpivoted_lu(MatrixView<T> A);
 template <Real T>
 void apply_butterflies(ConstMatrixView<T> r, Side side, Op op, MatrixView<T> X);
 // max |a(i, j)| over A, or over its upper triangle (diagonal included).
-template <Real T>
+template <Scalar T>
 double max_abs_entry(ConstMatrixView<T> A, bool upper_only);
 
 // In-place inverse by blocked Gauss-Jordan elimination with partial (row) pivoting: 2n^3 flops, the

@@ -79,7 +79,7 @@ void swap_rows_everywhere(auto A, index a, index b) {
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 double max_abs_entry(ConstMatrixView<T> A, bool upper_only) {
   double m = 0;
   for (index j = 0; j < A.cols(); ++j)
@@ -147,5 +147,7 @@ kernels::LuOutcome tournament_lu(MatrixView<T> A, std::vector<int>& pivots) {
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
 #undef LINV_INSTANTIATE
+template double max_abs_entry<std::complex<float>>(ConstMatrixView<std::complex<float>>, bool);
+template double max_abs_entry<std::complex<double>>(ConstMatrixView<std::complex<double>>, bool);
 
 }  // namespace linv::cpu

@@ -15,7 +15,24 @@
 namespace linv::cpu {
 namespace {
 
-template <Real T>
+// The methods complex matrices do not take in this version (src/core refuses them before they get here).
+[[noreturn]] void real_only(const char* what) {
+  throw InvalidArgument(fmt::format("{} is for real matrices in this version; complex ones take LU with partial "
+                                    "pivoting, Cholesky, the triangular methods and Householder QR",
+                                    what));
+}
+
+// |a| for the scaling of extreme matrices, of a finite a: a complex number's larger part, which (unlike its
+// modulus) cannot overflow.
+template <Scalar T>
+real_t<T> magnitude_of(T a) {
+  if constexpr (Complex<T>)
+    return std::max(std::abs(a.real()), std::abs(a.imag()));
+  else
+    return std::abs(a);
+}
+
+template <Scalar T>
 class Dense final : public kernels::Dense<T> {
  public:
   kernels::DensePreferences preferences() const override { return {}; }  // LU, and LAPACK's trtri
@@ -25,7 +42,7 @@ class Dense final : public kernels::Dense<T> {
     double best = 0;
     for (index j = 0; j < A.cols(); ++j) {
       double s = 0;
-      for (index i = 0; i < A.rows(); ++i) s += std::abs(static_cast<double>(A(i, j)));
+      for (index i = 0; i < A.rows(); ++i) s += static_cast<double>(std::abs(A(i, j)));
       if (std::isnan(s)) return s;  // as LAPACK's lange: a NaN is not a small entry
       best = std::max(best, s);
     }
@@ -34,12 +51,11 @@ class Dense final : public kernels::Dense<T> {
 
   kernels::Magnitude magnitude(ConstMatrixView<T> A) const override {
     kernels::Magnitude m;
-    T largest = 0;
+    real_t<T> largest = 0;
     for (index j = 0; j < A.cols(); ++j)
       for (index i = 0; i < A.rows(); ++i) {
-        const T a = std::abs(A(i, j));
-        if (a <= std::numeric_limits<T>::max()) {
-          largest = std::max(largest, a);
+        if (is_finite(A(i, j))) {
+          largest = std::max(largest, magnitude_of(A(i, j)));
         } else if (!m.first_non_finite) {
           m.first_non_finite = std::pair{i, j};
         }
@@ -51,12 +67,14 @@ class Dense final : public kernels::Dense<T> {
   Structure detect_structure(ConstMatrixView<T> A) const override {
     const index n = A.rows();
     bool lower = true, upper = true, symmetric = true;
+    if constexpr (Complex<T>)  // Hermitian: a real diagonal
+      for (index j = 0; j < n && symmetric; ++j) symmetric = A(j, j).imag() == 0;
     for (index j = 0; j < n && (lower || upper || symmetric); ++j)
       for (index i = 0; i < j; ++i) {  // (i, j) above the diagonal, (j, i) its mirror below
         const T above = A(i, j), below = A(j, i);
         if (above != T(0)) lower = false;
         if (below != T(0)) upper = false;
-        if (above != below) symmetric = false;
+        if (above != conjugate(below)) symmetric = false;
       }
     if (lower && upper) return Structure::Diagonal;
     if (lower) return Structure::Lower;
@@ -68,11 +86,13 @@ class Dense final : public kernels::Dense<T> {
     const index n = A.rows();
     double max_abs = 0;
     for (index j = 0; j < n; ++j)
-      for (index i = 0; i < n; ++i) max_abs = std::max(max_abs, std::abs(static_cast<double>(A(i, j))));
-    const double tol = static_cast<double>(n) * std::numeric_limits<T>::epsilon() * max_abs;
+      for (index i = 0; i < n; ++i) max_abs = std::max(max_abs, static_cast<double>(std::abs(A(i, j))));
+    const double tol = static_cast<double>(n) * std::numeric_limits<real_t<T>>::epsilon() * max_abs;
     for (index j = 0; j < n; ++j)
-      for (index i = j + 1; i < n; ++i)
-        if (std::abs(static_cast<double>(A(i, j)) - A(j, i)) > tol) return std::pair{i, j};
+      for (index i = j; i < n; ++i) {  // a Hermitian matrix's diagonal is its own conjugate: real
+        const wide_t<T> below = A(i, j), above = A(j, i);
+        if (std::abs(below - conjugate(above)) > tol) return std::pair{i, j};
+      }
     return std::nullopt;
   }
 
@@ -94,7 +114,9 @@ class Dense final : public kernels::Dense<T> {
 
   void mirror_lower(MatrixView<T> A) const override {
     for (index j = 1; j < A.cols(); ++j)
-      for (index i = 0; i < j; ++i) A(i, j) = A(j, i);
+      for (index i = 0; i < j; ++i) A(i, j) = conjugate(A(j, i));
+    if constexpr (Complex<T>)  // a Hermitian matrix's diagonal is real: what is left there is rounding
+      for (index i = 0; i < std::min(A.rows(), A.cols()); ++i) A(i, i).imag(0);
   }
 
   void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta,
@@ -109,11 +131,15 @@ class Dense final : public kernels::Dense<T> {
   }
 
   kernels::LuOutcome lu_factor(MatrixView<T> A, std::vector<int>& pivots, Pivoting pivoting) const override {
-    if (pivoting == Pivoting::Tournament) return tournament_lu<T>(A, pivots);
-    if (pivoting == Pivoting::Randomized) {
-      pivots.resize(static_cast<std::size_t>(A.rows()));
-      for (std::size_t i = 0; i < pivots.size(); ++i) pivots[i] = static_cast<int>(i) + 1;
-      return unpivoted_lu<T>(A);
+    if constexpr (Complex<T>) {
+      if (pivoting != Pivoting::Partial) real_only("tournament and randomized pivoting");
+    } else {
+      if (pivoting == Pivoting::Tournament) return tournament_lu<T>(A, pivots);
+      if (pivoting == Pivoting::Randomized) {
+        pivots.resize(static_cast<std::size_t>(A.rows()));
+        for (std::size_t i = 0; i < pivots.size(); ++i) pivots[i] = static_cast<int>(i) + 1;
+        return unpivoted_lu<T>(A);
+      }
     }
     pivots.assign(static_cast<std::size_t>(A.rows()), 0);
     const double a_max = max_abs_entry<T>(A, false);
@@ -124,7 +150,10 @@ class Dense final : public kernels::Dense<T> {
     lapack::getrs<T>(op, LU, pivots.data(), B);
   }
   void butterflies(ConstMatrixView<T> r, Side side, Op op, MatrixView<T> X) const override {
-    apply_butterflies<T>(r, side, op, X);
+    if constexpr (Complex<T>)
+      real_only("the random butterfly transform");
+    else
+      apply_butterflies<T>(r, side, op, X);
   }
   void lu_inverse(MatrixView<T> LU, const std::vector<int>& pivots) const override {
     lapack::getri<T>(LU, pivots.data());
@@ -138,6 +167,8 @@ class Dense final : public kernels::Dense<T> {
   void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const override {
     if (how == TriangularInverse::Lapack) {
       lapack::potri<T>(Uplo::Lower, L);
+    } else if constexpr (Complex<T>) {
+      real_only("elimination on the triangle (GETS)");
     } else {
       gets_lower_inverse<T>(L, Diag::NonUnit);  // X = L^-1
       lapack::lauum<T>(Uplo::Lower, L);         // X^T X = L^-T L^-1 = A^-1
@@ -151,6 +182,8 @@ class Dense final : public kernels::Dense<T> {
   void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag diag) const override {
     if (how == TriangularInverse::Lapack) {
       lapack::trtri<T>(uplo, diag, A);  // cannot fail: the caller checked the diagonal
+    } else if constexpr (Complex<T>) {
+      real_only("elimination on the triangle (GETS)");
     } else if (uplo == Uplo::Lower) {
       gets_lower_inverse<T>(A, diag);
     } else {  // inv(U) = inv(U^T)^T: eliminate on the transposed (lower) triangle
@@ -167,23 +200,39 @@ class Dense final : public kernels::Dense<T> {
     return lapack::trcon<T>(uplo, diag, A);
   }
 
-  index gauss_jordan_inverse(MatrixView<T> A) const override { return cpu::gauss_jordan_inverse<T>(A); }
+  index gauss_jordan_inverse(MatrixView<T> A) const override {
+    if constexpr (Complex<T>)
+      real_only("Gauss-Jordan elimination");
+    else
+      return cpu::gauss_jordan_inverse<T>(A);
+  }
   kernels::IterationOutcome gauss_seidel(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
                                          double tolerance, int max_iterations) const override {
-    return cpu::gauss_seidel<T>(A, B, X, tolerance, max_iterations);
+    if constexpr (Complex<T>)
+      real_only("Gauss-Seidel");
+    else
+      return cpu::gauss_seidel<T>(A, B, X, tolerance, max_iterations);
   }
 
   index qr_solve(MatrixView<T> A, MatrixView<T> B) const override { return lapack::qr_solve<T>(A, B); }
   index least_squares(MatrixView<T> A, MatrixView<T> B, double rcond) const override {
     return lapack::gelsy<T>(A, B, rcond);
   }
-  int svd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) const override {
+  int svd(MatrixView<T> A, real_t<T>* s, MatrixView<T> U, MatrixView<T> VT) const override {
     return lapack::gesdd<T>(A, s, U, VT);
   }
   int largest_eigenpair(MatrixView<T> A, T& value, T* vector) const override {
-    return lapack::largest_eigenpair<T>(A, value, vector);
+    if constexpr (Complex<T>)
+      real_only("the largest eigenpair");
+    else
+      return lapack::largest_eigenpair<T>(A, value, vector);
   }
-  int orthonormalize(MatrixView<T> A) const override { return lapack::orthonormalize<T>(A); }
+  int orthonormalize(MatrixView<T> A) const override {
+    if constexpr (Complex<T>)
+      real_only("orthonormalization");
+    else
+      return lapack::orthonormalize<T>(A);
+  }
 };
 
 class Mixed final : public kernels::Mixed {
@@ -212,10 +261,12 @@ class Mixed final : public kernels::Mixed {
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 const kernels::Dense<T>& dense() { return kernels::instance<Dense<T>>(); }
 template const kernels::Dense<float>& dense<float>();
 template const kernels::Dense<double>& dense<double>();
+template const kernels::Dense<std::complex<float>>& dense<std::complex<float>>();
+template const kernels::Dense<std::complex<double>>& dense<std::complex<double>>();
 
 const kernels::Mixed& mixed() { return kernels::instance<Mixed>(); }
 

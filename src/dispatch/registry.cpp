@@ -46,6 +46,20 @@ const Backend<T>& backend(Device device) {
 template const Backend<float>& backend<float>(Device);
 template const Backend<double>& backend<double>(Device);
 
+template <Complex T>
+const ComplexBackend<T>& complex_backend(Device device) {
+  if (device.kind() == Device::Kind::cpu) {
+    static const ComplexBackend<T> b{cpu::dense<T>(), cpu::vectors<T>()};
+    return b;
+  }
+  (void)runtime(device.kind());  // throws DeviceError where the backend was not built
+  throw InvalidArgument(fmt::format("{} matrices are computed on the CPU in this version, not on {}: move them with "
+                                    ".to(Device::cpu())",
+                                    type_name<T>(), device.name()));
+}
+template const ComplexBackend<std::complex<float>>& complex_backend<std::complex<float>>(Device);
+template const ComplexBackend<std::complex<double>>& complex_backend<std::complex<double>>(Device);
+
 // Grids whose tiles live in host memory: ScaLAPACK; on GPUs: cuSOLVERMp.
 template <Real T>
 const Distributed<T>& distributed(const dist::Grid& grid) {

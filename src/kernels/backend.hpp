@@ -55,10 +55,10 @@ class Backend final {
 // each in the file of its family), and the two passes the fmri family hands out. One list, expanded by
 // src/cpu/backend.hpp and src/cuda/backend.hpp, so the backends' faces cannot drift apart.
 #define LINV_KERNEL_FAMILY_ACCESSORS                                                                           \
-  template <::linv::Real T>                                                                                    \
+  template <::linv::Scalar T>                                                                                  \
   const ::linv::kernels::Dense<T>& dense();                                                                    \
   const ::linv::kernels::Mixed& mixed();                                                                       \
-  template <::linv::Real T>                                                                                    \
+  template <::linv::Scalar T>                                                                                  \
   const ::linv::kernels::Vectors<T>& vectors();                                                                \
   template <::linv::Real T>                                                                                    \
   const ::linv::kernels::Batched<T>& batched();                                                                \
@@ -88,13 +88,29 @@ const Family& instance() {
 template <Real T>
 const Backend<T>& backend(Device device);
 
-template <Real T>
+// The families of complex matrices: the dense core and the vector steps it uses, nothing else. A backend
+// without them (CUDA, in this version) throws InvalidArgument saying where complex matrices run.
+template <Complex T>
+struct ComplexBackend {
+  const Dense<T>& dense;
+  const Vectors<T>& vectors;
+};
+template <Complex T>
+const ComplexBackend<T>& complex_backend(Device device);
+
+template <Scalar T>
 const Dense<T>& dense(Device device) {
-  return backend<T>(device).dense();
+  if constexpr (Complex<T>)
+    return complex_backend<T>(device).dense;
+  else
+    return backend<T>(device).dense();
 }
-template <Real T>
+template <Scalar T>
 const Vectors<T>& vectors(Device device) {
-  return backend<T>(device).vectors();
+  if constexpr (Complex<T>)
+    return complex_backend<T>(device).vectors;
+  else
+    return backend<T>(device).vectors();
 }
 template <Real T>
 const Batched<T>& batched(Device device) {

@@ -70,7 +70,10 @@ struct IterationOutcome {
 // auto_device asks the backend instead of keeping a list of its own.
 enum class Optional { GaussSeidel, LeastSquares, Svd, LargestEigenpair, Orthonormalize };
 
-template <Real T>
+// Complex T: "symmetric" reads Hermitian, Op::Transpose is the conjugate transpose, and syrk is herk (alpha
+// and beta real). A backend's complex family may leave out the source documents' algorithms (Gauss-Jordan,
+// Gauss-Seidel), the tournament and the butterflies, throwing InvalidArgument: src/core refuses them first.
+template <Scalar T>
 class Dense {
  public:
   virtual ~Dense() = default;
@@ -88,7 +91,8 @@ class Dense {
   // ---- element-wise ----
   virtual void zero_triangle(MatrixView<T> A, Uplo which) const = 0;  // the strict triangle
   virtual void set_diagonal(MatrixView<T> A, T value) const = 0;
-  virtual void mirror_lower(MatrixView<T> A) const = 0;  // A(i, j) := A(j, i) for i < j
+  // A(i, j) := conj(A(j, i)) for i < j (complex T: and the diagonal made real, as a Hermitian matrix's is)
+  virtual void mirror_lower(MatrixView<T> A) const = 0;
 
   // ---- products ----
   virtual void gemm(Op op_a, Op op_b, T alpha, ConstMatrixView<T> A, ConstMatrixView<T> B, T beta,
@@ -145,7 +149,7 @@ class Dense {
   // overwritten, X in B's first n rows. Returns the numerical rank.
   virtual index least_squares(MatrixView<T> A, MatrixView<T> B, double rcond) const = 0;
   // Thin SVD A = U diag(s) VT (A destroyed); LAPACK's info (> 0: no convergence).
-  virtual int svd(MatrixView<T> A, T* s, MatrixView<T> U, MatrixView<T> VT) const = 0;
+  virtual int svd(MatrixView<T> A, real_t<T>* s, MatrixView<T> U, MatrixView<T> VT) const = 0;
   // The largest eigenvalue of the symmetric A (lower triangle read, A destroyed) and its unit eigenvector
   // (host memory); LAPACK's info.
   virtual int largest_eigenpair(MatrixView<T> A, T& value, T* vector) const = 0;

@@ -19,11 +19,13 @@
 
 namespace linv::kernels {
 
-template <Real T>
+// Complex T: dot is the real part of x^H y; fill_uniform draws the real and imaginary parts each between
+// those of lo and hi.
+template <Scalar T>
 class Vectors {
  public:
   virtual ~Vectors() = default;
-  virtual void widen(ConstMatrixView<T> src, MatrixView<double> dst) const = 0;  // dst := double(src)
+  virtual void widen(ConstMatrixView<T> src, MatrixView<wide_t<T>> dst) const = 0;  // dst := src in float64
   virtual void scale_rows(ConstMatrixView<double> d, MatrixView<T> X) const = 0;  // X(i, j) *= d(i)
   virtual double dot(ConstMatrixView<T> x, ConstMatrixView<T> y) const = 0;
   virtual double norm2(ConstMatrixView<T> x) const = 0;

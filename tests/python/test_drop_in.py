@@ -15,10 +15,15 @@ from linv import linalg
 RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
 
+# NumPy's complex cases linv.linalg fails, and why: lstsq's complex64 2 x 2 matrix [[1+2j, 2+3j], [3+4j, 4+5j]]
+# (cond 21), in each of its 28 layouts, where gelsy's x leaves a residual of 1.9e-6 (7 eps ||b||, within
+# n eps cond) and NumPy's test allows 1.5e-6 (its gelsd is exact on it).
+NUMPY_COMPLEX_KNOWN = {"lstsq": 28}
+
+
 def test_numpy_linalg_own_cases():
-    """Every real case of NumPy's test_linalg.py passes for every function linv.linalg provides; every complex
-    case is refused with a TypeError that says so (linv does not compute in complex numbers yet), none answered
-    wrongly."""
+    """Every real case of NumPy's test_linalg.py passes for every function linv.linalg provides, and every
+    complex one but the known ones above."""
     pytest.importorskip("numpy.linalg.tests.test_linalg", reason="this NumPy was installed without its tests")
     outcomes = numpy_cases.run()
     assert set(outcomes) == set(numpy_cases.CLASSES)
@@ -27,9 +32,9 @@ def test_numpy_linalg_own_cases():
         assert len(real) > 300, (function, len(real))
         failed = [(name, error) for name, error in real if error is not None]
         assert not failed, (function, len(failed), failed[:5])
-        for name, complex_, error in results:
-            if complex_:
-                assert error is not None and "complex numbers yet" in error, (function, name, error)
+        complex_failed = [(name, error) for name, complex_, error in results if complex_ and error is not None]
+        assert len(complex_failed) <= NUMPY_COMPLEX_KNOWN.get(function, 0), (function, complex_failed[:5])
+        assert all(name.startswith("csingle") for name, _ in complex_failed), complex_failed[:5]
 
 
 # SciPy's tests linv.scipy fails besides complex ones and the differences on purpose (test_scipy_linalg_own_tests),
@@ -61,14 +66,20 @@ def test_scipy_linalg_own_tests():
         assert not unexpected, (owner, unexpected[:5])
 
 
+def wide(a):
+    """a in float64, or complex128 for a complex a: where the references' conditioning is measured."""
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+
+
 def condition(a):
-    return np.linalg.cond(a.astype(np.float64)) if a.shape[-1] else 1.0
+    return np.linalg.cond(wide(a)) if a.shape[-1] else 1.0
 
 
 @st.composite
 def stacks(draw, square=True):
     """A matrix or stack of one dtype, byte order, layout and stride, with its own conditioning."""
-    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.bool_, ">f8", "<f4"]))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.bool_, ">f8", "<f4", np.complex128,
+                                  np.complex64, ">c16"]))
     lead = draw(st.sampled_from([(), (0,), (1,), (3,), (2, 2)]))
     n = draw(st.integers(0, 9))
     m = n if square else draw(st.integers(0, 9))
@@ -77,6 +88,8 @@ def stacks(draw, square=True):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     base = rng.uniform(-1, 1, lead + (m * step, n * step))
+    if np.dtype(dtype).kind == "c":
+        base = base + 1j * rng.uniform(-1, 1, base.shape)
     if square and n:
         base += 3 * np.eye(n * step)  # well conditioned; the bounds below scale with cond all the same
     if np.dtype(dtype) == np.bool_:
@@ -109,11 +122,16 @@ def test_inv_det_slogdet_against_numpy(a):
     eps = np.finfo(x.dtype).eps
     n = max(a.shape[-1], 1)
     if a.size:
-        bound = 10 * n * eps * np.max(np.linalg.cond(a.astype(np.float64))) * np.abs(expected).max()
+        bound = 10 * n * eps * np.max(np.linalg.cond(wide(a))) * np.abs(expected).max()
         assert np.abs(x - expected).max() <= bound
     sign, logdet = linalg.slogdet(a)
     ref_sign, ref_log = np.linalg.slogdet(a)
-    assert np.shape(sign) == np.shape(ref_sign) and np.all(sign == ref_sign)
+    assert np.shape(sign) == np.shape(ref_sign) and np.result_type(sign) == np.result_type(ref_sign)
+    assert np.result_type(logdet) == np.result_type(ref_log)
+    if np.iscomplexobj(a):  # a complex sign is det / |det|: equal to rounding
+        assert np.allclose(sign, ref_sign, rtol=0, atol=100 * n * eps)
+    else:
+        assert np.all(sign == ref_sign)
     assert np.allclose(logdet, ref_log, rtol=0, atol=10 * n * eps * max(1.0, float(np.max(np.abs(ref_log), initial=0))))
     assert np.shape(linalg.det(a)) == np.shape(np.linalg.det(a))
 
@@ -129,6 +147,8 @@ def test_solve_against_numpy(a, kind, k):
     else:
         b = RNG.uniform(-1, 1, (1,) * (a.ndim - 2) + (n, k)) if a.ndim > 2 else RNG.uniform(-1, 1, (2, n, k))
     b = b.astype(np.float32) if RNG.integers(2) else b
+    if RNG.integers(3) == 0:  # a complex right-hand side, for real a too: NumPy promotes
+        b = b + 1j * RNG.uniform(-1, 1, b.shape).astype(b.dtype)
     try:
         expected = np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
@@ -143,7 +163,7 @@ def test_solve_against_numpy(a, kind, k):
     assert x.shape == expected.shape and x.dtype == expected.dtype
     if x.size:
         eps = np.finfo(x.dtype).eps
-        bound = 10 * n * eps * np.max(np.linalg.cond(a.astype(np.float64))) * np.abs(expected).max()
+        bound = 10 * n * eps * np.max(np.linalg.cond(wide(a))) * np.abs(expected).max()
         assert np.abs(x - expected).max() <= bound
 
 
@@ -155,28 +175,33 @@ def test_pinv_lstsq_against_numpy(a):
     assert x.shape == expected.shape and x.dtype == expected.dtype
     if a.size:
         eps = np.finfo(x.dtype).eps
-        bound = 10 * max(a.shape[-2:]) * eps * np.max(np.linalg.cond(a.astype(np.float64))) * np.abs(expected).max()
+        bound = 10 * max(a.shape[-2:]) * eps * np.max(np.linalg.cond(wide(a))) * np.abs(expected).max()
         assert np.abs(x - expected).max() <= bound
     if a.ndim == 2:
         b = RNG.uniform(-1, 1, a.shape[0])
+        if np.iscomplexobj(a):
+            b = b + 1j * RNG.uniform(-1, 1, a.shape[0])
         x, residuals, rank, s = linalg.lstsq(a, b)
         ref = np.linalg.lstsq(a, b)
         assert x.shape == ref[0].shape and residuals.shape == ref[1].shape and rank == ref[2]
-        assert s.shape == ref[3].shape
+        assert s.shape == ref[3].shape and x.dtype == ref[0].dtype
+        assert residuals.dtype == ref[1].dtype and s.dtype == ref[3].dtype
         if a.size and rank == min(a.shape):
             eps = np.finfo(x.dtype).eps
             assert np.abs(x - ref[0]).max() <= 10 * max(a.shape) * eps * condition(a) ** 2 * max(1, np.abs(ref[0]).max())
 
 
 @pytest.mark.parametrize("upper", [False, True])
-def test_cholesky_reads_one_triangle_as_numpy(upper):
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.complex64])
+def test_cholesky_reads_one_triangle_as_numpy(upper, dtype):
     for shape in [(5, 5), (3, 4, 4), (0, 0), (2, 0, 0)]:
-        g = RNG.uniform(-1, 1, shape)
-        a = g @ np.swapaxes(g, -1, -2) + shape[-1] * np.eye(shape[-1])
+        g = RNG.uniform(-1, 1, shape) + (1j * RNG.uniform(-1, 1, shape) if np.dtype(dtype).kind == "c" else 0)
+        a = (g @ np.swapaxes(g, -1, -2).conj() + shape[-1] * np.eye(shape[-1])).astype(dtype)
         junk = np.triu(RNG.uniform(-9, 9, shape), 1)  # what the other triangle holds is not read
         a = a + (np.swapaxes(junk, -1, -2) if upper else junk)
         c, ref = linalg.cholesky(a, upper=upper), np.linalg.cholesky(a, upper=upper)
-        assert c.shape == ref.shape and np.allclose(c, ref, atol=1e-12)
+        atol = 100 * np.finfo(dtype).eps * max(shape[-1], 1)
+        assert c.shape == ref.shape and c.dtype == ref.dtype and np.allclose(c, ref, atol=atol)
     with pytest.raises(np.linalg.LinAlgError):
         linalg.cholesky(-np.eye(3))
 
@@ -200,18 +225,27 @@ def test_subclasses_named_results_and_errors_as_numpy():
     for dtype in (np.float16, np.longdouble, object):
         with pytest.raises(TypeError):
             linalg.inv(np.eye(2, dtype=dtype))
-    with pytest.raises(TypeError, match="complex numbers yet"):
-        linalg.solve(np.eye(2), np.array([1 + 2j, 3]))
+    # a complex b with a real a is solved in complex numbers, as NumPy promotes (it once lost the imaginary part)
+    assert np.allclose(linalg.solve(np.diag([2.0, 4.0]), np.array([1 + 2j, 3 - 1j])), [0.5 + 1j, 0.75 - 0.25j])
 
 
 def test_no_value_or_precision_changed_without_an_error():
     """The silent cases of the first drop-in trial, in linv's own functions."""
     a = np.diag([2.0, 4.0])
-    for call in (lambda: linv.solve(a, np.array([1 + 2j, 3 - 1j])), lambda: linv.LU(a).solve(np.array([1j, 1])),
-                 lambda: linv.inv(a + 0j), lambda: linv.lstsq(a, np.array([1j, 0])),
-                 lambda: linv.inv(a.astype(np.longdouble))):
+    # complex numbers are computed as complex, a real a promoted with a complex b (once: the imaginary part lost)
+    assert np.allclose(linv.solve(a, np.array([1 + 2j, 3 - 1j])), [0.5 + 1j, 0.75 - 0.25j])
+    assert linv.inv(a + 0j).dtype == np.complex128 and linv.inv(a.astype(np.complex64)).dtype == np.complex64
+    assert np.allclose(linv.lstsq(a, np.array([1j, 0])), [0.5j, 0])
+    # factors keep their field: real factors refuse a complex b, rather than drop its imaginary part
+    for call in (lambda: linv.LU(a).solve(np.array([1j, 1])), lambda: linv.Cholesky(a).solve(np.array([1j, 1])),
+                 lambda: linv.inv(a.astype(np.longdouble)), lambda: linv.inv(a.astype(np.clongdouble)),
+                 lambda: linv.wls(a, np.array([1j, 1]), np.ones(2))):
         with pytest.raises(TypeError):
             call()
+    # complex factors take a real b, and a wider one is refused past their range as for real factors
+    assert np.allclose(linv.LU(a + 0j).solve(np.array([1.0, 2.0])), [0.5, 0.5])
+    with pytest.raises(ValueError, match="beyond the range"):
+        linv.LU(a.astype(np.complex64)).solve(np.array([1e39 + 0j, 0]))
     # a float64 (or integer) b with a float32 a is solved in float64, as NumPy promotes
     one = np.eye(1, dtype=np.float32)
     x = linv.solve(one, [2**25 + 1])
