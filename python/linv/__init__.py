@@ -327,6 +327,10 @@ class LU(_Factored):
     growth = property(lambda self: self._native.growth, doc="max|U| / max|a|")
     fallback_reason = property(lambda self: self._native.fallback_reason,
                                doc="why a tournament gave way to partial pivoting (empty if it did not)")
+    lapack_factors = property(lambda self: self._native.lapack_factors,
+                              doc="LAPACK's getrf factors of a (L unit below the diagonal, U on and above), as a "
+                                  "NumPy array; with `pivots` what scipy.linalg.lu_factor gives (partial and "
+                                  "tournament pivoting only)")
 
 
 class Cholesky(_Factored):

@@ -1,10 +1,14 @@
-"""scipy.linalg's keywords over linv: solve, inv and det with SciPy's signatures, so that
-`from linv.scipy import solve` can replace `from scipy.linalg import solve`.
+"""scipy.linalg's keywords over linv: solve, inv, det, solve_triangular and the factor-and-solve pairs with
+SciPy's signatures, so that `from linv.scipy import solve` can replace `from scipy.linalg import solve`.
 
     solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
           transposed=False)
     inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False)
     det(a, overwrite_a=False, check_finite=True)
+    solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True)
+    lu_factor(a, overwrite_a=False, check_finite=True) -> (lu, piv);  lu_solve((lu, piv), b, trans=0, ...)
+                                      (square a only: a rectangular one is a NotImplementedError)
+    cho_factor(a, lower=False, overwrite_a=False, check_finite=True) -> (c, lower);  cho_solve((c, lower), b, ...)
 
 As SciPy: stacks (..., N, N), b of shape (N,) or (..., N, K); check_finite raises ValueError on NaN or Inf;
 overwrite_* are accepted and a and b are never written (SciPy may or may not write them); assume_a reads
@@ -15,21 +19,31 @@ structure then picks linv's method (Cholesky for "pos", the triangular solve for
 complex64 and complex128 are computed as SciPy computes them, on the CPU ("sym" reads a complex symmetric a,
 "her" and "pos" a Hermitian one; transposed=True with a complex a is SciPy's NotImplementedError).
 
-Where it differs from SciPy on purpose:
-- A matrix singular to working precision (reciprocal condition number below eps) raises LinAlgError
-  (linv.SingularMatrixError) where SciPy returns an answer with a LinAlgWarning.
+A matrix singular to working precision (reciprocal condition number below eps) gives SciPy's answer: the
+result, with a LinAlgWarning naming rcond (linv's own functions refuse it, raising SingularMatrixError); an
+exactly singular one raises LinAlgError.
+
+Where it differs from SciPy on purpose: overwrite_a/overwrite_b are accepted, but a and b are never written
+(SciPy's tests check that it overwrote them in some layouts).
 """
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, Callable
 
 import numpy as _np
 from numpy.linalg import LinAlgError
 
+try:
+    from scipy.linalg import LinAlgWarning
+except ImportError:  # linv.scipy without SciPy: a warning of the same name and base
+    class LinAlgWarning(RuntimeWarning):  # type: ignore[no-redef]
+        """Ill-conditioned matrix: the result may not be accurate (scipy.linalg.LinAlgWarning)."""
+
 from . import _common
 from . import linalg as _linalg
 
-__all__ = ["det", "inv", "solve"]
+__all__ = ["cho_factor", "cho_solve", "det", "inv", "lu_factor", "lu_solve", "solve", "solve_triangular"]
 
 _STRUCTURES = {None: "general", "gen": "general", "general": "general", "sym": "symmetric",
                "symmetric": "symmetric", "her": "hermitian", "hermitian": "hermitian", "pos": "positive definite",
@@ -64,9 +78,53 @@ def _structured(a: _np.ndarray, assume_a: Any, lower: bool) -> tuple[_np.ndarray
     return a, structure
 
 
+def _warn_ill_conditioned(rcond: float) -> None:
+    warnings.warn(f"Ill-conditioned matrix (rcond={rcond:.6g}): result may not be accurate.", LinAlgWarning,
+                  stacklevel=3)
+
+
+def _as_scipy(compute: Callable[[], Any], a: _np.ndarray, b: _np.ndarray | None) -> Any:
+    """compute() (linv's, which refuses a matrix singular to working precision), or SciPy's answer for such a
+    matrix: the result through LU factors, which judge nothing, with a LinAlgWarning naming the smallest
+    rcond. An exactly singular matrix still raises (the factors' solve does)."""
+    try:
+        return compute()
+    except _common.SingularMatrixError:
+        pass  # singular to working precision, or exactly: the factors below raise for the latter
+    from . import LU
+    dtype = _common._computed({"a": a} if b is None else {"a": a, "b": b}, complex=True)
+    vector = b is not None and b.ndim == 1
+    b2 = None if b is None else (b[:, None] if vector else b)
+    lead = a.shape[:-2] if b2 is None else _np.broadcast_shapes(a.shape[:-2], b2.shape[:-2])
+    a_all = _np.broadcast_to(a, lead + a.shape[-2:])
+    b_all = None if b2 is None else _np.broadcast_to(b2, lead + b2.shape[-2:])
+    out = _np.empty(lead + (a.shape[-2:] if b_all is None else b_all.shape[-2:]), dtype=dtype)
+    worst = _np.inf
+    for index in _np.ndindex(*lead):
+        lu = LU(_np.ascontiguousarray(a_all[index]).astype(dtype, copy=False))
+        worst = min(worst, lu.rcond())
+        out[index] = lu.inv() if b_all is None else lu.solve(_np.ascontiguousarray(b_all[index]).astype(dtype))
+    _warn_ill_conditioned(worst)
+    return out[..., 0] if vector else out
+
+
 def _square(a: _np.ndarray) -> None:
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"Input a needs to be a square matrix; its shape is {a.shape}")
+
+
+def _diagonal(a: _np.ndarray, dtype: _np.dtype) -> _np.ndarray:
+    """The diagonal(s) of a in dtype: LinAlgError for a zero on one, LinAlgWarning where the smallest
+    magnitude is below eps times the largest (a diagonal matrix's rcond)."""
+    d = _np.diagonal(a, axis1=-2, axis2=-1).astype(dtype)
+    if (d == 0).any():
+        raise _common.SingularMatrixError("the diagonal matrix is singular: a zero on its diagonal")
+    if d.shape[-1]:
+        magnitude = _np.abs(d)
+        rcond = float((magnitude.min(axis=-1) / magnitude.max(axis=-1)).min())
+        if rcond < _np.finfo(dtype).eps:
+            _warn_ill_conditioned(rcond)
+    return d
 
 
 def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
@@ -85,24 +143,25 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwr
         raise ValueError(f"Input b has to have the same number of rows as the input a: a {a.shape}, b {b.shape}")
     a, structure = _structured(a, assume_a, lower)
     if transposed:
-        if _np.iscomplexobj(a):
-            raise NotImplementedError("scipy.linalg.solve's transposed=True is for real matrices (SciPy refuses "
-                                      "complex ones too): give a.T, or a.conj().T, yourself")
+        if _np.iscomplexobj(a):  # SciPy's own words, which its tests match
+            raise NotImplementedError("scipy.linalg.solve can currently not solve a^T x = b or a^H x = b for "
+                                      "complex matrices (nor can linv.scipy's): give a.T, or a.conj().T, yourself")
         a = _np.swapaxes(a, -1, -2)
     dtype = _common._computed({"a": a, "b": b}, complex=True)
     if a.size == 0 or b.size == 0:
         shape = _np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:] if b.ndim > 1 else b.shape
         return _np.zeros(shape, dtype=dtype)
     if structure == "diagonal":
-        d = _np.diagonal(a, axis1=-2, axis2=-1).astype(dtype)
-        if (d == 0).any():
-            raise _common.SingularMatrixError("the diagonal matrix is singular: a zero on its diagonal")
+        d = _diagonal(a, dtype)
         return (b / (d if b.ndim == 1 else d[..., None])).astype(dtype, copy=False)
     if structure == "positive definite":
         from . import Cholesky
         if a.ndim == 2 and b.ndim <= 2:
-            return Cholesky(a.astype(dtype, copy=False)).solve(b.astype(dtype, copy=False))
-    return _linalg.solve(a, b)
+            factors = Cholesky(a.astype(dtype, copy=False))
+            if factors.rcond() < _np.finfo(dtype).eps:
+                _warn_ill_conditioned(factors.rcond())
+            return factors.solve(b.astype(dtype, copy=False))
+    return _as_scipy(lambda: _linalg.solve(a, b), a, b)
 
 
 def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *, assume_a: Any = None,
@@ -112,16 +171,17 @@ def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *, assume_
     _square(a)
     a, structure = _structured(a, assume_a, lower)
     if structure == "diagonal" and a.size:
-        d = _np.diagonal(a, axis1=-2, axis2=-1).astype(_common._computed({"a": a}, complex=True))
-        if (d == 0).any():
-            raise _common.SingularMatrixError("the diagonal matrix is singular: a zero on its diagonal")
+        d = _diagonal(a, _common._computed({"a": a}, complex=True))
         out = _np.zeros(a.shape, dtype=d.dtype)
         _np.einsum("...ii->...i", out)[...] = 1 / d
         return out
     if structure == "positive definite" and a.ndim == 2 and a.size:
         from . import Cholesky
-        return Cholesky(a.astype(_common._computed({"a": a}, complex=True), copy=False)).inv()
-    return _linalg.inv(a)
+        factors = Cholesky(a.astype(_common._computed({"a": a}, complex=True), copy=False))
+        if factors.rcond() < _np.finfo(factors._dtype).eps:
+            _warn_ill_conditioned(factors.rcond())
+        return factors.inv()
+    return _as_scipy(lambda: _linalg.inv(a), a, None)
 
 
 def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
@@ -132,3 +192,123 @@ def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     if a.shape[-1] == 0:
         return _np.ones(a.shape[:-2], dtype=dtype)[()]
     return _np.asarray(_linalg.det(a), dtype=dtype)[()]
+
+
+_TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C", "n": "N", "t": "T", "c": "C"}
+
+
+def _op(a: _np.ndarray, trans: Any) -> _np.ndarray:
+    """op(a) for SciPy's trans: 0/"N" a, 1/"T" a^T, 2/"C" a^H."""
+    if trans not in _TRANS:
+        raise ValueError(f"trans must be 0, 1, 2, 'N', 'T' or 'C', not {trans!r}")
+    kind = _TRANS[trans]
+    if kind == "N":
+        return a
+    t = _np.swapaxes(a, -1, -2)
+    return t.conj() if kind == "C" else t
+
+
+def _triangle(a: _np.ndarray, lower: bool, unit_diagonal: bool = False) -> _np.ndarray:
+    t = _np.tril(a) if lower else _np.triu(a)
+    if unit_diagonal:
+        t = t.copy()
+        _np.einsum("...ii->...i", t)[...] = 1
+    return t
+
+
+def _rhs(b: _np.ndarray, n: int, what: str) -> None:
+    if b.ndim == 0 or b.shape[0 if b.ndim <= 2 else -2] != n:
+        raise ValueError(f"{what}: shapes of a ({n}, {n}) and b {b.shape} are incompatible")
+
+
+def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False, unit_diagonal: bool = False,
+                     overwrite_b: bool = False, check_finite: bool = True) -> Any:
+    """x with op(a) x = b for the triangle of a that `lower` names (the other is not read; unit_diagonal: its
+    diagonal taken as ones), as scipy.linalg.solve_triangular: trans 0/'N' a, 1/'T' a^T, 2/'C' a^H."""
+    a = _validated(a, "a", check_finite)
+    b = _validated(b, "b", check_finite)
+    _square(a)
+    _rhs(b, a.shape[-1], "solve_triangular")
+    t = _op(_triangle(a, lower, unit_diagonal), trans)
+    dtype = _common._computed({"a": a, "b": b}, complex=True)
+    if t.size == 0 or b.size == 0:
+        return _np.zeros(b.shape, dtype=dtype)
+    return _as_scipy(lambda: _linalg.solve(t, b), t, b)
+
+
+def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[_np.ndarray, _np.ndarray]:
+    """(lu, piv) as scipy.linalg.lu_factor: LAPACK's getrf factors of a (L unit below the diagonal, U on and
+    above) and its 0-based row interchanges; a LinAlgWarning for an exactly zero pivot, as SciPy."""
+    from . import LU
+    a = _validated(a, "a", check_finite)
+    if a.ndim != 2:
+        raise ValueError(f"expected a matrix; a has shape {a.shape}")
+    if a.shape[0] != a.shape[1]:
+        raise NotImplementedError(f"linv.scipy.lu_factor factors square matrices; a has shape {a.shape} (SciPy's "
+                                  f"rectangular factorization is not provided in this version)")
+    a = a.astype(_common._computed({"a": a}, complex=True), copy=False)
+    if a.size == 0:
+        return a.copy(), _np.zeros(0, dtype=_np.int32)
+    factors = LU(a)
+    lu, piv = factors.lapack_factors, _np.asarray(factors.pivots, dtype=_np.int32) - 1
+    zero = _np.flatnonzero(_np.diagonal(lu) == 0)
+    if zero.size:
+        warnings.warn(f"Diagonal number {zero[0] + 1} is exactly zero. Singular matrix.", LinAlgWarning, stacklevel=2)
+    return lu, piv
+
+
+def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: bool = False,
+             check_finite: bool = True) -> Any:
+    """x with op(a) x = b from lu_factor's (lu, piv), as scipy.linalg.lu_solve (trans as solve_triangular's).
+    A zero on U's diagonal raises LinAlgError (SciPy returns inf or NaN)."""
+    lu, piv = lu_and_piv
+    lu = _validated(lu, "lu", check_finite)
+    b = _validated(b, "b", check_finite)
+    _square(lu)
+    n = lu.shape[-1]
+    _rhs(b, n, "lu_solve")
+    dtype = _common._computed({"lu": lu, "b": b}, complex=True)
+    lower, upper = _triangle(lu, True, unit_diagonal=True), _triangle(lu, False)
+    x = b.astype(dtype, copy=True)
+    kind = _TRANS.get(trans)
+    if kind is None:
+        raise ValueError(f"trans must be 0, 1, 2, 'N', 'T' or 'C', not {trans!r}")
+    swaps = [(i, int(p)) for i, p in enumerate(_np.asarray(piv)) if int(p) != i]
+    if kind == "N":  # P a = L U:  a x = b  <=>  L U x = P b
+        for i, p in swaps:
+            x[[i, p]] = x[[p, i]]
+        x = solve_triangular(upper, solve_triangular(lower, x, lower=True, unit_diagonal=True), lower=False)
+    else:  # op(a) = op(U) op(L) P:  x = P^T op(L)^-1 op(U)^-1 b
+        x = solve_triangular(upper, x, trans=kind, lower=False)
+        x = solve_triangular(lower, x, trans=kind, lower=True, unit_diagonal=True)
+        for i, p in reversed(swaps):
+            x[[i, p]] = x[[p, i]]
+    return x.astype(dtype, copy=False)
+
+
+def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> tuple[_np.ndarray, bool]:
+    """(c, lower) as scipy.linalg.cho_factor: the Cholesky factor of the Hermitian positive definite a whose
+    `lower` triangle is read (L with a = L L^H, or U with a = U^H U), zeros in the other triangle. LinAlgError
+    (NotPositiveDefiniteError, with the minor) otherwise."""
+    from . import cholesky
+    a = _validated(a, "a", check_finite)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"expected a square matrix; a has shape {a.shape}")
+    a = a.astype(_common._computed({"a": a}, complex=True), copy=False)
+    if a.size == 0:
+        return a.copy(), lower
+    factor = _linalg._call(cholesky, _np.ascontiguousarray(_linalg._mirrored(a, lower)))
+    return (factor if lower else _np.ascontiguousarray(factor.conj().T)), lower
+
+
+def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True) -> Any:
+    """x with a x = b from cho_factor's (c, lower), as scipy.linalg.cho_solve."""
+    c, lower = c_and_lower
+    c = _validated(c, "c", check_finite)
+    b = _validated(b, "b", check_finite)
+    _square(c)
+    _rhs(b, c.shape[-1], "cho_solve")
+    if lower:  # a = L L^H
+        return solve_triangular(c, solve_triangular(c, b, lower=True), trans="C", lower=True)
+    return solve_triangular(c, solve_triangular(c, b, trans="C", lower=False), lower=False)  # a = U^H U

@@ -294,6 +294,21 @@ struct Factored {
 
 template <class T>
 using LUObject = Factored<linv::LU<T>, T>;
+
+// LAPACK's getrf result for A itself, in host memory: L (unit, below the diagonal) and U (on and above) with
+// the power-of-two scaling LU applied undone on U (L is the same for 2^-e A as for A). What SciPy's
+// lu_factor returns; only partial pivoting's factors are of A (a randomized LU's are of A_r).
+template <class T>
+nb::object lapack_factors(const LUObject<T>& o) {
+  if (o.factors.pivoting() == linv::Pivoting::Randomized)
+    throw linv::InvalidArgument("a randomized LU's factors are those of the transformed matrix, not of a: factor "
+                                "with partial pivoting for LAPACK's factors");
+  linv::Matrix<T> f = o.factors.factors().to(linv::Device::cpu());
+  const int e = o.factors.scale_exponent();
+  for (linv::index j = 0; j < f.cols() && e != 0; ++j)
+    for (linv::index i = 0; i <= j && i < f.rows(); ++i) f(i, j) *= std::ldexp(linv::real_t<T>(1), e);
+  return nb::cast(to_numpy<T>(std::move(f), false));
+}
 template <class T>
 using CholeskyObject = Factored<linv::Cholesky<T>, T>;
 
@@ -357,7 +372,8 @@ void bind_factored(nb::module_& m, const char* suffix) {
       .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
       .def_prop_ro("pivoting", [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
       .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
-      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
+      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); })
+      .def_prop_ro("lapack_factors", &lapack_factors<T>);
   nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
       .def("solve", &CholeskyObject<T>::solve)
       .def("solve_gpu", &CholeskyObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
@@ -390,7 +406,8 @@ void bind_complex(nb::module_& m, const char* suffix) {
       .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
       .def_prop_ro("pivoting", [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
       .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
-      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
+      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); })
+      .def_prop_ro("lapack_factors", &lapack_factors<T>);
   nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
       .def("solve", &CholeskyObject<T>::solve)
       .def("inv", &CholeskyObject<T>::inverse)

@@ -1,6 +1,7 @@
-"""SciPy's own tests of solve, inv and det (scipy/linalg/tests/test_basic.py, the installed package's file:
-TestSolve, TestInv, TestDet) run against linv.scipy: a pytest plugin (this module, -p scipy_cases) puts
-linv's functions in place of the names the test module imported from scipy.linalg. `python3
+"""SciPy's own tests of the functions linv.scipy provides (the installed package's test files: test_basic.py's
+TestSolve, TestInv, TestDet and TestSolveTriangular, test_decomp_lu.py's TestLUFactor and TestLUSolve,
+test_decomp_cholesky.py's TestChoFactor) run against linv.scipy: a pytest plugin (this module, -p
+scipy_cases) puts linv's functions in place of the names each test module imported from scipy.linalg. `python3
 tests/python/scipy_cases.py` prints each class's count and the failures' reasons; test_drop_in.py holds linv
 to it."""
 import os
@@ -10,14 +11,21 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
 
-CLASSES = ("TestSolve", "TestInv", "TestDet")
+# SciPy's test module and the classes of it that test linv.scipy's functions
+MODULES = {"test_basic": ("TestSolve", "TestInv", "TestDet", "TestSolveTriangular"),
+           "test_decomp_lu": ("TestLUFactor", "TestLUSolve"), "test_decomp_cholesky": ("TestChoFactor",)}
+CLASSES = tuple(name for classes in MODULES.values() for name in classes)
 
 
 def pytest_configure(config):
+    import importlib
+
     import linv.scipy
-    from scipy.linalg.tests import test_basic
-    for name in linv.scipy.__all__:
-        setattr(test_basic, name, getattr(linv.scipy, name))
+    for module in MODULES:
+        tests = importlib.import_module(f"scipy.linalg.tests.{module}")
+        for name in linv.scipy.__all__:
+            if hasattr(tests, name):
+                setattr(tests, name, getattr(linv.scipy, name))
 
 
 def run():
@@ -27,7 +35,8 @@ def run():
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
                                                            os.environ.get("PYTHONPATH", "")]))
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "scipy_cases", "-p", "no:cacheprovider",
-                        "-p", "no:randomly", "--pyargs", "scipy.linalg.tests.test_basic", "-k", " or ".join(CLASSES),
+                        "-p", "no:randomly", "--pyargs", *(f"scipy.linalg.tests.{m}" for m in MODULES),
+                        "-k", " or ".join(CLASSES),
                         f"--junitxml={report}"], env=env, cwd=directory, stdout=subprocess.DEVNULL, check=False)
         outcomes = {name: [] for name in CLASSES}
         for case in ElementTree.parse(report).iter("testcase"):
