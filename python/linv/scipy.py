@@ -23,8 +23,11 @@ A matrix singular to working precision (reciprocal condition number below eps) g
 result, with a LinAlgWarning naming rcond (linv's own functions refuse it, raising SingularMatrixError); an
 exactly singular one raises LinAlgError.
 
-Where it differs from SciPy on purpose: overwrite_a/overwrite_b are accepted, but a and b are never written
-(SciPy's tests check that it overwrote them in some layouts).
+overwrite_b (and cho_factor's and lu_factor's overwrite_a) put the result in the caller's array where SciPy
+would (a Fortran-contiguous float array of the result's dtype; cho_factor: C-contiguous too).
+
+Where it differs from SciPy on purpose: solve's and inv's overwrite_a are accepted, but a is never written
+(SciPy leaves LAPACK's factors there; linv's are its own).
 """
 from __future__ import annotations
 
@@ -127,9 +130,28 @@ def _diagonal(a: _np.ndarray, dtype: _np.dtype) -> _np.ndarray:
     return d
 
 
+def _in_place(given: Any, result: Any, allowed: bool, orders: str = "F") -> Any:
+    """result, in the caller's array where overwrite_* allows it and SciPy would have used that array's memory
+    (a writeable float or complex array of result's dtype and shape, contiguous in one of `orders`): what
+    SciPy's in-place contract promises its callers, and its tests check."""
+    if not (allowed and isinstance(given, _np.ndarray) and isinstance(result, _np.ndarray)):
+        return result
+    contiguous = given.flags.f_contiguous or ("C" in orders and given.flags.c_contiguous)
+    if (given.dtype != result.dtype or given.shape != result.shape or not given.flags.writeable or not contiguous
+            or given.dtype.kind not in "fc"):
+        return result
+    given[...] = result
+    return given
+
+
 def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
           check_finite: bool = True, assume_a: Any = None, transposed: bool = False) -> Any:
-    """x with a x = b (a^T x = b when transposed), as scipy.linalg.solve."""
+    """x with a x = b (a^T x = b when transposed), as scipy.linalg.solve; overwrite_b: x in b's memory where
+    SciPy would put it there (b Fortran-contiguous, of x's dtype)."""
+    return _in_place(b, _solved(a, b, lower, check_finite, assume_a, transposed), overwrite_b)
+
+
+def _solved(a: Any, b: Any, lower: bool, check_finite: bool, assume_a: Any, transposed: bool) -> Any:
     a = _validated(a, "a", check_finite)
     b = _validated(b, "b", check_finite)
     if a.size == 1 and a.ndim <= 2:  # a scalar, as SciPy: it divides b, whatever b's shape
@@ -225,6 +247,7 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False, unit_d
                      overwrite_b: bool = False, check_finite: bool = True) -> Any:
     """x with op(a) x = b for the triangle of a that `lower` names (the other is not read; unit_diagonal: its
     diagonal taken as ones), as scipy.linalg.solve_triangular: trans 0/'N' a, 1/'T' a^T, 2/'C' a^H."""
+    given = b
     a = _validated(a, "a", check_finite)
     b = _validated(b, "b", check_finite)
     _square(a)
@@ -233,16 +256,17 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False, unit_d
     dtype = _common._computed({"a": a, "b": b}, complex=True)
     if t.size == 0 or b.size == 0:
         return _np.zeros(b.shape, dtype=dtype)
-    return _as_scipy(lambda: _linalg.solve(t, b), t, b)
+    return _in_place(given, _as_scipy(lambda: _linalg.solve(t, b), t, b), overwrite_b)
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[_np.ndarray, _np.ndarray]:
     """(lu, piv) as scipy.linalg.lu_factor: LAPACK's getrf factors of a (L unit below the diagonal, U on and
     above) and its 0-based row interchanges; a LinAlgWarning for an exactly zero pivot, as SciPy."""
     from . import LU
+    given = a
     a = _validated(a, "a", check_finite)
     if a.ndim != 2:
-        raise ValueError(f"expected a matrix; a has shape {a.shape}")
+        raise ValueError(f"Expected a square matrix or batch of square matrices; a has shape {a.shape}")
     if a.shape[0] != a.shape[1]:
         raise NotImplementedError(f"linv.scipy.lu_factor factors square matrices; a has shape {a.shape} (SciPy's "
                                   f"rectangular factorization is not provided in this version)")
@@ -254,7 +278,7 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
     zero = _np.flatnonzero(_np.diagonal(lu) == 0)
     if zero.size:
         warnings.warn(f"Diagonal number {zero[0] + 1} is exactly zero. Singular matrix.", LinAlgWarning, stacklevel=2)
-    return lu, piv
+    return _in_place(given, lu, overwrite_a), piv
 
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: bool = False,
@@ -262,6 +286,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: b
     """x with op(a) x = b from lu_factor's (lu, piv), as scipy.linalg.lu_solve (trans as solve_triangular's).
     A zero on U's diagonal raises LinAlgError (SciPy returns inf or NaN)."""
     lu, piv = lu_and_piv
+    given = b
     lu = _validated(lu, "lu", check_finite)
     b = _validated(b, "b", check_finite)
     _square(lu)
@@ -283,7 +308,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: b
         x = solve_triangular(lower, x, trans=kind, lower=True, unit_diagonal=True)
         for i, p in reversed(swaps):
             x[[i, p]] = x[[p, i]]
-    return x.astype(dtype, copy=False)
+    return _in_place(given, x.astype(dtype, copy=False), overwrite_b)
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -292,23 +317,34 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
     `lower` triangle is read (L with a = L L^H, or U with a = U^H U), zeros in the other triangle. LinAlgError
     (NotPositiveDefiniteError, with the minor) otherwise."""
     from . import cholesky
+    given = a
     a = _validated(a, "a", check_finite)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"expected a square matrix; a has shape {a.shape}")
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:  # SciPy's words, which its tests match
+        raise ValueError(f"Expected a square matrix or batch of square matrices; a has shape {a.shape} (linv.scipy "
+                         f"factors one matrix)")
     a = a.astype(_common._computed({"a": a}, complex=True), copy=False)
     if a.size == 0:
         return a.copy(), lower
-    factor = _linalg._call(cholesky, _np.ascontiguousarray(_linalg._mirrored(a, lower)))
-    return (factor if lower else _np.ascontiguousarray(factor.conj().T)), lower
+    try:
+        factor = _linalg._call(cholesky, _np.ascontiguousarray(_linalg._mirrored(a, lower)))
+    except _common.NotPositiveDefiniteError as error:  # SciPy's words (potrf's info is the minor), and linv's
+        raised = _common.NotPositiveDefiniteError(f"Internal potrf return info = {error.minor}: {error}")
+        raised.minor = error.minor
+        raise raised from error
+    factor = factor if lower else _np.ascontiguousarray(factor.conj().T)
+    return _in_place(given, factor, overwrite_a, orders="FC"), lower
 
 
 def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True) -> Any:
     """x with a x = b from cho_factor's (c, lower), as scipy.linalg.cho_solve."""
     c, lower = c_and_lower
+    given = b
     c = _validated(c, "c", check_finite)
     b = _validated(b, "b", check_finite)
     _square(c)
     _rhs(b, c.shape[-1], "cho_solve")
     if lower:  # a = L L^H
-        return solve_triangular(c, solve_triangular(c, b, lower=True), trans="C", lower=True)
-    return solve_triangular(c, solve_triangular(c, b, trans="C", lower=False), lower=False)  # a = U^H U
+        x = solve_triangular(c, solve_triangular(c, b, lower=True), trans="C", lower=True)
+    else:  # a = U^H U
+        x = solve_triangular(c, solve_triangular(c, b, trans="C", lower=False), lower=False)
+    return _in_place(given, x, overwrite_b)

@@ -53,11 +53,11 @@ SCIPY_KNOWN = {
 
 
 def test_scipy_linalg_own_tests():
-    """SciPy's tests of the functions linv.scipy provides, complex ones included: the overwrite tests (linv never
-    writes its inputs, where SciPy's tests check that it overwrote them in some layouts), lu_factor's
-    rectangular matrices and the known ones above fail, nothing else (on 2026-11-28, SciPy 1.17.1: TestSolve
-    1051 of 1167 pass, 114 of the others overwrite; TestInv 51 of 54; TestDet 27 of 35; TestSolveTriangular 29
-    of 29; TestLUFactor 15 of 47, the others rectangular; TestLUSolve 27 of 27; TestChoFactor 5 of 5)."""
+    """SciPy's tests of the functions linv.scipy provides, complex ones included: the tests that solve and inv
+    overwrote a (linv never writes a there), lu_factor's rectangular matrices and the known ones above fail,
+    nothing else (on 2026-11-28, SciPy 1.17.1: TestSolve 1117 of 1167 pass, 48 of the others overwrite_a;
+    TestInv 51 of 54; TestDet 27 of 35; TestSolveTriangular 29 of 29; TestLUFactor 15 of 47, the others
+    rectangular; TestLUSolve 27 of 27; TestChoFactor 5 of 5)."""
     pytest.importorskip("scipy.linalg.tests.test_basic", reason="this SciPy was installed without its tests")
     outcomes = scipy_cases.run()
     for owner, results in outcomes.items():

@@ -1,0 +1,299 @@
+"""torch.linalg's names and arguments over linv, for PyTorch tensors: `from linv import torch as la` and call
+`la.inv(A)` where the code had `torch.linalg.inv(A)`.
+
+    inv, inv_ex, solve, solve_ex, cholesky, cholesky_ex, slogdet, det, lstsq, pinv
+
+CUDA tensors stay on their GPU, read in place once the work queued on it is done (linv's GPU paths: the
+dense routines, batched kernels for stacks), and results come back as tensors on that GPU, on the same
+stream-ordered terms as linv's own functions; CPU tensors are computed on the CPU. torch's argument names
+and results: `left=`, `upper=`, `check_errors=`, the `_ex` variants' `info` (an int32 tensor of the batch's
+shape: 0, or the 1-based pivot or minor that failed), slogdet's and lstsq's named results, batches (..., n, n)
+and torch's rule for a batch of vectors b (shape (..., n) where a is (..., n, n)). Failures raise
+torch.linalg.LinAlgError (the error classes are also linv's own: SingularMatrixError, ...).
+
+Where it differs from torch.linalg on purpose:
+- No autograd: a tensor that requires grad is refused with a ValueError (detach it, or use torch.linalg).
+- Singular to working precision (rcond < eps) is an error, as in linv's own functions; torch returns an
+  answer without a word.
+- cholesky reads a's lower triangle (upper=True: its upper one), as torch does; the factor is linv's.
+- lstsq runs on the CPU (the tensors go through host memory, as linv.lstsq's); its residuals follow NumPy's
+  rule (computed when m > n and the rank is full) for every driver; singular_values are torch's own
+  (torch.linalg.svdvals) where driver is "gelsd" or "gelss", else empty, as torch gives them.
+- pinv takes rtol (and hermitian, computed as general); atol is not supported (a ValueError).
+- Complex tensors are computed on the CPU only (complex CUDA tensors are a TypeError), and lu_factor and
+  lu_solve are not provided in this version.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as _np
+import torch as _torch
+
+from . import _common
+from . import cholesky as _cholesky, inv as _inv, lstsq as _lstsq, pinv as _pinv, slogdet as _slogdet
+from . import solve as _solve
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "lstsq", "pinv", "slogdet", "solve",
+           "solve_ex"]
+
+LinAlgError = _torch.linalg.LinAlgError
+
+
+# linv's errors as torch.linalg.LinAlgError, keeping their own class (and its pivot, minor, index) too.
+class SingularMatrixError(_common.SingularMatrixError, LinAlgError):
+    pass
+
+
+class NotPositiveDefiniteError(_common.NotPositiveDefiniteError, LinAlgError):
+    pass
+
+
+class NumericalError(_common.NumericalError, LinAlgError):
+    pass
+
+
+_AS_TORCH = {_common.SingularMatrixError: SingularMatrixError,
+             _common.NotPositiveDefiniteError: NotPositiveDefiniteError, _common.NumericalError: NumericalError}
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+class LstsqResult(NamedTuple):
+    solution: Any
+    residuals: Any
+    rank: Any
+    singular_values: Any
+
+
+def _tensor(x: Any, name: str) -> _torch.Tensor:
+    if not isinstance(x, _torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor (linv.torch is torch.linalg's contract); it is {type(x)}: "
+                        f"use linv.linalg for NumPy arrays")
+    if x.requires_grad:
+        raise ValueError(f"{name} requires grad: linv.torch does not differentiate; detach it, or use torch.linalg")
+    return x
+
+
+def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """function on tensors: CUDA tensors as they are (linv's GPU paths), CPU tensors through NumPy views;
+    linv's errors raised as torch.linalg.LinAlgError."""
+    cpu = all(not isinstance(a, _torch.Tensor) or a.device.type == "cpu" for a in args)
+    converted = [a.numpy() if isinstance(a, _torch.Tensor) and cpu else a for a in args]
+    try:
+        out = function(*converted, **kwargs)
+    except tuple(_AS_TORCH) as error:
+        mine = _AS_TORCH[type(error)] if type(error) in _AS_TORCH else NumericalError
+        raised = mine(str(error))
+        raised.__dict__.update(error.__dict__)
+        raise raised from error
+    except _common.InputError as error:
+        raise LinAlgError(str(error)) from error
+    if not cpu:
+        return out
+    wrap = lambda x: _torch.from_numpy(_np.ascontiguousarray(x)) if isinstance(x, _np.ndarray) else x  # noqa: E731
+    return tuple(wrap(x) for x in out) if isinstance(out, tuple) else wrap(out)
+
+
+def _square(a: _torch.Tensor, name: str = "A") -> None:
+    if a.dim() < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg: {name} must be batches of square matrices, but they are {tuple(a.shape)}")
+
+
+def inv(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
+    """A^-1 for A (..., n, n), as torch.linalg.inv."""
+    A = _tensor(A, "A")
+    _square(A)
+    return _out(_call(_inv, A), out)
+
+
+def inv_ex(A: _torch.Tensor, *, check_errors: bool = False, out: Any = None) -> tuple[_torch.Tensor, _torch.Tensor]:
+    """(inverse, info) as torch.linalg.inv_ex: info 0, or the pivot of a singular matrix (whose block of the
+    inverse is NaN); check_errors raises instead."""
+    A = _tensor(A, "A")
+    _square(A)
+    batch = tuple(A.shape[:-2])
+    if check_errors:
+        return inv(A, out=out), _info(0, A, batch)
+    if A.dim() > 2:
+        x, report = _call(_inv, A, singular="nan", report=True)
+        return _out(x, out), _info(report["pivots"], A, batch)
+    try:
+        return _out(_call(_inv, A), out), _info(0, A, batch)
+    except SingularMatrixError as error:
+        return _out(_torch.full_like(A, float("nan")), out), _info(max(int(error.pivot), 1), A, batch)
+
+
+def _vectors(A: _torch.Tensor, B: _torch.Tensor) -> bool:
+    """torch's rule: B is a (batch of) vector(s) when it is 1-D or its shape is A's without the last dimension."""
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def _solved(A: _torch.Tensor, B: _torch.Tensor, left: bool, singular: str) -> tuple[_torch.Tensor, dict]:
+    """X by torch's conventions (left, a batch of vectors) and linv's report."""
+    vector = _vectors(A, B)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        if vector:
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation XA = B "
+                               f"({tuple(A.shape)} and {tuple(B.shape)}): B must be matrices (..., k, n), as torch "
+                               f"requires")
+        x, report = _solved(A.mT, B.mT, True, singular)
+        return x.mT, report
+    b = B.unsqueeze(-1) if vector and B.dim() > 1 else B
+    x, report = _call(_solve, A, b, singular=singular, report=True)
+    return (x.squeeze(-1) if vector and B.dim() > 1 else x), report
+
+
+def _system(A: Any, B: Any) -> tuple[_torch.Tensor, _torch.Tensor]:
+    A, B = _tensor(A, "A"), _tensor(B, "B")
+    _square(A)
+    if B.dtype != A.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type {A.dtype} "
+                           f"and B of type {B.dtype} instead")
+    return A, B
+
+
+def solve(A: _torch.Tensor, B: _torch.Tensor, *, left: bool = True, out: Any = None) -> _torch.Tensor:
+    """X with A X = B (left=False: X A = B), as torch.linalg.solve."""
+    A, B = _system(A, B)
+    return _out(_solved(A, B, left, "raise")[0], out)
+
+
+def solve_ex(A: _torch.Tensor, B: _torch.Tensor, *, left: bool = True, check_errors: bool = False,
+             out: Any = None) -> tuple[_torch.Tensor, _torch.Tensor]:
+    """(result, info) as torch.linalg.solve_ex: info 0, or the pivot of a singular matrix (whose block of the
+    result is NaN); check_errors raises instead."""
+    A, B = _system(A, B)
+    systems = _np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-1] if _vectors(A, B) else B.shape[:-2]))
+    batch = tuple(A.shape[:-2])  # torch's info is A's: one per matrix factored
+    try:
+        x, report = _solved(A, B, left, "raise" if check_errors else "nan")
+    except SingularMatrixError as error:  # one system (a stack leaves NaN blocks and says which)
+        if check_errors or A.dim() > 2 or len(systems) > 0:
+            raise
+        return _out(_torch.full_like(B, float("nan")), out), _info(max(int(error.pivot), 1), A, batch)
+    pivots = _np.asarray(report.get("pivots", _np.zeros(systems, dtype=_np.int32))).reshape(systems)
+    # each system's pivot, back to the matrix of A it used (a broadcast axis of A: the largest over it)
+    padded = (1,) * (len(systems) - len(batch)) + batch
+    axes = tuple(i for i, (s, a) in enumerate(zip(systems, padded)) if a == 1 and s != 1)
+    if axes:
+        pivots = pivots.max(axis=axes, keepdims=True)
+    return _out(x, out), _info(pivots.reshape(batch), A, batch)
+
+
+def _hermitian_from(A: _torch.Tensor, upper: bool) -> _torch.Tensor:
+    """The Hermitian (symmetric) matrix whose lower (upper) triangle is A's: what torch's cholesky reads."""
+    half = A.triu() if upper else A.tril()
+    strict = A.triu(1) if upper else A.tril(-1)
+    full = half + strict.mH
+    if full.is_complex():
+        full = full - 1j * _torch.diag_embed(_torch.diagonal(full, dim1=-2, dim2=-1).imag)
+    return full
+
+
+def cholesky(A: _torch.Tensor, *, upper: bool = False, out: Any = None) -> _torch.Tensor:
+    """L with A = L L^H (upper=True: U with A = U^H U) for A (..., n, n), as torch.linalg.cholesky: only the
+    lower (upper) triangle of A is read."""
+    A = _tensor(A, "A")
+    _square(A)
+    full = _hermitian_from(A, upper)
+    factors = _torch.empty_like(A)
+    for index in _np.ndindex(*A.shape[:-2]):
+        factors[index] = _call(_cholesky, full[index].contiguous())
+    return _out(factors.mH if upper else factors, out)
+
+
+def cholesky_ex(A: _torch.Tensor, *, upper: bool = False, check_errors: bool = False,
+                out: Any = None) -> tuple[_torch.Tensor, _torch.Tensor]:
+    """(L, info) as torch.linalg.cholesky_ex: info the first failing leading minor of each matrix, 0 if none."""
+    A = _tensor(A, "A")
+    _square(A)
+    full = _hermitian_from(A, upper)
+    factors = _torch.zeros_like(A)
+    info = _np.zeros(A.shape[:-2], dtype=_np.int32)
+    for index in _np.ndindex(*A.shape[:-2]):
+        try:
+            factors[index] = _call(_cholesky, full[index].contiguous())
+        except NotPositiveDefiniteError as error:
+            if check_errors:
+                raise
+            info[index] = error.minor
+    return _out(factors.mH if upper else factors, out), _torch.from_numpy(info).to(A.device)
+
+
+def slogdet(A: _torch.Tensor, *, out: Any = None) -> SlogdetResult:
+    """(sign, logabsdet) for A (..., n, n), as torch.linalg.slogdet: sign 0 and logabsdet -inf for an exactly
+    singular matrix; sign complex (det / |det|) for complex A."""
+    A = _tensor(A, "A")
+    _square(A)
+    real = A.real.dtype if A.is_complex() else A.dtype
+    signs = _torch.empty(A.shape[:-2], dtype=A.dtype)
+    logs = _torch.empty(A.shape[:-2], dtype=real)
+    for index in _np.ndindex(*A.shape[:-2]):
+        if A.shape[-1] == 0:
+            signs[index], logs[index] = 1, 0
+            continue
+        sign, log = _call(_slogdet, A[index].contiguous())
+        signs[index], logs[index] = complex(sign) if A.is_complex() else float(sign), float(log)
+    return SlogdetResult(signs.to(A.device), logs.to(A.device))
+
+
+def det(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
+    """det A for A (..., n, n), as torch.linalg.det (from slogdet: it overflows where the determinant does)."""
+    sign, logabsdet = slogdet(A)
+    return _out(sign * _torch.exp(logabsdet), out)
+
+
+def lstsq(A: _torch.Tensor, B: _torch.Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:
+    """(solution, residuals, rank, singular_values) as torch.linalg.lstsq, for A (m, n) and B (m, k) or (m,)...
+    by QR with column pivoting (LAPACK gelsy) on the CPU; see the module's notes for residuals and
+    singular_values."""
+    A, B = _tensor(A, "A"), _tensor(B, "B")
+    if A.dim() != 2:
+        raise ValueError(f"linv.torch.lstsq takes one matrix A (m, n); its shape is {tuple(A.shape)}")
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    m, n = A.shape
+    a, b = A.cpu(), B.cpu()
+    x, report = _call(_lstsq, a, b, rcond, report=True)
+    rank = int(report["rank"])
+    if m > n and rank == n:
+        residuals = ((b - a @ x).abs() ** 2).sum(dim=0)
+    else:
+        residuals = _torch.empty(0, dtype=A.real.dtype if A.is_complex() else A.dtype)
+    if driver in ("gelsd", "gelss"):
+        values = _torch.linalg.svdvals(A)
+    else:
+        values = _torch.empty(0, dtype=A.real.dtype if A.is_complex() else A.dtype, device=A.device)
+    return LstsqResult(x.to(A.device), residuals.to(A.device),
+                       _torch.tensor(rank, dtype=_torch.int64, device=A.device), values)
+
+
+def pinv(A: _torch.Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
+         out: Any = None) -> _torch.Tensor:
+    """The pseudoinverse of A (..., m, n) by the SVD, as torch.linalg.pinv with rtol (singular values below rtol
+    times the largest dropped; default max(m, n) eps); hermitian is computed as general."""
+    A = _tensor(A, "A")
+    if atol:
+        raise ValueError("linv.torch.pinv takes rtol only: an absolute cutoff (atol) is not supported")
+    x = _torch.empty(A.shape[:-2] + (A.shape[-1], A.shape[-2]), dtype=A.dtype, device=A.device)
+    for index in _np.ndindex(*A.shape[:-2]):
+        x[index] = _call(_pinv, A[index].contiguous(), rtol)
+    return _out(x, out)
+
+
+def _out(x: _torch.Tensor, out: Any) -> _torch.Tensor:
+    """x, copied into `out` where one is given (torch's out= argument)."""
+    if out is None:
+        return x
+    out.resize_(x.shape).copy_(x)
+    return out
+
+
+def _info(pivots: Any, A: _torch.Tensor, batch: tuple) -> _torch.Tensor:
+    """The _ex variants' info: an int32 tensor of the batch's shape on A's device."""
+    info = _np.array(_np.broadcast_to(_np.asarray(pivots, dtype=_np.int32), batch))  # a copy, 0-d kept 0-d
+    return _torch.from_numpy(info).to(A.device)
