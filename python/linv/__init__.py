@@ -29,6 +29,10 @@ parafac2, which compute on that GPU and return the same kind of array there (flo
 degrade and imaging.convolve take them too but compute on the CPU (copies both ways); the other functions
 take host arrays only and say so with a TypeError. docs/python.md has the table.
 """
+from __future__ import annotations
+
+from typing import Any, Callable
+
 import numpy as _np
 
 from . import _batched, _linv
@@ -46,26 +50,26 @@ _linv.set_exceptions(SingularMatrixError, NotPositiveDefiniteError, NumericalErr
 __version__ = _linv.info()["version"]
 
 
-def info():
+def info() -> dict[str, Any]:
     """What this build of linv contains (version, BLAS, CUDA), the GPUs it can use, and what runs on the CPU
     only ("cpu_only_on_gpu": refused on a GPU, kept on the CPU by device="auto")."""
     return _linv.info()
 
 
-def cpu_threads():
+def cpu_threads() -> int:
     """The CPU threads linv's host work (OpenBLAS's and its own) runs on: OMP_NUM_THREADS when set, else the
     CPUs this process may use (its affinity and a container's CPU quota), unless set_cpu_threads changed it."""
     return _linv.cpu_threads()
 
 
-def set_cpu_threads(threads):
+def set_cpu_threads(threads: int) -> None:
     """Sets the CPU threads linv's host work runs on (OpenBLAS's included) for every later call. ValueError
     unless threads >= 1."""
     _linv.set_cpu_threads(int(threads))
 
 
-def inv(a, *, method="auto", precision="native", factor="auto", device=None, check=False, report=False,
-        singular="raise"):
+def inv(a: Any, *, method: str = "auto", precision: str = "native", factor: str = "auto", device: str | None = None,
+        check: bool = False, report: bool = False, singular: str = "raise") -> Any:
     """The inverse of a square matrix, or of each matrix of a stack.
 
     Parameters
@@ -144,14 +148,14 @@ def inv(a, *, method="auto", precision="native", factor="auto", device=None, che
     return _linv.inv(_square(a, complex=True), method, precision, factor, device, check, report)
 
 
-def _native_only(precision, factor):
+def _native_only(precision: str, factor: str) -> None:
     if precision != "native" or factor != "auto":
         raise ValueError(f"precision={precision!r}, factor={factor!r}: stacks are computed in their own dtype "
                          f"(precision='native' only)")
 
 
-def solve(a, b, *, method="auto", precision="native", factor="auto", device=None, check=False, report=False,
-          singular="raise"):
+def solve(a: Any, b: Any, *, method: str = "auto", precision: str = "native", factor: str = "auto",
+          device: str | None = None, check: bool = False, report: bool = False, singular: str = "raise") -> Any:
     """x with a x = b, for one square matrix or a stack of them.
 
     Parameters
@@ -201,7 +205,7 @@ def solve(a, b, *, method="auto", precision="native", factor="auto", device=None
     return _shaped(_linv.solve(a, b2, method, precision, factor, device, check, report), vector, report)
 
 
-def cholesky(a, *, device=None, check=False, report=False):
+def cholesky(a: Any, *, device: str | None = None, check: bool = False, report: bool = False) -> Any:
     """The lower-triangular L with a = L L^T (zeros above), like numpy.linalg.cholesky.
 
     device: "cpu" or "cuda[:N]"; left out, where a lies (the CPU for NumPy arrays). A GPU array is factored
@@ -216,7 +220,7 @@ def cholesky(a, *, device=None, check=False, report=False):
     return _linv.cholesky(_square(a, complex=True), "cpu" if device is None else device, check, report)
 
 
-def lstsq(a, b, rcond=None, *, check=False, report=False):
+def lstsq(a: Any, b: Any, rcond: float | None = None, *, check: bool = False, report: bool = False) -> Any:
     """The minimum-norm least-squares solution x of a x ~ b (LAPACK gelsy: QR with column pivoting).
 
     Unlike numpy.linalg.lstsq it returns x alone; report=True adds the report, whose `rank` is the
@@ -233,7 +237,7 @@ def lstsq(a, b, rcond=None, *, check=False, report=False):
     return _shaped(_linv.lstsq(a, b2, -1.0 if rcond is None else float(rcond), check, report), vector, report)
 
 
-def pinv(a, rcond=None, *, check=False, report=False):
+def pinv(a: Any, rcond: float | None = None, *, check: bool = False, report: bool = False) -> Any:
     """The Moore-Penrose pseudoinverse by SVD, like numpy.linalg.pinv (singular values below rcond * the
     largest dropped; default max(m, n) * eps). CPU only in this version: a GPU array is copied to the host
     and the result back to its GPU, as its kind of array."""
@@ -243,7 +247,7 @@ def pinv(a, rcond=None, *, check=False, report=False):
     return _linv.pinv(_matrix(a, complex=True), -1.0 if rcond is None else float(rcond), check, report)
 
 
-def slogdet(a, *, device=None):
+def slogdet(a: Any, *, device: str | None = None) -> tuple[Any, float]:
     """(sign, log |det a|) from an LU factorization, like numpy.linalg.slogdet (sign 0, log -inf when a
     pivot is exactly zero). device: as for `cholesky`; a GPU array is factored on its GPU."""
     gpu = _gpu_call("slogdet", device, a=a)
@@ -256,11 +260,11 @@ class _Factored:
     """Shared by LU and Cholesky: the factors live where they were made; b and results move as needed.
     Factors of a GPU array live on its GPU and give results there, as its kind of array."""
 
-    def __init__(self, shape, dtype, native, gpu):
+    def __init__(self, shape: tuple[int, ...], dtype: Any, native: Any, gpu: Any) -> None:
         self._shape, self._dtype = tuple(shape), _np.dtype(dtype)
         self._native, self._gpu = native, gpu
 
-    def solve(self, b):
+    def solve(self, b: Any) -> Any:
         """x with a x = b; b of shape (n,) or (n, k), x of b's shape. A GPU array b (on the factors' GPU, of
         their dtype) gives x there as b's kind of array; a NumPy b gives a NumPy x."""
         gpu = _gpu_call("solve", None, b=b)
@@ -280,23 +284,23 @@ class _Factored:
         b2, vector = _columns("solve", self._shape, self._dtype, b)
         return _shaped(self._native.solve(b2), vector, report=False)
 
-    def inv(self):
+    def inv(self) -> Any:
         """The inverse of a (as a's kind of array, on its GPU for a GPU array)."""
         if self._gpu:
             return self._native.inv_gpu(self._gpu.framework)
         return self._native.inv()
 
-    def slogdet(self):
+    def slogdet(self) -> tuple[Any, float]:
         """(sign, log |det a|)."""
         return self._native.slogdet()
 
     @property
-    def det(self):
+    def det(self) -> Any:
         """det a (may overflow for large matrices: slogdet does not)."""
         sign, log_abs = self.slogdet()
         return sign * _np.exp(log_abs) if sign != 0 else 0.0
 
-    def rcond(self):
+    def rcond(self) -> float:
         """The reciprocal condition number of a in the 1-norm (LAPACK's estimate on the CPU, Higham and
         Tisseur's block estimate on a GPU)."""
         return self._native.rcond()
@@ -313,7 +317,7 @@ class LU(_Factored):
     (solve raises SingularMatrixError); check rcond() before trusting a solution of a nearly singular one.
     """
 
-    def __init__(self, a, *, pivoting="partial", device=None):
+    def __init__(self, a: Any, *, pivoting: str = "partial", device: str | None = None) -> None:
         gpu = _gpu_call("LU", device, a=a)
         if gpu:
             a = gpu.matrix(a, "a", square=True)
@@ -338,7 +342,7 @@ class Cholesky(_Factored):
     otherwise, with the failing minor), made once and used for many solves. device: as for LU; a GPU array
     is factored on its GPU, in either order."""
 
-    def __init__(self, a, *, device=None):
+    def __init__(self, a: Any, *, device: str | None = None) -> None:
         gpu = _gpu_call("Cholesky", device, a=a)
         if gpu:
             a = gpu.matrix(a, "a", square=True, order="any")
@@ -348,7 +352,7 @@ class Cholesky(_Factored):
         super().__init__(a.shape, a.dtype, _linv.cholesky_object(a, "cpu" if device is None else device), None)
 
 
-def _describe_auto_method(function):
+def _describe_auto_method(function: Callable[..., Any]) -> None:
     """Puts the library's own account of what auto picks (linv::describe_auto_method, from the orders the
     CUDA backend uses) where the docstring says AUTO_METHOD, so that the two cannot drift apart."""
     import textwrap

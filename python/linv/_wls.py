@@ -1,24 +1,28 @@
 """Weighted least squares through the normal equations A D^2 A^T x = A D^2 b (include/linv/wls.hpp). GPU
 arrays (a, d and b all on one GPU) are solved there through _linv's *_gpu functions."""
+from typing import Any
+
 import numpy as _np
 
 from . import _linv
 from ._common import _contiguous, _float, _gpu_call, _matrix
 
 
-def _options(weights, precision, storage, tolerance, max_iterations, device, check):
-    """The native call's option arguments, in its order (the GPU calls' without device)."""
+def _options(weights: str, precision: str, storage: str, tolerance: float, max_iterations: int, device: str | None,
+             check: bool) -> tuple[Any, ...]:
+    """The native call's option arguments, in its order (the GPU calls' without device). Their number depends
+    on device, which mypy cannot follow through the calls' overloads: those calls carry a type: ignore."""
     if device is None:
         return precision, storage, weights, float(tolerance), int(max_iterations), bool(check)
     return precision, storage, weights, float(tolerance), int(max_iterations), device, bool(check)
 
 
-def _shape_of_system(what, shape):
+def _shape_of_system(what: Any, shape: Any) -> Any:
     if shape[0] > shape[1]:
         raise ValueError(f"{what}: a has shape {shape}: it must be m x n with m <= n (full row rank)")
 
 
-def _weights_gpu(gpu, what, shape, d):
+def _weights_gpu(gpu: Any, what: Any, shape: Any, d: Any) -> Any:
     n = shape[1]
     if tuple(d.shape) != (n,):
         raise ValueError(f"{what}: a has shape {shape} and d has shape {tuple(d.shape)}: d needs {n} entries, one "
@@ -26,7 +30,7 @@ def _weights_gpu(gpu, what, shape, d):
     return gpu.fortran(gpu.adopt(d).reshape(n, 1))
 
 
-def _weights(what, shape, dtype, d):
+def _weights(what: Any, shape: Any, dtype: Any, d: Any) -> Any:
     d = _float(d, "d")
     n = shape[1]
     if d.shape != (n,):
@@ -35,7 +39,7 @@ def _weights(what, shape, dtype, d):
     return _contiguous(d.astype(dtype, copy=False)).reshape(n, 1)
 
 
-def _rhs(what, shape, dtype, b):
+def _rhs(what: Any, shape: Any, dtype: Any, b: Any) -> Any:
     b = _float(b, "b")
     n = shape[1]
     vector = b.ndim == 1
@@ -46,14 +50,15 @@ def _rhs(what, shape, dtype, b):
     return _contiguous(b2.astype(dtype, copy=False)), vector
 
 
-def _system(what, a):
+def _system(what: Any, a: Any) -> Any:
     a = _matrix(a)
     _shape_of_system(what, a.shape)
     return a
 
 
-def wls(a, d, b, *, weights="squared", precision="native", storage="full", tolerance=0.0, max_iterations=100,
-        device=None, check=False, report=False, form="normal"):
+def wls(a: Any, d: Any, b: Any, *, weights: str = "squared", precision: str = "native", storage: str = "full",
+        tolerance: float = 0.0, max_iterations: int = 100, device: Any = None, check: bool = False,
+        report: bool = False, form: str = "normal") -> Any:
     """Weighted least squares: x minimising ||D (b - a^T x)||_2, from a D^2 a^T x = a D^2 b.
 
     With form="statsmodels", the same problem as statsmodels' WLS(y, X, weights=w) and SciPy pose it:
@@ -110,24 +115,25 @@ def wls(a, d, b, *, weights="squared", precision="native", storage="full", toler
             a, w, y = gpu.matrix(a, "X"), gpu.adopt(d).reshape(-1, 1), gpu.adopt(b)
             vector = len(tuple(y.shape)) == 1
             y = gpu.fortran(y.reshape(-1, 1) if vector else y)
-            x, rep = _linv.wls_gpu(a, gpu.fortran(w), y, *options, gpu.framework, form)
+            x, rep = _linv.wls_gpu(a, gpu.fortran(w), y, *options, gpu.framework, form)  # type: ignore[call-overload]
         else:
             a = _matrix(a, "X")
             w = _contiguous(_float(d, "w").astype(a.dtype, copy=False).reshape(-1, 1))
             y = _float(b, "y").astype(a.dtype, copy=False)
             vector = y.ndim == 1
-            x, rep = _linv.wls(a, w, _contiguous(y.reshape(-1, 1) if vector else y), *options, form)
+            y2 = _contiguous(y.reshape(-1, 1) if vector else y)
+            x, rep = _linv.wls(a, w, y2, *options, form)  # type: ignore[call-overload]
     elif gpu:
         a = gpu.matrix(a, "a")
         _shape_of_system("wls", tuple(a.shape))
         d2 = _weights_gpu(gpu, "wls", tuple(a.shape), d)
         b2, vector = gpu.columns(b, a.shape[1], a.shape)
-        x, rep = _linv.wls_gpu(a, d2, b2, *options, gpu.framework, form)
+        x, rep = _linv.wls_gpu(a, d2, b2, *options, gpu.framework, form)  # type: ignore[call-overload]
     else:
         a = _system("wls", a)
         d2 = _weights("wls", a.shape, a.dtype, d)
         b2, vector = _rhs("wls", a.shape, a.dtype, b)
-        x, rep = _linv.wls(a, d2, b2, *options, form)
+        x, rep = _linv.wls(a, d2, b2, *options, form)  # type: ignore[call-overload]
     if vector:
         x = x.reshape(-1)
     return (x, rep) if report else x
@@ -155,8 +161,8 @@ class WeightedLeastSquares:
     ...     x = system.factor(d).solve(b)
     """
 
-    def __init__(self, a, *, weights="squared", precision="native", storage="full", tolerance=0.0,
-                 max_iterations=100, device=None, check=False):
+    def __init__(self, a: Any, *, weights: str = "squared", precision: str = "native", storage: str = "full",
+                 tolerance: float = 0.0, max_iterations: int = 100, device: Any = None, check: bool = False) -> None:
         gpu = _gpu_call("WeightedLeastSquares", device, a=a)
         if gpu:
             a = gpu.matrix(a, "a")
@@ -172,11 +178,11 @@ class WeightedLeastSquares:
         self._factored = False
 
     @property
-    def device(self):
+    def device(self) -> Any:
         """Where a, C and its factor live ("cpu" or "cuda:N")."""
         return self._native.device
 
-    def factor(self, d):
+    def factor(self, d: Any) -> Any:
         """Form C = a D^2 a^T for the weights d (shape (n,)) and factor it; returns self.
 
         Raises
@@ -193,7 +199,7 @@ class WeightedLeastSquares:
         self._factored = True
         return self
 
-    def solve(self, b, *, report=False):
+    def solve(self, b: Any, *, report: bool = False) -> Any:
         """x with a D^2 a^T x = a D^2 b for the weights last factored; b of shape (n,) or (n, k).
 
         Returns

@@ -16,6 +16,8 @@ memory: given as GPU arrays, they are copied there.
 """
 from dataclasses import dataclass, field
 
+from typing import Any
+
 import numpy as _np
 
 from . import _linv
@@ -24,7 +26,7 @@ from ._common import _contiguous, _float, _gpu_call, _matrix
 __all__ = ["omp", "ksvd", "adl", "parafac2", "KsvdResult", "AdlResult", "Parafac2Result"]
 
 
-def _same(name, a, dtype, shape=None, what="", gpu=None):
+def _same(name: Any, a: Any, dtype: Any, shape: Any = None, what: str = "", gpu: Any = None) -> Any:
     """An optional matrix argument with the data's dtype (NumPy) or a column-major GPU array of the call
     (gpu: its _Gpu), of `shape` when given."""
     if a is None:
@@ -110,17 +112,18 @@ class Parafac2Result:
     H: _np.ndarray
     C: _np.ndarray
     P: list = field(default_factory=list)
-    loss_history: _np.ndarray = None
+    loss_history: _np.ndarray | None = None
     loss: float = 0.0
     norm_squared: float = 0.0
     variance_explained: float = 0.0
 
-    def slab(self, k):
+    def slab(self, k: Any) -> Any:
         """The model of slab k, A diag(C[k]) (P_k H)^T, shape (I, J_k)."""
         return (self.A * self.C[k]) @ (self.P[k] @ self.H).T
 
 
-def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device=None, report=False):
+def omp(dictionary: Any, x: Any, sparsity: Any, *, tolerance: float = 0.0, kernel: str = "auto", device: Any = None,
+        report: bool = False) -> Any:
     """Orthogonal matching pursuit of each column of x over the dictionary's atoms (Batch-OMP).
 
     Parameters
@@ -174,8 +177,9 @@ def omp(dictionary, x, sparsity, *, tolerance=0.0, kernel="auto", device=None, r
     return (codes, rep) if report else codes
 
 
-def ksvd(x, atoms, sparsity, *, iterations=10, exact=True, seed=0, clear=True, coherence=0.8, min_use=4,
-         keep_better_codes=False, initial=None, device=None, report=False):
+def ksvd(x: Any, atoms: Any, sparsity: Any, *, iterations: int = 10, exact: bool = True, seed: int = 0,
+         clear: bool = True, coherence: float = 0.8, min_use: int = 4, keep_better_codes: bool = False,
+         initial: Any = None, device: Any = None, report: bool = False) -> Any:
     """k-SVD dictionary learning: x ~ dictionary @ codes with sparse codes.
 
     Parameters
@@ -222,8 +226,9 @@ def ksvd(x, atoms, sparsity, *, iterations=10, exact=True, seed=0, clear=True, c
     return (result, rep) if report else result
 
 
-def adl(x, atoms, *, task=None, lam=None, c=None, c_d=1.0, max_iterations=200, coefficient_steps=20,
-        dictionary_steps=20, tolerance=0.0, seed=0, initial=None, device=None, report=False):
+def adl(x: Any, atoms: Any, *, task: Any = None, lam: Any = None, c: Any = None, c_d: float = 1.0,
+        max_iterations: int = 200, coefficient_steps: int = 20, dictionary_steps: int = 20, tolerance: float = 0.0,
+        seed: int = 0, initial: Any = None, device: Any = None, report: bool = False) -> Any:
     """Atom-assisted dictionary learning: minimise ||x - D S||_F^2 + lam ||S||_1 with the first M atoms
     kept within sqrt(c) of the task's time courses and the others within sqrt(c_d) of 0.
 
@@ -282,8 +287,8 @@ def adl(x, atoms, *, task=None, lam=None, c=None, c_d=1.0, max_iterations=200, c
     return (result, rep) if report else result
 
 
-def parafac2(slabs, rank, *, max_iterations=1000, tolerance=1e-7, start="svd", seed=0, init=None, device=None,
-             report=False):
+def parafac2(slabs: Any, rank: Any, *, max_iterations: int = 1000, tolerance: float = 1e-7, start: str = "svd",
+             seed: int = 0, init: Any = None, device: Any = None, report: bool = False) -> Any:
     """Fit a rank-F PARAFAC2 model X_k ~ A diag(c_k) (P_k H)^T by alternating least squares.
 
     Parameters

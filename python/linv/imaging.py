@@ -13,6 +13,8 @@ the CPU (linv's convolution and noise are host code), copying the image there an
 way the result is the caller's kind of array on its GPU. A PSF given as a GPU array is copied to the host
 (linv reads kernels there). The other functions take host arrays only.
 """
+from typing import Any
+
 import numpy as _np
 
 from . import _linv
@@ -22,7 +24,7 @@ __all__ = ["psf", "gaussian_psf", "box_psf", "disk_psf", "motion_psf", "sharpen_
            "deblur", "phantom", "system_matrix", "estimate_noise", "estimate_poisson"]
 
 
-def psf(spec):
+def psf(spec: Any) -> Any:
     """The kernel of a PSF given by linv's spec string.
 
     Parameters
@@ -44,32 +46,32 @@ def psf(spec):
     return _linv.psf(str(spec))[0]
 
 
-def gaussian_psf(size=3, sigma=0.5):
+def gaussian_psf(size: int = 3, sigma: float = 0.5) -> Any:
     """fspecial('gaussian', size, sigma): a size x size Gaussian kernel summing to 1."""
     return psf(f"gaussian:size={int(size)},sigma={float(sigma)!r}")
 
 
-def box_psf(size=3):
+def box_psf(size: int = 3) -> Any:
     """fspecial('average', size): a size x size box of equal weights summing to 1."""
     return psf(f"box:size={int(size)}")
 
 
-def disk_psf(radius=5.0):
+def disk_psf(radius: float = 5.0) -> Any:
     """fspecial('disk', radius): each pixel weighted by its area inside the circle, summing to 1."""
     return psf(f"disk:radius={float(radius)!r}")
 
 
-def motion_psf(length=9.0, angle=0.0):
+def motion_psf(length: float = 9.0, angle: float = 0.0) -> Any:
     """fspecial('motion', length, angle): linear motion of `length` pixels at `angle` degrees."""
     return psf(f"motion:len={float(length)!r},angle={float(angle)!r}")
 
 
-def sharpen_psf(alpha=0.2):
+def sharpen_psf(alpha: float = 0.2) -> Any:
     """fspecial('unsharp', alpha): the 3 x 3 unsharp-masking kernel."""
     return psf(f"sharpen:alpha={float(alpha)!r}")
 
 
-def _kernel(p):
+def _kernel(p: Any) -> Any:
     """A PSF argument (spec string or kernel array; a GPU array is copied to the host) as (float64 kernel,
     name)."""
     if isinstance(p, str):
@@ -82,7 +84,7 @@ def _kernel(p):
     return _contiguous(k.astype(_np.float64, copy=False)), "kernel"
 
 
-def _image(f, name, gpu=None):
+def _image(f: Any, name: Any, gpu: Any = None) -> Any:
     """f as (float64 height x (width * channels) with the channels side by side, channels, dtype, shape);
     for a GPU array (gpu: its _Gpu) a column-major GPU array made by its framework, and dtype's name."""
     if gpu:
@@ -107,7 +109,7 @@ def _image(f, name, gpu=None):
     return _np.asfortranarray(side, dtype=_np.float64), channels, dtype, shape
 
 
-def _restore(side, channels, dtype, shape, gpu=None):
+def _restore(side: Any, channels: Any, dtype: Any, shape: Any, gpu: Any = None) -> Any:
     if channels == 1:
         out = side.reshape(shape)
     else:
@@ -116,12 +118,12 @@ def _restore(side, channels, dtype, shape, gpu=None):
     return gpu.astype(out, dtype) if gpu else out.astype(dtype, copy=False)
 
 
-def _check_kernel(what, image_shape, kernel):
+def _check_kernel(what: Any, image_shape: Any, kernel: Any) -> Any:
     if kernel.shape[0] > image_shape[0] or kernel.shape[1] > image_shape[1]:
         raise ValueError(f"{what}: the PSF has shape {kernel.shape}, larger than the image of shape {image_shape}")
 
 
-def convolve(f, psf, *, boundary="reflexive", adjoint=False):
+def convolve(f: Any, psf: Any, *, boundary: str = "reflexive", adjoint: bool = False) -> Any:
     """H f: the image convolved with the PSF, cropped to f's size (conv2's "same"), or H^T f.
 
     Parameters
@@ -147,12 +149,12 @@ def convolve(f, psf, *, boundary="reflexive", adjoint=False):
     side, channels, dtype, shape = _image(f, "f")
     _check_kernel("convolve", shape, kernel)
     w = shape[1]
-    parts = [_linv.convolve(_contiguous(side[:, c * w:(c + 1) * w]), kernel, boundary, bool(adjoint))
+    parts: list[Any] = [_linv.convolve(_contiguous(side[:, c * w:(c + 1) * w]), kernel, boundary, bool(adjoint))
              for c in range(channels)]
     return _restore(_np.concatenate(parts, axis=1), channels, dtype, shape)
 
 
-def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
+def degrade(f: Any, psf: Any, *, boundary: str = "reflexive", noise: Any = None, seed: Any = None) -> Any:
     """A degraded image g = H f + n: blur by the PSF, then noise as MATLAB's imnoise.
 
     Parameters
@@ -183,14 +185,15 @@ def degrade(f, psf, *, boundary="reflexive", noise=None, seed=None):
         seed = int(_np.random.default_rng().integers(0, 2 ** 63))
     side, channels, dtype, shape = _image(g, "g")
     w = shape[1]
-    parts = [_linv.add_noise(_contiguous(side[:, c * w:(c + 1) * w]), str(noise), int(seed) + c)
+    parts: list[Any] = [_linv.add_noise(_contiguous(side[:, c * w:(c + 1) * w]), str(noise), int(seed) + c)
              for c in range(channels)]
     return _restore(_np.concatenate(parts, axis=1), channels, dtype, shape)
 
 
-def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="laplacian", robust="auto",
-           path="auto", max_iterations=1000, tolerance=1e-10, prior="auto", tv_weight=None, noise_model="auto",
-           photon_peak=None, device=None, report=False):
+def deblur(g: Any, psf: Any, *, lam: Any = None, rule: str = "auto", boundary: str = "reflexive",
+           regularizer: str = "laplacian", robust: str = "auto", path: str = "auto", max_iterations: int = 1000,
+           tolerance: float = 1e-10, prior: str = "auto", tv_weight: Any = None, noise_model: str = "auto",
+           photon_peak: Any = None, device: Any = None, report: bool = False) -> Any:
     """The regularised reconstruction f = argmin ||H f - g||^2 + lam ||L f||^2 (prior "tikhonov"), or with
     isotropic total variation, f = argmin 1/2 ||H f - g||^2 + tv_weight sum_p ||grad f(p)|| (prior "tv"),
     started from the Tikhonov solution. For photon counts (noise_model "poisson"), the data term is the
@@ -269,12 +272,12 @@ def deblur(g, psf, *, lam=None, rule="auto", boundary="reflexive", regularizer="
     return (f, rep) if report else f
 
 
-def phantom(n=256):
+def phantom(n: int = 256) -> Any:
     """The modified Shepp-Logan phantom (MATLAB's phantom('Modified Shepp-Logan', n)), n x n in [0, 1]."""
     return _linv.shepp_logan(int(n))
 
 
-def system_matrix(shape, psf, *, boundary="reflexive"):
+def system_matrix(shape: Any, psf: Any, *, boundary: str = "reflexive") -> Any:
     """The dense H of the convolution for images of `shape` (height, width), vectorised column by column
     (pixel (i, j) is entry i + j * height): H @ f.ravel(order="F") == convolve(f, psf).ravel(order="F").
     (height * width)^2 entries: for small images."""
@@ -283,7 +286,7 @@ def system_matrix(shape, psf, *, boundary="reflexive"):
     return _linv.system_matrix(int(shape[0]), int(shape[1]), kernel, boundary)
 
 
-def estimate_poisson(g):
+def estimate_poisson(g: Any) -> Any:
     """The noise's mean-variance relation in g (blocks of 16 x 16: the variance of the finest diagonal wavelet
     detail against the mean, fitted robustly by variance = mean / peak + floor): a dict of "peak" (photon
     counts per unit of g; inf where the variance does not grow), "floor", "signal_share" (the
@@ -292,7 +295,7 @@ def estimate_poisson(g):
     return _linv.estimate_poisson(side, channels)
 
 
-def estimate_noise(g):
+def estimate_noise(g: Any) -> Any:
     """The standard deviation of white noise in g, from its finest diagonal wavelet detail (Donoho and
     Johnstone's median estimator); colour channels together."""
     side, channels, _, _ = _image(g, "g")

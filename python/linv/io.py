@@ -12,6 +12,8 @@ a GPU array (PyTorch, CuPy) is refused with a TypeError (copy it to the host wit
 """
 import os as _os
 
+from typing import Any
+
 import numpy as _np
 
 from . import _linv
@@ -26,7 +28,7 @@ _SPACE_KEYS = ("shape", "voxel_size", "spatial_units", "tr", "qform_code", "quat
 _IMAGES = (".png", ".pgm")
 
 
-def _kind(path):
+def _kind(path: Any) -> Any:
     p = str(path)
     base = p.lower()
     if ".mat:" in base:
@@ -36,12 +38,12 @@ def _kind(path):
     return _os.path.splitext(base)[1]
 
 
-def formats():
+def formats() -> Any:
     """Which formats this build reads and writes (dict of extension to bool)."""
     return _linv.formats()
 
 
-def read(path, *, grey=False):
+def read(path: Any, *, grey: bool = False) -> Any:
     """Read a matrix, a stack of matrices or an image.
 
     Parameters
@@ -74,7 +76,7 @@ def read(path, *, grey=False):
     if kind in (".nii", ".nii.gz"):
         return read_fmri(p)[0]
     if kind == ".npy":
-        shape = ()
+        shape: tuple[int, ...] = ()
         try:
             with open(p, "rb") as f:  # the header says whether this is one matrix or a stack
                 version = _np.lib.format.read_magic(f)
@@ -88,7 +90,7 @@ def read(path, *, grey=False):
     return _linv.read_matrix(p)
 
 
-def read_fmri(path, mask=None):
+def read_fmri(path: Any, mask: Any = None) -> Any:
     """Read a NIfTI fMRI run as linv factors it.
 
     Parameters
@@ -113,7 +115,7 @@ def read_fmri(path, mask=None):
     return _linv.read_fmri(_os.fspath(path), "" if mask is None else _os.fspath(mask))
 
 
-def grid_space(shape, voxel_size=2.0, tr=2.0):
+def grid_space(shape: Any, voxel_size: float = 2.0, tr: float = 2.0) -> Any:
     """A NIfTI space for synthetic data: `shape` (nx, ny, nz) voxels of `voxel_size` mm, axis-aligned and
     centred at the origin (qform and sform), `tr` seconds between volumes (0: not a time series)."""
     nx, ny, nz = (int(v) for v in shape)
@@ -122,7 +124,7 @@ def grid_space(shape, voxel_size=2.0, tr=2.0):
     return _linv.grid_space(nx, ny, nz, float(voxel_size), float(tr))
 
 
-def write_fmri(path, values, voxels, space):
+def write_fmri(path: Any, values: Any, voxels: Any, space: Any) -> Any:
     """Write volumes on an fMRI grid as NIfTI, atomically: the inverse of read_fmri.
 
     Parameters
@@ -163,7 +165,7 @@ def write_fmri(path, values, voxels, space):
     _linv.write_fmri(p, _contiguous(v), _np.ascontiguousarray(idx, dtype=_np.int64), dict(space))
 
 
-def write(path, a, *, bits=16):
+def write(path: Any, a: Any, *, bits: int = 16) -> Any:
     """Write a matrix, a stack of matrices or an image, atomically, in the format of the file name.
 
     Parameters

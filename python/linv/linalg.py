@@ -27,7 +27,6 @@ Where linv differs on purpose:
 The functions run on the CPU for NumPy arrays; linv's own functions (linv.inv, linv.solve, ...) take GPU
 arrays and the device= and report= keywords.
 """
-from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 

@@ -68,7 +68,8 @@ def _validated(x: Any, name: str, check_finite: bool) -> _np.ndarray:
 def _structured(a: _np.ndarray, assume_a: Any, lower: bool) -> tuple[_np.ndarray, str]:
     """a as SciPy reads it under assume_a: the part of it that structure says is there, the rest rebuilt."""
     if assume_a not in _STRUCTURES:
-        raise KeyError(f"{assume_a!r} is not a recognized matrix structure; one of {sorted(k for k in _STRUCTURES if k)}")
+        known = sorted(k for k in _STRUCTURES if k)
+        raise KeyError(f"{assume_a!r} is not a recognized matrix structure; one of {known}")
     structure = _STRUCTURES[assume_a]
     if structure in ("symmetric", "hermitian", "positive definite"):
         a = _linalg._mirrored(a, lower, hermitian=structure != "symmetric")

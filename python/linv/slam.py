@@ -13,6 +13,8 @@ solved through the Schur complement of its diagonal in O(n k + m k^2 + k^3) inst
 Host arrays only: a GPU array (PyTorch, CuPy) is refused with a TypeError; J itself can live on a GPU
 (device="cuda"), with NumPy arrays in and out.
 """
+from typing import Any
+
 import numpy as _np
 
 from . import _linv
@@ -21,7 +23,7 @@ from ._common import _contiguous, _float, _matrix
 __all__ = ["BorderedJacobian", "step", "pinv", "sparse_step"]
 
 
-def _rhs(what, shape, dtype, d):
+def _rhs(what: Any, shape: Any, dtype: Any, d: Any) -> Any:
     d = _float(d, "d")
     vector = d.ndim == 1
     d2 = d.reshape(-1, 1) if vector else d
@@ -31,7 +33,7 @@ def _rhs(what, shape, dtype, d):
     return _contiguous(d2.astype(dtype, copy=False)), vector
 
 
-def _is_scipy_sparse(j):
+def _is_scipy_sparse(j: Any) -> Any:
     """Whether j is a SciPy sparse matrix or array, without importing SciPy for those who lack it."""
     sparse = __import__("sys").modules.get("scipy.sparse")
     return sparse is not None and sparse.issparse(j)
@@ -57,7 +59,7 @@ class BorderedJacobian:
         j does not have that structure (naming the row or column at fault).
     """
 
-    def __init__(self, j, k=1, *, device="cpu"):
+    def __init__(self, j: Any, k: int = 1, *, device: str = "cpu") -> None:
         j = _matrix(j, "j")
         k = int(k)
         if not 0 <= k <= j.shape[1]:
@@ -71,7 +73,7 @@ class BorderedJacobian:
     starts = property(lambda self: _np.asarray(self._native.starts), doc="each segment's first row")
     lengths = property(lambda self: _np.asarray(self._native.lengths), doc="each segment's number of rows")
 
-    def step(self, d, *, damping=0.0, report=False):
+    def step(self, d: Any, *, damping: float = 0.0, report: bool = False) -> Any:
         """x = (J^T J + damping diag(J^T J))^-1 J^T d, without forming J^+.
 
         Parameters
@@ -100,21 +102,21 @@ class BorderedJacobian:
             x = x.reshape(-1)
         return (x, rep) if report else x
 
-    def pinv(self, *, damping=0.0, report=False):
+    def pinv(self, *, damping: float = 0.0, report: bool = False) -> Any:
         """J^+ = (J^T J + damping diag(J^T J))^-1 J^T, materialised (m x n). Errors as `step`."""
         p, rep = self._native.pinv(float(damping))
         return (p, rep) if report else p
 
-    def normal_inverse(self, *, damping=0.0):
+    def normal_inverse(self, *, damping: float = 0.0) -> Any:
         """(J^T J + damping diag(J^T J))^-1 (m x m), from the Schur complement in O(m^2 k). CPU only."""
         return self._native.normal_inverse(float(damping))
 
-    def toarray(self):
+    def toarray(self) -> Any:
         """J as a dense array."""
         return self._native.to_dense()
 
 
-def step(j, d, k=1, *, damping=0.0, device="cpu", report=False):
+def step(j: Any, d: Any, k: int = 1, *, damping: float = 0.0, device: str = "cpu", report: bool = False) -> Any:
     """The Gauss-Newton (or Levenberg-Marquardt) step for a bordered Jacobian in one call.
 
     Parameters
@@ -134,12 +136,13 @@ def step(j, d, k=1, *, damping=0.0, device="cpu", report=False):
     return BorderedJacobian(j, k, device=device).step(d, damping=damping, report=report)
 
 
-def pinv(j, k=1, *, damping=0.0, device="cpu", report=False):
+def pinv(j: Any, k: int = 1, *, damping: float = 0.0, device: str = "cpu", report: bool = False) -> Any:
     """J^+ of a bordered Jacobian (m x n), as `BorderedJacobian(j, k).pinv()`."""
     return BorderedJacobian(j, k, device=device).pinv(damping=damping, report=report)
 
 
-def sparse_step(j, d, *, tolerance=1e-10, max_iterations=1000, device="cpu", report=False):
+def sparse_step(j: Any, d: Any, *, tolerance: float = 1e-10, max_iterations: int = 1000, device: str = "cpu",
+                report: bool = False) -> Any:
     """The least-squares step argmin ||J x - d||_2 for a Jacobian without the bordered structure.
 
     J's nonzeros are kept in compressed rows and each column of d is solved by CGLS (conjugate

@@ -23,12 +23,12 @@ Where it differs from torch.linalg on purpose:
 - Complex tensors are computed on the CPU only (complex CUDA tensors are a TypeError), and lu_factor and
   lu_solve are not provided in this version.
 """
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 
 import numpy as _np
 import torch as _torch
+from torch.linalg import LinAlgError
 
 from . import _common
 from . import cholesky as _cholesky, inv as _inv, lstsq as _lstsq, pinv as _pinv, slogdet as _slogdet
@@ -36,8 +36,6 @@ from . import solve as _solve
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "lstsq", "pinv", "slogdet", "solve",
            "solve_ex"]
-
-LinAlgError = _torch.linalg.LinAlgError
 
 
 # linv's errors as torch.linalg.LinAlgError, keeping their own class (and its pivot, minor, index) too.
