@@ -360,36 +360,11 @@ CholeskyObject<T>* make_cholesky_gpu(const GpuInput<T>& a) {
   return gpu.run([&] { return new CholeskyObject<T>{linv::Cholesky<T>(A), gpu.device()}; });
 }
 
+// The CPU functions and factor objects for T, and for real T their GPU entry points too (complex matrices are
+// computed on the CPU in this version: the Python layer refuses complex GPU arrays). Overloads are tried in
+// the order they are bound: float64, float32, complex128, complex64.
 template <class T>
-void bind_factored(nb::module_& m, const char* suffix) {
-  nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
-      .def("solve", &LUObject<T>::solve)
-      .def("solve_gpu", &LUObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
-      .def("inv", &LUObject<T>::inverse)
-      .def("inv_gpu", &LUObject<T>::inverse_gpu, nb::arg("framework"))
-      .def("slogdet", &LUObject<T>::slogdet)
-      .def("rcond", &LUObject<T>::rcond)
-      .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
-      .def_prop_ro("pivoting", [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
-      .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
-      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); })
-      .def_prop_ro("lapack_factors", &lapack_factors<T>);
-  nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
-      .def("solve", &CholeskyObject<T>::solve)
-      .def("solve_gpu", &CholeskyObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
-      .def("inv", &CholeskyObject<T>::inverse)
-      .def("inv_gpu", &CholeskyObject<T>::inverse_gpu, nb::arg("framework"))
-      .def("slogdet", &CholeskyObject<T>::slogdet)
-      .def("rcond", &CholeskyObject<T>::rcond);
-  m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
-  m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
-  m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
-  m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
-}
-
-// The CPU functions and factor objects for complex T: the real types' bindings, GPU entry points left out.
-template <class T>
-void bind_complex(nb::module_& m, const char* suffix) {
+void bind_dense(nb::module_& m, const char* suffix) {
   m.def("inv", &inv<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"),
         nb::arg("check"), nb::arg("report"));
   m.def("solve", &solve<T>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"),
@@ -398,23 +373,38 @@ void bind_complex(nb::module_& m, const char* suffix) {
   m.def("lstsq", &lstsq<T>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
   m.def("pinv", &pinv<T>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
   m.def("slogdet", &slogdet<T>, nb::arg("a"), nb::arg("device"));
-  nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
-      .def("solve", &LUObject<T>::solve)
-      .def("inv", &LUObject<T>::inverse)
-      .def("slogdet", &LUObject<T>::slogdet)
-      .def("rcond", &LUObject<T>::rcond)
-      .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
-      .def_prop_ro("pivoting", [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
-      .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
-      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); })
-      .def_prop_ro("lapack_factors", &lapack_factors<T>);
-  nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
-      .def("solve", &CholeskyObject<T>::solve)
-      .def("inv", &CholeskyObject<T>::inverse)
-      .def("slogdet", &CholeskyObject<T>::slogdet)
-      .def("rcond", &CholeskyObject<T>::rcond);
+  auto lu = nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
+                .def("solve", &LUObject<T>::solve)
+                .def("inv", &LUObject<T>::inverse)
+                .def("slogdet", &LUObject<T>::slogdet)
+                .def("rcond", &LUObject<T>::rcond)
+                .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
+                .def_prop_ro("pivoting",
+                             [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
+                .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
+                .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); })
+                .def_prop_ro("lapack_factors", &lapack_factors<T>);
+  auto cholesky_factors = nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
+                              .def("solve", &CholeskyObject<T>::solve)
+                              .def("inv", &CholeskyObject<T>::inverse)
+                              .def("slogdet", &CholeskyObject<T>::slogdet)
+                              .def("rcond", &CholeskyObject<T>::rcond);
   m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
   m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
+  if constexpr (linv::Real<T>) {
+    m.def("inv_gpu", &inv_gpu<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"),
+          nb::arg("check"), nb::arg("report"), nb::arg("framework"));
+    m.def("solve_gpu", &solve_gpu<T>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"),
+          nb::arg("factor"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
+    m.def("cholesky_gpu", &cholesky_gpu<T>, nb::arg("a"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
+    m.def("slogdet_gpu", &slogdet_gpu<T>, nb::arg("a"));
+    lu.def("solve_gpu", &LUObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
+        .def("inv_gpu", &LUObject<T>::inverse_gpu, nb::arg("framework"));
+    cholesky_factors.def("solve_gpu", &CholeskyObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
+        .def("inv_gpu", &CholeskyObject<T>::inverse_gpu, nb::arg("framework"));
+    m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
+    m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
+  }
 }
 
 nb::dict info() {
@@ -488,39 +478,10 @@ NB_MODULE(_linv, m) {
     g_input = input.release().ptr();
   });
   nb::register_exception_translator(&translate);
-  m.def("inv_gpu", &inv_gpu<double>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"), nb::arg("report"),
-        nb::arg("framework"));
-  m.def("inv_gpu", &inv_gpu<float>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"), nb::arg("report"),
-        nb::arg("framework"));
-  m.def("solve_gpu", &solve_gpu<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"),
-        nb::arg("report"), nb::arg("framework"));
-  m.def("solve_gpu", &solve_gpu<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("check"),
-        nb::arg("report"), nb::arg("framework"));
-  m.def("cholesky_gpu", &cholesky_gpu<double>, nb::arg("a"), nb::arg("check"), nb::arg("report"),
-        nb::arg("framework"));
-  m.def("cholesky_gpu", &cholesky_gpu<float>, nb::arg("a"), nb::arg("check"), nb::arg("report"),
-        nb::arg("framework"));
-  m.def("slogdet_gpu", &slogdet_gpu<double>, nb::arg("a"));
-  m.def("slogdet_gpu", &slogdet_gpu<float>, nb::arg("a"));
-  m.def("inv", &inv<double>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
-  m.def("inv", &inv<float>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
-  m.def("solve", &solve<double>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"),
-        nb::arg("report"));
-  m.def("solve", &solve<float>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"), nb::arg("check"),
-        nb::arg("report"));
-  m.def("cholesky", &cholesky<double>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
-  m.def("cholesky", &cholesky<float>, nb::arg("a"), nb::arg("device"), nb::arg("check"), nb::arg("report"));
-  m.def("lstsq", &lstsq<double>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
-  m.def("lstsq", &lstsq<float>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
-  m.def("pinv", &pinv<double>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
-  m.def("pinv", &pinv<float>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
-  m.def("slogdet", &slogdet<double>, nb::arg("a"), nb::arg("device"));
-  m.def("slogdet", &slogdet<float>, nb::arg("a"), nb::arg("device"));
-  bind_factored<double>(m, "64");
-  bind_factored<float>(m, "32");
-  // Complex matrices: the dense core on the CPU (their GPU arrays are refused by the Python layer).
-  bind_complex<std::complex<double>>(m, "c128");
-  bind_complex<std::complex<float>>(m, "c64");
+  bind_dense<double>(m, "64");
+  bind_dense<float>(m, "32");
+  bind_dense<std::complex<double>>(m, "c128");
+  bind_dense<std::complex<float>>(m, "c64");
   linv_py::bind_batched(m);
   linv_py::bind_imaging(m);
   linv_py::bind_slam(m);

@@ -381,37 +381,8 @@ bool inverse_root(const Matrix<double>& S, MatrixView<double> W) {
   return true;
 }
 
-#define LINV_INSTANTIATE(T)                                                                   \
-  template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>); \
-  template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                   \
-  template void trsm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);          \
-  template void trmm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);          \
-  template void ger<T>(T, const T*, const T*, index, MatrixView<T>);                          \
-  template int getrf<T>(MatrixView<T>, int*);                                                 \
-  template int getri<T>(MatrixView<T>, const int*);                                           \
-  template int getrs<T>(Op, ConstMatrixView<T>, const int*, MatrixView<T>);                   \
-  template double gecon<T>(ConstMatrixView<T>, double);                                       \
-  template int potrf<T>(Uplo, MatrixView<T>);                                                 \
-  template int potrs<T>(Uplo, ConstMatrixView<T>, MatrixView<T>);                             \
-  template void sfrk<T>(T, ConstMatrixView<T>, T, T*);                                        \
-  template int pftrf<T>(index, T*);                                                           \
-  template int pftrs<T>(index, const T*, MatrixView<T>);                                      \
-  template int potri<T>(Uplo, MatrixView<T>);                                                 \
-  template double pocon<T>(Uplo, ConstMatrixView<T>, double);                                 \
-  template int lauum<T>(Uplo, MatrixView<T>);                                                 \
-  template int trtri<T>(Uplo, Diag, MatrixView<T>);                                           \
-  template double trcon<T>(Uplo, Diag, ConstMatrixView<T>);                                   \
-  template index gelsy<T>(MatrixView<T>, MatrixView<T>, double);                              \
-  template int orthonormalize<T>(MatrixView<T>);                                              \
-  template index qr_solve<T>(MatrixView<T>, MatrixView<T>);                                    \
-  template int gesdd<T>(MatrixView<T>, real_t<T>*, MatrixView<T>, MatrixView<T>);             \
-  template int largest_eigenpair<T>(MatrixView<T>, T&, T*);
-LINV_INSTANTIATE(float)
-LINV_INSTANTIATE(double)
-#undef LINV_INSTANTIATE
-
-// What the dense core runs on complex matrices.
-#define LINV_INSTANTIATE(T)                                                                   \
+// What the dense core runs, on real and complex matrices.
+#define LINV_INSTANTIATE_SCALAR(T)                                                            \
   template void gemm<T>(Op, Op, T, ConstMatrixView<T>, ConstMatrixView<T>, T, MatrixView<T>); \
   template void syrk<T>(Uplo, Op, T, ConstMatrixView<T>, T, MatrixView<T>);                   \
   template void trsm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>);          \
@@ -428,8 +399,23 @@ LINV_INSTANTIATE(double)
   template index gelsy<T>(MatrixView<T>, MatrixView<T>, double);                              \
   template index qr_solve<T>(MatrixView<T>, MatrixView<T>);                                    \
   template int gesdd<T>(MatrixView<T>, real_t<T>*, MatrixView<T>, MatrixView<T>);
-LINV_INSTANTIATE(std::complex<float>)
-LINV_INSTANTIATE(std::complex<double>)
-#undef LINV_INSTANTIATE
+// And what only the real types have.
+#define LINV_INSTANTIATE_REAL(T)                                                     \
+  template void trmm<T>(Side, Uplo, Op, Diag, T, ConstMatrixView<T>, MatrixView<T>); \
+  template void ger<T>(T, const T*, const T*, index, MatrixView<T>);                 \
+  template void sfrk<T>(T, ConstMatrixView<T>, T, T*);                               \
+  template int pftrf<T>(index, T*);                                                  \
+  template int pftrs<T>(index, const T*, MatrixView<T>);                             \
+  template int lauum<T>(Uplo, MatrixView<T>);                                        \
+  template int orthonormalize<T>(MatrixView<T>);                                     \
+  template int largest_eigenpair<T>(MatrixView<T>, T&, T*);
+LINV_INSTANTIATE_SCALAR(float)
+LINV_INSTANTIATE_SCALAR(double)
+LINV_INSTANTIATE_SCALAR(std::complex<float>)
+LINV_INSTANTIATE_SCALAR(std::complex<double>)
+LINV_INSTANTIATE_REAL(float)
+LINV_INSTANTIATE_REAL(double)
+#undef LINV_INSTANTIATE_SCALAR
+#undef LINV_INSTANTIATE_REAL
 
 }  // namespace linv::cpu::lapack
