@@ -62,6 +62,15 @@ bool is_finite(T a) {
     return std::isfinite(a);
 }
 
+// The part of a non-finite a that is NaN or infinite (a itself where a is real), for messages that name it.
+template <Scalar T>
+double non_finite_part(T a) {
+  if constexpr (Complex<T>)
+    return std::isfinite(a.real()) ? a.imag() : a.real();
+  else
+    return a;
+}
+
 // The complex conjugate of a complex number, a real one itself (std::conj would make it complex).
 template <Scalar T>
 constexpr T conjugate(T a) {

@@ -93,8 +93,7 @@ def _columns(what, shape, dtype, b):
     """b as an (n, k) block of a's dtype, and whether it was a vector (n,), naming both shapes (a's is
     `shape`) if b does not fit."""
     b = _host(b, "b")
-    if _np.dtype(dtype).kind == "f":
-        _computed({"b": b})  # complex or longdouble refused, not rounded into a's dtype
+    _computed({"b": b}, complex=_np.dtype(dtype).kind == "c")  # longdouble (and complex for real a) refused
     vector = b.ndim == 1
     b2 = b.reshape(-1, 1) if vector else b
     if b2.ndim != 2 or b2.shape[0] != shape[0]:

@@ -58,14 +58,8 @@ linv::NonFiniteInput non_finite_as_given(const Input<T>& a) {
   for (std::size_t i = 0; i < a.shape(0); ++i)
     for (std::size_t j = 0; j < a.shape(1); ++j) {
       const T v = a.data()[i * static_cast<std::size_t>(a.stride(0)) + j * static_cast<std::size_t>(a.stride(1))];
-      if (!linv::is_finite(v)) {
-        double shown = 0;  // the part that is not finite
-        if constexpr (linv::Complex<T>)
-          shown = std::isfinite(v.real()) ? v.imag() : v.real();
-        else
-          shown = v;
-        return {"A", static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), shown};
-      }
+      if (!linv::is_finite(v))
+        return {"A", static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), linv::non_finite_part(v)};
     }
   return {"A", 0, 0, 0.0};  // not reached: linv found one
 }

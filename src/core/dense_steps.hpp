@@ -41,12 +41,7 @@ const kernels::Dense<T>& dense_of(ConstMatrixView<T> A) {
 template <Scalar T>
 [[noreturn]] void throw_non_finite(ConstMatrixView<T> A, std::pair<index, index> at, const char* name) {
   const T v = Matrix<T>::copy_of(A.block(at.first, at.second, 1, 1)).to(Device::cpu())(0, 0);
-  double shown = 0;  // the part that is not finite
-  if constexpr (Complex<T>)
-    shown = std::isfinite(v.real()) ? v.imag() : v.real();
-  else
-    shown = v;
-  throw NonFiniteInput(name, at.first, at.second, shown);
+  throw NonFiniteInput(name, at.first, at.second, non_finite_part(v));
 }
 
 template <Scalar T>
@@ -197,8 +192,7 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     return {Method::Triangular, s == Structure::Diagonal ? "matrix is diagonal" :
                                 s == Structure::Lower ? "matrix is lower triangular" : "matrix is upper triangular",
             uplo};
-  // Complex matrices have LU with partial pivoting and Cholesky with LAPACK's triangles only.
-  const kernels::DensePreferences fastest = Complex<T> ? kernels::DensePreferences{} : dense_of(A).preferences();
+  const kernels::DensePreferences fastest = dense_of(A).preferences();
   if (s == Structure::Symmetric) {
     const bool gets = inverse && fastest.triangles == TriangularInverse::GETS;
     return {gets ? Method::CholeskyGETS : Method::Cholesky,

@@ -137,8 +137,7 @@ Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) 
       case Method::Triangular: {
         r.rcond = triangle_rcond(A, c.uplo, Diag::NonUnit, smallest);
         apply_conditioning_policy(r.rcond, e, smallest, options.allow_ill_conditioned, &r, "triangular inverse");
-        out.x = invert_triangle(A, c.uplo, Complex<T> ? TriangularInverse::Lapack : dense_of(A).preferences().triangles,
-                                Diag::NonUnit);
+        out.x = invert_triangle(A, c.uplo, dense_of(A).preferences().triangles, Diag::NonUnit);
         break;
       }
       case Method::Cholesky:

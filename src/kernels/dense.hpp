@@ -72,7 +72,8 @@ enum class Optional { GaussSeidel, LeastSquares, Svd, LargestEigenpair, Orthonor
 
 // Complex T: "symmetric" reads Hermitian, Op::Transpose is the conjugate transpose, and syrk is herk (alpha
 // and beta real). A backend's complex family may leave out the source documents' algorithms (Gauss-Jordan,
-// Gauss-Seidel), the tournament and the butterflies, throwing InvalidArgument: src/core refuses them first.
+// Gauss-Seidel), the tournament, the butterflies and GETS, throwing InvalidArgument: src/core refuses explicit
+// requests for them first, and the family's preferences() must then not prefer them (Method::Auto follows it).
 template <Scalar T>
 class Dense {
  public:
