@@ -4,14 +4,17 @@
 // whose products cost the same for t vectors as for one (a bandwidth-bound triangular solve reads the
 // factors once) gets a sharper estimate than LAPACK's one-vector lacn2 for fewer passes: typically two
 // products with B and two with B^T. The loop runs on the host over n x t blocks; `apply` takes them to
-// wherever B lives.
+// wherever B lives. For complex T (std::complex) the signs are y / |y| and no two columns are tested for
+// being parallel, as the paper's complex variant does; `apply`'s transpose is then the conjugate transpose.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 namespace linv::cpu {
@@ -21,12 +24,22 @@ namespace linv::cpu {
 template <class T, class Apply>
 double block_norm1_estimate(std::int64_t n, int t, Apply&& apply, int max_iterations = 5) {
   using Block = std::vector<T>;
+  constexpr bool kComplex = !std::is_floating_point_v<T>;  // std::complex: B^T X reads B^H X
+  // sign(y): +-1, or y / |y| for a complex y (1 at 0)
+  auto sign_of = [](T y) -> T {
+    if constexpr (kComplex) {
+      const auto m = std::abs(y);
+      return m > 0 ? y / m : T(1);
+    } else {
+      return y >= T(0) ? T(1) : T(-1);
+    }
+  };
   const auto N = static_cast<std::size_t>(n);
   if (n == 0) return 0.0;
   auto column = [&](Block& X, int j) { return X.data() + static_cast<std::size_t>(j) * N; };
   auto norm1 = [&](const T* x) {
     double s = 0;
-    for (std::size_t i = 0; i < N; ++i) s += std::abs(static_cast<double>(x[i]));
+    for (std::size_t i = 0; i < N; ++i) s += static_cast<double>(std::abs(x[i]));
     return s;
   };
   if (n <= 2 * t) {  // small: the exact norm, t columns of the identity at a time
@@ -46,9 +59,13 @@ double block_norm1_estimate(std::int64_t n, int t, Apply&& apply, int max_iterat
   };
   // Columns of +-1 entries are parallel when |x^T y| = n.
   auto parallel = [&](const T* x, const T* y) {
-    double d = 0;
-    for (std::size_t i = 0; i < N; ++i) d += static_cast<double>(x[i]) * static_cast<double>(y[i]);
-    return std::abs(d) == static_cast<double>(n);
+    if constexpr (kComplex) {
+      return false;  // complex signs are never tested (Higham and Tisseur, section 2)
+    } else {
+      double d = 0;
+      for (std::size_t i = 0; i < N; ++i) d += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+      return std::abs(d) == static_cast<double>(n);
+    }
   };
   // Column j of S resampled until it is parallel to no earlier column of S nor any of S_old (a bounded
   // number of tries: with n > 2t a clash is unlikely, and a remaining one only costs sharpness).
@@ -92,7 +109,7 @@ double block_norm1_estimate(std::int64_t n, int t, Apply&& apply, int max_iterat
     est_old = est;
     if (k > max_iterations) break;
     S_old = S;
-    for (std::size_t i = 0; i < Y.size(); ++i) S[i] = Y[i] >= T(0) ? T(1) : T(-1);
+    for (std::size_t i = 0; i < Y.size(); ++i) S[i] = sign_of(Y[i]);
     if (k >= 2) {
       bool all_parallel = true;  // no new direction: converged
       for (int j = 0; j < t && all_parallel; ++j) {
@@ -107,7 +124,7 @@ double block_norm1_estimate(std::int64_t n, int t, Apply&& apply, int max_iterat
     apply(Z, true);
     std::vector<double> h(N, 0.0);
     for (int j = 0; j < t; ++j)
-      for (std::size_t i = 0; i < N; ++i) h[i] = std::max(h[i], std::abs(static_cast<double>(Z[j * N + i])));
+      for (std::size_t i = 0; i < N; ++i) h[i] = std::max(h[i], static_cast<double>(std::abs(Z[j * N + i])));
     const double h_max = *std::max_element(h.begin(), h.end());
     if (k >= 2 && ind_best >= 0 && h_max == h[static_cast<std::size_t>(ind_best)]) break;
     std::vector<std::int64_t> order(N);

@@ -16,6 +16,13 @@ const kernels::Runtime& runtime();  // runtime.cu, in linv_core
 
 LINV_KERNEL_FAMILY_ACCESSORS;  // one per family file: dense.cpp, mixed.cpp, vectors.cpp, batched.cu, ...
 
+// The complex families (complex_dense.cpp): the dense core and the vector steps it uses, as the registry's
+// ComplexBackend holds them.
+template <Complex T>
+const kernels::Dense<T>& complex_dense();
+template <Complex T>
+const kernels::Vectors<T>& complex_vectors();
+
 // In-place inverse by blocked Gauss-Jordan with partial pivoting and look-ahead, panels `block` wide (0:
 // the default for the order, or LINV_GJ_BLOCK). Returns 0, or the 1-based index of the first exactly
 // zero pivot (the contents of A are then unspecified). gauss_jordan.cpp.

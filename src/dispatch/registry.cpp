@@ -48,14 +48,22 @@ template const Backend<double>& backend<double>(Device);
 
 template <Complex T>
 const ComplexBackend<T>& complex_backend(Device device) {
-  if (device.kind() == Device::Kind::cpu) {
-    static const ComplexBackend<T> b{cpu::dense<T>(), cpu::vectors<T>()};
-    return b;
+  switch (device.kind()) {
+    case Device::Kind::cpu: {
+      static const ComplexBackend<T> b{cpu::dense<T>(), cpu::vectors<T>()};
+      return b;
+    }
+    case Device::Kind::cuda: {
+#ifdef LINV_HAVE_CUDA
+      static const ComplexBackend<T> b{cuda::complex_dense<T>(), cuda::complex_vectors<T>()};
+      return b;
+#else
+      break;
+#endif
+    }
   }
-  (void)runtime(device.kind());  // throws DeviceError where the backend was not built
-  throw InvalidArgument(fmt::format("{} matrices are computed on the CPU in this version, not on {}: move them with "
-                                    ".to(Device::cpu())",
-                                    type_name<T>(), device.name()));
+  (void)runtime(device.kind());  // throws DeviceError saying the backend was not built
+  throw DeviceError("no backend for " + device.name());
 }
 template const ComplexBackend<std::complex<float>>& complex_backend<std::complex<float>>(Device);
 template const ComplexBackend<std::complex<double>>& complex_backend<std::complex<double>>(Device);

@@ -88,8 +88,7 @@ const Family& instance() {
 template <Real T>
 const Backend<T>& backend(Device device);
 
-// The families of complex matrices: the dense core and the vector steps it uses, nothing else. A backend
-// without them (CUDA, in this version) throws InvalidArgument saying where complex matrices run.
+// The families of complex matrices: the dense core and the vector steps it uses, nothing else.
 template <Complex T>
 struct ComplexBackend {
   const Dense<T>& dense;

@@ -1,0 +1,260 @@
+// Complex matrices on the GPU against the CPU backend (the oracle, itself tested against the real embedding
+// in tests/cpu/test_complex.cpp): the same method, the same errors and pivots, results within n eps cond of
+// each other, over sizes around cuSOLVER's and the kernels' block sizes and at extreme scales. Device memory
+// starts as NaN (LINV_POISON_DEVICE_MEMORY, set by the test main), so unwritten output shows. Skips without
+// a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <vector>
+
+#include "linv/accuracy.hpp"
+#include "linv/dense.hpp"
+#include "linv/errors.hpp"
+#include "support/dense_checks.hpp"
+#include "support/gpu.hpp"
+#include "support/testing.hpp"
+
+namespace linv {
+namespace {
+
+using testing::contains;
+using testing::kForwardThreshold;
+using testing::kResidualThreshold;
+
+template <Complex T>
+class CudaComplex : public ::testing::Test {};
+using Types = ::testing::Types<std::complex<float>, std::complex<double>>;
+TYPED_TEST_SUITE(CudaComplex, Types);
+
+template <Complex T>
+constexpr double eps() {
+  return std::numeric_limits<real_t<T>>::epsilon();
+}
+
+template <Complex T>
+Matrix<T> random_matrix(index m, index n, std::mt19937_64& g) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Matrix<T> a(m, n);
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < m; ++i) a(i, j) = T(static_cast<real_t<T>>(u(g)), static_cast<real_t<T>>(u(g)));
+  return a;
+}
+
+template <Complex T>
+Matrix<T> hermitian_positive_definite(index n, std::mt19937_64& g) {
+  const Matrix<T> b = random_matrix<T>(n, n, g);
+  Matrix<T> a(n, n);
+  gemm<T>(Op::None, Op::Transpose, T(1), b.view(), b.view(), T(0), a.view());
+  for (index j = 0; j < n; ++j) {
+    a(j, j) = T(a(j, j).real() + static_cast<real_t<T>>(n), 0);
+    for (index i = 0; i < j; ++i) a(i, j) = std::conj(a(j, i));
+  }
+  return a;
+}
+
+// ||X - Y||_1 / ||Y||_1, in complex128.
+template <Complex T>
+double difference(ConstMatrixView<T> X, ConstMatrixView<T> Y) {
+  double num = 0, den = 0;
+  for (index j = 0; j < X.cols(); ++j) {
+    double sn = 0, sd = 0;
+    for (index i = 0; i < X.rows(); ++i) {
+      sn += std::abs(std::complex<double>(X(i, j)) - std::complex<double>(Y(i, j)));
+      sd += std::abs(std::complex<double>(Y(i, j)));
+    }
+    num = std::max(num, sn), den = std::max(den, sd);
+  }
+  return den > 0 ? num / den : num;
+}
+
+Device gpu() { return Device::cuda(0); }
+
+std::mt19937_64 generator(std::uint64_t salt) { return std::mt19937_64(testing::case_seed(salt)); }
+
+// Around cuSOLVER's panel widths and the kernels' 32 x 8 tiles.
+const std::vector<index> kSizes = {1, 2, 7, 31, 32, 33, 64, 255, 257, 600};
+
+TYPED_TEST(CudaComplex, SolveAndInverseAgreeWithTheCpu) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937_64 g = generator(1);
+  for (index n : kSizes)
+    for (index nrhs : {index{1}, index{3}, index{40}}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", nrhs " + std::to_string(nrhs));
+      const Matrix<T> a = random_matrix<T>(n, n, g), b = random_matrix<T>(n, nrhs, g);
+      const Solution<T> cpu = solve<T>(a.view(), b.view(), {.compute_residual = true});
+      const Solution<T> dev =
+          solve<T>(a.to(gpu()).view(), b.to(gpu()).view(), {.compute_residual = true});
+      EXPECT_EQ(dev.report.device, gpu());
+      EXPECT_EQ(dev.report.method, cpu.report.method);
+      EXPECT_LE(dev.report.scaled_residual, kResidualThreshold);
+      const double cond = 1 / cpu.report.rcond;
+      // the estimates agree within the estimator's factor of 3 (both are lower bounds of ||A^-1||_1)
+      EXPECT_LE(dev.report.rcond, 3 * cpu.report.rcond);
+      EXPECT_GE(dev.report.rcond, cpu.report.rcond / 3);
+      const Matrix<T> x = dev.x.to(Device::cpu());
+      EXPECT_LE(difference<T>(x.view(), cpu.x.view()), 2 * kForwardThreshold * n * eps<T>() * cond);
+
+      if (nrhs != 1) continue;
+      const Solution<T> i = inv<T>(a.to(gpu()).view(), {.compute_residual = true});
+      EXPECT_EQ(i.report.method, n == 1 ? Method::Triangular : Method::LU);
+      EXPECT_LE(i.report.scaled_residual, kResidualThreshold);
+      const Matrix<T> xi = i.x.to(Device::cpu());
+      EXPECT_LE(scaled_residual_inverse<T>(a.view(), xi.view(), eps<T>()), kResidualThreshold);
+      EXPECT_LE(difference<T>(xi.view(), inv<T>(a.view()).x.view()), 2 * kForwardThreshold * n * eps<T>() * cond);
+    }
+}
+
+TYPED_TEST(CudaComplex, HermitianPositiveDefiniteTakesCholesky) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937_64 g = generator(2);
+  for (index n : kSizes) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const Matrix<T> a = hermitian_positive_definite<T>(n, g), b = random_matrix<T>(n, 2, g);
+    const Matrix<T> ga = a.to(gpu());
+    const Method expected = n == 1 ? Method::Triangular : Method::Cholesky;
+    const Solution<T> s = solve<T>(ga.view(), b.to(gpu()).view(), {.compute_residual = true});
+    EXPECT_EQ(s.report.method, expected) << s.report.method_reason;
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+    const Solution<T> l = cholesky<T>(ga.view(), {.compute_residual = true});
+    EXPECT_LE(l.report.scaled_residual, kResidualThreshold);
+    const Matrix<T> lh = l.x.to(Device::cpu());
+    for (index j = 0; j < n; ++j) {
+      EXPECT_EQ(lh(j, j).imag(), 0) << "L's diagonal is real";
+      for (index i = 0; i < j; ++i) ASSERT_EQ(lh(i, j), T(0)) << "zeros above the diagonal";
+    }
+    const Solution<T> i = inv<T>(ga.view(), {.compute_residual = true});
+    EXPECT_EQ(i.report.method, expected);
+    EXPECT_LE(i.report.scaled_residual, kResidualThreshold);
+    const Matrix<T> ih = i.x.to(Device::cpu());
+    for (index c = 0; c < n; ++c)  // Hermitian, exactly: one triangle mirrored, a real diagonal
+      for (index r = 0; r < n; ++r) ASSERT_EQ(ih(r, c), std::conj(ih(c, r)));
+    const double cond = 1 / i.report.rcond;
+    EXPECT_LE(difference<T>(ih.view(), inv<T>(a.view()).x.view()), 2 * kForwardThreshold * n * eps<T>() * cond);
+  }
+}
+
+TYPED_TEST(CudaComplex, TriangularMatricesAndDeterminants) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937_64 g = generator(3);
+  for (index n : kSizes) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      // diagonally dominant (a random triangle's condition grows exponentially with n)
+      Matrix<T> a = random_matrix<T>(n, n, g);
+      for (index j = 0; j < n; ++j)
+        for (index i = 0; i < n; ++i) {
+          if ((uplo == Uplo::Lower && i < j) || (uplo == Uplo::Upper && i > j))
+            a(i, j) = T(0);
+          else if (i != j)
+            a(i, j) /= static_cast<real_t<T>>(n);
+          else
+            a(j, j) += T(static_cast<real_t<T>>(3));
+        }
+      const Solution<T> s = inv<T>(a.to(gpu()).view(), {.compute_residual = true});
+      EXPECT_EQ(s.report.method, Method::Triangular);
+      EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
+      const Solution<T> c = inv<T>(a.view());
+      EXPECT_LE(s.report.rcond, 3 * c.report.rcond);
+      EXPECT_GE(s.report.rcond, c.report.rcond / 3);
+      const Matrix<T> t = tri_inv<T>(a.to(gpu()).view(), uplo).to(Device::cpu());
+      EXPECT_LE(scaled_residual_inverse<T>(a.view(), t.view(), eps<T>()), kResidualThreshold);
+    }
+    const Matrix<T> r = random_matrix<T>(n, n, g);
+    const Determinant dc = LU<T>(r.view()).determinant(), dg = LU<T>(r.to(gpu()).view()).determinant();
+    EXPECT_NEAR(dg.log_abs, dc.log_abs, 60 * n * eps<T>() * std::max(1.0, std::abs(dc.log_abs)));
+    EXPECT_NEAR(std::remainder(dg.phase - dc.phase, 2 * std::numbers::pi), 0, 60 * n * eps<T>());
+  }
+}
+
+TYPED_TEST(CudaComplex, ExtremeScalesGiveTheCpusAnswer) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  std::mt19937_64 g = generator(4);
+  const Matrix<T> a = random_matrix<T>(40, 40, g), b = random_matrix<T>(40, 2, g);
+  const int far = std::numeric_limits<real_t<T>>::max_exponent - 24;
+  for (int e : {-far, -far / 2, far / 2, far}) {
+    SCOPED_TRACE("2^" + std::to_string(e));
+    Matrix<T> s = a.clone();
+    for (index k = 0; k < s.size(); ++k) s.data()[k] *= std::ldexp(real_t<T>(1), e);
+    const Solution<T> cpu = solve<T>(s.view(), b.view());
+    const Solution<T> dev = solve<T>(s.to(gpu()).view(), b.to(gpu()).view(), {.compute_residual = true});
+    EXPECT_LE(dev.report.scaled_residual, kResidualThreshold);
+    const Matrix<T> x = dev.x.to(Device::cpu());
+    EXPECT_LE(difference<T>(x.view(), cpu.x.view()), 2 * kForwardThreshold * 40 * eps<T>() / cpu.report.rcond);
+    const Solution<T> i = inv<T>(s.to(gpu()).view(), {.compute_residual = true});
+    EXPECT_LE(i.report.scaled_residual, kResidualThreshold);
+  }
+}
+
+TYPED_TEST(CudaComplex, BadInputGetsTheCpusErrors) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  const real_t<T> nan = std::numeric_limits<real_t<T>>::quiet_NaN();
+  Matrix<T> a = Matrix<T>::from_rows({{T(1), T(2)}, {T(3), T(4)}});
+  a(1, 0) = T(1, nan);  // a NaN in the imaginary part only
+  try {
+    (void)inv<T>(a.to(gpu()).view());
+    FAIL() << "no error";
+  } catch (const NonFiniteInput& e) {
+    EXPECT_TRUE(contains(e.what(), "row 2, column 1")) << e.what();
+  }
+  // exactly singular, at every size: the CPU's pivot named
+  std::mt19937_64 g = generator(5);
+  for (index n : {2, 33, 300}) {
+    Matrix<T> s = random_matrix<T>(n, n, g);
+    for (index i = 0; i < n; ++i) s(i, n / 2) = s(i, 0) * T(0, 2);  // a column 2i times the first
+    index cpu_pivot = 0, gpu_pivot = 0;
+    try {
+      (void)inv<T>(s.view());
+    } catch (const SingularMatrix& e) {
+      cpu_pivot = e.pivot();
+    }
+    try {
+      (void)inv<T>(s.to(gpu()).view());
+      ADD_FAILURE() << "no error at n " << n;
+    } catch (const SingularMatrix& e) {
+      gpu_pivot = e.pivot();
+    }
+    EXPECT_GT(gpu_pivot, 0) << n;
+    if (n == 2) {  // beyond 2 x 2, rounding may stop the two at different pivots
+      EXPECT_EQ(gpu_pivot, cpu_pivot);
+    }
+  }
+  // Hermitian but indefinite: an explicit Cholesky names the minor, Auto falls back to LU
+  const Matrix<T> h = Matrix<T>::from_rows({{T(1), T(2, 1)}, {T(2, -1), T(1)}});
+  try {
+    (void)cholesky<T>(h.to(gpu()).view());
+    FAIL() << "no error";
+  } catch (const NotPositiveDefinite& e) {
+    EXPECT_EQ(e.minor(), 2);
+  }
+  const Solution<T> f = solve<T>(h.to(gpu()).view(), Matrix<T>::from_rows({{T(1)}, {T(0, 1)}}).to(gpu()).view());
+  EXPECT_EQ(f.report.method, Method::LU);
+  // what complex matrices do not take on the GPU either: refused, saying which they do
+  const Matrix<T> m = Matrix<T>::from_rows({{T(2, 1), T(1)}, {T(0, 1), T(3)}});
+  for (Method method : {Method::GaussJordan, Method::CALU, Method::RBT, Method::CholeskyGETS}) {
+    try {
+      (void)inv<T>(m.to(gpu()).view(), {.method = method});
+      FAIL() << "no error for " << to_string(method);
+    } catch (const InvalidArgument& e) {
+      EXPECT_TRUE(contains(e.what(), "auto, lu, cholesky and triangular")) << e.what();
+    }
+  }
+  try {
+    (void)lstsq<T>(m.to(gpu()).view(), m.to(gpu()).view());
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "CPU")) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace linv
