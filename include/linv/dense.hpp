@@ -237,6 +237,20 @@ class LU {
   mutable double rcond_ = -1;  // < 0: not computed yet
 };
 
+// LAPACK's getrf of an m x n matrix, square or not: P A = L U with L m x min(m, n) (unit, below the diagonal)
+// and U min(m, n) x n (on and above it) in one matrix, and the 1-based row interchanges (min(m, n) of them):
+// what scipy.linalg.lu_factor and MATLAB's lu give. An exactly zero pivot is not an error here (zero_pivot
+// names the first); solve with LU for a square matrix. On the CPU in this version: InvalidArgument for A
+// elsewhere; NonFiniteInput for NaN or Inf in A.
+template <Scalar T>
+struct PluFactors {
+  Matrix<T> lu;
+  std::vector<int> pivots;
+  index zero_pivot = 0;
+};
+template <Scalar T>
+PluFactors<T> plu(ConstMatrixView<T> A);
+
 // Cholesky factorization A = L L^T of a symmetric positive definite matrix (only the lower triangle
 // of A is read), on the device A lives on. Throws NotPositiveDefinite naming the failing leading minor.
 template <Scalar T>

@@ -5,7 +5,7 @@ linv's C++ library over NumPy arrays:
     import numpy as np, linv
     x = linv.inv(a)                          # like numpy.linalg.inv; a stack (..., n, n) too
     x, report = linv.solve(a, b, report=True)
-    linv.cholesky, linv.lstsq, linv.pinv, linv.slogdet, linv.LU, linv.Cholesky
+    linv.cholesky, linv.lstsq, linv.pinv, linv.slogdet, linv.plu, linv.LU, linv.Cholesky
     linv.wls, linv.WeightedLeastSquares      # weighted least squares, factor once per set of weights
     linv.imaging                             # PSFs, degrade, deblur, phantom
     linv.slam                                # bordered Jacobians: the Gauss-Newton step and J^+
@@ -15,8 +15,9 @@ linv's C++ library over NumPy arrays:
     linv.info()                              # what was built, and the GPUs it can use
 
 float32 stays float32, float64 stays float64, integers, bool and float16 are taken as float64, and a float32
-matrix with a float64 (or integer) right-hand side is solved in float64, as NumPy promotes. Complex numbers
-and longdouble are a TypeError (linv does not compute in them yet), never silently rounded. The solvers and
+matrix with a float64 (or integer) right-hand side is solved in float64, as NumPy promotes. complex64 and
+complex128 are computed by the dense functions (inv, solve, cholesky, lstsq, pinv, slogdet, plu, LU,
+Cholesky) on the CPU; longdouble is a TypeError, never silently rounded. The solvers and
 factorisations take device= ("cpu", "cuda", "cuda:N", "auto") and report=True, which returns (result,
 report dict); convolution, noise and file io run on the CPU and report nothing. Arrays in C or Fortran
 order are used in place where linv can; results are NumPy arrays over linv's own memory, handed over
@@ -37,7 +38,7 @@ import numpy as _np
 
 from . import _batched, _linv
 from ._common import (DeviceError, InputError, NotPositiveDefiniteError, NumericalError, SingularMatrixError,
-                      _columns, _computed, _float, _gpu_call, _host, _matrix, _shaped, _square)
+                      _columns, _computed, _float, _gpu_array, _gpu_call, _host, _matrix, _shaped, _square)
 from ._wls import WeightedLeastSquares, wls
 from . import fmri, imaging, io, slam
 from .io import read, write
@@ -256,6 +257,18 @@ def slogdet(a: Any, *, device: str | None = None) -> tuple[Any, float]:
     return _linv.slogdet(_square(a, complex=True), "cpu" if device is None else device)
 
 
+def plu(a: Any) -> tuple[Any, Any, int]:
+    """(lu, pivots, zero_pivot): LAPACK's getrf of any m x n matrix a, square or not, P a = L U with L
+    (unit, below the diagonal) and U (on and above it) in the one array lu, the min(m, n) row interchanges
+    1-based (LAPACK's ipiv, int32) and the 1-based index of the first exactly zero pivot, 0 if none (not an
+    error here: solve with LU, which refuses it). What scipy.linalg.lu_factor gives, with 1-based pivots. On
+    the CPU, for host arrays; complex matrices too."""
+    if _gpu_array(a):
+        raise TypeError("plu takes host arrays (NumPy) in this version; copy the GPU array to the host first")
+    lu, pivots, zero_pivot = _linv.plu(_matrix(a, complex=True))
+    return lu, _np.asarray(pivots, dtype=_np.int32), int(zero_pivot)
+
+
 class _Factored:
     """Shared by LU and Cholesky: the factors live where they were made; b and results move as needed.
     Factors of a GPU array live on its GPU and give results there, as its kind of array."""
@@ -331,10 +344,6 @@ class LU(_Factored):
     growth = property(lambda self: self._native.growth, doc="max|U| / max|a|")
     fallback_reason = property(lambda self: self._native.fallback_reason,
                                doc="why a tournament gave way to partial pivoting (empty if it did not)")
-    lapack_factors = property(lambda self: self._native.lapack_factors,
-                              doc="LAPACK's getrf factors of a (L unit below the diagonal, U on and above), as a "
-                                  "NumPy array; with `pivots` what scipy.linalg.lu_factor gives (partial and "
-                                  "tournament pivoting only)")
 
 
 class Cholesky(_Factored):

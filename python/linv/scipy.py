@@ -261,25 +261,21 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False, unit_d
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[_np.ndarray, _np.ndarray]:
-    """(lu, piv) as scipy.linalg.lu_factor: LAPACK's getrf factors of a (L unit below the diagonal, U on and
-    above) and its 0-based row interchanges; a LinAlgWarning for an exactly zero pivot, as SciPy."""
-    from . import LU
+    """(lu, piv) as scipy.linalg.lu_factor, for any m x n a: LAPACK's getrf factors (L unit below the
+    diagonal, U on and above) and its 0-based row interchanges; a LinAlgWarning for an exactly zero pivot, as
+    SciPy."""
+    from . import plu
     given = a
     a = _validated(a, "a", check_finite)
     if a.ndim != 2:
         raise ValueError(f"Expected a square matrix or batch of square matrices; a has shape {a.shape}")
-    if a.shape[0] != a.shape[1]:
-        raise NotImplementedError(f"linv.scipy.lu_factor factors square matrices; a has shape {a.shape} (SciPy's "
-                                  f"rectangular factorization is not provided in this version)")
-    a = a.astype(_common._computed({"a": a}, complex=True), copy=False)
-    if a.size == 0:
+    if a.size == 0:  # as SciPy: a copy in a's own dtype
         return a.copy(), _np.zeros(0, dtype=_np.int32)
-    factors = LU(a)
-    lu, piv = factors.lapack_factors, _np.asarray(factors.pivots, dtype=_np.int32) - 1
-    zero = _np.flatnonzero(_np.diagonal(lu) == 0)
-    if zero.size:
-        warnings.warn(f"Diagonal number {zero[0] + 1} is exactly zero. Singular matrix.", LinAlgWarning, stacklevel=2)
-    return _in_place(given, lu, overwrite_a), piv
+    a = a.astype(_common._computed({"a": a}, complex=True), copy=False)
+    lu, pivots, zero_pivot = plu(a)
+    if zero_pivot:
+        warnings.warn(f"Diagonal number {zero_pivot} is exactly zero. Singular matrix.", LinAlgWarning, stacklevel=2)
+    return _in_place(given, lu, overwrite_a), pivots - 1
 
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: bool = False,

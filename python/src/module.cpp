@@ -292,16 +292,17 @@ using LUObject = Factored<linv::LU<T>, T>;
 // LAPACK's getrf result for A itself, in host memory: L (unit, below the diagonal) and U (on and above) with
 // the power-of-two scaling LU applied undone on U (L is the same for 2^-e A as for A). What SciPy's
 // lu_factor returns; only partial pivoting's factors are of A (a randomized LU's are of A_r).
+// linv::plu of any m x n matrix: (LAPACK's factors, their 1-based interchanges, the first zero pivot or 0).
 template <class T>
-nb::object lapack_factors(const LUObject<T>& o) {
-  if (o.factors.pivoting() == linv::Pivoting::Randomized)
-    throw linv::InvalidArgument("a randomized LU's factors are those of the transformed matrix, not of a: factor "
-                                "with partial pivoting for LAPACK's factors");
-  linv::Matrix<T> f = o.factors.factors().to(linv::Device::cpu());
-  const int e = o.factors.scale_exponent();
-  for (linv::index j = 0; j < f.cols() && e != 0; ++j)
-    for (linv::index i = 0; i <= j && i < f.rows(); ++i) f(i, j) *= std::ldexp(linv::real_t<T>(1), e);
-  return nb::cast(to_numpy<T>(std::move(f), false));
+nb::tuple plu(const Input<T>& a) {
+  linv::Matrix<T> copy;
+  const linv::ConstMatrixView<T> A = column_major(a, copy);
+  linv::PluFactors<T> f;
+  {
+    nb::gil_scoped_release released;
+    f = linv::plu<T>(A);
+  }
+  return nb::make_tuple(to_numpy<T>(std::move(f.lu), false), f.pivots, f.zero_pivot);
 }
 template <class T>
 using CholeskyObject = Factored<linv::Cholesky<T>, T>;
@@ -376,14 +377,14 @@ void bind_dense(nb::module_& m, const char* suffix) {
                 .def_prop_ro("pivoting",
                              [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
                 .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
-                .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); })
-                .def_prop_ro("lapack_factors", &lapack_factors<T>);
+                .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
   auto cholesky_factors = nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
                               .def("solve", &CholeskyObject<T>::solve)
                               .def("inv", &CholeskyObject<T>::inverse)
                               .def("slogdet", &CholeskyObject<T>::slogdet)
                               .def("rcond", &CholeskyObject<T>::rcond);
   m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
+  m.def("plu", &plu<T>, nb::arg("a"));
   m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
   if constexpr (linv::Real<T>) {
     m.def("inv_gpu", &inv_gpu<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"),

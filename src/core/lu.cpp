@@ -321,7 +321,22 @@ Matrix<T> LU<T>::inverse() const {
   return x;
 }
 
+template <Scalar T>
+PluFactors<T> plu(ConstMatrixView<T> A) {
+  if (A.device().kind() != Device::Kind::cpu)
+    throw InvalidArgument(fmt::format("plu: the rectangular LU runs on the CPU in this version; A is on {}: move it "
+                                      "with .to(Device::cpu())",
+                                      A.device().name()));
+  require_finite(A, "A");
+  PluFactors<T> f{Matrix<T>::copy_of(A), {}, 0};
+  // the CPU family's getrf takes m x n (kernels/dense.hpp)
+  f.zero_pivot = kernels::dense<T>(Device::cpu()).lu_factor(f.lu.view(), f.pivots, Pivoting::Partial).zero_pivot;
+  f.pivots.resize(static_cast<std::size_t>(std::min(A.rows(), A.cols())));
+  return f;
+}
+
 #define LINV_INSTANTIATE(T)                                                                                  \
+  template PluFactors<T> plu<T>(ConstMatrixView<T>);                                                         \
   template class LU<T>;                                                                                      \
   template LU<T> dense_steps::factor_lu<T>(ConstMatrixView<T>, Method, Report&);                             \
   template LU<T> dense_steps::judgeable<T>(LU<T>, ConstMatrixView<T>, Report&);

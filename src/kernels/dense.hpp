@@ -104,7 +104,8 @@ class Dense {
 
   // ---- LU with row pivoting (pivots 1-based, as LAPACK's ipiv, whichever the pivoting) ----
   // Pivoting::Randomized factors A as it is, without interchanges (the caller has applied the
-  // butterflies): pivots come back as the identity, zero_pivot names the first exactly zero pivot.
+  // butterflies): pivots come back as the identity, zero_pivot names the first exactly zero pivot. A is
+  // square, except in the CPU family, whose getrf with partial pivoting takes m x n too (linv::plu).
   virtual LuOutcome lu_factor(MatrixView<T> A, std::vector<int>& pivots, Pivoting pivoting) const = 0;
   // B := op(A)^-1 B from the factors.
   virtual void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B, Op op) const = 0;

@@ -48,26 +48,25 @@ SCIPY_KNOWN = {
                 "test_sample_compatible_dtype_input[F]",  # SciPy computes a float32 det in float64
                 "test_incompatible_dtype_input", "test_empty_edge_cases"},  # messages
     "TestSolveTriangular": set(), "TestLUSolve": set(), "TestChoFactor": set(),
-    "TestLUFactor": set(),  # and its rectangular matrices: linv's LU is square (a NotImplementedError)
+    "TestLUFactor": set(),
 }
 
 
 def test_scipy_linalg_own_tests():
     """SciPy's tests of the functions linv.scipy provides, complex ones included: the tests that solve and inv
-    overwrote a (linv never writes a there), lu_factor's rectangular matrices and the known ones above fail,
-    nothing else (on 2026-11-28, SciPy 1.17.1: TestSolve 1117 of 1167 pass, 48 of the others overwrite_a;
-    TestInv 51 of 54; TestDet 27 of 35; TestSolveTriangular 29 of 29; TestLUFactor 15 of 47, the others
-    rectangular; TestLUSolve 27 of 27; TestChoFactor 5 of 5)."""
+    overwrote a (linv never writes a there) and the known ones above fail, nothing else (on 2026-11-29, SciPy
+    1.17.1: TestSolve 1117 of 1167 pass, 48 of the others overwrite_a; TestInv 51 of 54; TestDet 27 of 35;
+    TestSolveTriangular 29 of 29; TestLUFactor 47 of 47; TestLUSolve 27 of 27; TestChoFactor 5 of 5)."""
     pytest.importorskip("scipy.linalg.tests.test_basic", reason="this SciPy was installed without its tests")
     outcomes = scipy_cases.run()
     for owner, results in outcomes.items():
         assert len(results) >= 5, (owner, len(results))  # the class ran
         unexpected = [(name, reason) for name, reason in results
                       if reason is not None and not name.startswith("test_overwrite")
-                      and name not in SCIPY_KNOWN[owner] and "NotImplementedError: linv.scipy.lu_factor" not in reason]
+                      and name not in SCIPY_KNOWN[owner]]
         assert not unexpected, (owner, unexpected[:5])
     passed = {owner: sum(reason is None for _, reason in results) / len(results) for owner, results in outcomes.items()}
-    assert passed["TestSolve"] >= 0.90 and passed["TestInv"] >= 0.90, passed
+    assert passed["TestSolve"] >= 0.90 and passed["TestInv"] >= 0.90 and passed["TestLUFactor"] == 1, passed
 
 
 def wide(a):
@@ -335,3 +334,35 @@ def test_scipy_factor_and_triangular_functions_against_scipy(dtype):
         lsc.cho_factor(-np.eye(3))
     with pytest.warns(lsc.LinAlgWarning, match="exactly zero"):
         lsc.lu_factor(np.array([[1.0, 2.0], [2.0, 4.0]]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stacks(square=False))
+def test_plu_and_lu_factor_against_scipy(a):
+    """linv.plu and linv.scipy.lu_factor on any m x n matrix (wide, tall, empty; every dtype, byte order and
+    layout): SciPy's shapes and dtypes, and P a = L U to 30 min(m, n) eps max|a|."""
+    sla = pytest.importorskip("scipy.linalg")
+    from linv import scipy as lsc
+    if a.ndim > 2:  # one matrix of the stack
+        a = a.reshape((-1,) + a.shape[-2:])[0] if a.size else np.zeros(a.shape[-2:], a.dtype)
+    lu, piv = lsc.lu_factor(a)
+    ref_lu, ref_piv = sla.lu_factor(a)
+    # integers and bool are computed in float64, as in every linv function (SciPy's LAPACK-based functions
+    # take float32 for bool and 8- and 16-bit integers)
+    assert lu.shape == ref_lu.shape and lu.dtype == (ref_lu.dtype if a.dtype.kind in "fc" or not a.size else np.float64)
+    assert piv.shape == ref_piv.shape and piv.dtype == ref_piv.dtype
+    m, n = a.shape
+    k = min(m, n)
+    if k == 0:
+        return
+    lower = np.tril(lu[:, :k], -1) + np.eye(m, k)
+    upper = np.triu(lu[:k, :])
+    rows = np.arange(m)
+    for i, p in enumerate(piv):  # LAPACK's interchanges, in order
+        rows[[i, p]] = rows[[p, i]]
+    w = wide(a)
+    eps = np.finfo(lu.dtype).eps
+    assert np.abs(w[rows] - wide(lower) @ wide(upper)).max() <= 30 * k * eps * max(np.abs(w).max(), np.finfo(float).tiny)
+    full, pivots, zero_pivot = linv.plu(a)
+    assert np.array_equal(pivots - 1, piv) and np.array_equal(full, lu)
+    assert zero_pivot == next((i + 1 for i in range(k) if lu[i, i] == 0), 0)
