@@ -96,13 +96,43 @@ Class real_class(const mxArray* a, std::string_view what) {
     throw linv::InvalidArgument(fmt::format("{} is {}: this function takes full matrices (pass full({}))", what,
                                             describe(a), what));
   if (mxIsComplex(a))
-    throw linv::InvalidArgument(fmt::format("{} is {}: linv computes with real double and single arrays", what,
-                                            describe(a)));
-  if (mxIsDouble(a)) return Class::Double;
-  if (mxIsSingle(a)) return Class::Single;
-  throw linv::InvalidArgument(fmt::format("{} is {}: linv computes with real double and single arrays (pass "
+    throw linv::InvalidArgument(fmt::format("{} is {}: this function computes with real double and single arrays "
+                                            "(complex ones: linv_inv and linv_solve)",
+                                            what, describe(a)));
+  return dense_class(a, what);
+}
+
+Class dense_class(const mxArray* a, std::string_view what) {
+  if (mxIsSparse(a))
+    throw linv::InvalidArgument(fmt::format("{} is {}: this function takes full matrices (pass full({}))", what,
+                                            describe(a), what));
+  const bool complex = mxIsComplex(a);
+  if (mxIsDouble(a)) return complex ? Class::ComplexDouble : Class::Double;
+  if (mxIsSingle(a)) return complex ? Class::ComplexSingle : Class::Single;
+  throw linv::InvalidArgument(fmt::format("{} is {}: linv computes with double and single arrays (pass "
                                           "double({}) or single({}))",
                                           what, describe(a), what, what));
+}
+
+namespace {
+bool is_single(Class c) { return c == Class::Single || c == Class::ComplexSingle; }
+bool is_complex(Class c) { return c == Class::ComplexDouble || c == Class::ComplexSingle; }
+}  // namespace
+
+Class common_class(std::initializer_list<std::pair<const mxArray*, std::string_view>> inputs) {
+  bool single = false, complex = false;
+  const mxArray* first = nullptr;
+  std::string_view first_name;
+  for (const auto& [a, what] : inputs) {
+    const Class c = dense_class(a, what);
+    if (first != nullptr && is_single(c) != single)
+      throw linv::InvalidArgument(fmt::format("{} is {}, but {} is {}: pass arrays of one class", what, describe(a),
+                                              first_name, describe(first)));
+    if (first == nullptr) first = a, first_name = what, single = is_single(c);
+    complex = complex || is_complex(c);
+  }
+  if (single) return complex ? Class::ComplexSingle : Class::Single;
+  return complex ? Class::ComplexDouble : Class::Double;
 }
 
 template <linv::Real T>
@@ -118,6 +148,41 @@ linv::ConstMatrixView<T> view(const mxArray* a, std::string_view what) {
 }
 template linv::ConstMatrixView<double> view<double>(const mxArray*, std::string_view);
 template linv::ConstMatrixView<float> view<float>(const mxArray*, std::string_view);
+
+template <linv::Scalar T>
+linv::ConstMatrixView<T> view_as(const mxArray* a, std::string_view what, linv::Matrix<T>& storage) {
+  if constexpr (linv::Real<T>) {
+    return view<T>(a, what);
+  } else {
+    using R = linv::real_t<T>;
+    if (!mxIsComplex(a)) {  // a real array of T's precision (view<R> checks that) as a complex one
+      const linv::ConstMatrixView<R> r = view<R>(a, what);
+      storage = linv::Matrix<T>::uninitialized(r.rows(), r.cols());
+      for (index j = 0; j < r.cols(); ++j)
+        for (index i = 0; i < r.rows(); ++i) storage(i, j) = T(r(i, j));
+      return storage.view();
+    }
+    const Class expected = std::is_same_v<R, float> ? Class::ComplexSingle : Class::ComplexDouble;
+    if (dense_class(a, what) != expected)
+      throw linv::InvalidArgument(fmt::format("{} is {}, but the other inputs are {}: pass arrays of one class", what,
+                                              describe(a), std::is_same_v<R, float> ? "single" : "double"));
+    if (mxGetNumberOfDimensions(a) != 2)
+      throw linv::InvalidArgument(fmt::format("{} is {}: a matrix (2-D) is needed here", what, describe(a)));
+    const auto rows = static_cast<index>(mxGetM(a)), cols = static_cast<index>(mxGetN(a));
+    const R* re = static_cast<const R*>(mxGetData(a));
+    const R* im = static_cast<const R*>(mxGetImagData(a));
+    storage = linv::Matrix<T>::uninitialized(rows, cols);
+    for (index j = 0; j < cols; ++j)
+      for (index i = 0; i < rows; ++i) storage(i, j) = T(re[i + j * rows], im[i + j * rows]);
+    return storage.view();
+  }
+}
+template linv::ConstMatrixView<double> view_as<double>(const mxArray*, std::string_view, linv::Matrix<double>&);
+template linv::ConstMatrixView<float> view_as<float>(const mxArray*, std::string_view, linv::Matrix<float>&);
+template linv::ConstMatrixView<std::complex<double>> view_as<std::complex<double>>(
+    const mxArray*, std::string_view, linv::Matrix<std::complex<double>>&);
+template linv::ConstMatrixView<std::complex<float>> view_as<std::complex<float>>(
+    const mxArray*, std::string_view, linv::Matrix<std::complex<float>>&);
 
 template <linv::Real T>
 linv::ConstMatrixView<T> column(const mxArray* a, std::string_view what) {
@@ -140,7 +205,7 @@ index count(const mxArray* a, std::string_view what) {
   return static_cast<index>(v);
 }
 
-template <linv::Real T>
+template <linv::Scalar T>
 mxArray* to_mx(const linv::Matrix<T>& m) {
   linv::Matrix<T> host;
   const linv::Matrix<T>* h = &m;
@@ -150,15 +215,29 @@ mxArray* to_mx(const linv::Matrix<T>& m) {
   }
   // uninitialised (MATLAB R2015a, Octave 7): every entry is written below, and zeroing a large result
   // first would cost a pass over its memory
-  mxArray* out = mxCreateUninitNumericMatrix(static_cast<mwSize>(h->rows()), static_cast<mwSize>(h->cols()),
-                                             std::is_same_v<T, float> ? mxSINGLE_CLASS : mxDOUBLE_CLASS, mxREAL);
-  T* dst = static_cast<T*>(mxGetData(out));
-  for (index j = 0; j < h->cols(); ++j)
-    std::copy_n(h->data() + j * h->ld(), h->rows(), dst + j * h->rows());
+  const auto rows = static_cast<mwSize>(h->rows()), cols = static_cast<mwSize>(h->cols());
+  const mxClassID id = std::is_same_v<linv::real_t<T>, float> ? mxSINGLE_CLASS : mxDOUBLE_CLASS;
+  mxArray* out = mxCreateUninitNumericMatrix(rows, cols, id, linv::Complex<T> ? mxCOMPLEX : mxREAL);
+  if constexpr (linv::Complex<T>) {  // the separate-complex API: real parts, then imaginary parts
+    using R = linv::real_t<T>;
+    R* re = static_cast<R*>(mxGetData(out));
+    R* im = static_cast<R*>(mxGetImagData(out));
+    for (index j = 0; j < h->cols(); ++j)
+      for (index i = 0; i < h->rows(); ++i) {
+        const T z = (*h)(i, j);
+        re[i + j * h->rows()] = z.real(), im[i + j * h->rows()] = z.imag();
+      }
+  } else {
+    T* dst = static_cast<T*>(mxGetData(out));
+    for (index j = 0; j < h->cols(); ++j)
+      std::copy_n(h->data() + j * h->ld(), h->rows(), dst + j * h->rows());
+  }
   return out;
 }
 template mxArray* to_mx<double>(const linv::Matrix<double>&);
 template mxArray* to_mx<float>(const linv::Matrix<float>&);
+template mxArray* to_mx<std::complex<double>>(const linv::Matrix<std::complex<double>>&);
+template mxArray* to_mx<std::complex<float>>(const linv::Matrix<std::complex<float>>&);
 
 mxArray* to_mx(const std::vector<double>& row) {
   mxArray* out = mxCreateDoubleMatrix(1, static_cast<mwSize>(row.size()), mxREAL);

@@ -6,7 +6,9 @@
 
 #include <mex.h>
 
+#include <complex>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,19 +39,41 @@ void check_counts(const char* function, int nrhs, int min_in, int nlhs, int max_
 
 // The class of a real, full, numeric array (double or single); InvalidArgument naming `what` otherwise
 // (integers, complex, sparse, logical, char, cell and struct arrays are refused, saying which it is).
-enum class Class { Double, Single };
+enum class Class { Double, Single, ComplexDouble, ComplexSingle };
 Class real_class(const mxArray* a, std::string_view what);
+// The class of a full double or single array, real or complex (the dense functions' inputs); the class
+// several of them are computed in: complex where one is (MATLAB's rule), InvalidArgument where double and
+// single are mixed.
+Class dense_class(const mxArray* a, std::string_view what);
+Class common_class(std::initializer_list<std::pair<const mxArray*, std::string_view>> inputs);
 
-// f.template operator()<double>() or <float>(), by the class.
+// f.template operator()<double>() or <float>(), by the class (a real one).
 template <class F>
 decltype(auto) dispatch(Class c, F&& f) {
   if (c == Class::Single) return f.template operator()<float>();
+  return f.template operator()<double>();
+}
+// The same over the four classes the dense functions take.
+template <class F>
+decltype(auto) dispatch_dense(Class c, F&& f) {
+  switch (c) {
+    case Class::Single: return f.template operator()<float>();
+    case Class::ComplexDouble: return f.template operator()<std::complex<double>>();
+    case Class::ComplexSingle: return f.template operator()<std::complex<float>>();
+    case Class::Double: break;
+  }
   return f.template operator()<double>();
 }
 
 // A real full 2-D array of T's class as a column-major view of its own memory (MATLAB's layout).
 template <linv::Real T>
 linv::ConstMatrixView<T> view(const mxArray* a, std::string_view what);
+// A full 2-D array as a matrix of T: for real T the view above; for complex T a copy in `storage` of a
+// complex array of T's precision (the separate-complex API, which Octave and MATLAB both keep, stores the
+// real and imaginary parts apart) or of a real one (MATLAB computes a real operand with a complex one in
+// complex numbers).
+template <linv::Scalar T>
+linv::ConstMatrixView<T> view_as(const mxArray* a, std::string_view what, linv::Matrix<T>& storage);
 
 // A vector, row or column, as an n x 1 view of its own memory.
 template <linv::Real T>
@@ -61,7 +85,7 @@ linv::index count(const mxArray* a, std::string_view what);
 using linv::placed;  // an input's view on the device chosen (as the command line and Python place theirs)
 
 // A new MATLAB array of T's class holding m (on any device).
-template <linv::Real T>
+template <linv::Scalar T>
 mxArray* to_mx(const linv::Matrix<T>& m);
 mxArray* to_mx(const std::vector<double>& row);  // a 1 x n double row
 // Sparse codes as a K x N sparse double matrix (MATLAB's sparse matrices are double: float values are

@@ -1,5 +1,5 @@
 // X = linv_inv(A, name, value, ...)   [X, report] = linv_inv(...)
-// The inverse of a square double or single matrix, in A's class. Options: 'method' ('auto', 'lu', 'calu',
+// The inverse of a square double or single matrix, real or complex, in A's class. Options: 'method' ('auto', 'lu', 'calu',
 // 'rbt', 'cholesky', 'gauss-jordan', 'cholesky-gets', 'gauss-seidel', 'triangular'), 'device' ('auto',
 // 'cpu', 'cuda', 'cuda:N'), 'precision' ('native' or 'mixed'), 'factorPrecision', 'allowIllConditioned',
 // 'tolerance', 'maxIterations' (Gauss-Seidel), 'check' (true: the report's scaled
@@ -12,8 +12,9 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   linv_mex::check_counts("linv_inv", nrhs, 1, nlhs, 2, "[X, report] = linv_inv(A, name, value, ...)");
   const linv_mex::Options o("linv_inv", prhs + 1, nrhs - 1,
                             linv_mex::kSolveOptionNames);
-  linv_mex::dispatch(linv_mex::real_class(prhs[0], "A"), [&]<class T>() {
-    const linv::ConstMatrixView<T> A = linv_mex::view<T>(prhs[0], "A");
+  linv_mex::dispatch_dense(linv_mex::dense_class(prhs[0], "A"), [&]<class T>() {
+    linv::Matrix<T> a_complex;  // a complex A's copy (kept apart in MATLAB's memory)
+    const linv::ConstMatrixView<T> A = linv_mex::view_as<T>(prhs[0], "A", a_complex);
     const linv::SolveOptions options = linv_mex::solve_options(o);
     const linv::Device device = o.device(linv::Operation::Inverse, A.rows(), options.method);
     linv::Matrix<T> a_copy;

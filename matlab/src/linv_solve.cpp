@@ -1,6 +1,6 @@
 // X = linv_solve(A, B, name, value, ...)   [X, report] = linv_solve(...)
-// The solution of A X = B (MATLAB's A \ B for a square A), in A's class; A and B of one class. Options as
-// linv_inv's.
+// The solution of A X = B (MATLAB's A \ B for a square A); A and B both double or both single, complex where
+// either is (as MATLAB computes A \ B). Options as linv_inv's.
 #include "gateway.hpp"
 
 namespace {
@@ -9,8 +9,11 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   linv_mex::check_counts("linv_solve", nrhs, 2, nlhs, 2, "[X, report] = linv_solve(A, B, name, value, ...)");
   const linv_mex::Options o("linv_solve", prhs + 2, nrhs - 2,
                             linv_mex::kSolveOptionNames);
-  linv_mex::dispatch(linv_mex::real_class(prhs[0], "A"), [&]<class T>() {
-    const linv::ConstMatrixView<T> A = linv_mex::view<T>(prhs[0], "A"), B = linv_mex::view<T>(prhs[1], "B");
+  const linv_mex::Class c = linv_mex::common_class({{prhs[0], "A"}, {prhs[1], "B"}});
+  linv_mex::dispatch_dense(c, [&]<class T>() {
+    linv::Matrix<T> a_complex, b_complex;  // a real A or B with a complex other: its complex copy
+    const linv::ConstMatrixView<T> A = linv_mex::view_as<T>(prhs[0], "A", a_complex),
+                                   B = linv_mex::view_as<T>(prhs[1], "B", b_complex);
     const linv::SolveOptions options = linv_mex::solve_options(o);
     const linv::Device device = o.device(linv::Operation::Solve, A.rows(), options.method);
     linv::Matrix<T> a_copy, b_copy;

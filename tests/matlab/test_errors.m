@@ -20,7 +20,7 @@ function test_errors()
   check_error(@() linv_inv(), 'linv:invalidArgument', 'at least 1 input');
   check_error(@() linv_solve(A), 'linv:invalidArgument', 'at least 2 inputs');
   check_error(@() linv_inv(int32(A)), 'linv:invalidArgument', 'int32', 'double(A)');
-  check_error(@() linv_inv(A + 1i), 'linv:invalidArgument', 'complex');
+  check_error(@() linv_omp(randn(5, 8) + 1i, randn(5, 3), 2), 'linv:invalidArgument', 'complex');
   check_error(@() linv_inv(sparse(A)), 'linv:invalidArgument', 'full(A)');
   check_error(@() linv_solve(A, single(ones(4, 1))), 'linv:invalidArgument', 'one class');
   check_error(@() linv_inv(A, 'foo', 1), 'linv:invalidArgument', 'no option ''foo''', 'method');
