@@ -244,11 +244,67 @@ void run_distributed(const SolveArgs& a, const char* command) {
   });
 }
 
+// ---- complex matrices (inv, solve, lstsq) ----
+
+bool is_complex(const io::AnyDense& m) {
+  return std::holds_alternative<Matrix<std::complex<float>>>(m) || std::holds_alternative<Matrix<std::complex<double>>>(m);
+}
+
+// A real AnyDense as the AnyMatrix the real paths take.
+io::AnyMatrix real_matrix(io::AnyDense&& m) {
+  if (auto* f = std::get_if<Matrix<float>>(&m)) return std::move(*f);
+  return std::move(std::get<Matrix<double>>(m));
+}
+
+// Calls f.template operator()<T>() with the complex type a command computes complex inputs in: complex64
+// where --precision single asks for it or every input is float32 or complex64, complex128 otherwise (as
+// NumPy promotes); mixed precision is refused. The output must be able to hold complex numbers; both are
+// checked before anything is computed.
+template <class F>
+void with_complex_type(const CommonOptions& o, const char* command, const std::vector<const io::AnyDense*>& inputs,
+                       const std::string& output, F&& f) {
+  if (o.precision == "mixed")
+    throw InvalidArgument(fmt::format("{}: complex matrices have no mixed-precision variant: use --precision single "
+                                      "or double",
+                                      command));
+  if (!io::writes_complex(output))
+    throw InvalidArgument(fmt::format("{}: the result is complex: write it to a .npy or .npz file, not {}", command,
+                                      output));
+  bool single = o.precision == "single";
+  if (o.precision != "double" && !single) {
+    single = true;
+    for (const io::AnyDense* m : inputs)
+      single = single && (std::holds_alternative<Matrix<float>>(*m) ||
+                          std::holds_alternative<Matrix<std::complex<float>>>(*m));
+  }
+  if (single)
+    f.template operator()<std::complex<float>>();
+  else
+    f.template operator()<std::complex<double>>();
+}
+
+// An input in the complex type T (a real one with zero imaginary parts; complex128 narrowed only where
+// --precision single asked for it, as compute_type narrows real ones).
+template <Complex T>
+Matrix<T> as_complex(io::AnyDense&& m) {
+  if (auto* same = std::get_if<Matrix<T>>(&m)) return std::move(*same);
+  return std::visit([](const auto& other) { return other.template cast<T>(); }, m);
+}
+
 void run_inv(const SolveArgs& a) {
   if (a.distributed || !a.devices.empty()) return run_distributed(a, "inv");
   if (a.batch) return run_batch(a, "inv");
   const Method method = parse_method(a.method);  // usage errors before any file is read
-  io::AnyMatrix A = io::read_matrix(a.a);
+  io::AnyDense read = io::read_dense(a.a);
+  if (is_complex(read))
+    return with_complex_type(a.common, "inv", {&read}, a.output, [&]<Complex T>() {
+      const Matrix<T> m = as_complex<T>(std::move(read));
+      const SolveOptions options = solve_options(a, Compute::f64);
+      const Device device = device_for(a.common, Operation::Inverse, m.rows(), method);
+      finish(a.common, "inv", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return inv<T>(v, options); }),
+             {{"A", a.a}}, a.output);
+    });
+  io::AnyMatrix A = real_matrix(std::move(read));
   const Compute c = compute_type(a.common.precision, {dtype_of(A)});
   with_type(c, [&]<Real T>() {
     const Matrix<T> m = as<T>(std::move(A), c);
@@ -263,7 +319,18 @@ void run_solve(const SolveArgs& a) {
   if (a.distributed || !a.devices.empty()) return run_distributed(a, "solve");
   if (a.batch) return run_batch(a, "solve");
   const Method method = parse_method(a.method);
-  io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
+  io::AnyDense read_a = io::read_dense(a.a), read_b = io::read_dense(a.b);
+  if (is_complex(read_a) || is_complex(read_b))
+    return with_complex_type(a.common, "solve", {&read_a, &read_b}, a.output, [&]<Complex T>() {
+      const Matrix<T> m = as_complex<T>(std::move(read_a)), rhs = as_complex<T>(std::move(read_b));
+      const SolveOptions options = solve_options(a, Compute::f64);
+      const Device device = device_for(a.common, Operation::Solve, m.rows(), method);
+      Matrix<T> rhs_copy;
+      const ConstMatrixView<T> b = placed(rhs.view(), device, rhs_copy);
+      finish(a.common, "solve", run_on<T>(device, m, [&](ConstMatrixView<T> v) { return solve<T>(v, b, options); }),
+             {{"A", a.a}, {"B", a.b}}, a.output, io::is_vector(a.b));
+    });
+  io::AnyMatrix A = real_matrix(std::move(read_a)), B = real_matrix(std::move(read_b));
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
   with_type(c, [&]<Real T>() {
     const Matrix<T> m = as<T>(std::move(A), c), rhs = as<T>(std::move(B), c);
@@ -277,7 +344,15 @@ void run_solve(const SolveArgs& a) {
 }
 
 void run_lstsq(const SolveArgs& a) {
-  io::AnyMatrix A = io::read_matrix(a.a), B = io::read_matrix(a.b);
+  io::AnyDense read_a = io::read_dense(a.a), read_b = io::read_dense(a.b);
+  if (is_complex(read_a) || is_complex(read_b))
+    return with_complex_type(a.common, "lstsq", {&read_a, &read_b}, a.output, [&]<Complex T>() {
+      const Matrix<T> m = as_complex<T>(std::move(read_a)), rhs = as_complex<T>(std::move(read_b));
+      const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
+      finish(a.common, "lstsq", lstsq<T>(m.view(), rhs.view(), options), {{"A", a.a}, {"B", a.b}}, a.output,
+             io::is_vector(a.b));
+    });
+  io::AnyMatrix A = real_matrix(std::move(read_a)), B = real_matrix(std::move(read_b));
   const Compute c = compute_type(a.common.precision, {dtype_of(A), dtype_of(B)});
   with_type(c, [&]<Real T>() {
     const Matrix<T> m = as<T>(std::move(A), c), rhs = as<T>(std::move(B), c);

@@ -147,7 +147,7 @@ SparseMatrix<T> as(io::AnySparse&& s) {
 Device device_for(const CommonOptions& o, Operation op, index size, Method method = Method::Auto);
 
 // Runs `f` on a copy of A placed on `device` and returns the solution with its result back in host memory.
-template <Real T, class F>
+template <Scalar T, class F>
 Solution<T> run_on(Device device, const Matrix<T>& A, F&& f) {
   if (device.is_cpu()) return f(A.view());
   const Matrix<T> a = A.to(device);
@@ -167,7 +167,7 @@ void print_summary(const CommonOptions& o, const std::string& command, const Rep
                    const std::string& output);
 
 // Writes x to `output` with its report, and prints the summary.
-template <Real T>
+template <Scalar T>
 void finish(const CommonOptions& o, const char* command, const Solution<T>& s,
             const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& output,
             bool vector = false) {

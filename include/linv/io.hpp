@@ -1,5 +1,6 @@
 // Reading and writing matrices. The format follows the file name:
-//   .npy            NumPy (float32/float64, C or Fortran order, 2-D; 3-D as a stack of matrices)
+//   .npy            NumPy (float32/float64, C or Fortran order, 2-D; 3-D as a stack of matrices; complex64 and
+//                   complex128 matrices through read_dense)
 //   .npz[:name]     NumPy archives (numpy.savez, savez_compressed): the array `name`, or the only one;
 //                   written with one array (named `name`, else arr_0); needs zlib
 //   .mtx            Matrix Market (array or coordinate; real/integer/pattern; general/symmetric/skew)
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +30,8 @@ const char* to_string(DType t);
 
 // A matrix as stored in the file: its element type is the file's.
 using AnyMatrix = std::variant<Matrix<float>, Matrix<double>>;
+// The same, complex matrices included: what the dense commands (inv, solve, lstsq) read.
+using AnyDense = std::variant<Matrix<float>, Matrix<double>, Matrix<std::complex<float>>, Matrix<std::complex<double>>>;
 
 // `count` matrices of rows x cols, each column-major, stored one after another.
 template <Real T>
@@ -41,8 +45,14 @@ struct MatrixStack {
 };
 using AnyStack = std::variant<MatrixStack<float>, MatrixStack<double>>;
 
-// A 2-D matrix from `spec` (a path, or path.mat:variable).
+// A 2-D matrix from `spec` (a path, or path.mat:variable). A complex array is a ParseError: read it with
+// read_dense.
 AnyMatrix read_matrix(const std::string& spec);
+// A 2-D matrix as read_matrix reads it, or a complex one: complex64 ('<c8') and complex128 ('<c16') arrays of
+// .npy and .npz files (complex .mtx and .mat files are not read in this version).
+AnyDense read_dense(const std::string& spec);
+// Whether a matrix written to `spec` may be complex (.npy and .npz).
+bool writes_complex(const std::string& spec);
 // A 3-D array (B x rows x cols in NumPy's C order) as B matrices; a 2-D file is a stack of one.
 AnyStack read_stack(const std::string& spec);
 
@@ -75,7 +85,8 @@ struct ColumnPart {
 // are read whole and the rest dropped.
 ColumnPart read_matrix_columns(const std::string& spec, int part, int parts);
 
-template <Real T>
+// Complex matrices are written to .npy and .npz only (InvalidArgument elsewhere).
+template <Scalar T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A);
 template <Real T>
 void write_stack(const std::string& spec, const MatrixStack<T>& stack);
@@ -91,7 +102,7 @@ void write_sparse(const std::string& spec, const SparseMatrix<T>& S);
 bool is_vector(const std::string& spec);
 // A one-column matrix written as a vector: one-dimensional in .npy and .npz (what np.save writes for a
 // vector), an n x 1 matrix in the formats without vectors. InvalidArgument for more than one column.
-template <Real T>
+template <Scalar T>
 void write_vector(const std::string& spec, ConstMatrixView<T> v);
 
 // NumPy's .npz: each named matrix as <name>.npy in an uncompressed zip archive (what numpy.savez writes),

@@ -99,7 +99,7 @@ class AtomicFile {
 };
 
 // Whether the view's elements lie in one block of memory, column after column.
-template <Real T>
+template <Scalar T>
 bool is_contiguous(ConstMatrixView<T> A) {
   return A.empty() || A.cols() == 1 || A.ld() == A.rows();
 }
@@ -109,6 +109,8 @@ void add_input_note(std::string note);
 
 // ---- NumPy .npy, and .npz archives of them ----
 AnyMatrix read_npy(InputFile& in);
+// A matrix as read_npy reads it, or a complex one ('<c8', '<c16'); read_npy and the others refuse those.
+AnyDense read_npy_dense(InputFile& in);
 AnyStack read_npy_stack(InputFile& in);
 // io::read_stack_part of a .npy: a C-order float32/float64 3-D array in a regular file from its part's
 // bytes only, any other read whole and cut by part_of.
@@ -129,9 +131,9 @@ InputFile npz_member(const std::string& path, const std::string& name);
 // The number of dimensions of a .npy file's array (its header only is read).
 std::size_t npy_dimensions(InputFile& in);
 // With `vector`, A (one column) is written as a 1-D array.
-template <Real T>
+template <Scalar T>
 void write_npy(const std::string& path, ConstMatrixView<T> A, bool vector = false);
-template <Real T>
+template <Scalar T>
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays,
                bool vectors = false);
 template <Real T>

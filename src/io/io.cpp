@@ -168,6 +168,20 @@ AnyMatrix read_matrix(const std::string& spec) {
   return detail::read_mat(t.path, t.variable);
 }
 
+AnyDense read_dense(const std::string& spec) {
+  const Target t = parse_spec(spec);
+  if (t.format == Format::npy || t.format == Format::npz) {
+    detail::InputFile in = npy_source(t);
+    return detail::read_npy_dense(in);
+  }
+  return std::visit([](auto&& m) -> AnyDense { return std::move(m); }, read_matrix(spec));
+}
+
+bool writes_complex(const std::string& spec) {
+  const Format f = parse_spec(spec).format;
+  return f == Format::npy || f == Format::npz;
+}
+
 AnySparse read_sparse(const std::string& spec) {
   const Target t = parse_spec(spec);
   if (t.format == Format::mtx) return detail::read_mtx_sparse(t.path);
@@ -242,9 +256,18 @@ StackPart part_of(AnyStack&& whole, int part, int parts) {
 
 }  // namespace detail
 
-template <Real T>
+// Where complex matrices are written: .npy and .npz (complex .mtx and .mat files are not written in this
+// version).
+template <Scalar T>
+void refuse_complex_output(const std::string& spec) {
+  if (Complex<T> && !writes_complex(spec))
+    throw InvalidArgument(fmt::format("{}: complex matrices are written to .npy or .npz files in this version", spec));
+}
+
+template <Scalar T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
   require_host(A.device(), "write_matrix");
+  refuse_complex_output<T>(spec);
   const Target t = parse_spec(spec);
   switch (t.format) {
     case Format::npy:
@@ -252,9 +275,11 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
     case Format::npz:  // one array, named as numpy.savez names a positional one unless the spec names it
       return detail::write_npz<T>(t.path, {{t.variable.empty() ? std::string("arr_0") : t.variable, A}});
     case Format::mtx:
-      return detail::write_mtx(t.path, A);
+      if constexpr (Real<T>) return detail::write_mtx(t.path, A);
+      break;
     case Format::mat:
-      return detail::write_mat(t.path, t.variable, A);
+      if constexpr (Real<T>) return detail::write_mat(t.path, t.variable, A);
+      break;
   }
 }
 
@@ -338,9 +363,10 @@ bool is_vector(const std::string& spec) {
   return detail::npy_dimensions(in) == 1;
 }
 
-template <Real T>
+template <Scalar T>
 void write_vector(const std::string& spec, ConstMatrixView<T> v) {
   require_host(v.device(), "write_vector");
+  refuse_complex_output<T>(spec);
   if (v.cols() != 1)
     throw InvalidArgument(fmt::format("write_vector: {} is not one column", shape_string(v.rows(), v.cols())));
   const Target t = parse_spec(spec);
@@ -429,6 +455,10 @@ template void write_matrix<float>(const std::string&, ConstMatrixView<float>);
 template void write_matrix<double>(const std::string&, ConstMatrixView<double>);
 template void write_vector<float>(const std::string&, ConstMatrixView<float>);
 template void write_vector<double>(const std::string&, ConstMatrixView<double>);
+template void write_matrix<std::complex<float>>(const std::string&, ConstMatrixView<std::complex<float>>);
+template void write_matrix<std::complex<double>>(const std::string&, ConstMatrixView<std::complex<double>>);
+template void write_vector<std::complex<float>>(const std::string&, ConstMatrixView<std::complex<float>>);
+template void write_vector<std::complex<double>>(const std::string&, ConstMatrixView<std::complex<double>>);
 template void write_stack<float>(const std::string&, const MatrixStack<float>&);
 template void write_stack<double>(const std::string&, const MatrixStack<double>&);
 template Matrix<float> convert<float>(AnyMatrix&&, bool);

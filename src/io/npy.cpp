@@ -3,7 +3,7 @@
 // A file is a preamble (magic "\x93NUMPY", version, header length), a header (a Python dict literal with
 // 'descr', 'fortran_order' and 'shape') and the raw array data. linv reads versions 1.0-3.0, float32 and
 // float64 little-endian data in either order, 0- to 3-dimensional (integers and bools as float64 values,
-// exactly; images may be uint8 or uint16 samples); it
+// exactly; images may be uint8 or uint16 samples; complex64 and complex128 matrices for read_npy_dense); it
 // writes version 1.0 the way np.save does, matrices and images in Fortran order (Matrix storage as is) and
 // stacks in C order (B, rows, cols).
 #include <fmt/format.h>
@@ -19,6 +19,7 @@
 #include <bit>
 #include <cctype>
 #include <cerrno>
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <limits>
@@ -45,22 +46,25 @@ constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 // Element types as stored. In an image uint8 and uint16 are samples, scaled to [0, 1]; in a matrix every
 // integer type (and bool) is a value, converted to float64 exactly or refused (integer_values), and said
 // in io::take_input_notes().
-enum class Element { f4, f8, u1, u2, u4, u8, i1, i2, i4, i8, b1 };
+enum class Element { f4, f8, u1, u2, u4, u8, i1, i2, i4, i8, b1, c8, c16 };
 
 std::int64_t item_bytes(Element e) {
   switch (e) {
     case Element::u1: case Element::i1: case Element::b1: return 1;
     case Element::u2: case Element::i2: return 2;
     case Element::f4: case Element::u4: case Element::i4: return 4;
+    case Element::c16: return 16;
     default: return 8;
   }
 }
 
-bool is_integer(Element e) { return e != Element::f4 && e != Element::f8; }
+bool is_complex(Element e) { return e == Element::c8 || e == Element::c16; }
+bool is_integer(Element e) { return e != Element::f4 && e != Element::f8 && !is_complex(e); }
 
 struct Header {
   Element element = Element::f8;
   std::string descr;  // as spelled in the file, for messages
+  std::int64_t descr_offset = 0;
   bool fortran_order = false;
   std::vector<index> shape;
   std::int64_t shape_offset = 0;  // file offset of the shape tuple, for messages about it
@@ -128,6 +132,7 @@ class DictParser {
     for (auto [have, key] : {std::pair{have_descr, "descr"}, {have_order, "fortran_order"}, {have_shape, "shape"}})
       if (!have) throw ParseError(path_, base_, -1, fmt::format("the header has no '{}' key", key));
     h.element = element(h.descr, descr_offset);
+    h.descr_offset = descr_offset;
     return h;
   }
 
@@ -207,14 +212,14 @@ class DictParser {
     static constexpr std::pair<const char*, Element> kTypes[] = {
         {"f8", Element::f8}, {"f4", Element::f4}, {"u1", Element::u1}, {"u2", Element::u2}, {"u4", Element::u4},
         {"u8", Element::u8}, {"i1", Element::i1}, {"i2", Element::i2}, {"i4", Element::i4}, {"i8", Element::i8},
-        {"b1", Element::b1}};
+        {"b1", Element::b1}, {"c8", Element::c8}, {"c16", Element::c16}};
     std::optional<Element> found;
-    if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' || descr[0] == '|'))
+    if ((descr.size() == 3 || descr.size() == 4) && (descr[0] == '<' || descr[0] == '=' || descr[0] == '|'))
       for (const auto& [name, e] : kTypes)
         if (descr.substr(1) == name && (descr[0] != '|' || item_bytes(e) == 1)) found = e;
     const bool image_type = found == Element::f8 || found == Element::f4 || found == Element::u1 || found == Element::u2;
     if (found && (!images_ || image_type)) return *found;
-    if (descr.size() == 3 && descr[0] == '>')
+    if ((descr.size() == 3 || descr.size() == 4) && descr[0] == '>')
       throw ParseError(path_, offset, -1,
                        fmt::format("'{}' is big-endian, which linv does not support: save the array as "
                                    "little-endian (arr.astype('<{}'))",
@@ -226,7 +231,8 @@ class DictParser {
                                    descr));
     throw ParseError(path_, offset, -1,
                      fmt::format("'{}' is not supported: linv reads float32 ('<f4'), float64 ('<f8'), integers "
-                                 "('<i8', '<u4', ...; as float64) and bool ('|b1')",
+                                 "('<i8', '<u4', ...; as float64), bool ('|b1') and, for inv, solve and lstsq, "
+                                 "complex64 ('<c8') and complex128 ('<c16')",
                                  descr));
   }
 
@@ -250,8 +256,9 @@ ParseError data_size_error(const std::string& path, const Header& h, std::int64_
 }
 
 // Reads and validates everything up to the data; on return `in` is positioned at the data. `images`: the
-// array is an image, which may also hold uint8 or uint16 samples.
-Header read_header(InputFile& in, bool images = false) {
+// array is an image, which may also hold uint8 or uint16 samples. `complex`: the reader takes complex
+// elements (read_npy_dense); every other reader refuses them here, so none reads their real parts alone.
+Header read_header(InputFile& in, bool images = false, bool complex = false) {
   const std::string& path = in.path();
   std::array<unsigned char, 12> pre{};
   std::size_t got = in.read_some(pre.data(), 8);
@@ -288,6 +295,11 @@ Header read_header(InputFile& in, bool images = false) {
     throw ParseError(path, in.offset(), -1, fmt::format("truncated header: the file ends after {} bytes", in.offset()));
 
   Header h = DictParser(path, text, header_offset, images).parse();
+  if (is_complex(h.element) && !complex)
+    throw ParseError(path, h.descr_offset, -1,
+                     fmt::format("'{}' holds complex numbers, and this reads real ones: inv, solve and lstsq take "
+                                 "complex matrices, the other commands compute in real numbers",
+                                 h.descr));
   if (h.shape.size() > 3)
     throw ParseError(path, h.shape_offset, -1,
                      fmt::format("shape {} has {} dimensions; linv reads arrays of up to 3 (a stack of matrices)",
@@ -337,7 +349,7 @@ class BufferedData {
 };
 
 // Reads `count` elements; a short read means a truncated stream whose size was not known up front.
-template <Real T, class Source>
+template <Scalar T, class Source>
 void read_exact(Source& in, const Header& h, T* dst, std::int64_t count) {
   const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
   if (in.read_some(dst, bytes) < bytes) throw data_size_error(in.path(), h, in.offset() - h.data_offset);
@@ -345,7 +357,7 @@ void read_exact(Source& in, const Header& h, T* dst, std::int64_t count) {
 
 // The stream holds an m x n column-major array; stores its transpose (n x m, column-major) at dst. The
 // transpose goes through a bounded buffer: whole source columns when they fit, pieces of one otherwise.
-template <Real T, class Source>
+template <Scalar T, class Source>
 void read_transposed(Source& in, const Header& h, index m, index n, T* dst) {
   if (m <= 1 || n <= 1) return read_exact(in, h, dst, m * n);
   const index chunk = static_cast<index>(kChunkBytes / sizeof(T));
@@ -417,7 +429,7 @@ MatrixStack<T> read_stack_data(Source& in, const Header& h) {
   return s;
 }
 
-template <Real T, class Source>
+template <Scalar T, class Source>
 Matrix<T> read_matrix_data(Source& in, const Header& h) {
   // () is a 1x1 matrix and (n,) an n x 1 column.
   const index rows = h.shape.empty() ? 1 : h.shape[0];
@@ -519,15 +531,16 @@ double sample(const unsigned char* p, Element e) {
 
 // ---- writing ----
 
-template <Real T>
+template <Scalar T>
 constexpr const char* descr() {
+  if constexpr (Complex<T>) return std::same_as<T, std::complex<float>> ? "<c8" : "<c16";
   return std::same_as<T, float> ? "<f4" : "<f8";
 }
 
 // A version 1.0 preamble and header as np.save writes them: padded with spaces and ended by '\n' so that the
 // data starts at a multiple of 64 bytes. Shapes of up to 3 dimensions keep the header far below the
 // 65535-byte limit of version 1.0.
-template <Real T>
+template <Scalar T>
 std::string header(bool fortran_order, const std::vector<index>& shape) {
   std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': {}, 'shape': {}, }}", descr<T>(),
                                  fortran_order ? "True" : "False", shape_text(shape));
@@ -539,7 +552,7 @@ std::string header(bool fortran_order, const std::vector<index>& shape) {
   return out + dict;
 }
 
-template <Real T>
+template <Scalar T>
 void write_columns(AtomicFile& out, ConstMatrixView<T> A) {
   if (is_contiguous(A)) {
     out.write(A.data(), static_cast<std::size_t>(A.rows() * A.cols()) * sizeof(T));
@@ -593,11 +606,25 @@ AnyStack read_whole_stack(InputFile& in, const Header& h) {
 
 }  // namespace
 
-std::size_t npy_dimensions(InputFile& in) { return read_header(in).shape.size(); }
+std::size_t npy_dimensions(InputFile& in) { return read_header(in, false, /*complex=*/true).shape.size(); }
 
 AnyMatrix read_npy(InputFile& in) {
   const Header h = read_header(in);
   return read_whole_matrix(in, h);
+}
+
+AnyDense read_npy_dense(InputFile& in) {
+  const Header h = read_header(in, /*images=*/false, /*complex=*/true);
+  if (!is_complex(h.element))
+    return std::visit([](auto&& m) -> AnyDense { return std::move(m); }, read_whole_matrix(in, h));
+  if (h.shape.size() == 3)
+    throw ParseError(in.path(), h.shape_offset, -1,
+                     fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
+                                 shape_text(h.shape), h.shape[0]));
+  return with_data(in, h, [&h](auto& source) -> AnyDense {
+    if (h.element == Element::c8) return read_matrix_data<std::complex<float>>(source, h);
+    return read_matrix_data<std::complex<double>>(source, h);
+  });
 }
 
 
@@ -775,7 +802,7 @@ void write_npy_image(const std::string& path, ConstMatrixView<double> pixels, in
   out.commit();
 }
 
-template <Real T>
+template <Scalar T>
 void write_npy(const std::string& path, ConstMatrixView<T> A, bool vector) {
   AtomicFile out(path);
   out.write(header<T>(true, vector ? std::vector<index>{A.rows()} : std::vector<index>{A.rows(), A.cols()}));
@@ -802,7 +829,7 @@ void put(std::string& out, std::uint64_t value, int bytes) {  // little endian
 }  // namespace
 #endif
 
-template <Real T>
+template <Scalar T>
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, ConstMatrixView<T>>>& arrays,
                bool vectors) {
 #ifndef LINV_HAVE_ZLIB
@@ -853,8 +880,14 @@ template void write_npz<float>(const std::string&, const std::vector<std::pair<s
                                  bool);
 template void write_npz<double>(const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<double>>>&,
                                  bool);
+template void write_npz<std::complex<float>>(
+    const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<std::complex<float>>>>&, bool);
+template void write_npz<std::complex<double>>(
+    const std::string&, const std::vector<std::pair<std::string, ConstMatrixView<std::complex<double>>>>&, bool);
 template void write_npy<float>(const std::string&, ConstMatrixView<float>, bool);
 template void write_npy<double>(const std::string&, ConstMatrixView<double>, bool);
+template void write_npy<std::complex<float>>(const std::string&, ConstMatrixView<std::complex<float>>, bool);
+template void write_npy<std::complex<double>>(const std::string&, ConstMatrixView<std::complex<double>>, bool);
 template void write_npy_stack<float>(const std::string&, const MatrixStack<float>&);
 template void write_npy_stack<double>(const std::string&, const MatrixStack<double>&);
 

@@ -967,6 +967,51 @@ class CliTest(TempDirCase):
             run("solve", self.path("a.npy"), self.path("in.npz") + ":b", "-o", self.path("out.npz") + ":x", "-q")
             self.assertEqual(np.load(self.path("out.npz"))["x"].shape, (30,))
 
+    def test_complex_matrices_through_inv_solve_lstsq(self):
+        # complex64 and complex128 .npy files, in either order, promoted as NumPy promotes (complex64 with
+        # float64 is complex128), a 1-D b giving a 1-D x; the other commands and non-.npy outputs refuse them
+        def draw(*shape):
+            return self.rng.uniform(-1, 1, shape) + 1j * self.rng.uniform(-1, 1, shape)
+        for n in (1, 7, 65):
+            a = draw(n, n) + 2 * np.eye(n)
+            for dtype in (np.complex128, np.complex64):
+                eps = np.finfo(dtype).eps
+                for order, name in ((np.asfortranarray, "f"), (np.ascontiguousarray, "c")):
+                    src = self.save(f"a{n}{name}.npy", order(a.astype(dtype)))
+                    run("inv", src, "-o", self.path("x.npy"), "-q")
+                    x = np.load(self.path("x.npy"))
+                    self.assertEqual(x.dtype, dtype)
+                    self.assertLessEqual(rel(x, np.linalg.inv(a.astype(dtype))), THRESHOLD * n * eps * cond1(a))
+                b = draw(n).astype(dtype)
+                run("solve", src, self.save("b.npy", b), "-o", self.path("s.npy"), "-q")
+                x = np.load(self.path("s.npy"))
+                self.assertEqual((x.shape, x.dtype), ((n,), dtype))
+                self.assertLessEqual(rel(x, np.linalg.solve(a.astype(dtype), b)), THRESHOLD * n * eps * cond1(a))
+            # complex64 A with a float64 b: complex128, as NumPy; a real A with a complex b: complex
+            run("solve", self.save("a64.npy", a.astype(np.complex64)), self.save("r.npy", self.rng.uniform(-1, 1, (n, 2))),
+                "-o", self.path("p.npy"), "-q")
+            self.assertEqual(np.load(self.path("p.npy")).dtype, np.complex128)
+            run("solve", self.save("ar.npy", a.real + n * np.eye(n)), self.save("bc.npy", draw(n, 2)), "-o",
+                self.path("q.npy"), "-q")
+            self.assertEqual(np.load(self.path("q.npy")).dtype, np.complex128)
+            run("solve", self.path("a64.npy"), self.path("r.npy"), "-o", self.path("ps.npy"), "-q", "--precision", "single")
+            self.assertEqual(np.load(self.path("ps.npy")).dtype, np.complex64)
+        tall, rhs = draw(40, 12), draw(40, 2)
+        run("lstsq", self.save("t.npy", tall), self.save("tr.npy", rhs), "-o", self.path("l.npy"), "-q")
+        ref = np.linalg.lstsq(tall, rhs, rcond=None)[0]
+        self.assertLessEqual(rel(np.load(self.path("l.npy")), ref),
+                             THRESHOLD * 40 * np.finfo(float).eps * np.linalg.cond(tall) ** 2)
+        # refused, saying why: a real command, a format without complex numbers, mixed precision, a singular one
+        _, err = run("pinv", self.path("t.npy"), "-o", self.path("pi.npy"), expect=3)
+        self.assertIn("complex", err)
+        _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.mtx"), expect=2)
+        self.assertIn(".npy or .npz", err)
+        _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.npy"), "--precision", "mixed", expect=2)
+        self.assertIn("mixed", err)
+        _, err = run("inv", self.save("z.npy", np.array([[1 + 1j, 2 + 2j], [1 + 1j, 2 + 2j]])), "-o",
+                     self.path("x.npy"), expect=4)
+        self.assertIn("pivot", err)
+
     # ---- precision --------------------------------------------------------------------------------
     def test_precision_follows_the_input_and_the_flag(self):
         a32 = self.rng.uniform(-1, 1, (40, 40)).astype(np.float32)
@@ -1069,8 +1114,11 @@ class CliTest(TempDirCase):
         nan[2, 1] = np.nan
         _, err = run("inv", self.save("nan.npy", nan), "-o", self.path("x.npy"), expect=3)
         self.assertIn("NaN at row 3, column 2", err)
-        _, err = run("inv", self.save("c.npy", np.eye(3, dtype=np.complex128)), "-o", self.path("x.npy"), expect=3)
-        self.assertIn("'<c16' is not supported", err)
+        _, err = run("wls", self.save("c.npy", np.ones((2, 3), dtype=np.complex128)), self.save("cd.npy", np.ones(3)),
+                     self.save("cb.npy", np.ones(3)), "-o", self.path("x.npy"), expect=3)  # inv takes them
+        self.assertIn("'<c16' holds complex numbers", err)
+        _, err = run("inv", self.save("c4.npy", np.eye(3, dtype=np.complex256)), "-o", self.path("x.npy"), expect=3)
+        self.assertIn("'<c32' is not supported", err)
         # integers are values, read as float64 exactly and said; one that float64 would round is refused
         out, _ = run("inv", self.save("i.npy", 2 * np.eye(3, dtype=np.int64)), "-o", self.path("x.npy"),
                      "--report", self.path("r.json"))

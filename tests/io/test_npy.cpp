@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <complex>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -438,12 +439,14 @@ TEST(Npy, RejectsMalformedFiles) {
       {"no closing brace", npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3)"), "expected ',' or '}'", -1},
       {"text after dict", npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3)} x", f8x6),
        "after the header dict", -1},
-      {"complex", npy("{'descr': '<c16', 'fortran_order': True, 'shape': (2, 3), }", f8x6),
-       "'<c16' is not supported: linv reads float32 ('<f4'), float64 ('<f8'), integers", 20},
+      {"complex, read as real", npy("{'descr': '<c16', 'fortran_order': True, 'shape': (2, 3), }", f8x6 + f8x6),
+       "'<c16' holds complex numbers, and this reads real ones", 20},
+      {"complex256", npy("{'descr': '<c32', 'fortran_order': True, 'shape': (2, 3), }", f8x6),
+       "'<c32' is not supported: linv reads float32 ('<f4'), float64 ('<f8'), integers", 20},
       {"big-endian int32", npy("{'descr': '>i4', 'fortran_order': True, 'shape': (2, 3), }", f8x6),
        "'>i4' is big-endian", 20},
-      {"complex", npy("{'descr': '<c16', 'fortran_order': True, 'shape': (1, 3), }", f8x6), "'<c16' is not supported",
-       20},
+      {"complex, too short", npy("{'descr': '<c16', 'fortran_order': True, 'shape': (1, 3), }", f8x6),
+       "'<c16' holds complex numbers", 20},
       {"half", npy("{'descr': '<f2', 'fortran_order': True, 'shape': (2, 3), }", f8x6), "'<f2' is not supported", 20},
       {"big-endian", npy("{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }", f8x6), "'>f8' is big-endian",
        20},
@@ -537,6 +540,50 @@ TEST(Npy, ReadsIntegersAsFloat64Exactly) {
   } catch (const linv::InputError& e) {
     EXPECT_TRUE(contains(e.what(), "int64 at index [1, 0] lies beyond +-2^53")) << e.what();
   }
+}
+
+// complex64 and complex128 matrices through read_dense in either order, written back as NumPy writes them;
+// every reader of real numbers refuses them, naming the dtype, rather than read a part.
+TEST(Npy, ComplexMatricesThroughReadDense) {
+  const linv::testing::TempDir dir;
+  using C = std::complex<double>;
+  const std::vector<C> values = {{1, -2}, {3.5, 0}, {-0.25, 1e-300}, {0, 7}, {2, 2}, {-1, -1}};  // 2 x 3, row by row
+  const std::string c_order = dir.file("c.npy"), f_order = dir.file("f.npy"), single = dir.file("s.npy");
+  write_bytes(c_order, npy("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }", raw(values)));
+  std::vector<C> transposed(6);  // column by column
+  for (index i = 0; i < 2; ++i)
+    for (index j = 0; j < 3; ++j) transposed[static_cast<std::size_t>(i + 2 * j)] = values[static_cast<std::size_t>(3 * i + j)];
+  write_bytes(f_order, npy("{'descr': '<c16', 'fortran_order': True, 'shape': (2, 3), }", raw(transposed)));
+  std::vector<std::complex<float>> narrow(values.begin(), values.end());
+  write_bytes(single, npy("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }", raw(narrow)));
+  for (const std::string& path : {c_order, f_order}) {
+    const auto m = std::get<Matrix<C>>(linv::io::read_dense(path));
+    ASSERT_EQ(m.rows(), 2);
+    ASSERT_EQ(m.cols(), 3);
+    for (index i = 0; i < 2; ++i)
+      for (index j = 0; j < 3; ++j) EXPECT_EQ(m(i, j), values[static_cast<std::size_t>(3 * i + j)]) << path;
+    const std::string back = dir.file("back.npy");  // written and read again, exactly
+    linv::io::write_matrix<C>(back, m.view());
+    const auto again = std::get<Matrix<C>>(linv::io::read_dense(back));
+    for (index k = 0; k < 6; ++k) EXPECT_EQ(again.data()[k], m.data()[k]);
+    try {
+      (void)linv::io::read_matrix(path);
+      ADD_FAILURE() << "a complex file read as real";
+    } catch (const linv::ParseError& e) {
+      EXPECT_TRUE(contains(e.what(), "'<c16' holds complex numbers")) << e.what();
+    }
+    EXPECT_THROW((void)linv::io::read_stack(path), linv::ParseError);
+    EXPECT_THROW((void)linv::io::read_matrix_columns(path, 0, 2), linv::ParseError);
+  }
+  const auto s = std::get<Matrix<std::complex<float>>>(linv::io::read_dense(single));
+  EXPECT_EQ(s(1, 2), std::complex<float>(-1, -1));
+  // real files come through read_dense in their own type; complex results go to .npy and .npz only
+  const std::string real = dir.file("r.npy");
+  linv::io::write_matrix<double>(real, Matrix<double>(2, 2).view());
+  EXPECT_TRUE(std::holds_alternative<Matrix<double>>(linv::io::read_dense(real)));
+  EXPECT_THROW(linv::io::write_matrix<C>(dir.file("x.mtx"), Matrix<C>(2, 2).view()), linv::InvalidArgument);
+  EXPECT_FALSE(linv::io::writes_complex("x.mat"));
+  EXPECT_TRUE(linv::io::writes_complex("x.npz:y"));
 }
 
 TEST(Npy, RejectsEveryTruncation) {
