@@ -24,7 +24,8 @@ Where linv differs on purpose:
 - cholesky reads a's lower triangle only (upper=True: its upper one), as NumPy does; linv.cholesky itself
   refuses a matrix that is not symmetric.
 
-The functions run on the CPU for NumPy arrays; linv's own functions (linv.inv, linv.solve, ...) take GPU
+Each function's docstring has a table of how it differs. The functions run on the CPU for NumPy arrays;
+linv's own functions (linv.inv, linv.solve, ...) take GPU
 arrays and the device= and report= keywords.
 """
 
@@ -106,7 +107,15 @@ def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def inv(a: Any) -> Any:
-    """The inverse of a, or of each matrix of a stack (..., M, M), as numpy.linalg.inv."""
+    """The inverse of a, or of each matrix of a stack (..., M, M), as numpy.linalg.inv.
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | singular to working precision (rcond < eps) | an answer with no accurate digit | LinAlgError naming rcond and the smallest pivot |
+    | complex stacks | one batched call | computed matrix by matrix (real stacks: linv's batched kernels) |
+    """
     a, wrap = _square_input(a)
     if a.size == 0:
         return wrap(_np.empty_like(a))
@@ -115,7 +124,15 @@ def inv(a: Any) -> Any:
 
 def solve(a: Any, b: Any) -> Any:
     """x with a x = b, as numpy.linalg.solve in NumPy 2: b of shape (M,) is a vector, else (..., M, K), its
-    leading dimensions broadcast against a's."""
+    leading dimensions broadcast against a's.
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | singular to working precision (rcond < eps) | an answer with no accurate digit | LinAlgError naming rcond and the smallest pivot |
+    | complex stacks | one batched call | computed matrix by matrix |
+    """
     a, _ = _prepare(a)
     b, wrap = _prepare(b)
     _square_stack(a)
@@ -144,7 +161,17 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
     with the least norm, residuals the squared 2-norms of b - a x's columns when rank == N < M (else empty),
     rank the effective rank, s a's singular values. rcond: singular values below rcond * the largest count
     as zero; None is max(M, N) * eps, a negative one eps (as NumPy). x and rank are linv.lstsq's (QR with
-    column pivoting, LAPACK gelsy, where NumPy uses the SVD, gelsd); s is computed by NumPy."""
+    column pivoting, LAPACK gelsy, where NumPy uses the SVD, gelsd); s is computed by NumPy.
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | algorithm | SVD (gelsd) | QR with column pivoting (gelsy) |
+    | rank at rounding level (a singular value near rcond * the largest) | counted by the SVD | counted by the pivoted R: may differ by one |
+    | `s` | from the same SVD | computed by NumPy (one more SVD) |
+    | complex64, cond 21 (NumPy's test case) | residual 1e-7 | residual 1.9e-6, within n eps cond |
+    """
     a, _ = _prepare(a)
     b, wrap = _prepare(b)
     if a.ndim != 2:
@@ -179,7 +206,15 @@ def lstsq(a: Any, b: Any, rcond: float | None = None) -> tuple[Any, Any, Any, An
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
     """The pseudoinverse of a, or of each matrix of a stack (..., M, N), as numpy.linalg.pinv: singular values
     below rcond (or rtol) times the largest are dropped; neither given, max(M, N) * eps. hermitian is
-    accepted (a is taken as general: the same result to rounding)."""
+    accepted (a is taken as general: the same result to rounding).
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | `hermitian=True` | eigen-decomposition | the SVD (the same result to rounding) |
+    | stacks | one batched call | matrix by matrix |
+    """
     a, wrap = _prepare(a)
     _at_least_2d(a)
     if rcond is not None and rtol is not None:
@@ -202,7 +237,15 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """L with a = L L^H (or U with a = U^H U, upper=True), for a or each matrix of a stack, as
     numpy.linalg.cholesky: only a's lower (upper) triangle is read. LinAlgError when a is not positive
-    definite."""
+    definite.
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | triangle read | lower (upper=True: upper) | the same |
+    | not positive definite | LinAlgError | LinAlgError (NotPositiveDefiniteError) naming the failing minor |
+    """
     a, wrap = _square_input(a)
     if a.size == 0:
         return wrap(_np.empty_like(a))
@@ -216,7 +259,14 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
 
 def slogdet(a: Any) -> SlogdetResult:
     """(sign, logabsdet) of a, or of each matrix of a stack, as numpy.linalg.slogdet's named result: sign 0
-    and logabsdet -inf for an exactly singular matrix."""
+    and logabsdet -inf for an exactly singular matrix.
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | stacks | one batched call | matrix by matrix, each by linv's LU |
+    """
     a, _ = _square_input(a)
     dtype = a.dtype
     if a.shape[-1] == 0:
@@ -233,6 +283,13 @@ def slogdet(a: Any) -> SlogdetResult:
 
 def det(a: Any) -> Any:
     """The determinant of a, or of each matrix of a stack, as numpy.linalg.det (from slogdet: it overflows
-    where the determinant does)."""
+    where the determinant does).
+
+    How it differs from numpy.linalg:
+
+    | | numpy.linalg | linv |
+    |---|---|---|
+    | overflow | inf where the determinant overflows | the same (sign * exp(logabsdet)) |
+    """
     sign, logabsdet = slogdet(a)
     return sign * _np.exp(logabsdet)

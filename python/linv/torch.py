@@ -11,7 +11,7 @@ shape: 0, or the 1-based pivot or minor that failed), slogdet's and lstsq's name
 and torch's rule for a batch of vectors b (shape (..., n) where a is (..., n, n)). Failures raise
 torch.linalg.LinAlgError (the error classes are also linv's own: SingularMatrixError, ...).
 
-Where it differs from torch.linalg on purpose:
+Where it differs from torch.linalg on purpose (each function's docstring has its own table):
 - No autograd: a tensor that requires grad is refused with a ValueError (detach it, or use torch.linalg).
 - Singular to working precision (rcond < eps) is an error, as in linv's own functions; torch returns an
   answer without a word.
@@ -102,7 +102,16 @@ def _square(a: _torch.Tensor, name: str = "A") -> None:
 
 
 def inv(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
-    """A^-1 for A (..., n, n), as torch.linalg.inv."""
+    """A^-1 for A (..., n, n), as torch.linalg.inv.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | autograd | differentiable | refused (ValueError): detach, or use torch.linalg |
+    | singular to working precision (rcond < eps) | an answer | LinAlgError naming rcond |
+    | complex CUDA tensors | on the GPU | TypeError (complex tensors: CPU only in this version) |
+    """
     A = _tensor(A, "A")
     _square(A)
     return _out(_call(_inv, A), out)
@@ -110,7 +119,14 @@ def inv(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
 
 def inv_ex(A: _torch.Tensor, *, check_errors: bool = False, out: Any = None) -> tuple[_torch.Tensor, _torch.Tensor]:
     """(inverse, info) as torch.linalg.inv_ex: info 0, or the pivot of a singular matrix (whose block of the
-    inverse is NaN); check_errors raises instead."""
+    inverse is NaN); check_errors raises instead.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | singular to working precision (rcond < eps) | info 0 and an answer | info the pivot and NaN in the result; check_errors raises |
+    """
     A = _tensor(A, "A")
     _square(A)
     batch = tuple(A.shape[:-2])
@@ -155,7 +171,15 @@ def _system(A: Any, B: Any) -> tuple[_torch.Tensor, _torch.Tensor]:
 
 
 def solve(A: _torch.Tensor, B: _torch.Tensor, *, left: bool = True, out: Any = None) -> _torch.Tensor:
-    """X with A X = B (left=False: X A = B), as torch.linalg.solve."""
+    """X with A X = B (left=False: X A = B), as torch.linalg.solve.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | autograd | differentiable | refused (ValueError) |
+    | singular to working precision (rcond < eps) | an answer | LinAlgError naming rcond |
+    """
     A, B = _system(A, B)
     return _out(_solved(A, B, left, "raise")[0], out)
 
@@ -163,7 +187,14 @@ def solve(A: _torch.Tensor, B: _torch.Tensor, *, left: bool = True, out: Any = N
 def solve_ex(A: _torch.Tensor, B: _torch.Tensor, *, left: bool = True, check_errors: bool = False,
              out: Any = None) -> tuple[_torch.Tensor, _torch.Tensor]:
     """(result, info) as torch.linalg.solve_ex: info 0, or the pivot of a singular matrix (whose block of the
-    result is NaN); check_errors raises instead."""
+    result is NaN); check_errors raises instead.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | singular to working precision (rcond < eps) | info 0 and an answer | info the pivot and NaN in the result; check_errors raises |
+    """
     A, B = _system(A, B)
     systems = _np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-1] if _vectors(A, B) else B.shape[:-2]))
     batch = tuple(A.shape[:-2])  # torch's info is A's: one per matrix factored
@@ -194,7 +225,14 @@ def _hermitian_from(A: _torch.Tensor, upper: bool) -> _torch.Tensor:
 
 def cholesky(A: _torch.Tensor, *, upper: bool = False, out: Any = None) -> _torch.Tensor:
     """L with A = L L^H (upper=True: U with A = U^H U) for A (..., n, n), as torch.linalg.cholesky: only the
-    lower (upper) triangle of A is read."""
+    lower (upper) triangle of A is read.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | triangle read | lower (upper=True: upper) | the same; the factor is linv's |
+    """
     A = _tensor(A, "A")
     _square(A)
     full = _hermitian_from(A, upper)
@@ -206,7 +244,14 @@ def cholesky(A: _torch.Tensor, *, upper: bool = False, out: Any = None) -> _torc
 
 def cholesky_ex(A: _torch.Tensor, *, upper: bool = False, check_errors: bool = False,
                 out: Any = None) -> tuple[_torch.Tensor, _torch.Tensor]:
-    """(L, info) as torch.linalg.cholesky_ex: info the first failing leading minor of each matrix, 0 if none."""
+    """(L, info) as torch.linalg.cholesky_ex: info the first failing leading minor of each matrix, 0 if none.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | info | the failing minor | the same |
+    """
     A = _tensor(A, "A")
     _square(A)
     full = _hermitian_from(A, upper)
@@ -224,7 +269,14 @@ def cholesky_ex(A: _torch.Tensor, *, upper: bool = False, check_errors: bool = F
 
 def slogdet(A: _torch.Tensor, *, out: Any = None) -> SlogdetResult:
     """(sign, logabsdet) for A (..., n, n), as torch.linalg.slogdet: sign 0 and logabsdet -inf for an exactly
-    singular matrix; sign complex (det / |det|) for complex A."""
+    singular matrix; sign complex (det / |det|) for complex A.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | autograd | differentiable | refused (ValueError) |
+    """
     A = _tensor(A, "A")
     _square(A)
     real = A.real.dtype if A.is_complex() else A.dtype
@@ -240,7 +292,14 @@ def slogdet(A: _torch.Tensor, *, out: Any = None) -> SlogdetResult:
 
 
 def det(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
-    """det A for A (..., n, n), as torch.linalg.det (from slogdet: it overflows where the determinant does)."""
+    """det A for A (..., n, n), as torch.linalg.det (from slogdet: it overflows where the determinant does).
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | autograd | differentiable | refused (ValueError) |
+    """
     sign, logabsdet = slogdet(A)
     return _out(sign * _torch.exp(logabsdet), out)
 
@@ -248,7 +307,16 @@ def det(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
 def lstsq(A: _torch.Tensor, B: _torch.Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:
     """(solution, residuals, rank, singular_values) as torch.linalg.lstsq, for A (m, n) and B (m, k) or (m,)...
     by QR with column pivoting (LAPACK gelsy) on the CPU; see the module's notes for residuals and
-    singular_values."""
+    singular_values.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | residuals | per driver | NumPy's rule (m > n and full rank) for every driver |
+    | singular_values | from the driver | torch.linalg.svdvals for gelsd/gelss, else empty |
+    """
     A, B = _tensor(A, "A"), _tensor(B, "B")
     if A.dim() != 2:
         raise ValueError(f"linv.torch.lstsq takes one matrix A (m, n); its shape is {tuple(A.shape)}")
@@ -273,7 +341,15 @@ def lstsq(A: _torch.Tensor, B: _torch.Tensor, rcond: float | None = None, *, dri
 def pinv(A: _torch.Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
          out: Any = None) -> _torch.Tensor:
     """The pseudoinverse of A (..., m, n) by the SVD, as torch.linalg.pinv with rtol (singular values below rtol
-    times the largest dropped; default max(m, n) eps); hermitian is computed as general."""
+    times the largest dropped; default max(m, n) eps); hermitian is computed as general.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | `atol` | taken | ValueError (rtol only) |
+    | `hermitian=True` | eigen-decomposition | the SVD (the same result to rounding) |
+    """
     A = _tensor(A, "A")
     if atol:
         raise ValueError("linv.torch.pinv takes rtol only: an absolute cutoff (atol) is not supported")
