@@ -12,11 +12,11 @@
 
 #include <algorithm>
 #include <complex>
-#include <cstring>
 #include <type_traits>
 
 #include "common/norm_estimate.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/checks.hpp"
 #include "cuda/complex_kernels.hpp"
 #include "cuda/context.hpp"
 #include "linv/errors.hpp"
@@ -149,41 +149,18 @@ class Dense final : public kernels::Dense<T> {
   double norm1(ConstMatrixView<T> A) const override { return norm1_of(A, {}); }
 
   kernels::Magnitude magnitude(ConstMatrixView<T> A) const override {
-    kernels::Magnitude m;
-    if (A.empty()) return m;
-    Context& ctx = context_of(A.device());
-    auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 2);
-    const cudaStream_t s = ctx.main().stream;
-    const unsigned long long start[2] = {~0ull, 0};  // no non-finite entry yet; the bits of +0.0
-    to_device(d, start, sizeof(start), s);
-    complex_launch::magnitude(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
-    unsigned long long found[2];
-    to_host(found, d, sizeof(found), s);
-    wait(s);
-    if (found[0] != ~0ull)
-      m.first_non_finite = std::pair{static_cast<index>(found[0] % static_cast<unsigned long long>(A.rows())),
-                                     static_cast<index>(found[0] / static_cast<unsigned long long>(A.rows()))};
-    std::memcpy(&m.max_abs, &found[1], sizeof(double));
-    return m;
+    if (A.empty()) return {};
+    return read_magnitude(context_of(A.device()), A.rows(), [&](unsigned long long* out, cudaStream_t s) {
+      complex_launch::magnitude(A.data(), A.rows(), A.cols(), ld_of(A.ld()), out, s);
+    });
   }
 
   Structure detect_structure(ConstMatrixView<T> A) const override {
     const index n = A.rows();
-    int flags[3] = {1, 1, 1};
-    if (n >= 1) {
-      Context& ctx = context_of(A.device());
-      auto* d = ctx.scratch_as<int>(Slot::small, 3);
-      const cudaStream_t s = ctx.main().stream;
-      to_device(d, flags, sizeof(flags), s);
-      complex_launch::structure_flags(A.data(), n, ld_of(A.ld()), d, s);
-      to_host(flags, d, sizeof(flags), s);
-      wait(s);
-    }
-    const bool lower = flags[0] != 0, upper = flags[1] != 0;
-    if (lower && upper) return Structure::Diagonal;
-    if (lower) return Structure::Lower;
-    if (upper) return Structure::Upper;
-    return flags[2] != 0 ? Structure::Symmetric : Structure::General;
+    if (n < 2) return Structure::Diagonal;
+    return read_structure(context_of(A.device()), [&](int* flags, cudaStream_t s) {
+      complex_launch::structure_flags(A.data(), n, ld_of(A.ld()), flags, s);
+    });
   }
 
   std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override {
@@ -194,15 +171,7 @@ class Dense final : public kernels::Dense<T> {
     return linv::kernels::dense<T>(Device::cpu()).first_asymmetric(host.view());
   }
 
-  std::vector<T> diagonal(ConstMatrixView<T> A) const override {
-    const index n = std::min(A.rows(), A.cols());
-    std::vector<T> d(static_cast<std::size_t>(n));
-    if (n == 0) return d;
-    context_of(A.device());
-    check(cudaMemcpy2D(d.data(), sizeof(T), A.data(), (A.ld() + 1) * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToHost),
-          "cudaMemcpy2D");
-    return d;
-  }
+  std::vector<T> diagonal(ConstMatrixView<T> A) const override { return diagonal_to_host(A); }
   void zero_triangle(MatrixView<T> A, Uplo which) const override {
     Context& ctx = context_of(A.device());
     complex_launch::zero_triangle(A.data(), A.rows(), ld_of(A.ld()), which == Uplo::Upper, ctx.main().stream);

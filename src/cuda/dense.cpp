@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <numeric>
 
 #include "common/norm_estimate.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
+#include "cuda/checks.hpp"
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
 #include "linv/errors.hpp"
@@ -336,40 +336,16 @@ class Dense final : public kernels::Dense<T> {
     return read_back(d, s);
   }
   kernels::Magnitude magnitude(ConstMatrixView<T> A) const override {
-    kernels::Magnitude m;
-    if (A.empty()) return m;
-    Context& ctx = context_of(A.device());
-    auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 2);
-    const cudaStream_t s = ctx.main().stream;
-    const unsigned long long start[2] = {~0ull, 0};  // no non-finite entry yet; the bits of +0.0
-    check(cudaMemcpyAsync(d, start, sizeof(start), cudaMemcpyHostToDevice, s), "cudaMemcpy");
-    launch::magnitude(A.data(), A.rows(), A.cols(), ld_of(A.ld()), d, s);
-    unsigned long long found[2];
-    check(cudaMemcpyAsync(found, d, sizeof(found), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
-    check(cudaStreamSynchronize(s), "stream synchronization");
-    if (found[0] != ~0ull)
-      m.first_non_finite = std::pair{static_cast<index>(found[0] % static_cast<unsigned long long>(A.rows())),
-                                     static_cast<index>(found[0] / static_cast<unsigned long long>(A.rows()))};
-    std::memcpy(&m.max_abs, &found[1], sizeof(double));
-    return m;
+    if (A.empty()) return {};
+    return read_magnitude(context_of(A.device()), A.rows(), [&](unsigned long long* out, cudaStream_t s) {
+      launch::magnitude(A.data(), A.rows(), A.cols(), ld_of(A.ld()), out, s);
+    });
   }
   Structure detect_structure(ConstMatrixView<T> A) const override {
     const index n = A.rows();
-    int flags[3] = {1, 1, 1};
-    if (n >= 2) {
-      Context& ctx = context_of(A.device());
-      auto* d = ctx.scratch_as<int>(Slot::small, 3);
-      const cudaStream_t s = ctx.main().stream;
-      check(cudaMemcpyAsync(d, flags, sizeof(flags), cudaMemcpyHostToDevice, s), "cudaMemcpy");
-      launch::structure_flags(A.data(), n, ld_of(A.ld()), d, s);
-      check(cudaMemcpyAsync(flags, d, sizeof(flags), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
-      check(cudaStreamSynchronize(s), "stream synchronization");
-    }
-    const bool lower = flags[0] != 0, upper = flags[1] != 0;
-    if (lower && upper) return Structure::Diagonal;
-    if (lower) return Structure::Lower;
-    if (upper) return Structure::Upper;
-    return flags[2] != 0 ? Structure::Symmetric : Structure::General;
+    if (n < 2) return Structure::Diagonal;
+    return read_structure(context_of(A.device()),
+                          [&](int* flags, cudaStream_t s) { launch::structure_flags(A.data(), n, ld_of(A.ld()), flags, s); });
   }
   std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override {
     // Exactly symmetric passes on the GPU; anything else is judged (with its tolerance) on the host.
@@ -378,15 +354,7 @@ class Dense final : public kernels::Dense<T> {
     const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
     return linv::kernels::dense<T>(Device::cpu()).first_asymmetric(host.view());
   }
-  std::vector<T> diagonal(ConstMatrixView<T> A) const override {
-    const index n = std::min(A.rows(), A.cols());
-    std::vector<T> d(static_cast<std::size_t>(n));
-    if (n == 0) return d;
-    context_of(A.device());
-    check(cudaMemcpy2D(d.data(), sizeof(T), A.data(), (A.ld() + 1) * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToHost),
-          "cudaMemcpy2D");
-    return d;
-  }
+  std::vector<T> diagonal(ConstMatrixView<T> A) const override { return diagonal_to_host(A); }
   void zero_triangle(MatrixView<T> A, Uplo which) const override {
     Context& ctx = context_of(A.device());
     launch::zero_triangle(A.data(), A.rows(), ld_of(A.ld()), which == Uplo::Upper, ctx.main().stream);

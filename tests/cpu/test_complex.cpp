@@ -12,6 +12,7 @@
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
+#include "support/complex_matrices.hpp"
 #include "support/dense_checks.hpp"
 #include "support/testing.hpp"
 
@@ -19,6 +20,8 @@ namespace linv {
 namespace {
 
 using testing::contains;
+using testing::hermitian_positive_definite;
+using testing::random_complex;
 using testing::kForwardThreshold;
 using testing::kResidualThreshold;
 
@@ -30,29 +33,6 @@ TYPED_TEST_SUITE(ComplexDense, Types);
 template <Complex T>
 constexpr double eps() {
   return std::numeric_limits<real_t<T>>::epsilon();
-}
-
-// Entries with both parts uniform in [-1, 1), times `scale`.
-template <Complex T>
-Matrix<T> random_matrix(index m, index n, std::mt19937_64& g, double scale = 1) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  Matrix<T> a(m, n);
-  for (index j = 0; j < n; ++j)
-    for (index i = 0; i < m; ++i) a(i, j) = T(static_cast<real_t<T>>(scale * u(g)), static_cast<real_t<T>>(scale * u(g)));
-  return a;
-}
-
-// B B^H + n I: Hermitian positive definite, well conditioned.
-template <Complex T>
-Matrix<T> hermitian_positive_definite(index n, std::mt19937_64& g) {
-  const Matrix<T> b = random_matrix<T>(n, n, g);
-  Matrix<T> a(n, n);
-  gemm<T>(Op::None, Op::Transpose, T(1), b.view(), b.view(), T(0), a.view());
-  for (index j = 0; j < n; ++j) {  // exactly Hermitian (the product's two triangles may round apart)
-    a(j, j) = T(a(j, j).real() + static_cast<real_t<T>>(n), 0);
-    for (index i = 0; i < j; ++i) a(i, j) = std::conj(a(j, i));
-  }
-  return a;
 }
 
 // The real embedding of A in float64: A x = b holds exactly when E [Re x; Im x] = [Re b; Im b].
@@ -103,7 +83,7 @@ TYPED_TEST(ComplexDense, SolveAndInverseMatchTheRealEmbeddingToNEpsCond) {
   std::mt19937_64 g = generator(1);
   for (index n : kSizes)
     for (index nrhs : {index{1}, index{3}}) {
-      const Matrix<T> a = random_matrix<T>(n, n, g), b = random_matrix<T>(n, nrhs, g);
+      const Matrix<T> a = random_complex<T>(n, n, g), b = random_complex<T>(n, nrhs, g);
       const Solution<T> s = solve<T>(a.view(), b.view(), {.compute_residual = true});
       EXPECT_EQ(s.report.method, n == 1 ? Method::Triangular : Method::LU) << n;  // 1 x 1 is diagonal
       EXPECT_EQ(s.report.precision, type_name<T>());
@@ -124,7 +104,7 @@ TYPED_TEST(ComplexDense, HermitianPositiveDefiniteTakesCholeskyWithLLHermitian) 
   using T = TypeParam;
   std::mt19937_64 g = generator(2);
   for (index n : kSizes) {
-    const Matrix<T> a = hermitian_positive_definite<T>(n, g), b = random_matrix<T>(n, 2, g);
+    const Matrix<T> a = hermitian_positive_definite<T>(n, g), b = random_complex<T>(n, 2, g);
     const Solution<T> s = solve<T>(a.view(), b.view(), {.compute_residual = true});
     const Method expected = n == 1 ? Method::Triangular : Method::Cholesky;  // 1 x 1 is diagonal
     EXPECT_EQ(s.report.method, expected) << n << ": " << s.report.method_reason;
@@ -176,7 +156,7 @@ TYPED_TEST(ComplexDense, TriangularMatricesTakeTheTriangularMethod) {
   std::mt19937_64 g = generator(3);
   for (index n : kSizes)
     for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-      Matrix<T> a = random_matrix<T>(n, n, g);
+      Matrix<T> a = random_complex<T>(n, n, g);
       for (index j = 0; j < n; ++j) {
         a(j, j) += T(static_cast<real_t<T>>(2));  // well away from singular
         for (index i = 0; i < n; ++i)
@@ -205,7 +185,7 @@ TYPED_TEST(ComplexDense, DeterminantMatchesTheEmbeddingAndTheCofactors) {
   // |det A|^2 = det of the real embedding, over sizes
   std::mt19937_64 g = generator(4);
   for (index n : kSizes) {
-    const Matrix<T> r = random_matrix<T>(n, n, g);
+    const Matrix<T> r = random_complex<T>(n, n, g);
     const Determinant c = LU<T>(r.view()).determinant();
     const Determinant e = LU<double>(embedding<T>(r.view()).view()).determinant();
     EXPECT_EQ(e.sign, 1);
@@ -224,7 +204,7 @@ TYPED_TEST(ComplexDense, LeastSquaresAndPseudoinverseMatchTheEmbedding) {
   using T = TypeParam;
   std::mt19937_64 g = generator(5);
   for (auto [m, n] : std::vector<std::pair<index, index>>{{1, 1}, {5, 3}, {3, 5}, {40, 17}, {17, 40}, {64, 64}}) {
-    const Matrix<T> a = random_matrix<T>(m, n, g), b = random_matrix<T>(m, 2, g);
+    const Matrix<T> a = random_complex<T>(m, n, g), b = random_complex<T>(m, 2, g);
     const Solution<T> s = lstsq<T>(a.view(), b.view(), {.compute_residual = true});
     EXPECT_EQ(s.report.rank, std::min(m, n));
     EXPECT_LE(s.report.scaled_residual, kResidualThreshold) << m << "x" << n;  // ||A^H (B - A X)||
@@ -242,7 +222,7 @@ TYPED_TEST(ComplexDense, LeastSquaresAndPseudoinverseMatchTheEmbedding) {
         << m << "x" << n;
   }
   // a rank-deficient A: the rank is seen, A P A = A still holds
-  Matrix<T> r = random_matrix<T>(6, 4, g);
+  Matrix<T> r = random_complex<T>(6, 4, g);
   for (index i = 0; i < 6; ++i) r(i, 3) = r(i, 0) * T(0, 2);  // column 4 = 2i column 1
   const Solution<T> d = pinv<T>(r.view(), {.compute_residual = true});
   EXPECT_EQ(d.report.rank, 3);
@@ -258,7 +238,7 @@ TYPED_TEST(ComplexDense, ConjugateTransposeIsWhatTransposeMeans) {
   EXPECT_EQ(c(1, 1), std::conj(T(3, -1)) * T(2));
   // LU::solve against A^H B = (A^-1)^H ... through solve of the conjugate transpose: A^H y = b
   std::mt19937_64 g = generator(6);
-  const Matrix<T> m = random_matrix<T>(9, 9, g), rhs = random_matrix<T>(9, 1, g);
+  const Matrix<T> m = random_complex<T>(9, 9, g), rhs = random_complex<T>(9, 1, g);
   Matrix<T> mh(9, 9);
   for (index j = 0; j < 9; ++j)
     for (index i = 0; i < 9; ++i) mh(i, j) = std::conj(m(j, i));
@@ -269,7 +249,7 @@ TYPED_TEST(ComplexDense, ConjugateTransposeIsWhatTransposeMeans) {
 TYPED_TEST(ComplexDense, ExtremeScalesGiveTheSameAnswer) {
   using T = TypeParam;
   std::mt19937_64 g = generator(7);
-  const Matrix<T> a = random_matrix<T>(12, 12, g), b = random_matrix<T>(12, 1, g);
+  const Matrix<T> a = random_complex<T>(12, 12, g), b = random_complex<T>(12, 1, g);
   const Solution<T> base = solve<T>(a.view(), b.view());
   const int far = std::numeric_limits<real_t<T>>::max_exponent - 24;  // 2^1000 for complex128, 2^104 for complex64
   for (int e : {-far, -far / 2, far / 2, far}) {

@@ -15,6 +15,7 @@
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
+#include "support/complex_matrices.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
 #include "support/testing.hpp"
@@ -23,6 +24,8 @@ namespace linv {
 namespace {
 
 using testing::contains;
+using testing::hermitian_positive_definite;
+using testing::random_complex;
 using testing::kForwardThreshold;
 using testing::kResidualThreshold;
 
@@ -34,27 +37,6 @@ TYPED_TEST_SUITE(CudaComplex, Types);
 template <Complex T>
 constexpr double eps() {
   return std::numeric_limits<real_t<T>>::epsilon();
-}
-
-template <Complex T>
-Matrix<T> random_matrix(index m, index n, std::mt19937_64& g) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  Matrix<T> a(m, n);
-  for (index j = 0; j < n; ++j)
-    for (index i = 0; i < m; ++i) a(i, j) = T(static_cast<real_t<T>>(u(g)), static_cast<real_t<T>>(u(g)));
-  return a;
-}
-
-template <Complex T>
-Matrix<T> hermitian_positive_definite(index n, std::mt19937_64& g) {
-  const Matrix<T> b = random_matrix<T>(n, n, g);
-  Matrix<T> a(n, n);
-  gemm<T>(Op::None, Op::Transpose, T(1), b.view(), b.view(), T(0), a.view());
-  for (index j = 0; j < n; ++j) {
-    a(j, j) = T(a(j, j).real() + static_cast<real_t<T>>(n), 0);
-    for (index i = 0; i < j; ++i) a(i, j) = std::conj(a(j, i));
-  }
-  return a;
 }
 
 // ||X - Y||_1 / ||Y||_1, in complex128.
@@ -86,7 +68,7 @@ TYPED_TEST(CudaComplex, SolveAndInverseAgreeWithTheCpu) {
   for (index n : kSizes)
     for (index nrhs : {index{1}, index{3}, index{40}}) {
       SCOPED_TRACE("n " + std::to_string(n) + ", nrhs " + std::to_string(nrhs));
-      const Matrix<T> a = random_matrix<T>(n, n, g), b = random_matrix<T>(n, nrhs, g);
+      const Matrix<T> a = random_complex<T>(n, n, g), b = random_complex<T>(n, nrhs, g);
       const Solution<T> cpu = solve<T>(a.view(), b.view(), {.compute_residual = true});
       const Solution<T> dev =
           solve<T>(a.to(gpu()).view(), b.to(gpu()).view(), {.compute_residual = true});
@@ -116,7 +98,7 @@ TYPED_TEST(CudaComplex, HermitianPositiveDefiniteTakesCholesky) {
   std::mt19937_64 g = generator(2);
   for (index n : kSizes) {
     SCOPED_TRACE("n " + std::to_string(n));
-    const Matrix<T> a = hermitian_positive_definite<T>(n, g), b = random_matrix<T>(n, 2, g);
+    const Matrix<T> a = hermitian_positive_definite<T>(n, g), b = random_complex<T>(n, 2, g);
     const Matrix<T> ga = a.to(gpu());
     const Method expected = n == 1 ? Method::Triangular : Method::Cholesky;
     const Solution<T> s = solve<T>(ga.view(), b.to(gpu()).view(), {.compute_residual = true});
@@ -148,7 +130,7 @@ TYPED_TEST(CudaComplex, TriangularMatricesAndDeterminants) {
     SCOPED_TRACE("n " + std::to_string(n));
     for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       // diagonally dominant (a random triangle's condition grows exponentially with n)
-      Matrix<T> a = random_matrix<T>(n, n, g);
+      Matrix<T> a = random_complex<T>(n, n, g);
       for (index j = 0; j < n; ++j)
         for (index i = 0; i < n; ++i) {
           if ((uplo == Uplo::Lower && i < j) || (uplo == Uplo::Upper && i > j))
@@ -167,7 +149,7 @@ TYPED_TEST(CudaComplex, TriangularMatricesAndDeterminants) {
       const Matrix<T> t = tri_inv<T>(a.to(gpu()).view(), uplo).to(Device::cpu());
       EXPECT_LE(scaled_residual_inverse<T>(a.view(), t.view(), eps<T>()), kResidualThreshold);
     }
-    const Matrix<T> r = random_matrix<T>(n, n, g);
+    const Matrix<T> r = random_complex<T>(n, n, g);
     const Determinant dc = LU<T>(r.view()).determinant(), dg = LU<T>(r.to(gpu()).view()).determinant();
     EXPECT_NEAR(dg.log_abs, dc.log_abs, 60 * n * eps<T>() * std::max(1.0, std::abs(dc.log_abs)));
     EXPECT_NEAR(std::remainder(dg.phase - dc.phase, 2 * std::numbers::pi), 0, 60 * n * eps<T>());
@@ -178,7 +160,7 @@ TYPED_TEST(CudaComplex, ExtremeScalesGiveTheCpusAnswer) {
   REQUIRE_GPU();
   using T = TypeParam;
   std::mt19937_64 g = generator(4);
-  const Matrix<T> a = random_matrix<T>(40, 40, g), b = random_matrix<T>(40, 2, g);
+  const Matrix<T> a = random_complex<T>(40, 40, g), b = random_complex<T>(40, 2, g);
   const int far = std::numeric_limits<real_t<T>>::max_exponent - 24;
   for (int e : {-far, -far / 2, far / 2, far}) {
     SCOPED_TRACE("2^" + std::to_string(e));
@@ -209,7 +191,7 @@ TYPED_TEST(CudaComplex, BadInputGetsTheCpusErrors) {
   // exactly singular, at every size: the CPU's pivot named
   std::mt19937_64 g = generator(5);
   for (index n : {2, 33, 300}) {
-    Matrix<T> s = random_matrix<T>(n, n, g);
+    Matrix<T> s = random_complex<T>(n, n, g);
     for (index i = 0; i < n; ++i) s(i, n / 2) = s(i, 0) * T(0, 2);  // a column 2i times the first
     index cpu_pivot = 0, gpu_pivot = 0;
     try {

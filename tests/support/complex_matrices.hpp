@@ -1,0 +1,36 @@
+// The complex matrices the complex tests draw (tests/cpu/test_complex.cpp, tests/cuda/test_complex_gpu.cpp).
+#pragma once
+
+#include <complex>
+#include <random>
+
+#include "linv/dense.hpp"
+#include "linv/matrix.hpp"
+
+namespace linv::testing {
+
+// Entries with both parts uniform in [-1, 1), times `scale`.
+template <Complex T>
+Matrix<T> random_complex(index m, index n, std::mt19937_64& g, double scale = 1) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Matrix<T> a(m, n);
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < m; ++i) a(i, j) = T(static_cast<real_t<T>>(scale * u(g)), static_cast<real_t<T>>(scale * u(g)));
+  return a;
+}
+
+// B B^H + n I: Hermitian positive definite, well conditioned, exactly Hermitian (one triangle mirrored, a
+// real diagonal: the product's two triangles may round apart).
+template <Complex T>
+Matrix<T> hermitian_positive_definite(index n, std::mt19937_64& g) {
+  const Matrix<T> b = random_complex<T>(n, n, g);
+  Matrix<T> a(n, n);
+  gemm<T>(Op::None, Op::Transpose, T(1), b.view(), b.view(), T(0), a.view());
+  for (index j = 0; j < n; ++j) {
+    a(j, j) = T(a(j, j).real() + static_cast<real_t<T>>(n), 0);
+    for (index i = 0; i < j; ++i) a(i, j) = std::conj(a(j, i));
+  }
+  return a;
+}
+
+}  // namespace linv::testing
