@@ -294,7 +294,9 @@ TYPED_TEST(Dense, RandomizedLUIsAsAccurateAsPartialPivoting) {
       EXPECT_LE(residual, kResidualThreshold);
       // as accurate as getri's (1e-4 against 2e-3 measured at orders 500-2000 in float64)
       const double partials = scaled_residual_inverse<T>(a.view(), partial.inverse().view(), eps<T>());
-      EXPECT_LE(residual, std::max(10 * partials, 1.0)) << "growth " << lu.growth();  // 1: one rounding
+      // 2: a few roundings of a 1 x 1 or 2 x 2 matrix, where the butterflies' scaling and the division each
+      // round once (at n = 1 a residual of 1 + 1e-16 against partial pivoting's 0 failed)
+      EXPECT_LE(residual, std::max(10 * partials, 2.0)) << "growth " << lu.growth() << ", residual " << residual;
       EXPECT_GE(lu.refinement_steps(), 1);
       EXPECT_LE(lu.refinement_steps(), LU<T>::kMaxRefinementSteps);
     } catch (const NumericalError& e) {
