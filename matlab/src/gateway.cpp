@@ -135,15 +135,27 @@ Class common_class(std::initializer_list<std::pair<const mxArray*, std::string_v
   return complex ? Class::ComplexDouble : Class::Double;
 }
 
-template <linv::Real T>
-linv::ConstMatrixView<T> view(const mxArray* a, std::string_view what) {
-  const Class expected = std::is_same_v<T, float> ? Class::Single : Class::Double;
-  if (real_class(a, what) != expected)
-    throw linv::InvalidArgument(fmt::format("{} is {}, but the other inputs are {}: pass arrays of one class", what,
-                                            describe(a), std::is_same_v<T, float> ? "single" : "double"));
+namespace {
+
+// A's rows and columns; InvalidArgument unless it is 2-D.
+std::pair<index, index> matrix_shape(const mxArray* a, std::string_view what) {
   if (mxGetNumberOfDimensions(a) != 2)
     throw linv::InvalidArgument(fmt::format("{} is {}: a matrix (2-D) is needed here", what, describe(a)));
-  const auto rows = static_cast<index>(mxGetM(a)), cols = static_cast<index>(mxGetN(a));
+  return {static_cast<index>(mxGetM(a)), static_cast<index>(mxGetN(a))};
+}
+
+[[noreturn]] void refuse_other_class(const mxArray* a, std::string_view what, bool single) {
+  throw linv::InvalidArgument(fmt::format("{} is {}, but the other inputs are {}: pass arrays of one class", what,
+                                          describe(a), single ? "single" : "double"));
+}
+
+}  // namespace
+
+template <linv::Real T>
+linv::ConstMatrixView<T> view(const mxArray* a, std::string_view what) {
+  const bool single = std::is_same_v<T, float>;
+  if (real_class(a, what) != (single ? Class::Single : Class::Double)) refuse_other_class(a, what, single);
+  const auto [rows, cols] = matrix_shape(a, what);
   return {static_cast<const T*>(mxGetData(a)), rows, cols, std::max<index>(rows, 1)};
 }
 template linv::ConstMatrixView<double> view<double>(const mxArray*, std::string_view);
@@ -154,26 +166,18 @@ linv::ConstMatrixView<T> view_as(const mxArray* a, std::string_view what, linv::
   if constexpr (linv::Real<T>) {
     return view<T>(a, what);
   } else {
+    // complex, or real of T's precision (MATLAB computes a real operand with a complex one in complex numbers)
     using R = linv::real_t<T>;
-    if (!mxIsComplex(a)) {  // a real array of T's precision (view<R> checks that) as a complex one
-      const linv::ConstMatrixView<R> r = view<R>(a, what);
-      storage = linv::Matrix<T>::uninitialized(r.rows(), r.cols());
-      for (index j = 0; j < r.cols(); ++j)
-        for (index i = 0; i < r.rows(); ++i) storage(i, j) = T(r(i, j));
-      return storage.view();
-    }
-    const Class expected = std::is_same_v<R, float> ? Class::ComplexSingle : Class::ComplexDouble;
-    if (dense_class(a, what) != expected)
-      throw linv::InvalidArgument(fmt::format("{} is {}, but the other inputs are {}: pass arrays of one class", what,
-                                              describe(a), std::is_same_v<R, float> ? "single" : "double"));
-    if (mxGetNumberOfDimensions(a) != 2)
-      throw linv::InvalidArgument(fmt::format("{} is {}: a matrix (2-D) is needed here", what, describe(a)));
-    const auto rows = static_cast<index>(mxGetM(a)), cols = static_cast<index>(mxGetN(a));
+    const bool single = std::is_same_v<R, float>;
+    const Class c = dense_class(a, what);
+    if (c != (single ? Class::ComplexSingle : Class::ComplexDouble) && c != (single ? Class::Single : Class::Double))
+      refuse_other_class(a, what, single);
+    const auto [rows, cols] = matrix_shape(a, what);
     const R* re = static_cast<const R*>(mxGetData(a));
-    const R* im = static_cast<const R*>(mxGetImagData(a));
+    const R* im = mxIsComplex(a) ? static_cast<const R*>(mxGetImagData(a)) : nullptr;
     storage = linv::Matrix<T>::uninitialized(rows, cols);
     for (index j = 0; j < cols; ++j)
-      for (index i = 0; i < rows; ++i) storage(i, j) = T(re[i + j * rows], im[i + j * rows]);
+      for (index i = 0; i < rows; ++i) storage(i, j) = T(re[i + j * rows], im ? im[i + j * rows] : R(0));
     return storage.view();
   }
 }

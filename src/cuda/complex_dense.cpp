@@ -14,9 +14,8 @@
 #include <complex>
 #include <type_traits>
 
-#include "common/norm_estimate.hpp"
 #include "cuda/backend.hpp"
-#include "cuda/checks.hpp"
+#include "cuda/dense_host.hpp"
 #include "cuda/complex_kernels.hpp"
 #include "cuda/context.hpp"
 #include "linv/errors.hpp"
@@ -109,33 +108,6 @@ void queue_potrs(Context& ctx, const T* L, std::int64_t n, std::int64_t ld, T* B
   check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type<T>(),
                          cu_mutable(L), ld, data_type<T>(), cu(B), ldb, ctx.info()),
         "potrs");
-}
-
-std::int64_t* upload_pivots(Context& ctx, const std::vector<int>& pivots) {
-  std::vector<std::int64_t> p(pivots.begin(), pivots.end());
-  auto* d = ctx.scratch_as<std::int64_t>(Slot::pivots, std::max<std::size_t>(p.size(), 1));
-  to_device(d, p.data(), p.size() * sizeof(std::int64_t), ctx.main().stream);
-  wait(ctx.main().stream);  // p dies here
-  return d;
-}
-
-// 1 / (||A||_1 ||A^-1||_1) with ||A^-1||_1 from the block estimator (complex signs), each product a solve
-// of n x t blocks on the device.
-constexpr int kEstimateColumns = 2;
-template <Complex T, class Solve>
-double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_in_place) {
-  if (n == 0) return 1.0;
-  if (anorm == 0) return 0.0;
-  T* d_x = ctx.scratch_as<T>(Slot::small, static_cast<std::size_t>(n) * kEstimateColumns);
-  const cudaStream_t s = ctx.main().stream;
-  const double est = cpu::block_norm1_estimate<T>(n, kEstimateColumns, [&](std::vector<T>& X, bool transpose) {
-    const auto t = static_cast<std::int64_t>(X.size()) / n;
-    to_device(d_x, X.data(), X.size() * sizeof(T), s);
-    solve_in_place(d_x, t, transpose ? Op::Transpose : Op::None);
-    to_host(X.data(), d_x, X.size() * sizeof(T), s);
-    wait(s);
-  });
-  return est > 0 ? 1.0 / (anorm * est) : 0.0;
 }
 
 template <Complex T>
@@ -251,7 +223,7 @@ class Dense final : public kernels::Dense<T> {
   void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B, Op o) const override {
     if (B.empty()) return;
     Context& ctx = context_of(LU.device());
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots);
+    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
     queue_getrs<T>(ctx, o, LU.data(), LU.rows(), ld_of(LU.ld()), d_piv, B.data(), B.cols(), ld_of(B.ld()));
     ctx.synchronize();
   }
@@ -264,7 +236,7 @@ class Dense final : public kernels::Dense<T> {
     if (n == 0) return;
     Context& ctx = context_of(LU.device());
     const cudaStream_t s = ctx.main().stream;
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots);
+    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
     DeviceBuffer X(bytes_of(n * n, sizeof(T)), LU.device().index());
     complex_launch::fill_identity(X.as<T>(), n, n, s);
     queue_getrs<T>(ctx, Op::None, LU.data(), n, ld_of(LU.ld()), d_piv, X.as<T>(), n, n);
@@ -277,8 +249,8 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = LU.rows();
     if (n == 0) return 1.0;
     Context& ctx = context_of(LU.device());
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots);
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, std::int64_t t, Op o) {
+    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op o) {
       queue_getrs<T>(ctx, o, LU.data(), n, ld_of(LU.ld()), d_piv, x, t, n);
     });
   }
@@ -333,7 +305,7 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = L.rows();
     Context& ctx = context_of(L.device());
     // A is Hermitian: A^-H = A^-1, so both products are one solve
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, std::int64_t t, Op) {
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op) {
       queue_potrs<T>(ctx, L.data(), n, ld_of(L.ld()), x, t, n);
     });
   }
@@ -363,7 +335,7 @@ class Dense final : public kernels::Dense<T> {
     // ||A||_1 of the triangle alone: the other triangle may hold anything.
     const double anorm =
         norm1_of(A, {uplo == Uplo::Lower ? launch::Part::Lower : launch::Part::Upper, d == Diag::Unit});
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, std::int64_t t, Op o) {
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op o) {
       queue_trsm<T>(ctx.main().blas, Side::Left, uplo, o, d, n, t, T(1), A.data(), ld_of(A.ld()), x, n);
     });
   }

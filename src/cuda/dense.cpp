@@ -12,10 +12,9 @@
 #include <limits>
 #include <numeric>
 
-#include "common/norm_estimate.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/blas.hpp"
-#include "cuda/checks.hpp"
+#include "cuda/dense_host.hpp"
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
 #include "linv/errors.hpp"
@@ -26,16 +25,6 @@ namespace {
 template <Real T>
 T* ptr(ConstMatrixView<T> A) {
   return const_cast<T*>(A.data());  // cuSOLVER's const-incorrect signatures
-}
-
-std::int64_t* upload_pivots(Context& ctx, const std::vector<int>& pivots, bool zero_based) {
-  std::vector<std::int64_t> p(pivots.size());
-  for (std::size_t i = 0; i < pivots.size(); ++i) p[i] = pivots[i] - (zero_based ? 1 : 0);
-  auto* d = ctx.scratch_as<std::int64_t>(Slot::pivots, std::max<std::size_t>(p.size(), 1));
-  check(cudaMemcpyAsync(d, p.data(), p.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice, ctx.main().stream),
-        "cudaMemcpy");
-  check(cudaStreamSynchronize(ctx.main().stream), "stream synchronization");  // p dies here
-  return d;
 }
 
 // The gather of LAPACK's interchanges (1-based ipiv, applied in order): (P B)(i, :) = B(perm[i], :).
@@ -145,27 +134,6 @@ void cholesky_solve_few(Context& ctx, ConstMatrixView<T> L, T* B, std::int64_t l
                                const_cast<T*>(L.data()), ld, blas::data_type<T>(), B, ldb, ctx.info()),
               "potrs");
       });
-}
-
-// rcond from Higham and Tisseur's block estimator of ||A^-1||_1 (src/common/norm_estimate.hpp) driving
-// solves with A and A^T on the GPU, kEstimateColumns at a time: the few-right-hand-side solves read the
-// factors once per pass whatever the columns, so two columns cost what one does.
-constexpr int kEstimateColumns = 2;
-
-template <Real T, class Solve>
-double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_in_place) {
-  if (n == 0) return 1.0;
-  if (anorm == 0) return 0.0;
-  T* d_x = ctx.scratch_as<T>(Slot::small, static_cast<std::size_t>(n) * kEstimateColumns);
-  const cudaStream_t s = ctx.main().stream;
-  const double est = cpu::block_norm1_estimate<T>(n, kEstimateColumns, [&](std::vector<T>& X, bool transpose) {
-    const int t = static_cast<int>(X.size() / static_cast<std::size_t>(n));
-    to_device(d_x, X.data(), X.size() * sizeof(T), s);
-    solve_in_place(d_x, t, transpose ? Op::Transpose : Op::None);
-    to_host(X.data(), d_x, X.size() * sizeof(T), s);
-    wait(s);
-  });
-  return est > 0 ? 1.0 / (anorm * est) : 0.0;
 }
 
 constexpr std::int64_t kLauumBlock = 512;

@@ -577,12 +577,17 @@ void write_rows(AtomicFile& out, ConstMatrixView<T> A) {
   out.write(buffer.data(), buffer.size() * sizeof(T));
 }
 
-// The whole matrix whose header was just read (a 3-D array refused).
-AnyMatrix read_whole_matrix(InputFile& in, const Header& h) {
+// A 3-D array refused where one matrix is read.
+void require_one_matrix(const InputFile& in, const Header& h) {
   if (h.shape.size() == 3)
     throw ParseError(in.path(), h.shape_offset, -1,
                      fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
                                  shape_text(h.shape), h.shape[0]));
+}
+
+// The whole matrix whose header was just read.
+AnyMatrix read_whole_matrix(InputFile& in, const Header& h) {
+  require_one_matrix(in, h);
   return with_data(in, h, [&h](auto& source) -> AnyMatrix {
     if (h.element == Element::f4) return read_matrix_data<float>(source, h);
     if (is_integer(h.element)) {
@@ -617,10 +622,7 @@ AnyDense read_npy_dense(InputFile& in) {
   const Header h = read_header(in, /*images=*/false, /*complex=*/true);
   if (!is_complex(h.element))
     return std::visit([](auto&& m) -> AnyDense { return std::move(m); }, read_whole_matrix(in, h));
-  if (h.shape.size() == 3)
-    throw ParseError(in.path(), h.shape_offset, -1,
-                     fmt::format("shape {} is a stack of {} matrices, where one matrix was expected",
-                                 shape_text(h.shape), h.shape[0]));
+  require_one_matrix(in, h);
   return with_data(in, h, [&h](auto& source) -> AnyDense {
     if (h.element == Element::c8) return read_matrix_data<std::complex<float>>(source, h);
     return read_matrix_data<std::complex<double>>(source, h);

@@ -1,12 +1,14 @@
-// The host side of the dense families' one-pass checks of a matrix (dense.cpp for real matrices,
-// complex_dense.cpp for complex ones): the device values each pass starts from, the pass itself (the
-// family's own kernel), and what comes back, decoded once for both.
+// The host side the dense families share (dense.cpp for real matrices, complex_dense.cpp for complex ones):
+// the one-pass checks of a matrix (the device values each pass starts from, the pass itself being the
+// family's own kernel, and what comes back, decoded), the pivots' upload, and the condition estimate.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include "common/norm_estimate.hpp"
 #include "cuda/context.hpp"
 #include "kernels/dense.hpp"
 
@@ -59,6 +61,38 @@ std::vector<T> diagonal_to_host(ConstMatrixView<T> A) {
   check(cudaMemcpy2D(d.data(), sizeof(T), A.data(), (A.ld() + 1) * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToHost),
         "cudaMemcpy2D");
   return d;
+}
+
+// LAPACK's pivots (1-based), or 0-based ones, as int64 in Slot::pivots (cuSOLVER's getrs and linv's kernels).
+inline std::int64_t* upload_pivots(Context& ctx, const std::vector<int>& pivots, bool zero_based) {
+  std::vector<std::int64_t> p(pivots.size());
+  for (std::size_t i = 0; i < pivots.size(); ++i) p[i] = pivots[i] - (zero_based ? 1 : 0);
+  auto* d = ctx.scratch_as<std::int64_t>(Slot::pivots, std::max<std::size_t>(p.size(), 1));
+  to_device(d, p.data(), p.size() * sizeof(std::int64_t), ctx.main().stream);
+  wait(ctx.main().stream);  // p dies here
+  return d;
+}
+
+// rcond from Higham and Tisseur's block estimator of ||A^-1||_1 (src/common/norm_estimate.hpp; complex signs
+// for complex T) driving solve_in_place(x, t, op), solves with A and A^T (A^H) of n x t blocks on the GPU,
+// kEstimateColumns at a time: the real family's few-right-hand-side solves read the factors once per pass
+// whatever the columns, so two columns cost what one does.
+constexpr int kEstimateColumns = 2;
+
+template <Scalar T, class Solve>
+double estimate_rcond(Context& ctx, std::int64_t n, double anorm, Solve&& solve_in_place) {
+  if (n == 0) return 1.0;
+  if (anorm == 0) return 0.0;
+  T* d_x = ctx.scratch_as<T>(Slot::small, static_cast<std::size_t>(n) * kEstimateColumns);
+  const cudaStream_t s = ctx.main().stream;
+  const double est = cpu::block_norm1_estimate<T>(n, kEstimateColumns, [&](std::vector<T>& X, bool transpose) {
+    const int t = static_cast<int>(X.size() / static_cast<std::size_t>(n));
+    to_device(d_x, X.data(), X.size() * sizeof(T), s);
+    solve_in_place(d_x, t, transpose ? Op::Transpose : Op::None);
+    to_host(X.data(), d_x, X.size() * sizeof(T), s);
+    wait(s);
+  });
+  return est > 0 ? 1.0 / (anorm * est) : 0.0;
 }
 
 }  // namespace linv::cuda
