@@ -7,6 +7,7 @@
 #include "common/counter_random.hpp"
 #include "cuda/complex_kernels.hpp"
 #include "cuda/context.hpp"
+#include "cuda/reduce.cuh"
 
 namespace linv::cuda::complex_launch {
 namespace {
@@ -78,7 +79,9 @@ __global__ void max_modulus_kernel(const Parts<R>* A, std::int64_t n, std::int64
   LINV_FOR_EACH_ENTRY(n, n) {
     if (!upper || i <= j) largest = fmax(largest, modulus(A[i + j * ld]));
   }
-  atomicMax(reinterpret_cast<unsigned long long*>(result), static_cast<unsigned long long>(__double_as_longlong(largest)));
+  largest = warp_max(largest);
+  if (first_lane())
+    atomicMax(reinterpret_cast<unsigned long long*>(result), static_cast<unsigned long long>(__double_as_longlong(largest)));
 }
 
 template <class R>
@@ -93,22 +96,48 @@ __global__ void magnitude_kernel(const Parts<R>* A, std::int64_t rows, std::int6
     else
       atomicMin(out, static_cast<unsigned long long>(j * rows + i));
   }
-  atomicMax(out + 1, static_cast<unsigned long long>(__double_as_longlong(largest)));
+  largest = warp_max(largest);
+  if (first_lane()) atomicMax(out + 1, static_cast<unsigned long long>(__double_as_longlong(largest)));
 }
 
 template <class R>
 __global__ void structure_flags_kernel(const Parts<R>* A, std::int64_t n, std::int64_t ld, int* flags) {
+  bool lower = true, upper = true, hermitian = true;
   LINV_FOR_EACH_ENTRY(n, n) {
     if (i > j) continue;
     const Parts<R> above = A[i + j * ld], below = A[j + i * ld];
     if (i == j) {
-      if (above.im != 0) flags[2] = 0;  // a Hermitian matrix's diagonal is real
+      hermitian = hermitian && above.im == 0;  // a Hermitian matrix's diagonal is real
       continue;
     }
-    if (above.re != 0 || above.im != 0) flags[0] = 0;  // not lower triangular
-    if (below.re != 0 || below.im != 0) flags[1] = 0;  // not upper triangular
-    if (above.re != below.re || above.im != -below.im) flags[2] = 0;
+    lower = lower && above.re == 0 && above.im == 0;
+    upper = upper && below.re == 0 && below.im == 0;
+    hermitian = hermitian && above.re == below.re && above.im == -below.im;
   }
+  // one store per warp and flag, not one per entry
+  lower = __all_sync(0xffffffffu, lower), upper = __all_sync(0xffffffffu, upper);
+  hermitian = __all_sync(0xffffffffu, hermitian);
+  if (first_lane()) {
+    if (!lower) flags[0] = 0;
+    if (!upper) flags[1] = 0;
+    if (!hermitian) flags[2] = 0;
+  }
+}
+
+// out := min(out, j n + i) over i >= j with |a(i, j) - conj(a(j, i))| > tol (the diagonal: 2 |Im a(i, i)|).
+template <class R>
+__global__ void first_asymmetric_kernel(const Parts<R>* A, std::int64_t n, std::int64_t ld, double tol,
+                                        unsigned long long* out) {
+  unsigned long long first = ~0ull;
+  LINV_FOR_EACH_ENTRY(n, n) {
+    if (i < j) continue;
+    const Parts<R> below = A[i + j * ld], above = A[j + i * ld];
+    const double re = static_cast<double>(below.re) - static_cast<double>(above.re);
+    const double im = static_cast<double>(below.im) + static_cast<double>(above.im);
+    if (hypot(re, im) > tol) first = min(first, static_cast<unsigned long long>(j * n + i));
+  }
+  first = warp_min(first);
+  if (first_lane() && first != ~0ull) atomicMin(out, first);
 }
 
 template <class R>
@@ -236,6 +265,15 @@ void structure_flags(const std::complex<R>* A, std::int64_t n, std::int64_t ld, 
 }
 
 template <class R>
+void first_asymmetric(const std::complex<R>* A, std::int64_t n, std::int64_t ld, double tol, unsigned long long* out,
+                      cudaStream_t stream) {
+  if (n == 0) return;
+  const Grid2 g(n, n);
+  first_asymmetric_kernel<<<g.grid, g.block, 0, stream>>>(parts(A), n, ld, tol, out);
+  check_launch("complex first_asymmetric");
+}
+
+template <class R>
 void zero_triangle(std::complex<R>* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream) {
   if (n == 0) return;
   const Grid2 g(n, n);
@@ -310,6 +348,8 @@ void fill_uniform(std::complex<R>* A, std::int64_t rows, std::int64_t cols, std:
   template void magnitude<R>(const std::complex<R>*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,  \
                              cudaStream_t);                                                                          \
   template void structure_flags<R>(const std::complex<R>*, std::int64_t, std::int64_t, int*, cudaStream_t);         \
+  template void first_asymmetric<R>(const std::complex<R>*, std::int64_t, std::int64_t, double, unsigned long long*, \
+                                    cudaStream_t);                                                                   \
   template void zero_triangle<R>(std::complex<R>*, std::int64_t, std::int64_t, bool, cudaStream_t);                 \
   template void set_diagonal<R>(std::complex<R>*, std::int64_t, std::int64_t, std::complex<R>, cudaStream_t);       \
   template void fill_identity<R>(std::complex<R>*, std::int64_t, std::int64_t, cudaStream_t);                       \

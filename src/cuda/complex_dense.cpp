@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <limits>
 #include <type_traits>
 
 #include "cuda/backend.hpp"
@@ -136,11 +137,21 @@ class Dense final : public kernels::Dense<T> {
   }
 
   std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override {
-    // Exactly Hermitian passes on the GPU; anything else is judged (with its tolerance) on the host.
-    const Structure s = detect_structure(A);
-    if (s == Structure::Symmetric) return std::nullopt;
-    const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
-    return linv::kernels::dense<T>(Device::cpu()).first_asymmetric(host.view());
+    // Exactly Hermitian passes at once; anything else is judged with the CPU family's tolerance, n eps max|a|.
+    if (detect_structure(A) == Structure::Symmetric) return std::nullopt;
+    const index n = A.rows();
+    Context& ctx = context_of(A.device());
+    const cudaStream_t stream = ctx.main().stream;
+    auto* d_max = ctx.scratch_as<double>(Slot::small, 1);
+    check(cudaMemsetAsync(d_max, 0, sizeof(double), stream), "cudaMemset");
+    complex_launch::max_modulus(A.data(), n, ld_of(A.ld()), /*upper=*/false, d_max, stream);
+    double largest = 0;
+    to_host(&largest, d_max, sizeof(largest), stream);
+    wait(stream);
+    const double tol = static_cast<double>(n) * std::numeric_limits<R>::epsilon() * largest;
+    return read_first_asymmetric(ctx, n, [&](unsigned long long* out, cudaStream_t s) {
+      complex_launch::first_asymmetric(A.data(), n, ld_of(A.ld()), tol, out, s);
+    });
   }
 
   std::vector<T> diagonal(ConstMatrixView<T> A) const override { return diagonal_to_host(A); }

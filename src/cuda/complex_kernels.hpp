@@ -32,6 +32,11 @@ void magnitude(const std::complex<R>* A, std::int64_t rows, std::int64_t cols, s
 // (a diagonal entry with an imaginary part, or a(i, j) != conj(a(j, i))).
 template <class R>
 void structure_flags(const std::complex<R>* A, std::int64_t n, std::int64_t ld, int* flags, cudaStream_t stream);
+// *out := min(*out, j n + i) over the entries on and below the diagonal with |a(i, j) - conj(a(j, i))| > tol
+// (*out starts at ~0: none).
+template <class R>
+void first_asymmetric(const std::complex<R>* A, std::int64_t n, std::int64_t ld, double tol, unsigned long long* out,
+                      cudaStream_t stream);
 template <class R>
 void zero_triangle(std::complex<R>* A, std::int64_t n, std::int64_t ld, bool upper, cudaStream_t stream);
 template <class R>

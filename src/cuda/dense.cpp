@@ -316,11 +316,14 @@ class Dense final : public kernels::Dense<T> {
                           [&](int* flags, cudaStream_t s) { launch::structure_flags(A.data(), n, ld_of(A.ld()), flags, s); });
   }
   std::optional<std::pair<index, index>> first_asymmetric(ConstMatrixView<T> A) const override {
-    // Exactly symmetric passes on the GPU; anything else is judged (with its tolerance) on the host.
+    // Exactly symmetric passes at once; anything else is judged with the CPU family's tolerance, n eps max|a|.
     const Structure s = detect_structure(A);
     if (s == Structure::Symmetric || s == Structure::Diagonal) return std::nullopt;
-    const Matrix<T> host = Matrix<T>::copy_of(A).to(Device::cpu());
-    return linv::kernels::dense<T>(Device::cpu()).first_asymmetric(host.view());
+    const index n = A.rows();
+    const double tol = static_cast<double>(n) * std::numeric_limits<T>::epsilon() * magnitude(A).max_abs;
+    return read_first_asymmetric(context_of(A.device()), n, [&](unsigned long long* out, cudaStream_t stream) {
+      launch::first_asymmetric(A.data(), n, ld_of(A.ld()), tol, out, stream);
+    });
   }
   std::vector<T> diagonal(ConstMatrixView<T> A) const override { return diagonal_to_host(A); }
   void zero_triangle(MatrixView<T> A, Uplo which) const override {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,22 @@ Structure read_structure(Context& ctx, Launch&& launch) {
   if (lower) return Structure::Lower;
   if (upper) return Structure::Upper;
   return flags[2] != 0 ? Structure::Symmetric : Structure::General;
+}
+
+// Dense::first_asymmetric of an n x n matrix: launch(out, stream) lowers out, from ~0, to j n + i of the
+// first entry (i, j) on or below the diagonal that differs from its mirror by more than the tolerance.
+template <class Launch>
+std::optional<std::pair<index, index>> read_first_asymmetric(Context& ctx, index n, Launch&& launch) {
+  auto* d = ctx.scratch_as<unsigned long long>(Slot::small, 1);
+  const cudaStream_t s = ctx.main().stream;
+  unsigned long long first = ~0ull;
+  to_device(d, &first, sizeof(first), s);
+  launch(d, s);
+  to_host(&first, d, sizeof(first), s);
+  wait(s);
+  if (first == ~0ull) return std::nullopt;
+  const auto rows = static_cast<unsigned long long>(n);
+  return std::pair{static_cast<index>(first % rows), static_cast<index>(first / rows)};
 }
 
 // Dense::diagonal: A's diagonal (A on a GPU) in host memory.

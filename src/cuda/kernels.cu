@@ -5,6 +5,7 @@
 
 #include "common/counter_random.hpp"
 #include "cuda/context.hpp"
+#include "cuda/reduce.cuh"
 #include "cuda/kernels.hpp"
 
 namespace linv::cuda::launch {
@@ -350,13 +351,34 @@ __global__ void magnitude_kernel(const T* A, std::int64_t rows, std::int64_t col
 
 template <class T>
 __global__ void structure_flags_kernel(const T* A, std::int64_t n, std::int64_t ld, int* flags) {
+  bool lower = true, upper = true, symmetric = true;
   for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
     for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < j; i += gridDim.x * blockDim.x) {
       const T above = A[i + j * ld], below = A[j + i * ld];
-      if (above != T(0)) flags[0] = 0;  // not lower triangular
-      if (below != T(0)) flags[1] = 0;  // not upper triangular
-      if (above != below) flags[2] = 0; // not symmetric
+      lower = lower && above == T(0);
+      upper = upper && below == T(0);
+      symmetric = symmetric && above == below;
     }
+  // one store per warp and flag, not one per entry
+  lower = __all_sync(0xffffffffu, lower), upper = __all_sync(0xffffffffu, upper);
+  symmetric = __all_sync(0xffffffffu, symmetric);
+  if (first_lane()) {
+    if (!lower) flags[0] = 0;
+    if (!upper) flags[1] = 0;
+    if (!symmetric) flags[2] = 0;
+  }
+}
+
+// *out := min(*out, j n + i) over i > j with |a(i, j) - a(j, i)| > tol.
+template <class T>
+__global__ void first_asymmetric_kernel(const T* A, std::int64_t n, std::int64_t ld, double tol, unsigned long long* out) {
+  unsigned long long first = ~0ull;
+  for (std::int64_t j = blockIdx.y * blockDim.y + threadIdx.y; j < n; j += gridDim.y * blockDim.y)
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+      if (i > j && fabs(static_cast<double>(A[i + j * ld]) - static_cast<double>(A[j + i * ld])) > tol)
+        first = min(first, static_cast<unsigned long long>(j * n + i));
+  first = warp_min(first);
+  if (first_lane() && first != ~0ull) atomicMin(out, first);
 }
 
 template <class T>
@@ -599,6 +621,15 @@ void structure_flags(const T* A, std::int64_t n, std::int64_t ld, int* flags, cu
 }
 
 template <class T>
+void first_asymmetric(const T* A, std::int64_t n, std::int64_t ld, double tol, unsigned long long* out,
+                      cudaStream_t stream) {
+  if (n < 2) return;
+  Grid2 g(n, n);
+  first_asymmetric_kernel<<<g.grid, g.block, 0, stream>>>(A, n, ld, tol, out);
+  check_launch("first_asymmetric");
+}
+
+template <class T>
 void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* dst, std::int64_t ld_dst,
                cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
@@ -728,6 +759,8 @@ void scale_rows(T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, con
   template void magnitude<T>(const T*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,           \
                              cudaStream_t);                                                                   \
   template void structure_flags<T>(const T*, std::int64_t, std::int64_t, int*, cudaStream_t);                   \
+  template void first_asymmetric<T>(const T*, std::int64_t, std::int64_t, double, unsigned long long*,          \
+                                    cudaStream_t);                                                               \
   template void to_double<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double*, std::int64_t,         \
                              cudaStream_t);                                                                      \
   template void fill_uniform<T>(T*, std::int64_t, std::int64_t, std::int64_t, std::uint64_t, T, T, cudaStream_t); \

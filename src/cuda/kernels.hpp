@@ -142,6 +142,10 @@ void magnitude(const T* A, std::int64_t rows, std::int64_t cols, std::int64_t ld
 // triangular, not exactly symmetric.
 template <class T>
 void structure_flags(const T* A, std::int64_t n, std::int64_t ld, int* flags, cudaStream_t stream);
+// *out (~0ull beforehand) := min(*out, j n + i) over i > j with |A(i, j) - A(j, i)| > tol (in double).
+template <class T>
+void first_asymmetric(const T* A, std::int64_t n, std::int64_t ld, double tol, unsigned long long* out,
+                      cudaStream_t stream);
 // dst := double(src)
 template <class T>
 void to_double(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* dst, std::int64_t ld_dst,

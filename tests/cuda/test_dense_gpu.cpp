@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <variant>
 #include <vector>
@@ -826,4 +828,69 @@ TEST(CudaErrors, BadInputAndCpuOnlyRoutinesSayWhy) {
 }
 
 }  // namespace
+// The GPU families judge a nearly symmetric (Hermitian) matrix as the CPU family does: the same first entry
+// on or below the diagonal past n eps max|a| (column by column), found where the matrix lies, for
+// perturbations on both sides of the tolerance, on the diagonal (a complex one's imaginary part) and at
+// sizes around the kernels' 32 x 8 tiles.
+template <Scalar T>
+class CudaSymmetryCheck : public ::testing::Test {};
+using ScalarTypes = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+TYPED_TEST_SUITE(CudaSymmetryCheck, ScalarTypes);
+
+TYPED_TEST(CudaSymmetryCheck, FirstAsymmetricIsTheCpus) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  using R = real_t<T>;
+  std::uint64_t salt = 700;
+  for (index n : {1, 2, 7, 31, 32, 33, 257}) {
+    const auto seed = testing::case_seed(salt++);
+    LINV_TRACE_SEED(seed);
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::uniform_int_distribution<index> pick(0, n - 1);
+    Matrix<T> a(n, n);  // symmetric (Hermitian), exactly
+    for (index j = 0; j < n; ++j)
+      for (index i = j; i < n; ++i) {
+        T v;
+        if constexpr (Complex<T>)
+          v = T(static_cast<R>(u(g)), i == j ? R(0) : static_cast<R>(u(g)));
+        else
+          v = static_cast<T>(u(g));
+        a(i, j) = v;
+        a(j, i) = conjugate(v);
+      }
+    double largest = 0;
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) largest = std::max(largest, static_cast<double>(std::abs(a(i, j))));
+    const double tol = static_cast<double>(n) * std::numeric_limits<R>::epsilon() * largest;
+    const auto judged_alike = [&](const Matrix<T>& m, const std::string& what) {
+      const auto on_cpu = kernels::dense<T>(Device::cpu()).first_asymmetric(m.view());
+      const Matrix<T> on = m.to(Device::cuda(0));
+      const auto on_gpu = kernels::dense<T>(on.device()).first_asymmetric(on.view());
+      EXPECT_EQ(on_gpu, on_cpu) << what << " n=" << n << " " << type_name<T>();
+      return on_cpu;
+    };
+    EXPECT_EQ(judged_alike(a, "exact"), std::nullopt);
+    if (n < 2) continue;
+    // two entries below the diagonal moved off their mirrors: by a tenth of the tolerance (passes), then
+    // by ten times it (the first of the two, column by column, is named)
+    const index i1 = 1 + pick(g) % (n - 1), j1 = pick(g) % i1, i2 = 1 + pick(g) % (n - 1), j2 = pick(g) % i2;
+    for (double factor : {0.1, 10.0}) {
+      Matrix<T> m = Matrix<T>::copy_of(a.view());
+      m(i1, j1) += static_cast<R>(factor * tol);
+      m(i2, j2) += static_cast<R>(factor * tol);  // the same entry twice at worst: still apart
+      const auto found = judged_alike(m, "factor " + std::to_string(factor));
+      if (factor > 1) {
+        EXPECT_NE(found, std::nullopt);
+      }
+    }
+    if constexpr (Complex<T>) {  // an imaginary part on the diagonal: 2 |Im a(k, k)| apart from its conjugate
+      Matrix<T> m = Matrix<T>::copy_of(a.view());
+      const index k = pick(g);
+      m(k, k) += T(0, static_cast<R>(4 * tol));
+      EXPECT_EQ(judged_alike(m, "diagonal"), (std::optional<std::pair<index, index>>(std::pair{k, k})));
+    }
+  }
+}
+
 }  // namespace linv
