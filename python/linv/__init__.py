@@ -17,7 +17,7 @@ linv's C++ library over NumPy arrays:
 float32 stays float32, float64 stays float64, integers, bool and float16 are taken as float64, and a float32
 matrix with a float64 (or integer) right-hand side is solved in float64, as NumPy promotes. complex64 and
 complex128 are computed by the dense functions (inv, solve, cholesky, lstsq, pinv, slogdet, plu, LU,
-Cholesky) on the CPU; longdouble is a TypeError, never silently rounded. The solvers and
+Cholesky), GPU arrays on their GPU; longdouble is a TypeError, never silently rounded. The solvers and
 factorisations take device= ("cpu", "cuda", "cuda:N", "auto") and report=True, which returns (result,
 report dict); convolution, noise and file io run on the CPU and report nothing. Arrays in C or Fortran
 order are used in place where linv can; results are NumPy arrays over linv's own memory, handed over
@@ -134,7 +134,7 @@ def inv(a: Any, *, method: str = "auto", precision: str = "native", factor: str 
     C-ordered input is inverted in place as the transpose of a Fortran one (inv(A.T) = inv(A).T), so
     there the pivot is that of the factorization of A.T.
     """
-    gpu = _gpu_call("inv", device, a=a)
+    gpu = _gpu_call("inv", device, a=a, complex=True)
     if gpu:
         if len(a.shape) > 2:
             _native_only(precision, factor)
@@ -185,7 +185,7 @@ def solve(a: Any, b: Any, *, method: str = "auto", precision: str = "native", fa
     ValueError
         Shapes that do not fit, naming both.
     """
-    gpu = _gpu_call("solve", device, a=a, b=b)
+    gpu = _gpu_call("solve", device, a=a, b=b, complex=True)
     if gpu:
         if len(a.shape) > 2 or (len(a.shape) == 2 and len(b.shape) > 2):
             _native_only(precision, factor)
@@ -215,9 +215,9 @@ def cholesky(a: Any, *, device: str | None = None, check: bool = False, report: 
     Raises NotPositiveDefiniteError (a numpy.linalg.LinAlgError) with `.minor`, the failing leading minor,
     and NumericalError when `a` is not symmetric.
     """
-    gpu = _gpu_call("cholesky", device, a=a)
+    gpu = _gpu_call("cholesky", device, a=a, complex=True)
     if gpu:
-        return _linv.cholesky_gpu(gpu.matrix(a, "a", square=True, order="any"), check, report, gpu.framework)
+        return _linv.cholesky_gpu(gpu.hermitian(a, "a"), check, report, gpu.framework)
     return _linv.cholesky(_square(a, complex=True), "cpu" if device is None else device, check, report)
 
 
@@ -229,7 +229,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, check: bool = False, re
     max(m, n) * eps). x has b's shape (n,) or (n, k). CPU only in this version: GPU arrays (a and b both)
     are copied to the host, solved there, and x is copied back to their GPU as their kind of array.
     """
-    gpu = _gpu_call("lstsq", None, a=a, b=b)
+    gpu = _gpu_call("lstsq", None, a=a, b=b, complex=True)
     if gpu:
         return gpu.back(lstsq(gpu.host(a), gpu.host(b), rcond, check=check, report=report))
     a, b = _host(a, "a"), _host(b, "b")
@@ -242,7 +242,7 @@ def pinv(a: Any, rcond: float | None = None, *, check: bool = False, report: boo
     """The Moore-Penrose pseudoinverse by SVD, like numpy.linalg.pinv (singular values below rcond * the
     largest dropped; default max(m, n) * eps). CPU only in this version: a GPU array is copied to the host
     and the result back to its GPU, as its kind of array."""
-    gpu = _gpu_call("pinv", None, a=a)
+    gpu = _gpu_call("pinv", None, a=a, complex=True)
     if gpu:
         return gpu.back(pinv(gpu.host(a), rcond, check=check, report=report))
     return _linv.pinv(_matrix(a, complex=True), -1.0 if rcond is None else float(rcond), check, report)
@@ -251,7 +251,7 @@ def pinv(a: Any, rcond: float | None = None, *, check: bool = False, report: boo
 def slogdet(a: Any, *, device: str | None = None) -> tuple[Any, float]:
     """(sign, log |det a|) from an LU factorization, like numpy.linalg.slogdet (sign 0, log -inf when a
     pivot is exactly zero). device: as for `cholesky`; a GPU array is factored on its GPU."""
-    gpu = _gpu_call("slogdet", device, a=a)
+    gpu = _gpu_call("slogdet", device, a=a, complex=True)
     if gpu:
         return _linv.slogdet_gpu(gpu.matrix(a, "a", square=True, order="any"))
     return _linv.slogdet(_square(a, complex=True), "cpu" if device is None else device)
@@ -280,7 +280,7 @@ class _Factored:
     def solve(self, b: Any) -> Any:
         """x with a x = b; b of shape (n,) or (n, k), x of b's shape. A GPU array b (on the factors' GPU, of
         their dtype) gives x there as b's kind of array; a NumPy b gives a NumPy x."""
-        gpu = _gpu_call("solve", None, b=b)
+        gpu = _gpu_call("solve", None, b=b, complex=True)
         if gpu:
             gpu.require_dtype(self._dtype, "the factors")
             b2, vector = gpu.columns(b, self._shape[0], self._shape)
@@ -331,7 +331,7 @@ class LU(_Factored):
     """
 
     def __init__(self, a: Any, *, pivoting: str = "partial", device: str | None = None) -> None:
-        gpu = _gpu_call("LU", device, a=a)
+        gpu = _gpu_call("LU", device, a=a, complex=True)
         if gpu:
             a = gpu.matrix(a, "a", square=True)
             super().__init__(a.shape, gpu.dtype, _linv.lu_gpu(a, pivoting), gpu)
@@ -349,12 +349,12 @@ class LU(_Factored):
 class Cholesky(_Factored):
     """A Cholesky factorization a = L L^T of a symmetric positive definite a (NotPositiveDefiniteError
     otherwise, with the failing minor), made once and used for many solves. device: as for LU; a GPU array
-    is factored on its GPU, in either order."""
+    is factored on its GPU (a real one in either order; a complex one made column-major there)."""
 
     def __init__(self, a: Any, *, device: str | None = None) -> None:
-        gpu = _gpu_call("Cholesky", device, a=a)
+        gpu = _gpu_call("Cholesky", device, a=a, complex=True)
         if gpu:
-            a = gpu.matrix(a, "a", square=True, order="any")
+            a = gpu.hermitian(a, "a")
             super().__init__(a.shape, gpu.dtype, _linv.cholesky_object_gpu(a), gpu)
             return
         a = _square(a, complex=True)

@@ -26,8 +26,8 @@ class InputError(ValueError):
     """Input linv cannot use (e.g. NaN or Inf entries)."""
 
 
-# What takes complex numbers: the dense core on the CPU.
-COMPLEX_FUNCTIONS = "linv.inv, solve, lstsq, pinv, cholesky, slogdet, LU and Cholesky, on the CPU"
+# What takes complex numbers: the dense core, on the CPU and on a GPU.
+COMPLEX_FUNCTIONS = "linv.inv, solve, lstsq, pinv, cholesky, slogdet, plu, LU and Cholesky"
 
 
 def _computed(arrays, half=True, complex=False):
@@ -179,6 +179,11 @@ class _Gpu:
             return x
         return self.fortran(x)
 
+    def hermitian(self, x, name):
+        """A Hermitian (symmetric) x as matrix() makes it: in either order where it is real (its own
+        transpose), column-major where it is complex (a C-ordered one would be read as its conjugate)."""
+        return self.matrix(x, name, square=True, order="F" if self.dtype.startswith("complex") else "any")
+
     def columns(self, b, rows, a_shape, name="b"):
         """b of shape (rows,) or (rows, k) as a column-major (rows, k) array, and whether it was a vector."""
         shape = tuple(b.shape)
@@ -273,10 +278,11 @@ class _Gpu:
         return cupy
 
 
-def _gpu_call(what, device, **arrays):
+def _gpu_call(what, device, complex=False, **arrays):
     """The _Gpu of a call whose array arguments are `arrays` (None for those not given), or None when none of
     them is a GPU array (the NumPy path). GPU arrays must not be mixed with host arrays in one call, and must
-    share one GPU and one dtype (float32 or float64); `device` must be None, "auto", "cuda" or their GPU."""
+    share one GPU and one dtype (float32 or float64; complex64 or complex128 too where `complex`); `device`
+    must be None, "auto", "cuda" or their GPU."""
     given = {name: a for name, a in arrays.items() if a is not None}
     on_gpu = {name: a for name, a in given.items() if _gpu_array(a)}
     if not on_gpu:
@@ -293,10 +299,14 @@ def _gpu_call(what, device, **arrays):
             raise ValueError(f"{what}: {first} lies on cuda:{where} and {name} on cuda:{x.__dlpack_device__()[1]}: put "
                              f"them on one GPU")
         d = str(x.dtype).rsplit(".", 1)[-1]
-        if d not in ("float32", "float64"):
+        if d in ("complex64", "complex128") and not complex:
+            raise TypeError(f"{what}: {name} is a GPU array of dtype {x.dtype}: this computes in real numbers only "
+                            f"(complex ones go to {COMPLEX_FUNCTIONS}); dropping the imaginary part would change "
+                            f"the answer")
+        if d not in ("float32", "float64", "complex64", "complex128"):
             raise TypeError(f"{what}: {name} is a GPU array of dtype {x.dtype}: linv takes float32 or float64 there "
-                            f"(convert it with your framework, e.g. a.double()); complex matrices go to "
-                            f"{COMPLEX_FUNCTIONS} in this version")
+                            f"(complex64 or complex128 in {COMPLEX_FUNCTIONS}); convert it with your framework, "
+                            f"e.g. a.double()")
         if dtype is not None and d != dtype:
             raise TypeError(f"{what}: {first} is {dtype} and {name} is {d}: give them one dtype")
         dtype = d

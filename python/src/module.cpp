@@ -118,15 +118,31 @@ nb::object solve_gpu(const GpuInput<T>& a, const GpuInput<T>& b, const std::stri
   return linv_py::solution<T>(gpu, gpu.run([&] { return linv::solve<T>(A, B, o); }), report);
 }
 
-// Cholesky of a symmetric a in any order (a C-ordered array's transpose is a itself).
+// Where a Hermitian GPU array may be read in either order: a real symmetric one is its own transpose; a
+// complex C-ordered one is read as conj(A), so it must come column-major (the Python layer makes it so).
+template <class T>
+bool* either_order_if_real(bool& transposed) {
+  return linv::Real<T> ? &transposed : nullptr;
+}
+
+// Cholesky of a symmetric (Hermitian) a: a real one in any order.
 template <class T>
 nb::object cholesky_gpu(const GpuInput<T>& a, bool check, bool report, const std::string& framework) {
   const Gpu gpu(a, framework);
   bool transposed = false;
-  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", either_order_if_real<T>(transposed));
   linv::SolveOptions o;
   o.compute_residual = check;
   return linv_py::solution<T>(gpu, gpu.run([&] { return linv::cholesky<T>(A, o); }), report);
+}
+
+// (sign, log |det A|) as NumPy's slogdet gives them: for complex T the sign is the complex number det / |det|.
+template <class T>
+nb::tuple determinant_tuple(const linv::Determinant& d) {
+  if constexpr (linv::Complex<T>)
+    return nb::make_tuple(static_cast<double>(d.sign) * std::polar(1.0, d.phase), d.log_abs);
+  else
+    return nb::make_tuple(d.sign, d.log_abs);
 }
 
 // (sign, log |det a|) by an LU factorization on a's GPU (det A^T = det A: any order in place).
@@ -135,8 +151,7 @@ nb::tuple slogdet_gpu(const GpuInput<T>& a) {
   const Gpu gpu(a, "");
   bool transposed = false;
   const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
-  const linv::Determinant det = gpu.run([&] { return linv::LU<T>(A).determinant(); });
-  return nb::make_tuple(det.sign, det.log_abs);
+  return determinant_tuple<T>(gpu.run([&] { return linv::LU<T>(A).determinant(); }));
 }
 
 template <class T>
@@ -210,15 +225,6 @@ nb::object pinv(const Input<T>& a, double rcond, bool check, bool report) {
                               return run<T>("cpu", [&](linv::Device) { return linv::pinv<T>(A, lstsq_options(rcond, check)); });
                             }),
                    transposed, report);
-}
-
-// (sign, log |det A|) as NumPy's slogdet gives them: for complex T the sign is the complex number det / |det|.
-template <class T>
-nb::tuple determinant_tuple(const linv::Determinant& d) {
-  if constexpr (linv::Complex<T>)
-    return nb::make_tuple(static_cast<double>(d.sign) * std::polar(1.0, d.phase), d.log_abs);
-  else
-    return nb::make_tuple(d.sign, d.log_abs);
 }
 
 // (sign, log |det A|) from an LU factorization (det A^T = det A: any order in place).
@@ -338,7 +344,7 @@ CholeskyObject<T>* make_cholesky(const Input<T>& a, const std::string& device) {
   return new CholeskyObject<T>{linv::Cholesky<T>(on.view()), d};
 }
 
-// Factors of a GPU array, made on its GPU: a column-major for LU; any order for Cholesky (symmetric).
+// Factors of a GPU array, made on its GPU: a column-major for LU; for Cholesky, any order where a is real.
 template <class T>
 LUObject<T>* make_lu_gpu(const GpuInput<T>& a, const std::string& pivoting) {
   const Gpu gpu(a, "");
@@ -351,13 +357,12 @@ template <class T>
 CholeskyObject<T>* make_cholesky_gpu(const GpuInput<T>& a) {
   const Gpu gpu(a, "");
   bool transposed = false;
-  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", &transposed);
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a", either_order_if_real<T>(transposed));
   return gpu.run([&] { return new CholeskyObject<T>{linv::Cholesky<T>(A), gpu.device()}; });
 }
 
-// The CPU functions and factor objects for T, and for real T their GPU entry points too (complex matrices are
-// computed on the CPU in this version: the Python layer refuses complex GPU arrays). Overloads are tried in
-// the order they are bound: float64, float32, complex128, complex64.
+// The CPU functions, factor objects and GPU entry points for T. Overloads are tried in the order they are
+// bound: float64, float32, complex128, complex64.
 template <class T>
 void bind_dense(nb::module_& m, const char* suffix) {
   m.def("inv", &inv<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"), nb::arg("device"),
@@ -368,38 +373,36 @@ void bind_dense(nb::module_& m, const char* suffix) {
   m.def("lstsq", &lstsq<T>, nb::arg("a"), nb::arg("b"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
   m.def("pinv", &pinv<T>, nb::arg("a"), nb::arg("rcond"), nb::arg("check"), nb::arg("report"));
   m.def("slogdet", &slogdet<T>, nb::arg("a"), nb::arg("device"));
-  auto lu = nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
-                .def("solve", &LUObject<T>::solve)
-                .def("inv", &LUObject<T>::inverse)
-                .def("slogdet", &LUObject<T>::slogdet)
-                .def("rcond", &LUObject<T>::rcond)
-                .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
-                .def_prop_ro("pivoting",
-                             [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
-                .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
-                .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
-  auto cholesky_factors = nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
-                              .def("solve", &CholeskyObject<T>::solve)
-                              .def("inv", &CholeskyObject<T>::inverse)
-                              .def("slogdet", &CholeskyObject<T>::slogdet)
-                              .def("rcond", &CholeskyObject<T>::rcond);
+  nb::class_<LUObject<T>>(m, (std::string("LU") + suffix).c_str())
+      .def("solve", &LUObject<T>::solve)
+      .def("inv", &LUObject<T>::inverse)
+      .def("solve_gpu", &LUObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
+      .def("inv_gpu", &LUObject<T>::inverse_gpu, nb::arg("framework"))
+      .def("slogdet", &LUObject<T>::slogdet)
+      .def("rcond", &LUObject<T>::rcond)
+      .def_prop_ro("pivots", [](const LUObject<T>& o) { return o.factors.pivots(); })
+      .def_prop_ro("pivoting",
+                   [](const LUObject<T>& o) { return std::string(linv::to_string(o.factors.pivoting())); })
+      .def_prop_ro("growth", [](const LUObject<T>& o) { return o.factors.growth(); })
+      .def_prop_ro("fallback_reason", [](const LUObject<T>& o) { return o.factors.fallback_reason(); });
+  nb::class_<CholeskyObject<T>>(m, (std::string("Cholesky") + suffix).c_str())
+      .def("solve", &CholeskyObject<T>::solve)
+      .def("inv", &CholeskyObject<T>::inverse)
+      .def("solve_gpu", &CholeskyObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
+      .def("inv_gpu", &CholeskyObject<T>::inverse_gpu, nb::arg("framework"))
+      .def("slogdet", &CholeskyObject<T>::slogdet)
+      .def("rcond", &CholeskyObject<T>::rcond);
   m.def("lu", &make_lu<T>, nb::arg("a"), nb::arg("pivoting"), nb::arg("device"));
   m.def("plu", &plu<T>, nb::arg("a"));
   m.def("cholesky_object", &make_cholesky<T>, nb::arg("a"), nb::arg("device"));
-  if constexpr (linv::Real<T>) {
-    m.def("inv_gpu", &inv_gpu<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"),
-          nb::arg("check"), nb::arg("report"), nb::arg("framework"));
-    m.def("solve_gpu", &solve_gpu<T>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"),
-          nb::arg("factor"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
-    m.def("cholesky_gpu", &cholesky_gpu<T>, nb::arg("a"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
-    m.def("slogdet_gpu", &slogdet_gpu<T>, nb::arg("a"));
-    lu.def("solve_gpu", &LUObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
-        .def("inv_gpu", &LUObject<T>::inverse_gpu, nb::arg("framework"));
-    cholesky_factors.def("solve_gpu", &CholeskyObject<T>::solve_gpu, nb::arg("b"), nb::arg("framework"))
-        .def("inv_gpu", &CholeskyObject<T>::inverse_gpu, nb::arg("framework"));
-    m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
-    m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
-  }
+  m.def("inv_gpu", &inv_gpu<T>, nb::arg("a"), nb::arg("method"), nb::arg("precision"), nb::arg("factor"),
+        nb::arg("check"), nb::arg("report"), nb::arg("framework"));
+  m.def("solve_gpu", &solve_gpu<T>, nb::arg("a"), nb::arg("b"), nb::arg("method"), nb::arg("precision"),
+        nb::arg("factor"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
+  m.def("cholesky_gpu", &cholesky_gpu<T>, nb::arg("a"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
+  m.def("slogdet_gpu", &slogdet_gpu<T>, nb::arg("a"));
+  m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
+  m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
 }
 
 nb::dict info() {

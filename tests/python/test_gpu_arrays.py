@@ -353,6 +353,103 @@ def test_singular_members_of_a_gpu_stack(fw):
     assert np.all(np.isnan(fw.get(xs)[1, 2])) and np.all(np.isfinite(fw.get(xs)[regular]))
 
 
+# ---- complex GPU arrays: the dense routines on their GPU ----
+
+def complex_matrix(n, dtype, shift=None):
+    a = RNG.uniform(-1, 1, (n, n)) + 1j * RNG.uniform(-1, 1, (n, n))
+    return (a + (n ** 0.5 if shift is None else shift) * np.eye(n)).astype(dtype)
+
+
+def complex_error(x, ref):
+    """max |x - ref| / max |ref|, in complex128 (relative_error's float64 would drop the imaginary parts)."""
+    x, ref = np.asarray(x, dtype=np.complex128), np.asarray(ref, dtype=np.complex128)
+    return np.abs(x - ref).max() / np.abs(ref).max()
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_complex_gpu_arrays_through_the_dense_routines(fw, dtype, order):
+    n = 70
+    a = complex_matrix(n, dtype)
+    g = RNG.uniform(-1, 1, (n, n)) + 1j * RNG.uniform(-1, 1, (n, n))
+    hpd = (g @ g.conj().T / n + np.eye(n)).astype(dtype)
+    b = (RNG.uniform(-1, 1, (n, 3)) + 1j * RNG.uniform(-1, 1, (n, 3))).astype(dtype)
+    ga, ghpd, gb = fw.put(a, order), fw.put(hpd, order), fw.put(b, order)
+    untouched = Untouched(fw, ga, ghpd, gb)
+    eps = np.finfo(dtype).eps
+    a128, hpd128, b128 = a.astype(np.complex128), hpd.astype(np.complex128), b.astype(np.complex128)
+    cond, cond_h = np.linalg.cond(a128, 1), np.linalg.cond(hpd128, 1)
+    bound = THRESHOLD * n * eps * cond
+
+    x, report = linv.inv(ga, report=True, check=True)
+    fw.check(x, dtype, (n, n))
+    assert report["device"] == fw.device and report["scaled_residual"] <= THRESHOLD
+    assert complex_error(fw.get(x), np.linalg.inv(a128)) <= bound
+    y, report = linv.solve(ga, gb, report=True, check=True)
+    fw.check(y, dtype, (n, 3))
+    assert report["device"] == fw.device and report["scaled_residual"] <= THRESHOLD
+    assert complex_error(fw.get(y), np.linalg.solve(a128, b128)) <= bound
+    y1 = linv.solve(ga, fw.put(b[:, 0].copy()))
+    fw.check(y1, dtype, (n,))
+    assert complex_error(fw.get(y1), np.linalg.solve(a128, b128[:, 0])) <= bound
+
+    # Hermitian: a C-ordered array is read as itself (linv makes it column-major), not as its conjugate
+    l, report = linv.cholesky(ghpd, report=True, check=True)
+    fw.check(l, dtype, (n, n))
+    assert report["scaled_residual"] <= THRESHOLD
+    assert complex_error(fw.get(l), np.linalg.cholesky(hpd128)) <= THRESHOLD * n * eps * cond_h
+    ch = linv.Cholesky(ghpd)
+    assert complex_error(fw.get(ch.solve(gb)), np.linalg.solve(hpd128, b128)) <= THRESHOLD * n * eps * cond_h
+    assert complex_error(fw.get(ch.inv()), np.linalg.inv(hpd128)) <= THRESHOLD * n * eps * cond_h
+
+    sign, log_abs = linv.slogdet(ga)
+    rsign, rlog = np.linalg.slogdet(a128)
+    assert abs(sign - rsign) <= bound and abs(log_abs - rlog) <= THRESHOLD * n * eps * max(1.0, abs(rlog))
+    lu = linv.LU(ga)
+    assert complex_error(fw.get(lu.solve(gb)), np.linalg.solve(a128, b128)) <= bound
+    xi = lu.inv()
+    fw.check(xi, dtype, (n, n))
+    assert complex_error(fw.get(xi), np.linalg.inv(a128)) <= bound
+    sign, log_abs = lu.slogdet()
+    assert abs(sign - rsign) <= bound and abs(log_abs - rlog) <= THRESHOLD * n * eps * max(1.0, abs(rlog))
+    assert (1 - n * eps * cond) / cond <= lu.rcond() <= 3 / cond
+
+    tall = np.vstack([a, a[: n // 2] * 0.5j])
+    x, report = linv.lstsq(fw.put(tall), fw.put(np.vstack([b, b[: n // 2]])), report=True)
+    fw.check(x, dtype, (n, 3))
+    assert report["device"] == "cpu"
+    p = linv.pinv(fw.put(tall))
+    fw.check(p, dtype, (n, tall.shape[0]))
+    assert complex_error(fw.get(p), np.linalg.pinv(tall.astype(np.complex128))) <= bound * np.linalg.cond(tall)
+    untouched.check()
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_gpu_stacks_matrix_by_matrix(fw, dtype):
+    n = 9
+    a = np.stack([complex_matrix(n, dtype) for _ in range(4)]).reshape(2, 2, n, n)
+    a[1, 0] = 0  # exactly singular: NaN, its pivot, the others solved
+    b = (RNG.uniform(-1, 1, (2, 1, n, 2)) + 1j * RNG.uniform(-1, 1, (2, 1, n, 2))).astype(dtype)
+    ga, gb = fw.put(a), fw.put(b)
+    eps = np.finfo(dtype).eps
+    x, report = linv.inv(ga, singular="nan", report=True)
+    fw.check(x, dtype, a.shape)
+    pivots = report["pivots"]
+    assert report["device"] == fw.device and pivots.shape == (2, 2)
+    assert pivots[1, 0] >= 1 and pivots[0, 0] == pivots[0, 1] == pivots[1, 1] == 0
+    assert np.isnan(fw.get(x)[1, 0]).all()
+    for i, j in ((0, 0), (0, 1), (1, 1)):
+        ref = np.linalg.inv(a[i, j].astype(np.complex128))
+        assert complex_error(fw.get(x)[i, j], ref) <= THRESHOLD * n * eps * np.linalg.cond(a[i, j], 1)
+    with pytest.raises(linv.SingularMatrixError):
+        linv.solve(ga, gb)
+    a[1, 0] = complex_matrix(n, dtype)
+    y = linv.solve(fw.put(a), gb)
+    fw.check(y, dtype, (2, 2, n, 2))
+    ref = np.linalg.solve(a.astype(np.complex128), b.astype(np.complex128))
+    assert complex_error(fw.get(y), ref) <= THRESHOLD * n * eps * max(np.linalg.cond(m, 1) for m in a.reshape(4, n, n))
+
+
 # ---- weighted least squares ----
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -601,5 +698,9 @@ def test_gpu_array_checks_need_no_gpu(tmp_path):
         linv.LU(FakeGpuArray((3, 4)))
     with pytest.raises(ValueError, match=r"\(3, 4\)"):
         linv.slogdet(FakeGpuArray((3, 4)))
+    with pytest.raises(TypeError, match="real numbers only"):
+        linv.wls(FakeGpuArray((4, 3), "complex128"), FakeGpuArray((4,)), FakeGpuArray((4,)))
+    with pytest.raises(TypeError, match="one dtype"):
+        linv.solve(FakeGpuArray((3, 3), "complex64"), FakeGpuArray((3,), "complex128"))
     with pytest.raises(ValueError, match="all three"):
         linv.parafac2([square], 1, init=(square, None, None))
