@@ -1,7 +1,8 @@
 """torch.linalg's names and arguments over linv, for PyTorch tensors: `from linv import torch as la` and call
 `la.inv(A)` where the code had `torch.linalg.inv(A)`.
 
-    inv, inv_ex, solve, solve_ex, cholesky, cholesky_ex, slogdet, det, lstsq, pinv
+    inv, inv_ex, solve, solve_ex, cholesky, cholesky_ex, lu_factor, lu_factor_ex, lu_solve, slogdet, det,
+    lstsq, pinv
 
 CUDA tensors stay on their GPU, read in place once the work queued on it is done (linv's GPU paths: the
 dense routines, batched kernels for stacks), and results come back as tensors on that GPU, on the same
@@ -16,12 +17,13 @@ Where it differs from torch.linalg on purpose (each function's docstring has its
 - Singular to working precision (rcond < eps) is an error, as in linv's own functions; torch returns an
   answer without a word.
 - cholesky reads a's lower triangle (upper=True: its upper one), as torch does; the factor is linv's.
-- lstsq runs on the CPU (the tensors go through host memory, as linv.lstsq's); its residuals follow NumPy's
+- lstsq, lu_factor and lu_solve run on the CPU (the tensors go through host memory, as linv.lstsq's; the
+  factors are LAPACK's getrf, from linv.plu); lstsq's residuals follow NumPy's
   rule (computed when m > n and the rank is full) for every driver; singular_values are torch's own
   (torch.linalg.svdvals) where driver is "gelsd" or "gelss", else empty, as torch gives them.
 - pinv takes rtol (and hermitian, computed as general); atol is not supported (a ValueError).
-- Complex tensors are computed on the CPU only (complex CUDA tensors are a TypeError), and lu_factor and
-  lu_solve are not provided in this version.
+- lu_factor(pivot=False) is refused (a ValueError): LU without pivoting is unstable, and linv's GPU
+  solvers that do without pivoting (method="rbt") randomize first.
 """
 
 from typing import Any, NamedTuple
@@ -31,11 +33,12 @@ import torch as _torch
 from torch.linalg import LinAlgError
 
 from . import _common
-from . import cholesky as _cholesky, inv as _inv, lstsq as _lstsq, pinv as _pinv, slogdet as _slogdet
+from . import cholesky as _cholesky, inv as _inv, lstsq as _lstsq, pinv as _pinv, plu as _plu, slogdet as _slogdet
 from . import solve as _solve
+from .scipy import lu_solve as _lu_solve
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "lstsq", "pinv", "slogdet", "solve",
-           "solve_ex"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "lstsq", "lu_factor", "lu_factor_ex",
+           "lu_solve", "pinv", "slogdet", "solve", "solve_ex"]
 
 
 # linv's errors as torch.linalg.LinAlgError, keeping their own class (and its pivot, minor, index) too.
@@ -60,6 +63,17 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
+class LUFactorResult(NamedTuple):
+    LU: Any
+    pivots: Any
+
+
+class LUFactorExResult(NamedTuple):
+    LU: Any
+    pivots: Any
+    info: Any
+
+
 class LstsqResult(NamedTuple):
     solution: Any
     residuals: Any
@@ -76,11 +90,17 @@ def _tensor(x: Any, name: str) -> _torch.Tensor:
     return x
 
 
+def _numpy(t: _torch.Tensor) -> _np.ndarray:
+    """A CPU tensor's values as a NumPy array (a view where torch can give one: not of a lazily conjugated or
+    negated tensor, whose bits NumPy has no way to carry)."""
+    return t.resolve_conj().resolve_neg().numpy()
+
+
 def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
     """function on tensors: CUDA tensors as they are (linv's GPU paths), CPU tensors through NumPy views;
     linv's errors raised as torch.linalg.LinAlgError."""
     cpu = all(not isinstance(a, _torch.Tensor) or a.device.type == "cpu" for a in args)
-    converted = [a.numpy() if isinstance(a, _torch.Tensor) and cpu else a for a in args]
+    converted = [_numpy(a) if isinstance(a, _torch.Tensor) and cpu else a for a in args]
     try:
         out = function(*converted, **kwargs)
     except tuple(_AS_TORCH) as error:
@@ -110,7 +130,6 @@ def inv(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
     |---|---|---|
     | autograd | differentiable | refused (ValueError): detach, or use torch.linalg |
     | singular to working precision (rcond < eps) | an answer | LinAlgError naming rcond |
-    | complex CUDA tensors | on the GPU | TypeError (complex tensors: CPU only in this version) |
     """
     A = _tensor(A, "A")
     _square(A)
@@ -302,6 +321,95 @@ def det(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
     """
     sign, logabsdet = slogdet(A)
     return _out(sign * _torch.exp(logabsdet), out)
+
+
+def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = False,
+                 out: Any = None) -> LUFactorExResult:
+    """(LU, pivots, info) as torch.linalg.lu_factor_ex for A (..., m, n): LAPACK's getrf factors (L unit below
+    the diagonal, U on and above), the 1-based row interchanges (int32, (..., min(m, n))) and info, the
+    1-based index of the first exactly zero pivot of each matrix, 0 if none (check_errors raises instead).
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | `pivot=False` | LU without pivoting (CUDA only) | ValueError |
+    """
+    A = _tensor(A, "A")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.lu_factor: A must have at least 2 dimensions; its shape is {tuple(A.shape)}")
+    if not pivot:
+        raise ValueError("linv.torch.lu_factor: pivot=False (LU without pivoting) is not provided; it is unstable "
+                         "without a randomization first (linv.solve(..., method='rbt') does that)")
+    m, n = A.shape[-2:]
+    host = A.detach().cpu()
+    factors = _torch.empty_like(host)
+    pivots = _torch.empty(A.shape[:-2] + (min(m, n),), dtype=_torch.int32)
+    info = _np.zeros(A.shape[:-2], dtype=_np.int32)
+    for index in _np.ndindex(*A.shape[:-2]):
+        if m == 0 or n == 0:
+            continue
+        factors[index], pivots[index], info[index] = _call(_plu, _numpy(host[index]))
+    if check_errors and info.any():
+        first = next(zip(*_np.nonzero(info))) if info.ndim else ()
+        error = SingularMatrixError(f"linalg.lu_factor_ex: the factorization of the matrix at batch index {first} "
+                                    f"has an exactly zero pivot at position {int(info[first])}")
+        error.pivot = int(info[first])
+        raise error
+    return LUFactorExResult(_out(factors.to(A.device), out), pivots.to(A.device),
+                            _torch.from_numpy(info).to(A.device))
+
+
+def lu_factor(A: _torch.Tensor, *, pivot: bool = True, out: Any = None) -> LUFactorResult:
+    """(LU, pivots) as torch.linalg.lu_factor: lu_factor_ex's factors. An exactly zero pivot is not an error
+    here (as in torch): lu_solve refuses those factors.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | `pivot=False` | LU without pivoting (CUDA only) | ValueError |
+    """
+    factors, pivots, _ = lu_factor_ex(A, pivot=pivot, out=out)
+    return LUFactorResult(factors, pivots)
+
+
+def lu_solve(LU: _torch.Tensor, pivots: _torch.Tensor, B: _torch.Tensor, *, left: bool = True,
+             adjoint: bool = False, out: Any = None) -> _torch.Tensor:
+    """X with A X = B (left=False: X A = B; adjoint: A^H in place of A) from lu_factor's (LU, pivots), as
+    torch.linalg.lu_solve; the batch dimensions of LU and B broadcast.
+
+    How it differs from torch.linalg:
+
+    | | torch.linalg | linv |
+    |---|---|---|
+    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | a zero on U's diagonal | inf or NaN in X | LinAlgError naming the pivot |
+    """
+    LU, pivots, B = _tensor(LU, "LU"), _tensor(pivots, "pivots"), _tensor(B, "B")
+    _square(LU, "LU")
+    if B.dtype != LU.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{LU.dtype} and B of type {B.dtype} instead")
+    n = LU.shape[-1]
+    if B.dim() < 2 or B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.lu_solve: LU has shape {tuple(LU.shape)} and B has shape {tuple(B.shape)}: B "
+                           f"must be matrices (..., {n}, k)" + ("" if left else f" (left=False: (..., k, {n}))"))
+    # X A = B <=> A^T X^T = B^T; X A^H = B <=> A X^H = B^H
+    trans = ("C" if adjoint else "N") if left else ("N" if adjoint else "T")
+    rhs = B if left else (B.mH if adjoint else B.mT)
+    batch = tuple(_np.broadcast_shapes(tuple(LU.shape[:-2]), tuple(rhs.shape[:-2])))
+    factors = LU.detach().cpu().broadcast_to(batch + (n, n))
+    ipiv = pivots.detach().cpu().broadcast_to(batch + (n,))
+    host = rhs.detach().cpu().broadcast_to(batch + tuple(rhs.shape[-2:]))
+    x = _torch.empty(host.shape, dtype=B.dtype)
+    for index in _np.ndindex(*batch):
+        x[index] = _call(_lu_solve, (_numpy(factors[index]), _numpy(ipiv[index]) - 1), _numpy(host[index]),
+                         trans=trans)
+    x = x if left else (x.mH if adjoint else x.mT)
+    return _out(x.to(B.device), out)
 
 
 def lstsq(A: _torch.Tensor, B: _torch.Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:

@@ -22,8 +22,10 @@ def devices():
 
 def tensor(shape, dtype, device, shift=0.0):
     a = RNG.uniform(-1, 1, shape)
+    if dtype.is_complex:
+        a = a + 1j * RNG.uniform(-1, 1, shape)
     if shift and len(shape) >= 2:
-        a = a + shift * np.eye(shape[-1])
+        a = a + shift * np.eye(shape[-2], shape[-1])
     return torch.from_numpy(a).to(dtype=dtype, device=device)
 
 
@@ -41,7 +43,7 @@ def close(x, ref, a, scale=None):
         assert float((x - ref).abs().max()) <= bound(a) * max(size, 1e-30)
 
 
-CASES = [(d, t) for d in devices() for t in (torch.float64, torch.float32)]
+CASES = [(d, t) for d in devices() for t in (torch.float64, torch.float32, torch.complex128, torch.complex64)]
 
 
 @pytest.mark.parametrize("device,dtype", CASES)
@@ -56,7 +58,11 @@ def test_inverse_and_determinant_as_torch(device, dtype, shape):
     assert bool((info == 0).all())
     sign, logabsdet = la.slogdet(a)
     ref = torch.linalg.slogdet(a)
-    assert torch.equal(sign, ref.sign) and logabsdet.dtype == ref.logabsdet.dtype
+    assert sign.dtype == ref.sign.dtype and logabsdet.dtype == ref.logabsdet.dtype
+    if dtype.is_complex:  # det / |det|: to rounding
+        close(sign, ref.sign, a, scale=1.0)
+    else:
+        assert torch.equal(sign, ref.sign)
     close(logabsdet, ref.logabsdet, a, scale=max(1.0, float(ref.logabsdet.abs().max())))
     close(la.det(a), torch.linalg.det(a), a)
     out = torch.full_like(a, float("nan"))  # poisoned: every entry must be written
@@ -91,7 +97,7 @@ def test_solve_as_torch(device, dtype, a_shape, b_shape, left):
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky_as_torch(device, dtype, shape, upper):
     g = tensor(shape, dtype, device)
-    a = g @ g.mT + shape[-1] * torch.eye(shape[-1], dtype=dtype, device=device)
+    a = g @ g.mH + shape[-1] * torch.eye(shape[-1], dtype=dtype, device=device)
     junk = torch.triu(tensor(shape, dtype, device), 1) * 9  # the triangle torch does not read
     a = a + (junk.mT if upper else junk)
     close(la.cholesky(a, upper=upper), torch.linalg.cholesky(a, upper=upper), a)
@@ -139,6 +145,48 @@ def test_lstsq_and_pinv_as_torch(device, dtype):
     close(p, torch.linalg.pinv(a), a)
     with pytest.raises(ValueError, match="atol"):
         la.pinv(a, atol=1e-3)
+
+
+@pytest.mark.parametrize("device,dtype", CASES)
+@pytest.mark.parametrize("shape", [(1, 1), (6, 6), (3, 5, 5), (4, 7), (7, 4), (2, 3, 5)])
+def test_lu_factor_as_torch(device, dtype, shape):
+    a = tensor(shape, dtype, device, shift=2)
+    ref = torch.linalg.lu_factor_ex(a)
+    factors, pivots, info = la.lu_factor_ex(a)
+    assert pivots.shape == ref.pivots.shape and pivots.dtype == ref.pivots.dtype and pivots.device == a.device
+    assert info.shape == ref.info.shape and info.dtype == ref.info.dtype and bool((info == 0).all())
+    p, l, u = torch.lu_unpack(factors, pivots)
+    close(p @ l @ u, a, a)
+    if not dtype.is_complex:  # complex pivots are chosen by |re| + |im| (LAPACK's) or by |z| (torch's on CUDA)
+        assert torch.equal(pivots, ref.pivots)  # the same partial pivoting: the same rows chosen
+        close(factors, ref.LU, a)
+    assert la.lu_factor(a).LU.shape == factors.shape
+    singular = a.clone()
+    singular[..., :, 0] = 0  # the first column zero: an exactly zero first pivot
+    _, _, info = la.lu_factor_ex(singular)
+    assert bool((info == 1).all())
+    with pytest.raises(torch.linalg.LinAlgError):
+        la.lu_factor_ex(singular, check_errors=True)
+    with pytest.raises(ValueError, match="pivot=False"):
+        la.lu_factor(a, pivot=False)
+
+
+@pytest.mark.parametrize("device,dtype", CASES)
+@pytest.mark.parametrize("a_shape,b_shape", [((5, 5), (5, 2)), ((3, 5, 5), (3, 5, 1)), ((2, 1, 4, 4), (3, 4, 2))])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve_as_torch(device, dtype, a_shape, b_shape, left, adjoint):
+    a = tensor(a_shape, dtype, device, shift=3)
+    if not left:
+        b_shape = b_shape[:-2] + b_shape[-2:][::-1]
+    b = tensor(b_shape, dtype, device)
+    factors, pivots = la.lu_factor(a)
+    x = la.lu_solve(factors, pivots, b, left=left, adjoint=adjoint)
+    ref = torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=left, adjoint=adjoint)
+    close(x, ref, a)
+    out = torch.full_like(ref, float("nan"))
+    assert la.lu_solve(factors, pivots, b, left=left, adjoint=adjoint, out=out) is out
+    assert not bool(out.isnan().any())
 
 
 def test_complex_and_refusals():
