@@ -12,6 +12,10 @@ namespace linv::cli {
 namespace {
 
 constexpr const char* kMatrixHelp = "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]";
+// inv, solve and lstsq take complex matrices too (the others compute in real numbers and refuse them).
+constexpr const char* kComplexMatrixHelp =
+    "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]; complex64 or complex128 in .npy/.npz too (computed in "
+    "complex numbers, as NumPy promotes; the result, complex, goes to .npy or .npz)";
 // --method's help; what auto picks comes from the library's own orders, so the two cannot drift.
 std::string method_help() {
   return "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
@@ -457,7 +461,7 @@ const Command kCommands[] = {
     {"", "inv", "Invert a square matrix: X = A^-1",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
+       input(cmd.add_option("A", a->a, kComplexMatrixHelp))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write the inverse"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
                     "A is a stack of B square matrices (a B x n x n .npy array; batched kernels up to n = 64, one by one above): "
@@ -470,7 +474,7 @@ const Command kCommands[] = {
     {"", "solve", "Solve A X = B for square A",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
+       input(cmd.add_option("A", a->a, kComplexMatrixHelp))->required();
        input(cmd.add_option("B", a->b, "Right-hand sides (n x k)"))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
        cmd.add_flag("--batch", a->batch,
@@ -486,7 +490,7 @@ const Command kCommands[] = {
      "refused)",
      [](CLI::App& cmd) {
        auto a = std::make_shared<SolveArgs>();
-       input(cmd.add_option("A", a->a, kMatrixHelp))->required();
+       input(cmd.add_option("A", a->a, kComplexMatrixHelp))->required();
        input(cmd.add_option("B", a->b, "Right-hand sides (m x k)"))->required();
        output(cmd.add_option("-o,--output", a->output, "Where to write X"), io::OutputKind::matrix)->required();
        cmd.add_option("--rcond", a->rcond, "Relative rank tolerance (default: max(m, n) x machine epsilon)")
