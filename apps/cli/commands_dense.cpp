@@ -14,8 +14,9 @@ namespace {
 constexpr const char* kMatrixHelp = "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]";
 // inv, solve and lstsq take complex matrices too (the others compute in real numbers and refuse them).
 constexpr const char* kComplexMatrixHelp =
-    "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]; complex64 or complex128 in .npy/.npz too (computed in "
-    "complex numbers, as NumPy promotes; the result, complex, goes to .npy or .npz)";
+    "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]; complex ones too, complex64 or complex128 in "
+    ".npy/.npz or a Matrix Market complex field (computed in complex numbers, as NumPy promotes; the result, "
+    "complex, goes to .npy, .npz or .mtx)";
 // --method's help; what auto picks comes from the library's own orders, so the two cannot drift.
 std::string method_help() {
   return "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
@@ -272,7 +273,7 @@ void with_complex_type(const CommonOptions& o, const char* command, const std::v
                                       "or double",
                                       command));
   if (!io::writes_complex(output))
-    throw InvalidArgument(fmt::format("{}: the result is complex: write it to a .npy or .npz file, not {}", command,
+    throw InvalidArgument(fmt::format("{}: the result is complex: write it to a .npy, .npz or .mtx file, not {}", command,
                                       output));
   bool single = o.precision == "single";
   if (o.precision != "double" && !single) {

@@ -3,7 +3,8 @@
 //                   complex128 matrices through read_dense)
 //   .npz[:name]     NumPy archives (numpy.savez, savez_compressed): the array `name`, or the only one;
 //                   written with one array (named `name`, else arr_0); needs zlib
-//   .mtx            Matrix Market (array or coordinate; real/integer/pattern; general/symmetric/skew)
+//   .mtx            Matrix Market (array or coordinate; real/integer/pattern; general/symmetric/skew; complex
+//                   fields, hermitian too, through read_dense)
 //   .mat[:name]     MATLAB (through matio, when linv was built with it); `name` picks the variable
 //   .nii, .nii.gz   NIfTI-1/2 fMRI images (through nifti_clib's nifti2_io, when linv was built with it), read
 //                   as a time points x voxels matrix by read_fmri and written back by write_volumes below
@@ -49,9 +50,10 @@ using AnyStack = std::variant<MatrixStack<float>, MatrixStack<double>>;
 // read_dense.
 AnyMatrix read_matrix(const std::string& spec);
 // A 2-D matrix as read_matrix reads it, or a complex one: complex64 ('<c8') and complex128 ('<c16') arrays of
-// .npy and .npz files (complex .mtx and .mat files are not read in this version).
+// .npy and .npz files, and Matrix Market complex fields as complex128 (complex .mat files are not read in this
+// version).
 AnyDense read_dense(const std::string& spec);
-// Whether a matrix written to `spec` may be complex (.npy and .npz).
+// Whether a matrix written to `spec` may be complex (.npy, .npz and .mtx).
 bool writes_complex(const std::string& spec);
 // A 3-D array (B x rows x cols in NumPy's C order) as B matrices; a 2-D file is a stack of one.
 AnyStack read_stack(const std::string& spec);

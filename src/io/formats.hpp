@@ -150,11 +150,14 @@ Image read_npy_image(const std::string& path);
 void write_npy_image(const std::string& path, ConstMatrixView<double> pixels, int channels);
 
 // ---- Matrix Market .mtx ----
+// A real, integer or pattern file as float64 (a complex one is a ParseError: read_mtx_dense reads it).
 AnyMatrix read_mtx(const std::string& path);
-// A coordinate file straight into compressed rows; an array file's nonzeros.
+// read_mtx's matrix, or a complex file's as complex128.
+AnyDense read_mtx_dense(const std::string& path);
+// A coordinate file straight into compressed rows; an array file's nonzeros (real files only).
 SparseMatrix<double> read_mtx_sparse(const std::string& path);
-// Coordinate when at most a third of A's entries are stored, array otherwise.
-template <Real T>
+// Coordinate when at most a third of A's entries are stored, array otherwise; the complex field for complex A.
+template <Scalar T>
 void write_mtx(const std::string& path, ConstMatrixView<T> A);
 // Coordinate, whatever the density.
 template <Real T>

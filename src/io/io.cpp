@@ -174,12 +174,13 @@ AnyDense read_dense(const std::string& spec) {
     detail::InputFile in = npy_source(t);
     return detail::read_npy_dense(in);
   }
+  if (t.format == Format::mtx) return detail::read_mtx_dense(t.path);
   return std::visit([](auto&& m) -> AnyDense { return std::move(m); }, read_matrix(spec));
 }
 
 bool writes_complex(const std::string& spec) {
   const Format f = parse_spec(spec).format;
-  return f == Format::npy || f == Format::npz;
+  return f == Format::npy || f == Format::npz || f == Format::mtx;
 }
 
 AnySparse read_sparse(const std::string& spec) {
@@ -256,12 +257,13 @@ StackPart part_of(AnyStack&& whole, int part, int parts) {
 
 }  // namespace detail
 
-// Where complex matrices are written: .npy and .npz (complex .mtx and .mat files are not written in this
+// Where complex matrices are written: .npy, .npz and .mtx (complex .mat files are not written in this
 // version).
 template <Scalar T>
 void refuse_complex_output(const std::string& spec) {
   if (Complex<T> && !writes_complex(spec))
-    throw InvalidArgument(fmt::format("{}: complex matrices are written to .npy or .npz files in this version", spec));
+    throw InvalidArgument(
+        fmt::format("{}: complex matrices are written to .npy, .npz or .mtx files in this version", spec));
 }
 
 template <Scalar T>
@@ -275,8 +277,7 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
     case Format::npz:  // one array, named as numpy.savez names a positional one unless the spec names it
       return detail::write_npz<T>(t.path, {{t.variable.empty() ? std::string("arr_0") : t.variable, A}});
     case Format::mtx:
-      if constexpr (Real<T>) return detail::write_mtx(t.path, A);
-      break;
+      return detail::write_mtx(t.path, A);
     case Format::mat:
       if constexpr (Real<T>) return detail::write_mat(t.path, t.variable, A);
       break;

@@ -1004,13 +1004,42 @@ class CliTest(TempDirCase):
         # refused, saying why: a real command, a format without complex numbers, mixed precision, a singular one
         _, err = run("pinv", self.path("t.npy"), "-o", self.path("pi.npy"), expect=3)
         self.assertIn("complex", err)
-        _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.mtx"), expect=2)
-        self.assertIn(".npy or .npz", err)
+        _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.mat"), expect=2)
+        self.assertIn(".npy, .npz or .mtx", err)
         _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.npy"), "--precision", "mixed", expect=2)
         self.assertIn("mixed", err)
         _, err = run("inv", self.save("z.npy", np.array([[1 + 1j, 2 + 2j], [1 + 1j, 2 + 2j]])), "-o",
                      self.path("x.npy"), expect=4)
         self.assertIn("pivot", err)
+
+    def test_complex_matrix_market_files(self):
+        # complex fields as SciPy writes them (general and hermitian, array and coordinate) through inv and
+        # solve, the complex result written as Matrix Market and read back by SciPy
+        try:
+            import scipy.io
+            import scipy.sparse
+        except ImportError:
+            self.skipTest("SciPy is not installed: its Matrix Market files are not made")
+        n = 9
+        g = self.rng.uniform(-1, 1, (n, n)) + 1j * self.rng.uniform(-1, 1, (n, n))
+        general, hermitian = g + 3 * np.eye(n), g @ g.conj().T + n * np.eye(n)
+        sparse = scipy.sparse.coo_matrix(np.where(np.abs(general) > 0.8, general, 0) + 4 * np.eye(n))
+        for name, a, dense, symmetry in (("g", general, general, "general"), ("h", hermitian, hermitian, "hermitian"),
+                                         ("s", sparse, sparse.toarray(), "general")):
+            src = self.path(f"{name}.mtx")
+            scipy.io.mmwrite(src, a, symmetry=symmetry)
+            run("inv", src, "-o", self.path("x.mtx"), "-q")
+            x = scipy.io.mmread(self.path("x.mtx"))
+            x = x.toarray() if scipy.sparse.issparse(x) else x
+            self.assertEqual(x.dtype, np.complex128)
+            eps = np.finfo(np.float64).eps
+            self.assertLessEqual(rel(x, np.linalg.inv(dense)), THRESHOLD * n * eps * cond1(dense))
+            b = self.rng.uniform(-1, 1, (n, 2)) + 1j
+            run("solve", src, self.save("b.npy", b), "-o", self.path("y.npy"), "-q")
+            self.assertLessEqual(rel(np.load(self.path("y.npy")), np.linalg.solve(dense, b)),
+                                 THRESHOLD * n * eps * cond1(dense))
+        _, err = run("pinv", self.path("g.mtx"), "-o", self.path("p.npy"), expect=3)
+        self.assertIn("complex", err)
 
     # ---- precision --------------------------------------------------------------------------------
     def test_precision_follows_the_input_and_the_flag(self):
