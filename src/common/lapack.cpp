@@ -177,6 +177,27 @@ int getrf(MatrixView<T> A, int* ipiv) {
   return checked(pick<T>(LAPACKE_sgetrf, LAPACKE_dgetrf, LAPACKE_cgetrf, LAPACKE_zgetrf)(LAPACK_COL_MAJOR, m, n, A.data(), ld(A.ld()), ipiv), "getrf");
 }
 
+int mixed_solve(ConstMatrixView<std::complex<double>> A, ConstMatrixView<std::complex<double>> B,
+                MatrixView<std::complex<double>> X, bool cholesky, int& iter) {
+  using C = std::complex<double>;
+  const int n = blas_dim(A.rows(), "zcgesv"), k = blas_dim(B.cols(), "zcgesv");
+  iter = 0;
+  if (n == 0 || k == 0) return 0;
+  // zcgesv and zcposv leave A unchanged only where refinement succeeds, and take B unconst
+  Matrix<C> a = Matrix<C>::copy_of(A), b = Matrix<C>::copy_of(B);
+  lapack_int steps = 0, info = 0;
+  if (cholesky) {
+    info = LAPACKE_zcposv(LAPACK_COL_MAJOR, 'L', n, k, a.data(), ld(a.ld()), b.data(), ld(b.ld()), X.data(), ld(X.ld()),
+                          &steps);
+  } else {
+    std::vector<lapack_int> pivots(static_cast<std::size_t>(n));
+    info = LAPACKE_zcgesv(LAPACK_COL_MAJOR, n, k, a.data(), ld(a.ld()), pivots.data(), b.data(), ld(b.ld()), X.data(),
+                          ld(X.ld()), &steps);
+  }
+  iter = static_cast<int>(steps);
+  return checked(info, cholesky ? "zcposv" : "zcgesv");
+}
+
 template <Scalar T>
 int getri(MatrixView<T> A, const int* ipiv) {
   if (A.empty()) return 0;

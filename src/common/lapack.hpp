@@ -37,6 +37,14 @@ int getrs(Op op, ConstMatrixView<T> LU, const int* ipiv, MatrixView<T> B);
 template <Scalar T>
 double gecon(ConstMatrixView<T> LU, double anorm);
 
+// X := A^-1 B by complex64 factors (LU, or Cholesky of A's lower triangle) refined against the complex128
+// residual to LAPACK's test (zcgesv, zcposv); A and B are left as they are. Returns info (> 0: the complex128
+// factorization LAPACK fell back to found U(i, i) = 0, or the minor i not positive definite); `iter` is
+// LAPACK's ITER: the refinement steps, or < 0 where it fell back (-2 A overflows complex64, -3 the complex64
+// factorization failed, -31 no convergence in 30 steps).
+int mixed_solve(ConstMatrixView<std::complex<double>> A, ConstMatrixView<std::complex<double>> B,
+                MatrixView<std::complex<double>> X, bool cholesky, int& iter);
+
 template <Scalar T>
 int potrf(Uplo uplo, MatrixView<T> A);
 template <Scalar T>

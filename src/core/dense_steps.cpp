@@ -134,6 +134,48 @@ Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<d
   return mixed_solve(A, B, c.method == Method::RBT ? Method::RBT : Method::LU, low, report);
 }
 
+Matrix<std::complex<double>> mixed_solve_choosing(ConstMatrixView<std::complex<double>> A,
+                                                  ConstMatrixView<std::complex<double>> B, Choice& c, Method requested,
+                                                  FactorPrecision, Report& report) {
+  using C = std::complex<double>;
+  bool cholesky = c.method == Method::Cholesky;
+  if (cholesky && requested != Method::Auto) require_symmetric(A, "cholesky");
+  report.precision = "mixed (complex64 factorization, complex128 refinement)";
+  Matrix<C> x = Matrix<C>::uninitialized(A.rows(), B.cols(), A.device());
+  const kernels::MixedOutcome r = kernels::mixed(A.device()).solve_complex(A, B, x.view(), cholesky);
+  report.iterations = r.iterations;
+  report.backward_error = r.backward_error;
+  if (!r.note.empty()) report.notes.push_back(r.note);
+  if (r.failure.empty()) {
+    report.stop = StopReason::Converged;
+    return x;
+  }
+  // complex128 instead, judged for singularity to working precision like any other; an indefinite Hermitian
+  // matrix under auto goes to LU
+  report.notes.push_back(
+      fmt::format("complex64 refinement failed ({}): solved with a complex128 factorization instead", r.failure));
+  report.stop = StopReason::FellBack;
+  report.iterations = 0;
+  report.backward_error = std::numeric_limits<double>::quiet_NaN();
+  if (cholesky) {
+    try {
+      const Cholesky<C> chol(A);
+      report.rcond = chol.rcond();
+      return chol.solve(B);
+    } catch (const NotPositiveDefinite& e) {
+      if (requested != Method::Auto) throw;
+      c = {Method::LU, fmt::format("Hermitian but not positive definite (leading minor {}): LU", e.minor())};
+      report.method = Method::LU;
+      report.method_reason = c.reason;
+    }
+  }
+  const LU<C> lu(A);
+  if (lu.is_singular()) throw SingularMatrix(lu.zero_pivot(), 0.0, "mixed precision, complex128 LU");
+  report.growth = lu.growth();
+  report.rcond = lu.rcond();
+  return lu.solve(B);
+}
+
 void require_meaningful(const SolveOptions& o) {
   if (!(o.tolerance >= 0 && o.tolerance < 1))
     throw InvalidArgument(fmt::format("the tolerance must lie in [0, 1) (0: the default); got {}", o.tolerance));

@@ -242,15 +242,35 @@ void require_supported(const SolveOptions& o, Method m) {
   if (p != Precision::Mixed && o.factor_precision != FactorPrecision::Auto)
     throw InvalidArgument(fmt::format("a {} factorization applies to mixed precision only", to_string(o.factor_precision)));
   if (p != Precision::Mixed) return;
-  if constexpr (Complex<T>)
-    throw InvalidArgument(fmt::format("mixed precision is for float64 matrices; {} ones are computed in their own "
-                                      "precision in this version",
-                                      type_name<T>()));
-  else if constexpr (!std::is_same_v<T, double>)
+  if constexpr (std::is_same_v<T, std::complex<float>>)
+    throw InvalidArgument("mixed precision refines complex64 factors to complex128: give a complex128 matrix");
+  else if constexpr (std::is_same_v<T, float>)
     throw InvalidArgument("mixed precision refines to float64: give a float64 matrix");
+  if (Complex<T> && o.factor_precision != FactorPrecision::Auto && o.factor_precision != FactorPrecision::Float32)
+    throw InvalidArgument(fmt::format("complex matrices refine from complex64 factors: a {} factorization is for real "
+                                      "float64 ones",
+                                      to_string(o.factor_precision)));
+  if (Complex<T> && m == Method::RBT)
+    throw InvalidArgument("mixed precision for complex matrices is available with the lu and cholesky methods");
+  if (m == Method::Triangular) return;  // substitution: nothing to refine (refines() below)
   if (m != Method::LU && m != Method::RBT && m != Method::Cholesky)
     throw InvalidArgument(
         fmt::format("mixed precision is available with the lu, rbt and cholesky methods, not {}", to_string(m)));
+}
+
+// Whether a solve refines low-precision factors: mixed precision asked for, and factors to refine. A
+// triangular matrix has none: it is solved by substitution in its own precision (backward stable, O(n^2) a
+// column), and the report says so (note_substitution).
+inline bool refines(const SolveOptions& o, const Choice& c) {
+  return o.precision == Precision::Mixed && c.method != Method::Triangular;
+}
+template <Scalar T>
+void note_substitution(const SolveOptions& o, const Choice& c, Report& r) {
+  if (o.precision != Precision::Mixed || c.method != Method::Triangular) return;
+  r.precision = type_name<T>();
+  r.notes.push_back(fmt::format("mixed precision: a triangular matrix has no factorization to refine; solved by "
+                                "substitution in {}",
+                                type_name<T>()));
 }
 
 double default_tolerance(index n, double epsilon);
@@ -276,6 +296,10 @@ std::optional<Cholesky<T>> cholesky_or_fallback(ConstMatrixView<T> A, Choice& c,
 // Mixed precision with Method::Auto's Cholesky-then-LU fallback for symmetric indefinite matrices.
 Matrix<double> mixed_solve_choosing(ConstMatrixView<double> A, ConstMatrixView<double> B, Choice& c,
                                     Method requested, FactorPrecision low, Report& report);
+// The same for complex128 matrices: complex64 factors refined to complex128 (low: Auto or Float32).
+Matrix<std::complex<double>> mixed_solve_choosing(ConstMatrixView<std::complex<double>> A,
+                                                  ConstMatrixView<std::complex<double>> B, Choice& c, Method requested,
+                                                  FactorPrecision low, Report& report);
 
 // A triangle's rcond (LAPACK's estimate, before any inversion work); an exact zero on the diagonal is
 // refused at once, naming it. `smallest` receives the smallest diagonal entry's index for messages.

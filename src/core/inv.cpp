@@ -126,11 +126,12 @@ Solution<T> inverse_as_given(ConstMatrixView<T> A, const SolveOptions& options) 
   };
   Stopwatch clock;
 
-  if (options.precision == Precision::Mixed) {
-    if constexpr (std::is_same_v<T, double>) {
-      const Matrix<double> eye = identity<double>(n, A.device());
+  note_substitution<T>(options, c, r);
+  if (refines(options, c)) {
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) {
+      const Matrix<T> eye = identity<T>(n, A.device());
       out.x = mixed_solve_choosing(A, eye.view(), c, options.method, options.factor_precision, r);
-      r.rcond = 1.0 / (norm1(A) * norm1<double>(out.x.view()));
+      r.rcond = 1.0 / (norm1(A) * norm1<T>(out.x.view()));
     }
   } else {
     switch (c.method) {

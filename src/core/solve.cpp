@@ -117,8 +117,9 @@ Solution<T> solve_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const Sol
   };
   Stopwatch clock;
 
-  if (options.precision == Precision::Mixed) {
-    if constexpr (std::is_same_v<T, double>) {
+  note_substitution<T>(options, c, r);
+  if (refines(options, c)) {
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) {
       out.x = mixed_solve_choosing(A, B, c, options.method, options.factor_precision, r);
       // rcond is known only when refinement failed and LAPACK factored in float64.
       if (!std::isnan(r.rcond)) apply_conditioning_policy(r.rcond, e, 0, options.allow_ill_conditioned, &r, "solve");
@@ -126,7 +127,7 @@ Solution<T> solve_as_given(ConstMatrixView<T> A, ConstMatrixView<T> B, const Sol
       // it from above, and the same refusal as float64's applies where that bound is below eps: refinement of
       // an exactly singular matrix "converges" in backward error while X grows without bound (measured: ||X||
       // 3e28 for a singular matrix of order 50, backward error 2e-17).
-      const double xnorm = norm1<double>(out.x.view());
+      const double xnorm = norm1<T>(out.x.view());
       if (std::isnan(r.rcond) && xnorm > 0) {
         const double at_most = norm1(B) / (norm1(A) * xnorm);
         if (at_most < e) {

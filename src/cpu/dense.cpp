@@ -235,6 +235,27 @@ class Dense final : public kernels::Dense<T> {
   }
 };
 
+// max over columns of ||b - A x||_inf / (||A||_inf ||x||_inf), the test LAPACK's refinement stops on.
+double complex_backward_error(ConstMatrixView<std::complex<double>> A, ConstMatrixView<std::complex<double>> B,
+                              ConstMatrixView<std::complex<double>> X) {
+  using C = std::complex<double>;
+  Matrix<C> r = Matrix<C>::copy_of(B);
+  lapack::gemm<C>(Op::None, Op::None, C(-1), A, X, C(1), r.view());
+  double anorm = 0;
+  for (index i = 0; i < A.rows(); ++i) {
+    double row = 0;
+    for (index j = 0; j < A.cols(); ++j) row += std::abs(A(i, j));
+    anorm = std::max(anorm, row);
+  }
+  double worst = 0;
+  for (index j = 0; j < X.cols(); ++j) {
+    double rmax = 0, xmax = 0;
+    for (index i = 0; i < X.rows(); ++i) rmax = std::max(rmax, std::abs(r(i, j))), xmax = std::max(xmax, std::abs(X(i, j)));
+    worst = std::max(worst, xmax > 0 ? rmax / (anorm * xmax) : rmax);
+  }
+  return worst;
+}
+
 class Mixed final : public kernels::Mixed {
  public:
   kernels::MixedOutcome solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
@@ -243,6 +264,28 @@ class Mixed final : public kernels::Mixed {
       throw InvalidArgument(fmt::format("a {} factorization needs a CUDA GPU (tensor cores); on the CPU use float32",
                                         to_string(low)));
     return refine_mixed(A, B, X, cholesky);
+  }
+  // LAPACK's zcgesv and zcposv, whose own fallback to complex128 is reported as a failure: the core then
+  // factors in complex128 itself and judges the matrix as it judges every other.
+  kernels::MixedOutcome solve_complex(ConstMatrixView<std::complex<double>> A, ConstMatrixView<std::complex<double>> B,
+                                      MatrixView<std::complex<double>> X, bool cholesky) const override {
+    kernels::MixedOutcome out;
+    int iter = 0;
+    const int info = lapack::mixed_solve(A, B, X, cholesky, iter);
+    if (info > 0) {
+      out.failure = cholesky ? fmt::format("A is not positive definite (leading minor {})", info)
+                             : fmt::format("the complex128 factorization has an exactly zero pivot at {}", info);
+    } else if (iter < 0) {
+      out.failure = iter == -2   ? "A does not fit complex64"
+                    : iter == -3 ? (cholesky ? "A is not positive definite in complex64"
+                                             : "the complex64 factorization hit a zero pivot")
+                    : iter == -31 ? "refinement did not converge in 30 steps"
+                                  : fmt::format("LAPACK refined no further (ITER {})", iter);
+    } else {
+      out.iterations = iter;
+      out.backward_error = complex_backward_error(A, B, X);
+    }
+    return out;
   }
   std::string float64_is_as_fast(Device) const override { return ""; }  // float32 LAPACK: twice the SIMD lanes
   kernels::MixedOutcome least_squares(ConstMatrixView<double> A, ConstMatrixView<double> B,

@@ -14,8 +14,10 @@
 #include <cfloat>
 #include <climits>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 #include "cuda/blas.hpp"
 #include "cuda/context.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/complex_kernels.hpp"
 #include "cuda/kernels.hpp"
 #include "kernels/backend.hpp"
 #include "linv/errors.hpp"
@@ -199,8 +202,9 @@ struct IrsResult {
   std::string failure;
 };
 
-IrsResult irs_solve(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X,
-                    FactorPrecision low) {
+// T: double (real precisions) or std::complex<double> (complex ones); `low` the factors' precision.
+template <class T>
+IrsResult irs_solve(Context& ctx, ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, cusolverPrecType_t low) {
   const std::int64_t n = A.rows(), nrhs = B.cols();
   if (n > INT_MAX || nrhs > INT_MAX || ld_of(A.ld()) > INT_MAX || ld_of(B.ld()) > INT_MAX || ld_of(X.ld()) > INT_MAX)
     return {0, "the system is too large for cuSOLVER's 32-bit IRS interface"};
@@ -213,7 +217,8 @@ IrsResult irs_solve(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<dou
     }
   } h;
   check(cusolverDnIRSParamsCreate(&h.params), "IRS parameters");
-  check(cusolverDnIRSParamsSetSolverPrecisions(h.params, CUSOLVER_R_64F, irs_precision(low)), "IRS precisions");
+  const cusolverPrecType_t main = std::is_same_v<T, double> ? CUSOLVER_R_64F : CUSOLVER_C_64F;
+  check(cusolverDnIRSParamsSetSolverPrecisions(h.params, main, low), "IRS precisions");
   check(cusolverDnIRSParamsSetRefinementSolver(
             h.params, nrhs == 1 ? CUSOLVER_IRS_REFINE_CLASSICAL_GMRES : CUSOLVER_IRS_REFINE_CLASSICAL),
         "IRS refinement solver");
@@ -228,8 +233,8 @@ IrsResult irs_solve(Context& ctx, ConstMatrixView<double> A, ConstMatrixView<dou
   int iterations = 0;
   // IRS takes a writable A but leaves it unchanged without fallback.
   const cusolverStatus_t status = cusolverDnIRSXgesv(
-      lane.solver, h.params, h.infos, static_cast<int>(n), static_cast<int>(nrhs), const_cast<double*>(A.data()),
-      static_cast<int>(ld_of(A.ld())), const_cast<double*>(B.data()), static_cast<int>(ld_of(B.ld())), X.data(),
+      lane.solver, h.params, h.infos, static_cast<int>(n), static_cast<int>(nrhs), const_cast<T*>(A.data()),
+      static_cast<int>(ld_of(A.ld())), const_cast<T*>(B.data()), static_cast<int>(ld_of(B.ld())), X.data(),
       static_cast<int>(ld_of(X.ld())), work, bytes, &iterations, ctx.info());
   if (status == CUSOLVER_STATUS_IRS_MATRIX_SINGULAR) return {0, "the low-precision factorization hit a zero pivot"};
   check(status, "cusolverDnIRSXgesv");
@@ -257,6 +262,8 @@ class Mixed final : public kernels::Mixed {
                        "either precision, so a float32 factorization is no faster",
                        device.name(), ratio);
   }
+  kernels::MixedOutcome solve_complex(ConstMatrixView<std::complex<double>> A, ConstMatrixView<std::complex<double>> B,
+                                      MatrixView<std::complex<double>> X, bool cholesky) const override;
   kernels::MixedOutcome least_squares(ConstMatrixView<double> A, ConstMatrixView<double>,
                                       MatrixView<double>) const override {
     throw InvalidArgument(fmt::format("mixed-precision least squares runs on the CPU only in this version of linv; "
@@ -338,7 +345,7 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
   const bool tensor_cores =
       low == FactorPrecision::TF32 || low == FactorPrecision::BFloat16 || low == FactorPrecision::Float16;
   if (!cholesky && tensor_cores) {  // cuSOLVER's IRS
-    const IrsResult r = irs_solve(ctx, A, B, X, low);
+    const IrsResult r = irs_solve<double>(ctx, A, B, X, irs_precision(low));
     out.failure = r.failure;
     out.iterations = r.iterations;
     if (out.failure.empty()) {
@@ -370,6 +377,57 @@ kernels::MixedOutcome Mixed::solve(ConstMatrixView<double> A, ConstMatrixView<do
     return out;
   }
   return judged(factor);
+}
+
+// ||B - A X||_1 / (||A||_1 ||X||_1) of complex128 matrices on a GPU.
+double complex_backward_error(Context& ctx, ConstMatrixView<std::complex<double>> A,
+                              ConstMatrixView<std::complex<double>> B, ConstMatrixView<std::complex<double>> X) {
+  using C = std::complex<double>;
+  const std::int64_t n = A.rows(), k = B.cols();
+  const Lane& lane = ctx.main();
+  C* r = ctx.scratch_as<C>(Slot::b, static_cast<std::size_t>(n * k));
+  check(cudaMemcpy2DAsync(r, n * sizeof(C), B.data(), ld_of(B.ld()) * sizeof(C), n * sizeof(C), k,
+                          cudaMemcpyDeviceToDevice, lane.stream),
+        "cudaMemcpy2D");
+  const cuDoubleComplex minus_one{-1, 0}, one{1, 0};
+  check(cublasZgemm_64(lane.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, k, n, &minus_one,
+                       reinterpret_cast<const cuDoubleComplex*>(A.data()), ld_of(A.ld()),
+                       reinterpret_cast<const cuDoubleComplex*>(X.data()), ld_of(X.ld()), &one,
+                       reinterpret_cast<cuDoubleComplex*>(r), n),
+        "gemm");
+  auto* norms = ctx.scratch_as<double>(Slot::small, 3);
+  check(cudaMemsetAsync(norms, 0, 3 * sizeof(double), lane.stream), "cudaMemset");
+  complex_launch::norm1(r, n, k, n, norms, lane.stream);
+  complex_launch::norm1(A.data(), n, n, ld_of(A.ld()), norms + 1, lane.stream);
+  complex_launch::norm1(X.data(), n, k, ld_of(X.ld()), norms + 2, lane.stream);
+  double host[3];
+  check(cudaMemcpyAsync(host, norms, sizeof(host), cudaMemcpyDeviceToHost, lane.stream), "cudaMemcpy");
+  ctx.synchronize();
+  return host[2] > 0 ? host[0] / (host[1] * host[2]) : host[0];
+}
+
+// cuSOLVER's IRS with complex64 factors (LU: IRS has no Cholesky, so a Hermitian A is factored as a general one),
+// judged afterwards by the normwise backward error in 1-norms.
+kernels::MixedOutcome Mixed::solve_complex(ConstMatrixView<std::complex<double>> A,
+                                           ConstMatrixView<std::complex<double>> B, MatrixView<std::complex<double>> X,
+                                           bool cholesky) const {
+  kernels::MixedOutcome out;
+  const std::int64_t n = A.rows(), nrhs = B.cols();
+  if (n == 0 || nrhs == 0) return out;
+  Context& ctx = Context::get(A.device().index());
+  ctx.activate();
+  const IrsResult r = irs_solve<std::complex<double>>(ctx, A, B, X, CUSOLVER_C_32F);
+  out.failure = r.failure;
+  out.iterations = r.iterations;
+  if (cholesky) out.note = "complex64 factors on a GPU are LU's (cuSOLVER's refinement has no Cholesky)";
+  if (!out.failure.empty()) return out;
+  out.backward_error = complex_backward_error(ctx, A, B, X);
+  // LAPACK's test in the infinity norm, sqrt(n) eps; in 1-norms it may read up to n times larger
+  const double bound = std::sqrt(static_cast<double>(n)) * static_cast<double>(n) * std::numeric_limits<double>::epsilon();
+  if (!(out.backward_error <= bound))
+    out.failure = fmt::format("refinement stopped at a backward error of {:.3g}, above complex128's bound",
+                              out.backward_error);
+  return out;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <complex>
 #include <limits>
 #include <string>
 
@@ -88,6 +89,10 @@ class Mixed {
   // A is left untouched; on failure the caller solves in float64.
   virtual MixedOutcome solve(ConstMatrixView<double> A, ConstMatrixView<double> B, MatrixView<double> X, bool cholesky,
                              FactorPrecision low) const = 0;
+  // The same for complex128 data: complex64 factors (LU, or Cholesky of a Hermitian A's lower triangle where
+  // the device has its refinement) refined against the complex128 residual.
+  virtual MixedOutcome solve_complex(ConstMatrixView<std::complex<double>> A, ConstMatrixView<std::complex<double>> B,
+                                     MatrixView<std::complex<double>> X, bool cholesky) const = 0;
   // Empty where a float32 factorization is faster than a float64 one on `device` (what FactorPrecision::Auto
   // needs to refine at all); otherwise why not, for the report.
   virtual std::string float64_is_as_fast(Device device) const = 0;

@@ -1006,8 +1006,18 @@ class CliTest(TempDirCase):
         self.assertIn("complex", err)
         _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.mat"), expect=2)
         self.assertIn(".npy, .npz or .mtx", err)
-        _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.npy"), "--precision", "mixed", expect=2)
+        _, err = run("lstsq", self.path("t.npy"), self.path("tr.npy"), "-o", self.path("x.npy"), "--precision", "mixed",
+                     expect=2)
         self.assertIn("mixed", err)
+        # --precision mixed: complex64 factors refined to complex128, whatever the inputs' precision
+        a = draw(30, 30) + 3 * np.eye(30)
+        run("solve", self.save("am.npy", a.astype(np.complex64)), self.save("bm.npy", draw(30, 2)), "-o",
+            self.path("xm.npy"), "-q", "--precision", "mixed")
+        x = np.load(self.path("xm.npy"))
+        self.assertEqual(x.dtype, np.complex128)
+        a64 = a.astype(np.complex64).astype(np.complex128)
+        self.assertLessEqual(rel(x, np.linalg.solve(a64, np.load(self.path("bm.npy")))),
+                             THRESHOLD * 30 * np.finfo(float).eps * cond1(a64))
         _, err = run("inv", self.save("z.npy", np.array([[1 + 1j, 2 + 2j], [1 + 1j, 2 + 2j]])), "-o",
                      self.path("x.npy"), expect=4)
         self.assertIn("pivot", err)

@@ -298,9 +298,81 @@ TYPED_TEST(ComplexDense, BadInputGetsClearErrors) {
       EXPECT_TRUE(contains(e.what(), "auto, lu, cholesky and triangular")) << e.what();
     }
   }
-  EXPECT_THROW((void)solve<T>(g.view(), g.view(), {.precision = Precision::Mixed}), InvalidArgument);
+  if constexpr (std::is_same_v<T, std::complex<float>>) {  // complex128 refines from complex64 factors
+    EXPECT_THROW((void)solve<T>(g.view(), g.view(), {.precision = Precision::Mixed}), InvalidArgument);
+  }
   EXPECT_THROW((void)LU<T>(g.view(), Pivoting::Randomized), InvalidArgument);
   EXPECT_THROW((void)solve<T>(g.view(), Matrix<T>(3, 1).view()), ShapeMismatch);
+}
+
+// complex128 by mixed precision: complex64 factors (LAPACK's zcgesv and zcposv) refined to complex128's
+// backward error, matching the native solve and inverse to n eps cond, around the sizes of the other tests; a
+// matrix too ill-conditioned for complex64 falls back to complex128 factors and says so; a singular one names
+// its pivot; what mixed precision does not take is refused by name.
+TEST(ComplexMixed, Complex64FactorsRefinedToComplex128) {
+  using C = std::complex<double>;
+  constexpr double e = std::numeric_limits<double>::epsilon();
+  std::mt19937_64 g = generator(46);
+  for (index n : kSizes)
+    for (index nrhs : {index{1}, index{3}}) {
+      Matrix<C> a = random_complex<C>(n, n, g);
+      for (index i = 0; i < n; ++i) a(i, i) += C(2, 0);  // no accidental near-singularity at small n
+      const Matrix<C> b = random_complex<C>(n, nrhs, g);
+      const Solution<C> native = solve<C>(a.view(), b.view());
+      const Solution<C> s = solve<C>(a.view(), b.view(), {.precision = Precision::Mixed, .compute_residual = true});
+      if (n == 1) {  // diagonal: solved by substitution, nothing to refine, and said
+        EXPECT_EQ(s.report.method, Method::Triangular);
+        EXPECT_EQ(s.report.precision, "complex128");
+        ASSERT_FALSE(s.report.notes.empty());
+        EXPECT_TRUE(contains(s.report.notes.front(), "no factorization to refine")) << s.report.notes.front();
+      } else {
+        EXPECT_EQ(s.report.stop, StopReason::Converged) << n;
+        EXPECT_EQ(s.report.precision, "mixed (complex64 factorization, complex128 refinement)");
+        EXPECT_LE(s.report.backward_error, std::sqrt(static_cast<double>(n)) * e) << n;
+      }
+      EXPECT_LE(s.report.scaled_residual, kResidualThreshold) << n;
+      const double cond = 1 / native.report.rcond;
+      const Matrix<double> ref = solve<double>(embedding<C>(a.view()).view(), stacked<C>(b.view()).view()).x;
+      EXPECT_LE(forward_error<C>(s.x.view(), ref), kForwardThreshold * n * e * cond) << n;
+      const Solution<C> i = inv<C>(a.view(), {.precision = Precision::Mixed, .compute_residual = true});
+      EXPECT_LE(i.report.scaled_residual, kResidualThreshold) << n;
+      EXPECT_LE(forward_error<C>(matmul<C>(i.x.view(), b.view()).view(), ref), kForwardThreshold * n * e * cond) << n;
+    }
+  // Hermitian positive definite: auto picks Cholesky, refined from complex64 Cholesky factors
+  const Matrix<C> h = hermitian_positive_definite<C>(40, g), b = random_complex<C>(40, 2, g);
+  const Solution<C> hs = solve<C>(h.view(), b.view(), {.precision = Precision::Mixed});
+  EXPECT_EQ(hs.report.method, Method::Cholesky);
+  EXPECT_EQ(hs.report.stop, StopReason::Converged);
+  EXPECT_LE(scaled_residual_solve<C>(h.view(), hs.x.view(), b.view(), e), kResidualThreshold);
+  // cond ~ 1e12, beyond complex64: complex128 factors take over, and the report says so
+  Matrix<C> ill = random_complex<C>(30, 30, g);
+  for (index i = 0; i < 30; ++i) ill(i, 0) = ill(i, 1) + C(1e-12 * (i % 3 == 0 ? 1 : -1), 0);
+  const Solution<C> fb = solve<C>(ill.view(), b.view().block(0, 0, 30, 2), {.precision = Precision::Mixed,
+                                                                            .allow_ill_conditioned = true});
+  EXPECT_EQ(fb.report.stop, StopReason::FellBack);
+  bool said = false;
+  for (const std::string& note : fb.report.notes) said = said || contains(note, "complex128 factorization instead");
+  EXPECT_TRUE(said);
+  EXPECT_LE(scaled_residual_solve<C>(ill.view(), fb.x.view(), b.view().block(0, 0, 30, 2), e), kResidualThreshold);
+  // exactly singular: the pivot named
+  const Matrix<C> sing = Matrix<C>::from_rows({{C(1, 1), C(2, 2)}, {C(1, 1), C(2, 2)}});
+  try {
+    (void)solve<C>(sing.view(), Matrix<C>::from_rows({{C(1)}, {C(0, 1)}}).view(), {.precision = Precision::Mixed});
+    FAIL() << "no error";
+  } catch (const SingularMatrix& err) {
+    EXPECT_EQ(err.pivot(), 2);
+  }
+  // refused by name: complex64 data, tensor-core factors, the randomized LU
+  const Matrix<std::complex<float>> narrow(2, 2);
+  try {
+    (void)inv<std::complex<float>>(narrow.view(), {.precision = Precision::Mixed});
+    FAIL() << "no error";
+  } catch (const InvalidArgument& err) {
+    EXPECT_TRUE(contains(err.what(), "complex128 matrix")) << err.what();
+  }
+  EXPECT_THROW((void)inv<C>(h.view(), {.precision = Precision::Mixed, .factor_precision = FactorPrecision::TF32}),
+               InvalidArgument);
+  EXPECT_THROW((void)inv<C>(h.view(), {.method = Method::RBT, .precision = Precision::Mixed}), InvalidArgument);
 }
 
 }  // namespace

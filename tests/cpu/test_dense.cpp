@@ -368,6 +368,28 @@ TEST(DenseMixed, AcceptsTheRandomizedMethod) {
   }
 }
 
+// Mixed precision on a triangular or diagonal matrix (auto's choice; 1 x 1 included): nothing to refine, so
+// substitution in float64, said in the report; it was refused with "not triangular".
+TEST(DenseMixed, TriangularMatricesAreSolvedBySubstitution) {
+  for (index n : {1, 2, 9, 40}) {
+    Matrix<double> a = random_uniform<double>(n, n, testing::case_seed(72 + static_cast<std::uint64_t>(n)));
+    for (index j = 0; j < n; ++j) {
+      a(j, j) += 4;
+      for (index i = 0; i < j; ++i) a(i, j) = 0;  // lower triangular
+    }
+    const Matrix<double> b = random_uniform<double>(n, 2, testing::case_seed(73));
+    const Solution<double> s = solve<double>(a.view(), b.view(), {.precision = Precision::Mixed, .compute_residual = true});
+    EXPECT_EQ(s.report.method, Method::Triangular) << n;
+    EXPECT_EQ(s.report.precision, "float64") << n;
+    EXPECT_LE(s.report.scaled_residual, kResidualThreshold) << n;
+    const Solution<double> x = inv<double>(a.view(), {.precision = Precision::Mixed, .compute_residual = true});
+    EXPECT_LE(x.report.scaled_residual, kResidualThreshold) << n;
+    bool said = false;
+    for (const std::string& note : x.report.notes) said = said || contains(note, "no factorization to refine");
+    EXPECT_TRUE(said) << x.report.to_json();
+  }
+}
+
 // The matrices that stress pivoting: every randomized result meets the residual bound, or it gave way to
 // partial pivoting and the report says so, or the matrix is singular to working precision and refused.
 TYPED_TEST(Dense, RandomizedLUOnAdversarialMatrices) {

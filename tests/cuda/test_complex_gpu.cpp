@@ -238,5 +238,53 @@ TYPED_TEST(CudaComplex, BadInputGetsTheCpusErrors) {
   }
 }
 
+// complex128 by mixed precision on the GPU: cuSOLVER's refinement from complex64 LU factors (a Hermitian
+// matrix too, said), the native CPU solve's answer to n eps cond; too ill-conditioned for complex64, complex128
+// factors take over and say so; exactly singular, the pivot is named.
+TEST(CudaComplexMixed, Complex64FactorsRefinedToComplex128) {
+  REQUIRE_GPU();
+  using C = std::complex<double>;
+  constexpr double e = std::numeric_limits<double>::epsilon();
+  std::mt19937_64 g = generator(46);
+  for (index n : kSizes)
+    for (index nrhs : {index{1}, index{3}}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", nrhs " + std::to_string(nrhs));
+      Matrix<C> a = random_complex<C>(n, n, g);
+      for (index i = 0; i < n; ++i) a(i, i) += C(2, 0);
+      const Matrix<C> b = random_complex<C>(n, nrhs, g);
+      const Solution<C> cpu = solve<C>(a.view(), b.view());
+      const Solution<C> dev = solve<C>(a.to(gpu()).view(), b.to(gpu()).view(),
+                                       {.precision = Precision::Mixed, .compute_residual = true});
+      EXPECT_EQ(dev.report.device, gpu());
+      EXPECT_LE(dev.report.scaled_residual, kResidualThreshold);
+      if (n > 1) {
+        EXPECT_EQ(dev.report.stop, StopReason::Converged);
+      }
+      const double cond = 1 / cpu.report.rcond;
+      EXPECT_LE(difference<C>(dev.x.to(Device::cpu()).view(), cpu.x.view()), 2 * kForwardThreshold * n * e * cond);
+    }
+  const Matrix<C> h = hermitian_positive_definite<C>(100, g), b = random_complex<C>(100, 2, g);
+  const Solution<C> hs = solve<C>(h.to(gpu()).view(), b.to(gpu()).view(), {.precision = Precision::Mixed});
+  EXPECT_EQ(hs.report.method, Method::Cholesky);
+  bool said = false;
+  for (const std::string& note : hs.report.notes) said = said || contains(note, "LU's");
+  EXPECT_TRUE(said);
+  EXPECT_LE(scaled_residual_solve<C>(h.view(), hs.x.to(Device::cpu()).view(), b.view(), e), kResidualThreshold);
+  Matrix<C> ill = random_complex<C>(30, 30, g);
+  for (index i = 0; i < 30; ++i) ill(i, 0) = ill(i, 1) + C(1e-12 * (i % 3 == 0 ? 1 : -1), 0);
+  const Matrix<C> b30 = random_complex<C>(30, 1, g);
+  const Solution<C> fb = solve<C>(ill.to(gpu()).view(), b30.to(gpu()).view(),
+                                  {.precision = Precision::Mixed, .allow_ill_conditioned = true});
+  EXPECT_EQ(fb.report.stop, StopReason::FellBack);
+  EXPECT_LE(scaled_residual_solve<C>(ill.view(), fb.x.to(Device::cpu()).view(), b30.view(), e), kResidualThreshold);
+  const Matrix<C> sing = Matrix<C>::from_rows({{C(1, 1), C(2, 2)}, {C(1, 1), C(2, 2)}});
+  try {
+    (void)inv<C>(sing.to(gpu()).view(), {.precision = Precision::Mixed});
+    FAIL() << "no error";
+  } catch (const SingularMatrix& err) {
+    EXPECT_EQ(err.pivot(), 2);
+  }
+}
+
 }  // namespace
 }  // namespace linv

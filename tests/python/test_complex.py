@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import linv
+from test_linv import THRESHOLD
 
 RNG = np.random.default_rng()  # reseeded per test from the run's seed (conftest.py)
 
@@ -94,6 +95,21 @@ def test_extreme_scales_and_stacks(dtype):
     assert np.isnan(nan_block.real).all() and np.isnan(nan_block.imag).all()
 
 
+@pytest.mark.parametrize("n", [1, 2, 17, 64, 150])
+def test_mixed_precision_refines_complex64_factors_to_complex128(n):
+    g = RNG.uniform(-1, 1, (n, n)) + 1j * RNG.uniform(-1, 1, (n, n)) + 2 * np.eye(n)
+    b = RNG.uniform(-1, 1, (n, 2)) + 1j * RNG.uniform(-1, 1, (n, 2))
+    x, report = linv.solve(g, b, precision="mixed", report=True, check=True)
+    assert x.dtype == np.complex128 and report["scaled_residual"] <= THRESHOLD
+    eps, cond = np.finfo(np.float64).eps, np.linalg.cond(g, 1)
+    ref = np.linalg.solve(g, b)
+    assert np.abs(x - ref).max() / np.abs(ref).max() <= THRESHOLD * n * eps * cond
+    if n > 1:
+        assert report["precision"].startswith("mixed (complex64") and report["stop"] == "converged"
+    xi = linv.inv(g, precision="mixed")
+    assert np.abs(xi - np.linalg.inv(g)).max() / np.abs(np.linalg.inv(g)).max() <= THRESHOLD * n * eps * cond
+
+
 def test_errors_for_complex_input_where_it_is_not_taken():
     a = np.eye(3, dtype=np.complex128)
     a[1, 2] = complex(1, np.nan)  # a NaN in the imaginary part only is named
@@ -102,8 +118,8 @@ def test_errors_for_complex_input_where_it_is_not_taken():
     g = np.array([[2 + 1j, 1], [1j, 3]])
     with pytest.raises(ValueError, match="auto, lu, cholesky and triangular"):
         linv.inv(g, method="gauss-jordan")
-    with pytest.raises(ValueError, match="mixed precision"):
-        linv.solve(g, np.ones(2), precision="mixed")
+    with pytest.raises(ValueError, match="complex128 matrix"):  # complex64 factors refine complex128 only
+        linv.solve(g.astype(np.complex64), np.ones(2, dtype=np.complex64), precision="mixed")
     with pytest.raises(ValueError, match="partial pivoting"):
         linv.LU(g, pivoting="randomized")
     with pytest.raises(TypeError, match="real numbers only"):  # complex data in a real-only method
