@@ -68,9 +68,15 @@ GpuInfo Runtime::device_info(int index) const {
   info.compute_major = prop.major;
   info.compute_minor = prop.minor;
   info.multiprocessors = prop.multiProcessorCount;
-  select(index);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", index);
+  // The free memory needs a context on the GPU, which a GPU that other processes have filled cannot give
+  // (cudaSetDevice fails with out of memory): the GPU is still listed, with no memory free, so that listing
+  // the GPUs (and importing the Python package, which does) never fails on a busy machine.
+  std::size_t free_bytes = 0, total_bytes = prop.totalGlobalMem;
+  if (cudaSetDevice(index) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: the next call reports its own
+    free_bytes = 0;
+    total_bytes = prop.totalGlobalMem;
+  }
   info.free_memory = free_bytes;
   info.total_memory = total_bytes;
   return info;

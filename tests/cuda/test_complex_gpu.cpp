@@ -275,7 +275,14 @@ TEST(CudaComplexMixed, Complex64FactorsRefinedToComplex128) {
   const Matrix<C> b30 = random_complex<C>(30, 1, g);
   const Solution<C> fb = solve<C>(ill.to(gpu()).view(), b30.to(gpu()).view(),
                                   {.precision = Precision::Mixed, .allow_ill_conditioned = true});
-  EXPECT_EQ(fb.report.stop, StopReason::FellBack);
+  // cuSOLVER's GMRES refinement may get there from complex64 factors where classical refinement cannot;
+  // either way the answer meets complex128's residual bound, and a fallback is said
+  EXPECT_TRUE(fb.report.stop == StopReason::FellBack || fb.report.stop == StopReason::Converged);
+  if (fb.report.stop == StopReason::FellBack) {
+    bool fell = false;
+    for (const std::string& note : fb.report.notes) fell = fell || contains(note, "complex128 factorization instead");
+    EXPECT_TRUE(fell);
+  }
   EXPECT_LE(scaled_residual_solve<C>(ill.view(), fb.x.to(Device::cpu()).view(), b30.view(), e), kResidualThreshold);
   const Matrix<C> sing = Matrix<C>::from_rows({{C(1, 1), C(2, 2)}, {C(1, 1), C(2, 2)}});
   try {
