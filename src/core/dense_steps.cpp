@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "kernels/backend.hpp"
@@ -68,6 +69,24 @@ Matrix<double> float64_solve(ConstMatrixView<double> A, ConstMatrixView<double> 
   return lu.solve(B);
 }
 
+// A refinement's outcome in the report: true where it converged; otherwise the fallback to `wide` factors,
+// which the caller then makes, is said (`low`: the factors' precision).
+bool refined(const kernels::MixedOutcome& r, std::string_view low, std::string_view wide, Report& report) {
+  report.iterations = r.iterations;
+  report.backward_error = r.backward_error;
+  if (!r.note.empty()) report.notes.push_back(r.note);
+  if (r.failure.empty()) {
+    report.stop = StopReason::Converged;
+    return true;
+  }
+  report.notes.push_back(
+      fmt::format("{} refinement failed ({}): solved with a {} factorization instead", low, r.failure, wide));
+  report.stop = StopReason::FellBack;
+  report.iterations = 0;
+  report.backward_error = std::numeric_limits<double>::quiet_NaN();
+  return false;
+}
+
 Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B, Method m, FactorPrecision low,
                            Report& report) {
   const index n = A.rows();
@@ -92,21 +111,9 @@ Matrix<double> mixed_solve(ConstMatrixView<double> A, ConstMatrixView<double> B,
     report.method_reason = fmt::format("a {} factorization is LU with partial pivoting", to_string(low));
   }
   Matrix<double> x = Matrix<double>::uninitialized(n, B.cols(), A.device());
-  const kernels::MixedOutcome r = kernels::mixed(A.device()).solve(A, B, x.view(), cholesky, low);
-  report.iterations = r.iterations;
-  report.backward_error = r.backward_error;
-  if (!r.note.empty()) report.notes.push_back(r.note);
-  if (r.failure.empty()) {
-    report.stop = StopReason::Converged;
+  if (refined(kernels::mixed(A.device()).solve(A, B, x.view(), cholesky, low), to_string(low), "float64", report))
     return x;
-  }
-
   // float64 instead, on either device, judged for singularity to working precision like any other.
-  report.notes.push_back(
-      fmt::format("{} refinement failed ({}): solved with a float64 factorization instead", to_string(low), r.failure));
-  report.stop = StopReason::FellBack;
-  report.iterations = 0;
-  report.backward_error = std::numeric_limits<double>::quiet_NaN();
   return float64_solve(A, B, m, report);
 }
 
@@ -142,21 +149,10 @@ Matrix<std::complex<double>> mixed_solve_choosing(ConstMatrixView<std::complex<d
   if (cholesky && requested != Method::Auto) require_symmetric(A, "cholesky");
   report.precision = "mixed (complex64 factorization, complex128 refinement)";
   Matrix<C> x = Matrix<C>::uninitialized(A.rows(), B.cols(), A.device());
-  const kernels::MixedOutcome r = kernels::mixed(A.device()).solve_complex(A, B, x.view(), cholesky);
-  report.iterations = r.iterations;
-  report.backward_error = r.backward_error;
-  if (!r.note.empty()) report.notes.push_back(r.note);
-  if (r.failure.empty()) {
-    report.stop = StopReason::Converged;
+  if (refined(kernels::mixed(A.device()).solve_complex(A, B, x.view(), cholesky), "complex64", "complex128", report))
     return x;
-  }
   // complex128 instead, judged for singularity to working precision like any other; an indefinite Hermitian
   // matrix under auto goes to LU
-  report.notes.push_back(
-      fmt::format("complex64 refinement failed ({}): solved with a complex128 factorization instead", r.failure));
-  report.stop = StopReason::FellBack;
-  report.iterations = 0;
-  report.backward_error = std::numeric_limits<double>::quiet_NaN();
   if (cholesky) {
     try {
       const Cholesky<C> chol(A);
