@@ -2,7 +2,7 @@ function test_complex()
 % Complex matrices through linv_inv and linv_solve against Octave's inv and backslash (in double), both
 % classes, sizes around 1 and beyond 64: each result within 2 n eps cond(A) of Octave's; a real B with a
 % complex A (and the reverse) computed in complex numbers, as MATLAB does; the method names for Hermitian
-% and triangular matrices; what complex matrices are refused.
+% and triangular matrices; mixed precision for complex doubles; what complex matrices are refused.
   for cls = {'double', 'single'}
     c = cls{1};
     for n = [1 2 7 65 200]
@@ -32,6 +32,13 @@ function test_complex()
       check_close(linv_solve(Ar, Bc), double(Ar) \ double(Bc), 2 * n * eps(c) * cond(double(Ar), 1), 'real A, complex B');
     end
   end
+  % 'precision', 'mixed': complex single factors refined to complex double, Octave's answer to n eps cond
+  A = randn(60) + 1i * randn(60) + 8 * eye(60);
+  B = randn(60, 2) + 1i * randn(60, 2);
+  [X, report] = linv_solve(A, B, 'precision', 'mixed');
+  check_close(X, A \ B, 2 * 60 * eps * cond(A, 1), 'complex mixed solve');
+  check_true(~isempty(strfind(report.precision, 'complex64')), 'complex mixed: the report says %s', report.precision);
+  check_error(@() linv_inv(single(A), 'precision', 'mixed'), 'linv:invalidArgument', 'complex128');
   check_error(@() linv_inv([1 1i; 1 1i]), 'linv:singular', 'pivot');
   check_error(@() linv_inv([1 NaN * 1i; 0 1]), 'linv:nonFinite', 'row 1, column 2');
   check_error(@() linv_inv(randn(3) + 1i, 'method', 'gauss-jordan'), 'linv:invalidArgument', 'auto, lu, cholesky');
