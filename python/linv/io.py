@@ -1,7 +1,9 @@
 """Reading and writing the formats linv reads (include/linv/io.hpp), chosen by the file name:
 
-    .npy            NumPy, float32/float64, 2-D, or 3-D as a stack of matrices
-    .mtx            Matrix Market (array or coordinate; real, integer or pattern; general, symmetric, skew)
+    .npy            NumPy, float32/float64 (complex64/complex128 matrices too), 2-D, or 3-D as a stack of
+                    matrices
+    .mtx            Matrix Market (array or coordinate; real, integer, pattern or complex; general,
+                    symmetric, skew, hermitian)
     .mat[:name]     MATLAB, in builds with matio (`formats()["mat"]`); `name` picks the variable
     .png, .pgm      images (8 or 16 bits) as values in [0, 1]; PNG in builds with libpng
     .nii, .nii.gz   NIfTI-1/2 fMRI runs (read_fmri) and maps or runs written back (write_fmri), in builds
@@ -26,6 +28,7 @@ _SPACE_KEYS = ("shape", "voxel_size", "spatial_units", "tr", "qform_code", "quat
                "sform_code", "srow", "descrip")
 
 _IMAGES = (".png", ".pgm")
+_COMPLEX = (".npy", ".npz", ".mtx")  # where complex matrices are read and written
 
 
 def _kind(path: Any) -> Any:
@@ -56,7 +59,8 @@ def read(path: Any, *, grey: bool = False) -> Any:
     Returns
     -------
     ndarray
-        A matrix in the file's element type (float32 or float64); a 3-D .npy as (count, rows, cols); an
+        A matrix in the file's element type (float32 or float64; complex64 or complex128 from .npy and
+        complex128 from a Matrix Market complex field); a 3-D .npy as (count, rows, cols); an
         image as float64 (height, width) or (height, width, channels) in [0, 1]; an fMRI run as its
         time points x voxels matrix.
 
@@ -173,7 +177,8 @@ def write(path: Any, a: Any, *, bits: int = 16) -> Any:
     path : str or os.PathLike
         .npy, .mtx, .mat[:name] (with matio), .png or .pgm.
     a : array_like
-        A matrix (float32 stays float32 in .npy, .mtx and .mat); a 3-D array as a stack (.npy only); an
+        A matrix (float32 stays float32 in .npy, .mtx and .mat; complex64 and complex128 matrices go to
+        .npy and .mtx); a 3-D real array as a stack (.npy only); an
         image (height, width) or (height, width, channels) with values in [0, 1] for .png and .pgm (grey only).
     bits : {8, 16}
         Images: bits per sample (values are clipped to [0, 1]).
@@ -185,7 +190,9 @@ def write(path: Any, a: Any, *, bits: int = 16) -> Any:
     """
     p = _os.fspath(path)
     kind = _kind(p)
-    a = _float(a)
+    a = _float(a, complex=kind.split(":")[0] in _COMPLEX)
+    if a.dtype.kind == "c" and a.ndim != 2 and a.ndim != 1:
+        raise TypeError(f"write {p}: complex arrays are written as matrices (1-D or 2-D); this one has shape {a.shape}")
     if kind in _IMAGES:
         if a.ndim == 2:
             pixels, channels = a, 1

@@ -9,6 +9,9 @@
 #include <utility>
 #include <variant>
 
+#include <complex>
+#include <variant>
+
 #include "common.hpp"
 
 namespace linv_py {
@@ -28,14 +31,14 @@ nb::object stack_object(io::MatrixStack<T>&& s) {
                                  {r * c, 1, r}));
 }
 
+// A matrix in the file's element type, complex ones included (io::read_dense).
 nb::object read_matrix(const std::string& spec) {
-  io::AnyMatrix m;
+  io::AnyDense m;
   {
     nb::gil_scoped_release released;
-    m = io::read_matrix(spec);
+    m = io::read_dense(spec);
   }
-  if (auto* d = std::get_if<linv::Matrix<double>>(&m)) return numpy_object<double>(std::move(*d));
-  return numpy_object<float>(std::move(std::get<linv::Matrix<float>>(m)));
+  return std::visit([](auto& matrix) { return numpy_object(std::move(matrix)); }, m);
 }
 
 nb::object read_stack(const std::string& spec) {
@@ -193,6 +196,8 @@ void bind_io(nb::module_& m) {
   m.def("grid_space", &grid_space, nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("voxel_mm"), nb::arg("tr"));
   m.def("write_matrix", &write_matrix<double>, nb::arg("spec"), nb::arg("a"));
   m.def("write_matrix", &write_matrix<float>, nb::arg("spec"), nb::arg("a"));
+  m.def("write_matrix", &write_matrix<std::complex<double>>, nb::arg("spec"), nb::arg("a"));
+  m.def("write_matrix", &write_matrix<std::complex<float>>, nb::arg("spec"), nb::arg("a"));
   m.def("write_stack", &write_stack<double>, nb::arg("spec"), nb::arg("at"));
   m.def("write_stack", &write_stack<float>, nb::arg("spec"), nb::arg("at"));
   m.def("write_image", &write_image, nb::arg("path"), nb::arg("pixels"), nb::arg("channels"), nb::arg("bits"));

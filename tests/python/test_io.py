@@ -39,6 +39,31 @@ def test_matrix_market_both_ways(tmp_path):
     np.testing.assert_allclose(linv.read(tmp_path / "s.mtx"), sparse.toarray(), rtol=1e-15, atol=0)
 
 
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_matrices_in_npy_and_matrix_market(tmp_path, dtype):
+    a = (RNG.standard_normal((6, 4)) + 1j * RNG.standard_normal((6, 4))).astype(dtype)
+    a[0, 1] = complex(-0.0, 5e-324)  # a signed zero and a subnormal, both kept
+    linv.write(tmp_path / "a.npy", a)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), a)
+    back = linv.read(tmp_path / "a.npy")
+    assert back.dtype == dtype
+    np.testing.assert_array_equal(back, a)
+    linv.write(tmp_path / "a.mtx", a)
+    assert scipy.io.mmread(str(tmp_path / "a.mtx")).dtype == np.complex128
+    m = linv.read(tmp_path / "a.mtx")  # Matrix Market holds complex128; complex64 read back rounds to itself
+    assert m.dtype == np.complex128
+    np.testing.assert_array_equal(m.astype(dtype), a)
+    g = RNG.standard_normal((5, 5)) + 1j * RNG.standard_normal((5, 5))
+    h = g @ g.conj().T
+    scipy.io.mmwrite(str(tmp_path / "h.mtx"), h, symmetry="hermitian")
+    np.testing.assert_allclose(linv.read(tmp_path / "h.mtx"), scipy.io.mmread(str(tmp_path / "h.mtx")), rtol=0,
+                               atol=0)
+    with pytest.raises(TypeError, match="complex"):
+        linv.write(tmp_path / "a.png", a)
+    with pytest.raises(TypeError, match="shape"):
+        linv.write(tmp_path / "s.npy", np.zeros((2, 3, 3), dtype=dtype))
+
+
 def test_mat_files(tmp_path):
     if not linv.io.formats()["mat"]:
         pytest.skip("this build of linv has no .mat support")
