@@ -160,6 +160,8 @@ struct Host {
 template <class T>
 std::optional<linv::ConstMatrixView<T>> column_major_view(const T* data, linv::index rows, linv::index cols,
                                                          std::int64_t s0, std::int64_t s1, linv::Device device) {
+  // an empty array holds nothing to lay out (frameworks give it any strides, 0 included)
+  if (rows == 0 || cols == 0) return linv::ConstMatrixView<T>(data, rows, cols, std::max<linv::index>(rows, 1), device);
   if (rows > 1 && s0 != 1) return std::nullopt;
   if (cols <= 1) return linv::ConstMatrixView<T>(data, rows, cols, std::max<linv::index>(rows, 1), device);
   if (s1 < std::max<linv::index>(rows, 1)) return std::nullopt;

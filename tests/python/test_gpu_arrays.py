@@ -450,6 +450,42 @@ def test_complex_gpu_stacks_matrix_by_matrix(fw, dtype):
     assert complex_error(fw.get(y), ref) <= THRESHOLD * n * eps * max(np.linalg.cond(m, 1) for m in a.reshape(4, n, n))
 
 
+@pytest.mark.parametrize("dtype", ["complex128", "complex64", "float64"])
+@pytest.mark.parametrize("n", [0, 1, 2, 33])
+def test_gpu_arrays_around_the_edges(fw, dtype, n):
+    # empty (b of shape (0, 2): any strides), 1 x 1 (auto's triangular path), 2 x 2, one past a tile; strided
+    # views (every other row and column of a larger array), which the framework lays out first; mixed
+    # precision for complex128 and float64
+    def draw(*shape):
+        x = RNG.uniform(-1, 1, shape) + (1j * RNG.uniform(-1, 1, shape) if dtype.startswith("complex") else 0)
+        return x.astype(dtype)
+    big = draw(2 * n, 2 * n)
+    for i in range(n):
+        big[2 * i, 2 * i] += n ** 0.5 + 1
+    a = big[::2, ::2]
+    b = draw(n, 2)
+    ga, gb = fw.put(big)[::2, ::2], fw.put(b)  # a strided view of the GPU array
+    eps = np.finfo(dtype).eps
+    x = linv.inv(ga)
+    fw.check(x, dtype, (n, n))
+    y = linv.solve(ga, gb)
+    fw.check(y, dtype, (n, 2))
+    if n == 0:
+        return
+    a128, b128 = a.astype(np.complex128), b.astype(np.complex128)
+    bound = THRESHOLD * n * eps * np.linalg.cond(a128, 1)
+    assert complex_error(fw.get(x), np.linalg.inv(a128)) <= bound
+    assert complex_error(fw.get(y), np.linalg.solve(a128, b128)) <= bound
+    if dtype != "complex64":
+        z, report = linv.solve(ga, gb, precision="mixed", report=True)
+        fw.check(z, dtype, (n, 2))
+        assert complex_error(fw.get(z), np.linalg.solve(a128, b128)) <= bound
+        assert report["device"] == fw.device
+    h = a128 @ a128.conj().T
+    l = linv.cholesky(fw.put((h if dtype.startswith("complex") else h.real).astype(dtype)))
+    assert complex_error(fw.get(l), np.linalg.cholesky(h)) <= THRESHOLD * n * eps * np.linalg.cond(h, 1)
+
+
 # ---- weighted least squares ----
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
