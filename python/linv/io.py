@@ -191,7 +191,7 @@ def write(path: Any, a: Any, *, bits: int = 16) -> Any:
     p = _os.fspath(path)
     kind = _kind(p)
     a = _float(a, complex=kind.split(":")[0] in _COMPLEX)
-    if a.dtype.kind == "c" and a.ndim != 2 and a.ndim != 1:
+    if a.dtype.kind == "c" and a.ndim not in (1, 2):
         raise TypeError(f"write {p}: complex arrays are written as matrices (1-D or 2-D); this one has shape {a.shape}")
     if kind in _IMAGES:
         if a.ndim == 2:

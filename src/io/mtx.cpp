@@ -442,6 +442,23 @@ void parse_entries(const std::string& path, const Header& h, Parse&& parse) {
   }
 }
 
+// The entry a symmetric, skew-symmetric or hermitian file implies at (j, i) from its (i, j).
+double mirrored(Symmetry symmetry, double v) { return symmetry == Symmetry::skew ? -v : v; }
+std::complex<double> mirrored(Symmetry symmetry, std::complex<double> v) {
+  return symmetry == Symmetry::skew ? -v : symmetry == Symmetry::hermitian ? std::conj(v) : v;
+}
+
+// A skew-symmetric file's diagonal entry, which must be zero. (A hermitian file's diagonal is kept as given:
+// writers such as SciPy's leave the rounding of a computed matrix's imaginary parts there.)
+template <class V>
+void check_diagonal(Symmetry symmetry, std::int64_t row, V v) {
+  if (symmetry != Symmetry::skew || v == V(0)) return;
+  const std::string value = std::imag(v) == 0 ? fmt::format("{}", std::real(v))
+                                              : fmt::format("{}{:+}i", std::real(v), std::imag(v));
+  throw fmm::invalid_mm(
+      fmt::format("a skew-symmetric matrix has a zero diagonal, but entry ({}, {}) is {}", row + 1, row + 1, value));
+}
+
 // Stores each entry at its place in preallocated triplets (fast_matrix_market's parallel chunks each get
 // their own offset), refusing a skew-symmetric file's nonzero diagonal.
 class TripletHandler {
@@ -450,12 +467,11 @@ class TripletHandler {
   using value_type = Value;
   static constexpr int flags = fmm::kParallelOk;
 
-  TripletHandler(index* row, index* col, double* value, bool skew)
-      : begin_row_(row), begin_col_(col), begin_value_(value), row_(row), col_(col), value_(value), skew_(skew) {}
+  TripletHandler(index* row, index* col, double* value, Symmetry symmetry)
+      : begin_row_(row), begin_col_(col), begin_value_(value), row_(row), col_(col), value_(value),
+        symmetry_(symmetry) {}
   void handle(coordinate_type row, coordinate_type col, value_type value) {
-    if (skew_ && row == col && value.v != 0)
-      throw fmm::invalid_mm(fmt::format("a skew-symmetric matrix has a zero diagonal, but entry ({}, {}) is {}", row + 1,
-                                        col + 1, value.v));
+    if (row == col) check_diagonal(symmetry_, row, value.v);
     *row_++ = row;
     *col_++ = col;
     *value_++ = value.v;
@@ -473,51 +489,33 @@ class TripletHandler {
   double* begin_value_;
   index *row_, *col_;
   double* value_;
-  bool skew_;
+  Symmetry symmetry_;
 };
 
 // A coordinate file's entries as compressed rows, the other half of a symmetric or skew-symmetric file
 // added.
 SparseMatrix<double> read_coordinates(const std::string& path, const Header& h) {
-  const bool mirrored = h.banner.symmetry != Symmetry::general;
+  const bool symmetric_halves = h.banner.symmetry != Symmetry::general;
   // The triplets (3 x 8 bytes an entry, twice for a mirrored file), then the rows' sort and the result.
-  const double per_entry = (mirrored ? 2.0 : 1.0) * 3 * 8;
+  const double per_entry = (symmetric_halves ? 2.0 : 1.0) * 3 * 8;
   check_memory(path, h, per_entry * 2 * static_cast<double>(h.entries) + 8.0 * static_cast<double>(h.rows + 1),
                "sparse");
   const std::size_t stored = static_cast<std::size_t>(h.entries);
   std::vector<index> row(stored), col(stored);
   std::vector<double> value(stored);
-  TripletHandler handler(row.data(), col.data(), value.data(), h.banner.symmetry == Symmetry::skew);
+  TripletHandler handler(row.data(), col.data(), value.data(), h.banner.symmetry);
   parse_entries(path, h, [&](std::istream& stream) {
     fmm::read_matrix_market_body(stream, fmm_header(h), handler, Value{1.0}, fmm_options(h));
   });
-  if (mirrored) {
-    const double sign = h.banner.symmetry == Symmetry::skew ? -1 : 1;
+  if (symmetric_halves) {
     for (std::size_t k = 0; k < stored; ++k)
       if (row[k] != col[k]) {
         row.push_back(col[k]);
         col.push_back(row[k]);
-        value.push_back(sign * value[k]);
+        value.push_back(mirrored(h.banner.symmetry, value[k]));
       }
   }
   return SparseMatrix<double>::from_triplets(h.rows, h.cols, row, col, value);
-}
-
-// The entry a symmetric, skew-symmetric or hermitian file implies at (j, i) from its (i, j).
-double mirrored(Symmetry symmetry, double v) { return symmetry == Symmetry::skew ? -v : v; }
-std::complex<double> mirrored(Symmetry symmetry, std::complex<double> v) {
-  return symmetry == Symmetry::skew ? -v : symmetry == Symmetry::hermitian ? std::conj(v) : v;
-}
-
-// A skew-symmetric file's diagonal entry, which must be zero. (A hermitian file's diagonal is kept as given:
-// writers such as SciPy's leave the rounding of a computed matrix's imaginary parts there.)
-template <class V>
-void check_diagonal(Symmetry symmetry, std::int64_t row, V v) {
-  if (symmetry != Symmetry::skew || v == V(0)) return;
-  const std::string value = std::imag(v) == 0 ? fmt::format("{}", std::real(v))
-                                              : fmt::format("{}{:+}i", std::real(v), std::imag(v));
-  throw fmm::invalid_mm(
-      fmt::format("a skew-symmetric matrix has a zero diagonal, but entry ({}, {}) is {}", row + 1, row + 1, value));
 }
 
 // Writes an array file's values into a dense matrix (double or complex<double>, V the value read), the
@@ -536,7 +534,6 @@ class ArrayHandler {
     // skew-symmetric file's diagonal) would land outside the matrix
     if (row >= A_.rows() || col >= A_.cols() || (symmetry_ == Symmetry::skew && row == col))
       throw fmm::invalid_mm("Too many values");
-    if (row == col) check_diagonal(symmetry_, row, value.v);
     A_(row, col) = value.v;
     if (symmetry_ != Symmetry::general) {
       if (row != col) A_(col, row) = mirrored(symmetry_, value.v);
