@@ -261,10 +261,18 @@ TYPED_TEST(AdlTyped, ObjectiveNeverIncreasesAndEveryAtomKeepsItsConstraint) {
   EXPECT_GT(std::sqrt(norm), 3 - std::sqrt(p.c) - 1e-3);
 }
 
-// At convergence S satisfies the optimality conditions of its block: with R = X - D S,
-// 2 (D^T R)_kj = lambda sign(s_kj) where s_kj != 0, and |2 (D^T R)_kj| <= lambda where s_kj = 0; and D
-// is a fixed point of the dictionary step. 1500 iterations reach both to rounding on this small problem
-// (from about 100 iterations the conditions hold to 1e-6; by 1500 to about 1e-14 lambda).
+// The fixed points of ADL's steps are the optimality points of its blocks, and ADL reaches them. How close
+// the returned (D, S) is depends on the draw (a slowly converging one is at 1e-5 after 1500 iterations),
+// so the conditions are checked where that does not matter: at the point one more proximal gradient step
+// (step 1 / L) from the returned one reaches. There the optimality residual of a block is at most
+// ||grad(x1) - grad(x)|| + L ||x1 - x|| <= 2 L ||x1 - x||, however far from convergence x was; a step
+// with a wrong gradient, threshold or projection would miss its block's conditions by far more.
+//   S block: h(S) = ||X - D S||_F^2, grad = -2 D^T R, L = 2 ||D^T D||_2; at S1 = soft(S - grad / L,
+//   lambda / L): 2 (D^T R1)_kj = lambda sign(s_kj) where s_kj != 0, |2 (D^T R1)_kj| <= lambda elsewhere.
+//   D block: grad = -2 (X S^T - D S S^T), L = 2 ||S S^T||_2, each column in its ball ||d_k||^2 <= c_D; at
+//   D1 = proj(D - grad / L): -grad_k is 0 for a column inside its ball, a non-negative multiple of d_k on it.
+// Both are checked to 2 L ||x1 - x|| plus the rounding of the products, and the step lengths themselves
+// must show that ADL came close (1e-3 of the iterate: about 100 iterations reach 1e-6 on most draws).
 TEST(Adl, ConvergedCodesAndDictionarySatisfyTheirOptimalityConditions) {
   const auto seed = testing::case_seed(3);
   LINV_TRACE_SEED(seed);
@@ -279,42 +287,87 @@ TEST(Adl, ConvergedCodesAndDictionarySatisfyTheirOptimalityConditions) {
       for (index q = 0; q < K; ++q) X(i, j) += truth(i, q) * codes(q, j);
   const Matrix<double> noise = random_normal(Tn, N, seed + 2);
   for (index e = 0; e < X.size(); ++e) X.data()[e] += 0.05 * noise.data()[e];
-  const double lambda = 0.2;
+  const double lambda = 0.2, c_d = 1;
   const fmri::AdlResult<double> r = fmri::adl<double>(
-      X.view(), {.atoms = K, .lambda = lambda, .max_iterations = 1500, .seed = seed + 3});
+      X.view(), {.atoms = K, .lambda = lambda, .max_iterations = 1500, .c_d = c_d, .seed = seed + 3});
   const Matrix<double>&D = r.dictionary, &S = r.codes;
-  Matrix<double> R = Matrix<double>::copy_of(X.view());
-  for (index i = 0; i < Tn; ++i)
-    for (index j = 0; j < N; ++j)
-      for (index q = 0; q < K; ++q) R(i, j) -= D(i, q) * S(q, j);
-  const Matrix<double> g = at_b(D, R);
-  double worst = 0;
-  for (index q = 0; q < K; ++q)
-    for (index j = 0; j < N; ++j) {
-      const double v = 2 * g(q, j), s = S(q, j);
-      worst = std::max(worst, s != 0 ? std::abs(v - std::copysign(lambda, s)) : std::max(0.0, std::abs(v) - lambda));
-    }
-  // the rounding of 2 D^T R: inner products of length T with ||d_k|| <= 1 and |r_ij| <= ||x_j||
-  double largest_signal = 0;
-  for (index j = 0; j < N; ++j) {
-    double norm = 0;
-    for (index i = 0; i < Tn; ++i) norm += X(i, j) * X(i, j);
-    largest_signal = std::max(largest_signal, std::sqrt(norm));
+  const double eps = std::numeric_limits<double>::epsilon(), xnorm = std::sqrt(frobenius2(X));
+  const auto residual = [&](const Matrix<double>& d, const Matrix<double>& s) {
+    Matrix<double> R = Matrix<double>::copy_of(X.view());
+    for (index i = 0; i < Tn; ++i)
+      for (index j = 0; j < N; ++j)
+        for (index q = 0; q < K; ++q) R(i, j) -= d(i, q) * s(q, j);
+    return R;
+  };
+
+  // S block. ||d_k|| <= 1 and |r_ij| <= ||x_j||: 2 D^T R rounds to about T eps ||X||_F.
+  const double cs = power_largest(at_b(D, D));
+  const Matrix<double> DtR = at_b(D, residual(D, S));
+  Matrix<double> S1(K, N);
+  for (index e = 0; e < S.size(); ++e) {
+    const double a = S.data()[e] + DtR.data()[e] / cs, t = lambda / (2 * cs);
+    S1.data()[e] = a > t ? a - t : (a < -t ? a + t : 0.0);
   }
-  const double eps = std::numeric_limits<double>::epsilon();
-  EXPECT_LE(worst, 30 * static_cast<double>(Tn) * eps * largest_signal);
-  // D = proj(D + (X S^T - D S S^T) / c_D) for any c_D > 0 at a fixed point; c_D = ||S S^T||_2 as the step
-  const Matrix<double> H = a_bt(S, S), P = a_bt(X, S);
-  const double cd = power_largest(H);
-  Matrix<double> B(Tn, K);
-  for (index i = 0; i < Tn; ++i)
-    for (index j = 0; j < K; ++j) {
-      double s = P(i, j);
-      for (index q = 0; q < K; ++q) s -= D(i, q) * H(q, j);
-      B(i, j) = D(i, j) + s / cd;
+  double s_step = 0, s_size = 0;  // the largest column step ||s1_j - s_j|| and the largest |s|
+  for (index j = 0; j < N; ++j) {
+    double step = 0;
+    for (index q = 0; q < K; ++q) {
+      step += (S1(q, j) - S(q, j)) * (S1(q, j) - S(q, j));
+      s_size = std::max(s_size, std::abs(S(q, j)));
     }
-  ref_project(B, Matrix<double>(Tn, 0), 0, 1);
-  EXPECT_LE(relative_difference<double>(B, D), 30 * static_cast<double>(N) * eps);  // X S^T, S S^T: length N
+    s_step = std::max(s_step, std::sqrt(step));
+  }
+  const Matrix<double> g = at_b(D, residual(D, S1));
+  double worst = 0;
+  for (index e = 0; e < S1.size(); ++e) {
+    const double v = 2 * g.data()[e], s = S1.data()[e];
+    worst = std::max(worst, s != 0 ? std::abs(v - std::copysign(lambda, s)) : std::max(0.0, std::abs(v) - lambda));
+  }
+  EXPECT_LE(worst, 2 * (2 * cs) * s_step + 30 * static_cast<double>(Tn) * eps * xnorm);
+  EXPECT_LE(s_step, 1e-3 * s_size) << "ADL stopped far from a fixed point of its coefficient step";
+
+  // D block. X S^T and D S S^T are sums of N products: they round to about N eps ||X||_F ||S||_F.
+  const Matrix<double> H = a_bt(S, S), P = a_bt(X, S);
+  const double cd = power_largest(H), snorm = std::sqrt(frobenius2(S));
+  const auto gradient = [&](const Matrix<double>& d) {  // -grad / 2 = X S^T - D S S^T
+    Matrix<double> G = Matrix<double>::copy_of(P.view());
+    for (index i = 0; i < Tn; ++i)
+      for (index j = 0; j < K; ++j)
+        for (index q = 0; q < K; ++q) G(i, j) -= d(i, q) * H(q, j);
+    return G;
+  };
+  const Matrix<double> G = gradient(D);
+  Matrix<double> D1(Tn, K);
+  for (index e = 0; e < D.size(); ++e) D1.data()[e] = D.data()[e] + G.data()[e] / cd;
+  ref_project(D1, Matrix<double>(Tn, 0), 0, c_d);
+  double d_step = 0;
+  for (index e = 0; e < D.size(); ++e) d_step += (D1.data()[e] - D.data()[e]) * (D1.data()[e] - D.data()[e]);
+  d_step = std::sqrt(d_step);
+  const Matrix<double> W = gradient(D1);  // -grad / 2 at D1: -grad_k must lie in the normal cone at d1_k
+  double d_worst = 0;
+  for (index k = 0; k < K; ++k) {
+    double dd = 0, wd = 0, ww = 0;
+    for (index i = 0; i < Tn; ++i) {
+      dd += D1(i, k) * D1(i, k);
+      wd += W(i, k) * D1(i, k);
+      ww += W(i, k) * W(i, k);
+    }
+    const bool on_sphere = std::sqrt(dd) >= std::sqrt(c_d) * (1 - 30 * static_cast<double>(Tn) * eps);
+    // the distance from w to {mu d : mu >= 0} on the sphere (w's part across d, formed entry by entry:
+    // ww - wd^2 / dd would cancel to sqrt(eps) ||w||), to {0} inside the ball
+    double distance = std::sqrt(ww);
+    if (on_sphere && wd > 0) {
+      double across = 0;
+      for (index i = 0; i < Tn; ++i) {
+        const double e = W(i, k) - wd / dd * D1(i, k);
+        across += e * e;
+      }
+      distance = std::sqrt(across);
+    }
+    d_worst = std::max(d_worst, 2 * distance);
+  }
+  EXPECT_LE(d_worst, 2 * (2 * cd) * d_step + 30 * static_cast<double>(N) * eps * xnorm * snorm * 2);
+  EXPECT_LE(d_step, 1e-3) << "ADL stopped far from a fixed point of its dictionary step (||D||_F <= sqrt(K))";
 }
 
 double correlation(ConstMatrixView<double> a, ConstMatrixView<double> b) {
