@@ -14,9 +14,8 @@ namespace {
 constexpr const char* kMatrixHelp = "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]";
 // inv, solve and lstsq take complex matrices too (the others compute in real numbers and refuse them).
 constexpr const char* kComplexMatrixHelp =
-    "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]; complex ones too, complex64 or complex128 in "
-    ".npy/.npz or a Matrix Market complex field (computed in complex numbers, as NumPy promotes; the result, "
-    "complex, goes to .npy, .npz or .mtx)";
+    "Input matrix: .npy, .npz[:name], .mtx or .mat[:variable]; complex ones too, complex64 or complex128 "
+    "(computed in complex numbers, as NumPy promotes; the result is written complex)";
 // --method's help; what auto picks comes from the library's own orders, so the two cannot drift.
 std::string method_help() {
   return "auto, lu, calu (LU with tournament pivoting: panels that do not serialise a GPU; partial pivoting again "
@@ -264,18 +263,14 @@ io::AnyMatrix real_matrix(io::AnyDense&& m) {
 // Calls f.template operator()<T>() with the complex type a command computes complex inputs in: complex64
 // where --precision single asks for it or every input is float32 or complex64, complex128 otherwise (as
 // NumPy promotes), and under --precision mixed (complex64 factors refined to complex128) where the command
-// `refines` (inv, solve), else refused. The output must be able to hold complex numbers; both are checked
-// before anything is computed.
+// `refines` (inv, solve), else refused before anything is computed.
 template <class F>
 void with_complex_type(const CommonOptions& o, const char* command, bool refines,
-                       const std::vector<const io::AnyDense*>& inputs, const std::string& output, F&& f) {
+                       const std::vector<const io::AnyDense*>& inputs, F&& f) {
   if (o.precision == "mixed" && !refines)
     throw InvalidArgument(fmt::format("{}: complex matrices have no mixed-precision variant here: use --precision "
                                       "single or double",
                                       command));
-  if (!io::writes_complex(output))
-    throw InvalidArgument(fmt::format("{}: the result is complex: write it to a .npy, .npz or .mtx file, not {}", command,
-                                      output));
   bool single = o.precision == "single";
   if (o.precision != "double" && o.precision != "mixed" && !single) {
     single = true;
@@ -303,7 +298,7 @@ void run_inv(const SolveArgs& a) {
   const Method method = parse_method(a.method);  // usage errors before any file is read
   io::AnyDense read = io::read_dense(a.a);
   if (is_complex(read))
-    return with_complex_type(a.common, "inv", true, {&read}, a.output, [&]<Complex T>() {
+    return with_complex_type(a.common, "inv", true, {&read}, [&]<Complex T>() {
       const Matrix<T> m = as_complex<T>(std::move(read));
       const SolveOptions options = solve_options(a, a.common.precision == "mixed" ? Compute::mixed : Compute::f64);
       const Device device = device_for(a.common, Operation::Inverse, m.rows(), method);
@@ -327,7 +322,7 @@ void run_solve(const SolveArgs& a) {
   const Method method = parse_method(a.method);
   io::AnyDense read_a = io::read_dense(a.a), read_b = io::read_dense(a.b);
   if (is_complex(read_a) || is_complex(read_b))
-    return with_complex_type(a.common, "solve", true, {&read_a, &read_b}, a.output, [&]<Complex T>() {
+    return with_complex_type(a.common, "solve", true, {&read_a, &read_b}, [&]<Complex T>() {
       const Matrix<T> m = as_complex<T>(std::move(read_a)), rhs = as_complex<T>(std::move(read_b));
       const SolveOptions options = solve_options(a, a.common.precision == "mixed" ? Compute::mixed : Compute::f64);
       const Device device = device_for(a.common, Operation::Solve, m.rows(), method);
@@ -352,7 +347,7 @@ void run_solve(const SolveArgs& a) {
 void run_lstsq(const SolveArgs& a) {
   io::AnyDense read_a = io::read_dense(a.a), read_b = io::read_dense(a.b);
   if (is_complex(read_a) || is_complex(read_b))
-    return with_complex_type(a.common, "lstsq", false, {&read_a, &read_b}, a.output, [&]<Complex T>() {
+    return with_complex_type(a.common, "lstsq", false, {&read_a, &read_b}, [&]<Complex T>() {
       const Matrix<T> m = as_complex<T>(std::move(read_a)), rhs = as_complex<T>(std::move(read_b));
       const LstsqOptions options{.rcond = a.rcond, .compute_residual = !a.common.no_check};
       finish(a.common, "lstsq", lstsq<T>(m.view(), rhs.view(), options), {{"A", a.a}, {"B", a.b}}, a.output,

@@ -50,11 +50,9 @@ using AnyStack = std::variant<MatrixStack<float>, MatrixStack<double>>;
 // read_dense.
 AnyMatrix read_matrix(const std::string& spec);
 // A 2-D matrix as read_matrix reads it, or a complex one: complex64 ('<c8') and complex128 ('<c16') arrays of
-// .npy and .npz files, and Matrix Market complex fields as complex128 (complex .mat files are not read in this
-// version).
+// .npy and .npz files, Matrix Market complex fields as complex128, and complex .mat variables (single as
+// complex64, double and integer classes as complex128). Every format writes complex matrices too.
 AnyDense read_dense(const std::string& spec);
-// Whether a matrix written to `spec` may be complex (.npy, .npz and .mtx).
-bool writes_complex(const std::string& spec);
 // A 3-D array (B x rows x cols in NumPy's C order) as B matrices; a 2-D file is a stack of one.
 AnyStack read_stack(const std::string& spec);
 

@@ -4,7 +4,8 @@
                     matrices
     .mtx            Matrix Market (array or coordinate; real, integer, pattern or complex; general,
                     symmetric, skew, hermitian)
-    .mat[:name]     MATLAB, in builds with matio (`formats()["mat"]`); `name` picks the variable
+    .mat[:name]     MATLAB, in builds with matio (`formats()["mat"]`), complex variables too; `name` picks
+                    the variable
     .png, .pgm      images (8 or 16 bits) as values in [0, 1]; PNG in builds with libpng
     .nii, .nii.gz   NIfTI-1/2 fMRI runs (read_fmri) and maps or runs written back (write_fmri), in builds
                     with libnifti2
@@ -28,7 +29,7 @@ _SPACE_KEYS = ("shape", "voxel_size", "spatial_units", "tr", "qform_code", "quat
                "sform_code", "srow", "descrip")
 
 _IMAGES = (".png", ".pgm")
-_COMPLEX = (".npy", ".npz", ".mtx")  # where complex matrices are read and written
+_COMPLEX = (".npy", ".npz", ".mtx", ".mat")  # where complex matrices are read and written
 
 
 def _kind(path: Any) -> Any:
@@ -60,7 +61,7 @@ def read(path: Any, *, grey: bool = False) -> Any:
     -------
     ndarray
         A matrix in the file's element type (float32 or float64; complex64 or complex128 from .npy and
-        complex128 from a Matrix Market complex field); a 3-D .npy as (count, rows, cols); an
+        .mat, complex128 from a Matrix Market complex field); a 3-D .npy as (count, rows, cols); an
         image as float64 (height, width) or (height, width, channels) in [0, 1]; an fMRI run as its
         time points x voxels matrix.
 
@@ -178,7 +179,7 @@ def write(path: Any, a: Any, *, bits: int = 16) -> Any:
         .npy, .mtx, .mat[:name] (with matio), .png or .pgm.
     a : array_like
         A matrix (float32 stays float32 in .npy, .mtx and .mat; complex64 and complex128 matrices go to
-        .npy and .mtx); a 3-D real array as a stack (.npy only); an
+        .npy, .mtx and .mat, where Matrix Market holds complex128); a 3-D real array as a stack (.npy only); an
         image (height, width) or (height, width, channels) with values in [0, 1] for .png and .pgm (grey only).
     bits : {8, 16}
         Images: bits per sample (values are clipped to [0, 1]).

@@ -167,7 +167,9 @@ void write_mtx_sparse(const std::string& path, const SparseMatrix<T>& S);
 // An empty `variable` picks the file's only numeric variable when reading and means "X" when writing.
 AnyMatrix read_mat(const std::string& path, const std::string& variable);
 AnyStack read_mat_stack(const std::string& path, const std::string& variable);
-template <Real T>
+// read_mat's matrix, or a complex variable's (complex integers exactly, as complex128).
+AnyDense read_mat_dense(const std::string& path, const std::string& variable);
+template <Scalar T>
 void write_mat(const std::string& path, const std::string& variable, ConstMatrixView<T> A);
 template <Real T>
 void write_mat_stack(const std::string& path, const std::string& variable, const MatrixStack<T>& stack);

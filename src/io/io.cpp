@@ -175,12 +175,7 @@ AnyDense read_dense(const std::string& spec) {
     return detail::read_npy_dense(in);
   }
   if (t.format == Format::mtx) return detail::read_mtx_dense(t.path);
-  return std::visit([](auto&& m) -> AnyDense { return std::move(m); }, read_matrix(spec));
-}
-
-bool writes_complex(const std::string& spec) {
-  const Format f = parse_spec(spec).format;
-  return f == Format::npy || f == Format::npz || f == Format::mtx;
+  return detail::read_mat_dense(t.path, t.variable);
 }
 
 AnySparse read_sparse(const std::string& spec) {
@@ -257,19 +252,9 @@ StackPart part_of(AnyStack&& whole, int part, int parts) {
 
 }  // namespace detail
 
-// Where complex matrices are written: .npy, .npz and .mtx (complex .mat files are not written in this
-// version).
-template <Scalar T>
-void refuse_complex_output(const std::string& spec) {
-  if (Complex<T> && !writes_complex(spec))
-    throw InvalidArgument(
-        fmt::format("{}: complex matrices are written to .npy, .npz or .mtx files in this version", spec));
-}
-
 template <Scalar T>
 void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
   require_host(A.device(), "write_matrix");
-  refuse_complex_output<T>(spec);
   const Target t = parse_spec(spec);
   switch (t.format) {
     case Format::npy:
@@ -279,8 +264,7 @@ void write_matrix(const std::string& spec, ConstMatrixView<T> A) {
     case Format::mtx:
       return detail::write_mtx(t.path, A);
     case Format::mat:
-      if constexpr (Real<T>) return detail::write_mat(t.path, t.variable, A);
-      break;
+      return detail::write_mat(t.path, t.variable, A);
   }
 }
 
@@ -367,7 +351,6 @@ bool is_vector(const std::string& spec) {
 template <Scalar T>
 void write_vector(const std::string& spec, ConstMatrixView<T> v) {
   require_host(v.device(), "write_vector");
-  refuse_complex_output<T>(spec);
   if (v.cols() != 1)
     throw InvalidArgument(fmt::format("write_vector: {} is not one column", shape_string(v.rows(), v.cols())));
   const Target t = parse_spec(spec);

@@ -1,6 +1,6 @@
-// MATLAB .mat files through matio. linv reads real double and single arrays (2-D, or 3-D as a stack: MATLAB
-// stores rows x cols x B column-major, so each matrix is contiguous) and writes one variable per file in
-// the MAT 5 format (7.3 beyond 2 GiB).
+// MATLAB .mat files through matio. linv reads double, single, integer and logical arrays (2-D, or 3-D as a
+// stack: MATLAB stores rows x cols x B column-major, so each matrix is contiguous), complex ones as
+// matrices, and writes one variable per file in the MAT 5 format (7.3 beyond 2 GiB), complex ones too.
 #include <fmt/format.h>
 
 #include "io/formats.hpp"
@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <complex>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -432,9 +433,10 @@ std::string list_text(const std::vector<std::string>& all) {
   return all.empty() ? std::string("no variables") : fmt::format("{}", fmt::join(all, ", "));
 }
 
-// The variable named by the spec, or the file's only numeric one; checked to be a real double or single
-// array of the given rank (2, or 3 for a stack) before its data is read.
-MatVar read_variable(mat_t* mat, const std::string& path, const std::string& variable, bool stack) {
+// The variable named by the spec, or the file's only numeric one; checked to be a numeric array of the
+// given rank (2, or 3 for a stack), real unless `complex` allows otherwise, before its data is read.
+MatVar read_variable(mat_t* mat, const std::string& path, const std::string& variable, bool stack,
+                     bool complex = false) {
   std::string name = variable;
   if (name.empty()) {
     std::vector<std::string> all, numeric;
@@ -454,10 +456,14 @@ MatVar read_variable(mat_t* mat, const std::string& path, const std::string& var
     throw ParseError(path, -1, -1, fmt::format("has no variable '{}' (it holds {})", name, list_text(all)));
   }
   const matvar_t& v = *info;
-  if (element_bytes(v) == 0 || v.isComplex)
+  if (element_bytes(v) == 0)
     throw ParseError(path, -1, -1,
-                     fmt::format("variable '{}' is {} {}: linv reads real double, single, integer and logical arrays",
-                                 name, dims_text(v), class_name(v)));
+                     fmt::format("variable '{}' is {} {}: linv reads double, single, integer and logical arrays", name,
+                                 dims_text(v), class_name(v)));
+  if (v.isComplex && !complex)
+    throw ParseError(path, -1, -1,
+                     fmt::format("variable '{}' is {} {}, where real numbers are read{}", name, dims_text(v),
+                                 class_name(v), stack ? " (complex arrays are read as matrices, not stacks)" : ""));
   // Trailing singleton dimensions are MATLAB's business: a 3x4x1 array is a 3x4 matrix.
   int rank = v.rank;
   while (rank > 2 && v.dims[rank - 1] == 1) --rank;
@@ -468,7 +474,7 @@ MatVar read_variable(mat_t* mat, const std::string& path, const std::string& var
   // A header may announce any size: the file must be able to hold the data before matio allocates it. Its
   // length bounds plain data; compressed variables (and MAT 7.3's HDF5 datasets, which may be compressed)
   // inflate to at most kMaxDeflateRatio times it. Sizes are multiplied in double: their product may overflow.
-  double bytes = static_cast<double>(element_bytes(v));
+  double bytes = static_cast<double>(element_bytes(v)) * (v.isComplex ? 2 : 1);
   for (int k = 0; k < v.rank; ++k) bytes *= static_cast<double>(v.dims[k]);
   const bool compressed = v.compression == MAT_COMPRESSION_ZLIB || Mat_GetVersion(mat) == MAT_FT_MAT73;
   std::error_code ec;
@@ -495,10 +501,18 @@ Matrix<T> matrix_from(const matvar_t& v) {
   return m;
 }
 
+// A complex variable's matrix: matio keeps the real and imaginary parts apart.
+template <Real T>
+Matrix<std::complex<T>> complex_matrix_from(index rows, index cols, const T* re, const T* im) {
+  Matrix<std::complex<T>> m = Matrix<std::complex<T>>::uninitialized(rows, cols);
+  for (index e = 0; e < m.size(); ++e) m.data()[e] = {re[e], im[e]};
+  return m;
+}
+
 // An integer or logical variable's entries (`count` of them) as float64, exactly, as .npy integers are read:
 // a value beyond +-2^53, which float64 cannot hold exactly, is refused naming its place; the conversion is
 // noted for the report.
-std::vector<double> exact_doubles(const matvar_t& v, std::size_t count, const std::string& path,
+std::vector<double> exact_doubles(const matvar_t& v, const void* data, std::size_t count, const std::string& path,
                                   const std::string& name) {
   constexpr std::uint64_t kExact = std::uint64_t{1} << 53;  // every integer up to it has a float64
   std::vector<double> out(count);
@@ -516,14 +530,14 @@ std::vector<double> exact_doubles(const matvar_t& v, std::size_t count, const st
     for (std::size_t k = 0; k < count; ++k) at(k, typed[k]);
   };
   switch (v.class_type) {
-    case MAT_C_INT64: each(static_cast<const std::int64_t*>(v.data)); break;
-    case MAT_C_UINT64: each(static_cast<const std::uint64_t*>(v.data)); break;
-    case MAT_C_INT32: each(static_cast<const std::int32_t*>(v.data)); break;
-    case MAT_C_UINT32: each(static_cast<const std::uint32_t*>(v.data)); break;
-    case MAT_C_INT16: each(static_cast<const std::int16_t*>(v.data)); break;
-    case MAT_C_UINT16: each(static_cast<const std::uint16_t*>(v.data)); break;
-    case MAT_C_INT8: each(static_cast<const std::int8_t*>(v.data)); break;
-    default: each(static_cast<const std::uint8_t*>(v.data)); break;  // uint8 and logical
+    case MAT_C_INT64: each(static_cast<const std::int64_t*>(data)); break;
+    case MAT_C_UINT64: each(static_cast<const std::uint64_t*>(data)); break;
+    case MAT_C_INT32: each(static_cast<const std::int32_t*>(data)); break;
+    case MAT_C_UINT32: each(static_cast<const std::uint32_t*>(data)); break;
+    case MAT_C_INT16: each(static_cast<const std::int16_t*>(data)); break;
+    case MAT_C_UINT16: each(static_cast<const std::uint16_t*>(data)); break;
+    case MAT_C_INT8: each(static_cast<const std::int8_t*>(data)); break;
+    default: each(static_cast<const std::uint8_t*>(data)); break;  // uint8 and logical
   }
   add_input_note(fmt::format("{}: {} values of '{}' read as float64 (exactly)", path, class_name(v), name));
   return out;
@@ -553,13 +567,15 @@ void check_name(const std::string& name) {
 
 // matio does not check its writes: past a full disk or ulimit -f it reports success, having recorded the
 // length it managed in the file. An uncompressed MAT 5 file of one variable has a size known in advance:
-// the 128-byte header, then one element of 8-byte tag, array flags, dimensions, name and data, each
-// padded to 8 bytes (a name of up to 4 characters packed into its tag).
+// the 128-byte header, then one element of 8-byte tag, array flags, dimensions, name and data (a complex
+// array's real part, then its imaginary part), each padded to 8 bytes (a name of up to 4 characters packed
+// into its tag).
 void require_complete_mat5(const AtomicFile& out, const std::string& name, const std::vector<std::size_t>& dims,
-                           std::uintmax_t data_bytes) {
+                           std::uintmax_t data_bytes, bool complex) {
   const auto padded = [](std::uintmax_t bytes) { return (bytes + 7) / 8 * 8; };
   const std::uintmax_t expected = 128 + 8 + 16 + (8 + padded(4 * dims.size())) +
-                                  (name.size() <= 4 ? 8 : 8 + padded(name.size())) + (8 + padded(data_bytes));
+                                  (name.size() <= 4 ? 8 : 8 + padded(name.size())) +
+                                  (complex ? 2 * (8 + padded(data_bytes / 2)) : 8 + padded(data_bytes));
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(out.temp_path(), ec);
   if (ec) out.fail(ec.message());
@@ -568,11 +584,12 @@ void require_complete_mat5(const AtomicFile& out, const std::string& name, const
                          expected));
 }
 
-template <Real T>
+template <Scalar T>
 void write_array(const std::string& path, const std::string& variable, const T* data, std::vector<std::size_t> dims) {
   const std::string name = variable.empty() ? "X" : variable;
   check_name(name);
   // MAT 5 keeps sizes in 32 bits, so larger variables need the HDF5-based 7.3 format (MATLAB's "-v7.3").
+  using R = real_t<T>;
   std::size_t bytes = sizeof(T);
   for (std::size_t d : dims) bytes *= d;
   const mat_ft version = bytes >= (std::size_t{1} << 31) - 4096 ? MAT_FT_MAT73 : MAT_FT_MAT5;
@@ -581,15 +598,29 @@ void write_array(const std::string& path, const std::string& variable, const T* 
   start_matio_call();
   MatFile mat(Mat_CreateVer(out.temp_path().c_str(), nullptr, version));
   if (!mat) out.fail("matio could not create the file" + matio_reason());
-  constexpr bool single = std::same_as<T, float>;
-  // matio takes a non-const pointer, but only reads through it when writing.
+  constexpr bool single = std::same_as<R, float>;
+  // matio takes a non-const pointer, but only reads through it when writing. It takes a complex array as
+  // its real and imaginary parts apart.
+  std::vector<R> re, im;
+  mat_complex_split_t parts{};
+  void* values = const_cast<T*>(data);
+  int flags = MAT_F_DONT_COPY_DATA;
+  if constexpr (Complex<T>) {
+    const std::size_t count = bytes / sizeof(T);
+    re.resize(count);
+    im.resize(count);
+    for (std::size_t e = 0; e < count; ++e) re[e] = data[e].real(), im[e] = data[e].imag();
+    parts = {re.data(), im.data()};
+    values = &parts;
+    flags |= MAT_F_COMPLEX;
+  }
   MatVar var{Mat_VarCreate(name.c_str(), single ? MAT_C_SINGLE : MAT_C_DOUBLE, single ? MAT_T_SINGLE : MAT_T_DOUBLE,
-                           static_cast<int>(dims.size()), dims.data(), const_cast<T*>(data), MAT_F_DONT_COPY_DATA)};
+                           static_cast<int>(dims.size()), dims.data(), values, flags)};
   if (!var) out.fail("matio could not create the variable" + matio_reason());
   // Uncompressed: dense floating-point data barely compresses, and zlib would make writing ~100x slower.
   if (Mat_VarWrite(mat.get(), var.get(), MAT_COMPRESSION_NONE) != 0) out.fail("matio failed to write" + matio_reason());
   if (Mat_Close(mat.release()) != 0) out.fail("matio failed to close the file" + matio_reason());
-  if (version == MAT_FT_MAT5) require_complete_mat5(out, name, dims, bytes);
+  if (version == MAT_FT_MAT5) require_complete_mat5(out, name, dims, bytes, Complex<T>);
   out.commit();
 }
 
@@ -601,9 +632,30 @@ AnyMatrix read_mat(const std::string& path, const std::string& variable) {
   if (var->class_type == MAT_C_SINGLE) return matrix_from<float>(*var);
   if (var->class_type == MAT_C_DOUBLE) return matrix_from<double>(*var);
   Matrix<double> m = Matrix<double>::uninitialized(dim(*var, 0), dim(*var, 1));
-  const std::vector<double> values = exact_doubles(*var, static_cast<std::size_t>(m.size()), path, var->name);
+  const std::vector<double> values =
+      exact_doubles(*var, var->data, static_cast<std::size_t>(m.size()), path, var->name);
   std::copy(values.begin(), values.end(), m.data());
   return m;
+}
+
+AnyDense read_mat_dense(const std::string& path, const std::string& variable) {
+  MatFile mat = open_for_reading(path);
+  MatVar var = read_variable(mat.get(), path, variable, false, true);
+  if (!var->isComplex) {
+    Mat_Close(mat.release());
+    return std::visit([](auto&& m) -> AnyDense { return std::move(m); }, read_mat(path, var->name));
+  }
+  const index rows = dim(*var, 0), cols = dim(*var, 1);
+  const auto* parts = static_cast<const mat_complex_split_t*>(var->data);
+  if (var->class_type == MAT_C_SINGLE)
+    return complex_matrix_from(rows, cols, static_cast<const float*>(parts->Re), static_cast<const float*>(parts->Im));
+  if (var->class_type == MAT_C_DOUBLE)
+    return complex_matrix_from(rows, cols, static_cast<const double*>(parts->Re),
+                               static_cast<const double*>(parts->Im));
+  const auto count = static_cast<std::size_t>(rows * cols);
+  const std::vector<double> re = exact_doubles(*var, parts->Re, count, path, var->name),
+                            im = exact_doubles(*var, parts->Im, count, path, var->name);
+  return complex_matrix_from(rows, cols, re.data(), im.data());
 }
 
 AnyStack read_mat_stack(const std::string& path, const std::string& variable) {
@@ -613,11 +665,11 @@ AnyStack read_mat_stack(const std::string& path, const std::string& variable) {
   if (var->class_type == MAT_C_DOUBLE) return stack_from<double>(*var);
   MatrixStack<double> s{dim(*var, 2), dim(*var, 0), dim(*var, 1), {}};
   const index entries = s.count == 0 || s.rows == 0 || s.cols == 0 ? 0 : s.count * s.rows * s.cols;
-  s.data = exact_doubles(*var, static_cast<std::size_t>(entries), path, var->name);
+  s.data = exact_doubles(*var, var->data, static_cast<std::size_t>(entries), path, var->name);
   return s;
 }
 
-template <Real T>
+template <Scalar T>
 void write_mat(const std::string& path, const std::string& variable, ConstMatrixView<T> A) {
   const std::vector<std::size_t> dims = {static_cast<std::size_t>(A.rows()), static_cast<std::size_t>(A.cols())};
   if (is_contiguous(A)) return write_array(path, variable, A.data(), dims);
@@ -647,7 +699,8 @@ namespace {
 
 AnyMatrix read_mat(const std::string&, const std::string&) { no_matio(); }
 AnyStack read_mat_stack(const std::string&, const std::string&) { no_matio(); }
-template <Real T>
+AnyDense read_mat_dense(const std::string&, const std::string&) { no_matio(); }
+template <Scalar T>
 void write_mat(const std::string&, const std::string&, ConstMatrixView<T>) {
   no_matio();
 }
@@ -663,6 +716,10 @@ void write_mat_stack(const std::string&, const std::string&, const MatrixStack<T
 namespace linv::io::detail {
 template void write_mat<float>(const std::string&, const std::string&, ConstMatrixView<float>);
 template void write_mat<double>(const std::string&, const std::string&, ConstMatrixView<double>);
+template void write_mat<std::complex<float>>(const std::string&, const std::string&,
+                                             ConstMatrixView<std::complex<float>>);
+template void write_mat<std::complex<double>>(const std::string&, const std::string&,
+                                              ConstMatrixView<std::complex<double>>);
 template void write_mat_stack<float>(const std::string&, const std::string&, const MatrixStack<float>&);
 template void write_mat_stack<double>(const std::string&, const std::string&, const MatrixStack<double>&);
 }  // namespace linv::io::detail

@@ -1001,11 +1001,9 @@ class CliTest(TempDirCase):
         ref = np.linalg.lstsq(tall, rhs, rcond=None)[0]
         self.assertLessEqual(rel(np.load(self.path("l.npy")), ref),
                              THRESHOLD * 40 * np.finfo(float).eps * np.linalg.cond(tall) ** 2)
-        # refused, saying why: a real command, a format without complex numbers, mixed precision, a singular one
+        # refused, saying why: a real command, mixed precision, a singular one
         _, err = run("pinv", self.path("t.npy"), "-o", self.path("pi.npy"), expect=3)
         self.assertIn("complex", err)
-        _, err = run("inv", self.path("a7f.npy"), "-o", self.path("x.mat"), expect=2)
-        self.assertIn(".npy, .npz or .mtx", err)
         _, err = run("lstsq", self.path("t.npy"), self.path("tr.npy"), "-o", self.path("x.npy"), "--precision", "mixed",
                      expect=2)
         self.assertIn("mixed", err)
@@ -1094,6 +1092,23 @@ class CliTest(TempDirCase):
         self.assertLessEqual(rel(x, np.linalg.inv(a)), THRESHOLD * 15 * np.finfo(float).eps * cond1(a))
         _, err = run("inv", mat, "-o", self.path("y.npy"), expect=3)  # two variables: which one?
         self.assertIn("A", err)
+        # complex variables, single and double, read and written
+        c = self.rng.uniform(-1, 1, (12, 12)) + 1j * self.rng.uniform(-1, 1, (12, 12)) + 4 * np.eye(12)
+        for dtype in (np.complex64, np.complex128):
+            with self.subTest(dtype=dtype):
+                scipy.io.savemat(self.path("c.mat"), {"C": c.astype(dtype)})
+                run("inv", self.path("c.mat"), "-o", self.path("ci.mat:Cinv"), "-q")
+                x = scipy.io.loadmat(self.path("ci.mat"))["Cinv"]
+                self.assertEqual(x.dtype, dtype)
+                eps = np.finfo(dtype).eps
+                self.assertLessEqual(rel(x, np.linalg.inv(c.astype(dtype).astype(np.complex128))),
+                                     THRESHOLD * 12 * eps * cond1(c))
+        k = (self.rng.integers(-9, 10, (6, 6)) + 1j * self.rng.integers(-9, 10, (6, 6))).astype(np.complex128)
+        k += 40 * np.eye(6)
+        scipy.io.savemat(self.path("k.mat"), {"K": k})
+        run("solve", self.path("k.mat"), self.save("kb.npy", np.ones(6)), "-o", self.path("kx.mat:x"), "-q")
+        xk = scipy.io.loadmat(self.path("kx.mat"))["x"].ravel()
+        self.assertLessEqual(rel(xk, np.linalg.solve(k, np.ones(6))), THRESHOLD * 6 * np.finfo(float).eps * cond1(k))
 
     # ---- gen --------------------------------------------------------------------------------------
     def test_gen_every_kind(self):

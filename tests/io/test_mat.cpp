@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -40,6 +43,7 @@ namespace mat5 {
 enum Type : std::uint32_t {
   miINT8 = 1,
   miUINT8 = 2,
+  miINT16 = 3,
   miUINT16 = 4,
   miINT32 = 5,
   miUINT32 = 6,
@@ -49,7 +53,7 @@ enum Type : std::uint32_t {
   miMATRIX = 14
 };
 enum Class : std::uint32_t {
-  mxCELL = 1, mxCHAR = 4, mxDOUBLE = 6, mxSINGLE = 7, mxUINT8 = 9, mxINT32 = 12, mxINT64 = 14
+  mxCELL = 1, mxCHAR = 4, mxDOUBLE = 6, mxSINGLE = 7, mxUINT8 = 9, mxINT16 = 10, mxINT32 = 12, mxINT64 = 14
 };
 constexpr std::uint32_t kComplex = 0x08, kLogical = 0x02;
 
@@ -265,13 +269,75 @@ TEST(Mat, ReadsIntegersAndLogicalsExactlyAndRefusesOtherClasses) {
   } catch (const linv::InputError& e) {
     EXPECT_TRUE(linv::testing::contains(e.what(), "beyond +-2^53")) << e.what();
   }
-  for (const auto& [name, what] : {std::pair{"Z", "variable 'Z' is 1x1 complex double"},
-                                   {"C", "variable 'C' is 1x1 cell"},
-                                   {"s", "variable 's' is 1x1 char"}}) {
+  for (const auto& [name, what] : {std::pair{"C", "variable 'C' is 1x1 cell"}, {"s", "variable 's' is 1x1 char"}}) {
     SCOPED_TRACE(name);
     const std::string spec = path + ":" + name;
     expect_parse_error([&] { linv::io::read_matrix(spec); }, path, what);
-    expect_parse_error([&] { linv::io::read_stack(spec); }, path, "linv reads real double, single, integer and logical");
+    expect_parse_error([&] { linv::io::read_dense(spec); }, path, what);
+    expect_parse_error([&] { linv::io::read_stack(spec); }, path, "linv reads double, single, integer and logical");
+  }
+  // complex: read_dense reads it; the real readers say what it is
+  EXPECT_EQ(std::get<Matrix<std::complex<double>>>(linv::io::read_dense(path + ":Z"))(0, 0), std::complex<double>(1, 2));
+  expect_parse_error([&] { linv::io::read_matrix(path + ":Z"); }, path,
+                     "variable 'Z' is 1x1 complex double, where real numbers are read");
+  expect_parse_error([&] { linv::io::read_stack(path + ":Z"); }, path, "read as matrices, not stacks");
+  // real variables come through read_dense in their own type
+  EXPECT_TRUE(std::holds_alternative<Matrix<double>>(linv::io::read_dense(path + ":I")));
+}
+
+// Complex variables as MATLAB writes them: single and double round trips bit for bit (signed zeros,
+// subnormal and extreme parts), and complex integer classes (MATLAB's int16(3) + 4i) read exactly as
+// complex128, as real integers are, beyond 2^53 refused.
+TEST(Mat, RoundTripsComplexMatricesAndReadsComplexIntegersExactly) {
+  REQUIRE_MAT_SUPPORT();
+  linv::testing::TempDir dir;
+  std::mt19937_64 g(linv::testing::case_seed(20));
+  std::uniform_real_distribution<double> u(-1, 1);
+  const auto round_trip = [&]<class C>(index rows, index cols) {
+    SCOPED_TRACE(linv::shape_string(rows, cols));
+    using R = typename C::value_type;
+    Matrix<C> a(rows, cols);
+    for (index k = 0; k < a.size(); ++k)
+      a.data()[k] = C(static_cast<R>(u(g) * std::pow(2.0, 100 * u(g))), static_cast<R>(u(g)));
+    if (a.size() > 2) a.data()[1] = C(R(-0.0), std::numeric_limits<R>::denorm_min());
+    for (const std::string& spec : {dir.file("c.mat"), dir.file("c.mat:Zc")}) {
+      linv::io::write_matrix<C>(spec, a.view());
+      const auto back = std::get<Matrix<C>>(linv::io::read_dense(spec));
+      ASSERT_EQ(back.rows(), rows);
+      ASSERT_EQ(back.cols(), cols);
+      for (index k = 0; k < a.size(); ++k)
+        EXPECT_EQ(std::memcmp(&back.data()[k], &a.data()[k], sizeof(C)), 0) << k;
+    }
+  };
+  for (const auto& [rows, cols] : {std::pair<index, index>{0, 0}, {1, 1}, {3, 0}, {5, 7}, {64, 33}}) {
+    round_trip.operator()<std::complex<float>>(rows, cols);
+    round_trip.operator()<std::complex<double>>(rows, cols);
+  }
+  // a strided view is written as its own columns
+  Matrix<std::complex<double>> big(6, 5);
+  for (index k = 0; k < big.size(); ++k) big.data()[k] = {u(g), u(g)};
+  linv::io::write_matrix<std::complex<double>>(dir.file("v.mat"), big.view().block(1, 2, 4, 3));
+  const auto part = std::get<Matrix<std::complex<double>>>(linv::io::read_dense(dir.file("v.mat")));
+  for (index j = 0; j < 3; ++j)
+    for (index i = 0; i < 4; ++i) EXPECT_EQ(part(i, j), big(i + 1, j + 2));
+
+  const std::string path = dir.file("ints.mat");
+  write_bytes(path, mat5::file(
+                        mat5::array("Q", mat5::mxINT16, mat5::kComplex, {2, 1},
+                                    mat5::element(mat5::miINT16, mat5::bytes_of(std::vector<std::int16_t>{3, -32768})) +
+                                        mat5::element(mat5::miINT16, mat5::bytes_of(std::vector<std::int16_t>{4, 7}))) +
+                        mat5::array("W", mat5::mxINT64, mat5::kComplex, {1, 1},
+                                    mat5::element(mat5::miINT64, mat5::bytes_of(std::vector<std::int64_t>{1})) +
+                                        mat5::element(mat5::miINT64, mat5::bytes_of(std::vector<std::int64_t>{
+                                                                         (std::int64_t{1} << 53) + 1})))));
+  const auto q = std::get<Matrix<std::complex<double>>>(linv::io::read_dense(path + ":Q"));
+  EXPECT_EQ(q(0, 0), std::complex<double>(3, 4));
+  EXPECT_EQ(q(1, 0), std::complex<double>(-32768, 7));
+  try {
+    (void)linv::io::read_dense(path + ":W");
+    ADD_FAILURE() << "an imaginary part of 2^53 + 1 has no float64";
+  } catch (const linv::InputError& e) {
+    EXPECT_TRUE(linv::testing::contains(e.what(), "beyond +-2^53")) << e.what();
   }
 }
 

@@ -73,6 +73,18 @@ def test_mat_files(tmp_path):
     linv.write(tmp_path / "w.mat", a)
     (name, value), = [(k, v) for k, v in scipy.io.loadmat(str(tmp_path / "w.mat")).items() if not k.startswith("__")]
     np.testing.assert_array_equal(value, a)
+    for dtype in (np.complex64, np.complex128):  # complex both ways, every bit
+        c = (RNG.standard_normal((4, 6)) + 1j * RNG.standard_normal((4, 6))).astype(dtype)
+        c[1, 2] = complex(-0.0, np.finfo(dtype).smallest_subnormal)
+        scipy.io.savemat(str(tmp_path / "c.mat"), {"c": c})
+        back = linv.read(f"{tmp_path / 'c.mat'}:c")
+        assert back.dtype == dtype
+        np.testing.assert_array_equal(back, c)
+        linv.write(f"{tmp_path / 'cw.mat'}:z", c)
+        z = scipy.io.loadmat(str(tmp_path / "cw.mat"))["z"]
+        assert z.dtype == dtype
+        np.testing.assert_array_equal(z, c)
+        assert np.signbit(z[1, 2].real)
 
 
 def read_pgm(path):
