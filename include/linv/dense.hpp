@@ -240,8 +240,8 @@ class LU {
 // LAPACK's getrf of an m x n matrix, square or not: P A = L U with L m x min(m, n) (unit, below the diagonal)
 // and U min(m, n) x n (on and above it) in one matrix, and the 1-based row interchanges (min(m, n) of them):
 // what scipy.linalg.lu_factor and MATLAB's lu give. An exactly zero pivot is not an error here (zero_pivot
-// names the first); solve with LU for a square matrix. On the CPU in this version: InvalidArgument for A
-// elsewhere; NonFiniteInput for NaN or Inf in A.
+// names the first); solve with plu_solve. Any m x n on the CPU, square on a CUDA device (the factors stay
+// there; InvalidArgument for a rectangular one); NonFiniteInput for NaN or Inf in A.
 template <Scalar T>
 struct PluFactors {
   Matrix<T> lu;
@@ -250,6 +250,13 @@ struct PluFactors {
 };
 template <Scalar T>
 PluFactors<T> plu(ConstMatrixView<T> A);
+
+// X with op(A) X = B from plu's factors of a square A (lu and B on one device; pivots 1-based, as LAPACK's
+// and torch's). Op::Transpose is the conjugate transpose for complex T. An exactly zero pivot on U's
+// diagonal is SingularMatrix naming it (LAPACK's getrs would return Inf or NaN); pivots out of range and
+// shapes that do not fit are InvalidArgument, NaN or Inf in B NonFiniteInput.
+template <Scalar T>
+Matrix<T> plu_solve(ConstMatrixView<T> lu, const std::vector<int>& pivots, ConstMatrixView<T> B, Op op = Op::None);
 
 // Cholesky factorization A = L L^T of a symmetric positive definite matrix (only the lower triangle
 // of A is read), on the device A lives on. Throws NotPositiveDefinite naming the failing leading minor.

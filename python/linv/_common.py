@@ -153,9 +153,10 @@ class _Gpu:
 
     def adopt(self, x):
         """x as an array of this call's framework (CuPy takes other producers' arrays through DLPack); a
-        PyTorch tensor detached from autograd (linv reads its values, which DLPack does not export otherwise)."""
+        PyTorch tensor detached from autograd (linv reads its values, which DLPack does not export otherwise),
+        its lazy conjugation or negation (x.mH, x.conj()) carried out, as DLPack has no way to carry them."""
         if self.framework == "torch":
-            return x.detach()
+            return x.detach().resolve_conj().resolve_neg()
         if type(x).__module__.split(".")[0] == "cupy":
             return x
         return self._cupy().from_dlpack(x)

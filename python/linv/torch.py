@@ -17,9 +17,10 @@ Where it differs from torch.linalg on purpose (each function's docstring has its
 - Singular to working precision (rcond < eps) is an error, as in linv's own functions; torch returns an
   answer without a word.
 - cholesky reads a's lower triangle (upper=True: its upper one), as torch does; the factor is linv's.
-- lstsq, lu_factor and lu_solve run on the CPU (the tensors go through host memory, as linv.lstsq's; the
-  factors are LAPACK's getrf, from linv.plu); lstsq's residuals follow NumPy's
-  rule (computed when m > n and the rank is full) for every driver; singular_values are torch's own
+- lu_factor and lu_solve run on the tensor's GPU for square CUDA matrices (cuSOLVER's getrf and getrs; the
+  pivots pass through host memory, n integers a matrix) and on the CPU otherwise (LAPACK's getrf, from
+  linv.plu). lstsq runs on the CPU (CUDA tensors go through host memory, as linv.lstsq's); its residuals
+  follow NumPy's rule (computed when m > n and the rank is full) for every driver; singular_values are torch's own
   (torch.linalg.svdvals) where driver is "gelsd" or "gelss", else empty, as torch gives them.
 - pinv takes rtol (and hermitian, computed as general); atol is not supported (a ValueError).
 - lu_factor(pivot=False) is refused (a ValueError): LU without pivoting is unstable, and linv's GPU
@@ -32,7 +33,7 @@ import numpy as _np
 import torch as _torch
 from torch.linalg import LinAlgError
 
-from . import _common
+from . import _common, _linv
 from . import cholesky as _cholesky, inv as _inv, lstsq as _lstsq, pinv as _pinv, plu as _plu, slogdet as _slogdet
 from . import solve as _solve
 from .scipy import lu_solve as _lu_solve
@@ -323,6 +324,18 @@ def det(A: _torch.Tensor, *, out: Any = None) -> _torch.Tensor:
     return _out(sign * _torch.exp(logabsdet), out)
 
 
+def _plu_gpu(a: _torch.Tensor) -> Any:
+    """linv.plu's (factors, 1-based pivots, first zero pivot or 0) of one square CUDA matrix, on its GPU."""
+    gpu = _common._gpu_call("linalg.lu_factor", None, complex=True, A=a)
+    return _linv.plu_gpu(gpu.matrix(a, "A", square=True), gpu.framework)
+
+
+def _plu_solve_gpu(lu: _torch.Tensor, pivots: list[int], b: _torch.Tensor, trans: str) -> Any:
+    """X with op(A) X = B (trans "N" or "C") from one CUDA matrix's factors, on its GPU."""
+    gpu = _common._gpu_call("linalg.lu_solve", None, complex=True, LU=lu, B=b)
+    return _linv.plu_solve_gpu(gpu.matrix(lu, "LU", square=True), pivots, gpu.matrix(b, "B"), trans, gpu.framework)
+
+
 def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = False,
                  out: Any = None) -> LUFactorExResult:
     """(LU, pivots, info) as torch.linalg.lu_factor_ex for A (..., m, n): LAPACK's getrf factors (L unit below
@@ -333,7 +346,8 @@ def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = F
 
     | | torch.linalg | linv |
     |---|---|---|
-    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | where it runs | the tensor's device | square CUDA matrices on their GPU; rectangular ones on the CPU |
+    | synchronization | none on CUDA | the pivots and info pass through host memory |
     | `pivot=False` | LU without pivoting (CUDA only) | ValueError |
     """
     A = _tensor(A, "A")
@@ -343,14 +357,19 @@ def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = F
         raise ValueError("linv.torch.lu_factor: pivot=False (LU without pivoting) is not provided; it is unstable "
                          "without a randomization first (linv.solve(..., method='rbt') does that)")
     m, n = A.shape[-2:]
-    host = A.detach().cpu()
-    factors = _torch.empty_like(host)
-    pivots = _torch.empty(A.shape[:-2] + (min(m, n),), dtype=_torch.int32)
+    on_gpu = A.is_cuda and m == n
+    source = A.detach() if on_gpu else A.detach().cpu()
+    factors = _torch.empty_like(source)
+    pivots = _torch.empty(A.shape[:-2] + (min(m, n),), dtype=_torch.int32, device=source.device)
     info = _np.zeros(A.shape[:-2], dtype=_np.int32)
     for index in _np.ndindex(*A.shape[:-2]):
         if m == 0 or n == 0:
             continue
-        factors[index], pivots[index], info[index] = _call(_plu, _numpy(host[index]))
+        if on_gpu:
+            lu, piv, info[index] = _call(_plu_gpu, source[index])
+            factors[index], pivots[index] = lu, _torch.tensor(piv, dtype=_torch.int32, device=A.device)
+        else:
+            factors[index], pivots[index], info[index] = _call(_plu, _numpy(source[index]))
     if check_errors and info.any():
         first = next(zip(*_np.nonzero(info))) if info.ndim else ()
         error = SingularMatrixError(f"linalg.lu_factor_ex: the factorization of the matrix at batch index {first} "
@@ -369,7 +388,8 @@ def lu_factor(A: _torch.Tensor, *, pivot: bool = True, out: Any = None) -> LUFac
 
     | | torch.linalg | linv |
     |---|---|---|
-    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | where it runs | the tensor's device | square CUDA matrices on their GPU; rectangular ones on the CPU |
+    | synchronization | none on CUDA | the pivots pass through host memory |
     | `pivot=False` | LU without pivoting (CUDA only) | ValueError |
     """
     factors, pivots, _ = lu_factor_ex(A, pivot=pivot, out=out)
@@ -385,7 +405,8 @@ def lu_solve(LU: _torch.Tensor, pivots: _torch.Tensor, B: _torch.Tensor, *, left
 
     | | torch.linalg | linv |
     |---|---|---|
-    | where it runs | the tensor's device | the CPU (CUDA tensors go through host memory) |
+    | where it runs | the tensor's device | the tensors' device |
+    | synchronization | none on CUDA | the pivots pass through host memory |
     | a zero on U's diagonal | inf or NaN in X | LinAlgError naming the pivot |
     """
     LU, pivots, B = _tensor(LU, "LU"), _tensor(pivots, "pivots"), _tensor(B, "B")
@@ -397,19 +418,26 @@ def lu_solve(LU: _torch.Tensor, pivots: _torch.Tensor, B: _torch.Tensor, *, left
     if B.dim() < 2 or B.shape[-2 if left else -1] != n:
         raise RuntimeError(f"linalg.lu_solve: LU has shape {tuple(LU.shape)} and B has shape {tuple(B.shape)}: B "
                            f"must be matrices (..., {n}, k)" + ("" if left else f" (left=False: (..., k, {n}))"))
-    # X A = B <=> A^T X^T = B^T; X A^H = B <=> A X^H = B^H
-    trans = ("C" if adjoint else "N") if left else ("N" if adjoint else "T")
-    rhs = B if left else (B.mH if adjoint else B.mT)
+    if LU.device != B.device:
+        raise RuntimeError(f"linalg.lu_solve: LU is on {LU.device} and B on {B.device}: put them on one device")
+    # X A = B <=> A^H X^H = B^H; X A^H = B <=> A X^H = B^H (the conjugate transpose: what getrs's "C" takes)
+    trans = ("C" if adjoint else "N") if left else ("N" if adjoint else "C")
+    rhs = B.detach() if left else B.detach().mH
     batch = tuple(_np.broadcast_shapes(tuple(LU.shape[:-2]), tuple(rhs.shape[:-2])))
-    factors = LU.detach().cpu().broadcast_to(batch + (n, n))
+    on_gpu = B.is_cuda
+    if not on_gpu:
+        LU, rhs = LU.cpu(), rhs.cpu()
+    factors = LU.detach().broadcast_to(batch + (n, n))
     ipiv = pivots.detach().cpu().broadcast_to(batch + (n,))
-    host = rhs.detach().cpu().broadcast_to(batch + tuple(rhs.shape[-2:]))
-    x = _torch.empty(host.shape, dtype=B.dtype)
+    given = rhs.broadcast_to(batch + tuple(rhs.shape[-2:]))
+    x = _torch.empty(given.shape, dtype=B.dtype, device=given.device)
     for index in _np.ndindex(*batch):
-        x[index] = _call(_lu_solve, (_numpy(factors[index]), _numpy(ipiv[index]) - 1), _numpy(host[index]),
-                         trans=trans)
-    x = x if left else (x.mH if adjoint else x.mT)
-    return _out(x.to(B.device), out)
+        if on_gpu:
+            x[index] = _call(_plu_solve_gpu, factors[index], ipiv[index].tolist(), given[index], trans)
+        else:
+            x[index] = _call(_lu_solve, (_numpy(factors[index]), _numpy(ipiv[index]) - 1), _numpy(given[index]),
+                             trans=trans)
+    return _out(x if left else x.mH, out)
 
 
 def lstsq(A: _torch.Tensor, B: _torch.Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:

@@ -310,6 +310,29 @@ nb::tuple plu(const Input<T>& a) {
   }
   return nb::make_tuple(to_numpy<T>(std::move(f.lu), false), f.pivots, f.zero_pivot);
 }
+
+// linv::plu of a square column-major GPU array on its GPU: (the factors as the caller's kind of array there,
+// the 1-based interchanges in host memory, the first zero pivot or 0).
+template <class T>
+nb::tuple plu_gpu(const GpuInput<T>& a, const std::string& framework) {
+  const Gpu gpu(a, framework);
+  const linv::ConstMatrixView<T> A = gpu.view<T>(a, "a");
+  linv::PluFactors<T> f = gpu.run([&] { return linv::plu<T>(A); });
+  return nb::make_tuple(gpu.array<T>(std::move(f.lu)), f.pivots, f.zero_pivot);
+}
+
+// linv::plu_solve on the factors' GPU; lu and b column-major there, pivots 1-based in host memory. trans:
+// "N" or "C" (the conjugate transpose; the Python layer turns a plain transpose of a complex system into it).
+template <class T>
+nb::object plu_solve_gpu(const GpuInput<T>& lu, const std::vector<int>& pivots, const GpuInput<T>& b,
+                         const std::string& trans, const std::string& framework) {
+  if (trans != "N" && trans != "C") throw linv::InvalidArgument("trans is 'N' or 'C', not '" + trans + "'");
+  const Gpu gpu(lu, framework);
+  const linv::ConstMatrixView<T> LU = gpu.view<T>(lu, "lu"), B = gpu.view<T>(b, "b");
+  const linv::Op op = trans == "N" ? linv::Op::None : linv::Op::Transpose;
+  return gpu.array<T>(gpu.run([&] { return linv::plu_solve<T>(LU, pivots, B, op); }));
+}
+
 template <class T>
 using CholeskyObject = Factored<linv::Cholesky<T>, T>;
 
@@ -402,6 +425,9 @@ void bind_dense(nb::module_& m, const char* suffix) {
   m.def("cholesky_gpu", &cholesky_gpu<T>, nb::arg("a"), nb::arg("check"), nb::arg("report"), nb::arg("framework"));
   m.def("slogdet_gpu", &slogdet_gpu<T>, nb::arg("a"));
   m.def("lu_gpu", &make_lu_gpu<T>, nb::arg("a"), nb::arg("pivoting"));
+  m.def("plu_gpu", &plu_gpu<T>, nb::arg("a"), nb::arg("framework"));
+  m.def("plu_solve_gpu", &plu_solve_gpu<T>, nb::arg("lu"), nb::arg("pivots"), nb::arg("b"), nb::arg("trans"),
+        nb::arg("framework"));
   m.def("cholesky_object_gpu", &make_cholesky_gpu<T>, nb::arg("a"));
 }
 

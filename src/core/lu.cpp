@@ -323,20 +323,43 @@ Matrix<T> LU<T>::inverse() const {
 
 template <Scalar T>
 PluFactors<T> plu(ConstMatrixView<T> A) {
-  if (A.device().kind() != Device::Kind::cpu)
-    throw InvalidArgument(fmt::format("plu: the rectangular LU runs on the CPU in this version; A is on {}: move it "
-                                      "with .to(Device::cpu())",
-                                      A.device().name()));
+  if (!A.device().is_cpu() && A.rows() != A.cols())
+    throw InvalidArgument(fmt::format("plu: a rectangular LU runs on the CPU in this version; A is {} on {}: move "
+                                      "it with .to(Device::cpu())",
+                                      shape_string(A.rows(), A.cols()), A.device().name()));
   require_finite(A, "A");
   PluFactors<T> f{Matrix<T>::copy_of(A), {}, 0};
-  // the CPU family's getrf takes m x n (kernels/dense.hpp)
-  f.zero_pivot = kernels::dense<T>(Device::cpu()).lu_factor(f.lu.view(), f.pivots, Pivoting::Partial).zero_pivot;
+  // the CPU family's getrf takes m x n too (kernels/dense.hpp)
+  f.zero_pivot = dense_of<T>(f.lu).lu_factor(f.lu.view(), f.pivots, Pivoting::Partial).zero_pivot;
   f.pivots.resize(static_cast<std::size_t>(std::min(A.rows(), A.cols())));
   return f;
 }
 
+template <Scalar T>
+Matrix<T> plu_solve(ConstMatrixView<T> lu, const std::vector<int>& pivots, ConstMatrixView<T> B, Op op) {
+  const index n = lu.rows();
+  if (lu.cols() != n || B.rows() != n)
+    throw InvalidArgument(fmt::format("plu_solve: the factors are {} and B is {}: they must be n x n and n x k",
+                                      shape_string(lu.rows(), lu.cols()), shape_string(B.rows(), B.cols())));
+  dense_steps::require_same_device(lu, B, "plu_solve");
+  if (std::ssize(pivots) != n)
+    throw InvalidArgument(fmt::format("plu_solve: {} pivots for factors of order {}", pivots.size(), n));
+  for (std::size_t i = 0; i < pivots.size(); ++i)
+    if (pivots[i] < 1 || pivots[i] > n)
+      throw InvalidArgument(fmt::format("plu_solve: pivot {} (1-based) is {}, outside 1..{}", i + 1, pivots[i], n));
+  require_finite(B, "B");
+  const kernels::Dense<T>& dense = dense_of<T>(lu);
+  const std::vector<T> diagonal = dense.diagonal(lu);
+  for (std::size_t i = 0; i < diagonal.size(); ++i)
+    if (diagonal[i] == T(0)) throw SingularMatrix(static_cast<index>(i) + 1, 0.0, "plu_solve: U");
+  Matrix<T> x = Matrix<T>::copy_of(B);
+  dense.lu_solve(lu, pivots, x.view(), op);
+  return x;
+}
+
 #define LINV_INSTANTIATE(T)                                                                                  \
   template PluFactors<T> plu<T>(ConstMatrixView<T>);                                                         \
+  template Matrix<T> plu_solve<T>(ConstMatrixView<T>, const std::vector<int>&, ConstMatrixView<T>, Op);         \
   template class LU<T>;                                                                                      \
   template LU<T> dense_steps::factor_lu<T>(ConstMatrixView<T>, Method, Report&);                             \
   template LU<T> dense_steps::judgeable<T>(LU<T>, ConstMatrixView<T>, Report&);

@@ -1,6 +1,6 @@
 // linv::plu, LAPACK's getrf of any m x n matrix: P A = L U rebuilt to n eps ||A|| in every element type, over
 // shapes around square (wide, tall, empty, one row or column), at extreme scales; exactly zero pivots named,
-// not refused; NaN refused.
+// not refused; NaN refused. plu_solve with those factors (support/plu_checks.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
+#include "support/plu_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -97,6 +98,8 @@ TYPED_TEST(Plu, ExtremeScalesAndZeroPivots) {
     EXPECT_TRUE(testing::contains(e.what(), "row 4, column 2")) << e.what();
   }
 }
+
+TYPED_TEST(Plu, SolvesWithItsFactorsBothWays) { testing::expect_plu_solves<TypeParam>(Device::cpu(), 10); }
 
 }  // namespace
 }  // namespace linv

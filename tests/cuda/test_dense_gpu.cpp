@@ -24,6 +24,7 @@
 #include "support/adversarial.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
+#include "support/plu_checks.hpp"
 #include "support/testing.hpp"
 
 namespace linv {
@@ -836,6 +837,19 @@ template <Scalar T>
 class CudaSymmetryCheck : public ::testing::Test {};
 using ScalarTypes = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 TYPED_TEST_SUITE(CudaSymmetryCheck, ScalarTypes);
+
+// plu's square factors made on the GPU (cuSOLVER's getrf) solve there (getrs, or the few-right-hand-side
+// kernels) as on the CPU.
+template <class T>
+class CudaPlu : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaPlu, ScalarTypes);
+
+TYPED_TEST(CudaPlu, FactorsAndSolvesOnTheGpu) {
+  REQUIRE_GPU();
+  testing::expect_plu_solves<TypeParam>(Device::cuda(0), 900);
+  Matrix<TypeParam> wide(3, 5);
+  EXPECT_THROW((void)plu<TypeParam>(wide.to(Device::cuda(0)).view()), InvalidArgument);
+}
 
 TYPED_TEST(CudaSymmetryCheck, FirstAsymmetricIsTheCpus) {
   REQUIRE_GPU();

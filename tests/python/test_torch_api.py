@@ -184,6 +184,10 @@ def test_lu_solve_as_torch(device, dtype, a_shape, b_shape, left, adjoint):
     x = la.lu_solve(factors, pivots, b, left=left, adjoint=adjoint)
     ref = torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=left, adjoint=adjoint)
     close(x, ref, a)
+    # torch's own factors, and a lazily conjugated right-hand side (its conjugation carried out, on any device)
+    close(la.lu_solve(*torch.linalg.lu_factor(a), b, left=left, adjoint=adjoint), ref, a)
+    close(la.lu_solve(factors, pivots, b.conj(), left=left, adjoint=adjoint),
+          torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b.conj(), left=left, adjoint=adjoint), a)
     out = torch.full_like(ref, float("nan"))
     assert la.lu_solve(factors, pivots, b, left=left, adjoint=adjoint, out=out) is out
     assert not bool(out.isnan().any())
