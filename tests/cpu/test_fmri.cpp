@@ -94,14 +94,12 @@ TEST(BatchOmp, RecoversSparseSignalsAndStopsAtTheTolerance) {
   const auto seed = testing::case_seed(2);
   LINV_TRACE_SEED(seed);
   const Matrix<double> D = testing::random_dictionary(64, 128, seed);
-  Matrix<double> truth(128, 50);
-  for (index j = 0; j < 50; ++j)
-    for (index t = 0; t < 4; ++t) truth((j * 37 + t * 29) % 128, j) = 1.0 + 0.25 * static_cast<double>(t);
+  const Matrix<double> truth = testing::exactly_recoverable_codes(D, 50, 4, seed + 1);
   const Matrix<double> X = matmul<double>(D.view(), truth.view());
   const fmri::SparseCodes<double> codes = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 4});
   EXPECT_LE((testing::relative_difference<double, double>(codes.to_dense().view(), truth.view())), 1e-12);
   // with a tolerance (above the rounding of the tracked residual, about eps ||x||^2), an exactly 4-sparse
-  // signal stops at 4 atoms even when 10 are allowed
+  // signal that OMP recovers stops at 4 atoms even when 10 are allowed
   const fmri::SparseCodes<double> stopped = fmri::batch_omp<double>(D.view(), X.view(), {.sparsity = 10, .tolerance = 1e-9});
   for (index j = 0; j < 50; ++j) EXPECT_EQ(stopped.count[static_cast<std::size_t>(j)], 4) << "signal " << j;
 }

@@ -83,8 +83,9 @@ TEST(FmriGpu, BatchOmpStopsAtTheToleranceLikeTheCpu) {
   const Device gpu = Device::cuda(0);
   const auto seed = testing::case_seed(80);
   LINV_TRACE_SEED(seed);
-  // exactly 4-sparse signals: with a tolerance above the tracked residual's rounding each stops at 4 atoms,
-  // through the warp kernel (128 atoms, sparsity 10) and the thread kernel (16 atoms, sparsity 8)
+  // exactly 4-sparse signals that OMP recovers (support/fmri_checks.hpp): with a tolerance above the tracked
+  // residual's rounding each stops at 4 atoms, through the warp kernel (128 atoms, sparsity 10) and the
+  // thread kernel (16 atoms, sparsity 8)
   struct Case {
     index atoms, sparsity;
     fmri::OmpGpuKernel kernel;
@@ -92,9 +93,7 @@ TEST(FmriGpu, BatchOmpStopsAtTheToleranceLikeTheCpu) {
   for (const Case c : {Case{128, 10, fmri::OmpGpuKernel::Warp}, Case{16, 8, fmri::OmpGpuKernel::Thread}}) {
     SCOPED_TRACE("atoms " + std::to_string(c.atoms));
     const Matrix<double> D = testing::random_dictionary(64, c.atoms, seed);
-    Matrix<double> truth(c.atoms, 50);
-    for (index j = 0; j < 50; ++j)
-      for (index t = 0; t < 4; ++t) truth((j * 37 + t * 5) % c.atoms, j) = 1.0 + 0.25 * static_cast<double>(t);
+    const Matrix<double> truth = testing::exactly_recoverable_codes(D, 50, 4, seed + 1);
     const Matrix<double> X = matmul<double>(D.view(), truth.view());
     const Matrix<double> Dg = D.to(gpu), Xg = X.to(gpu);
     const fmri::SparseCodes<double> codes =
