@@ -19,6 +19,8 @@
 #include "cuda/dense_host.hpp"
 #include "cuda/complex_kernels.hpp"
 #include "cuda/context.hpp"
+#include "cuda/few_rhs.hpp"
+#include "cuda/kernels.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cuda {
@@ -109,6 +111,28 @@ void queue_potrs(Context& ctx, const T* L, std::int64_t n, std::int64_t ld, T* B
   check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type<T>(),
                          cu_mutable(L), ld, data_type<T>(), cu(B), ldb, ctx.info()),
         "potrs");
+}
+
+// B := op(A)^-1 B from the LU factors by the few-right-hand-side kernels (src/cuda/few_rhs.hpp), getrs where
+// they overflow.
+template <Complex T>
+void lu_solve_few(Context& ctx, ConstMatrixView<T> LU, const std::vector<int>& pivots, const std::int64_t* perm, T* B,
+                  std::int64_t ldb, int k, Op o) {
+  cuda::lu_solve_few<T>(ctx, LU, perm, B, ldb, k, o, [&] {
+    // getrs's pivots in a buffer of their own: Slot::pivots holds `perm`, which later passes reuse
+    std::vector<std::int64_t> ipiv(pivots.begin(), pivots.end());
+    DeviceBuffer d_piv(bytes_of(LU.rows(), sizeof(std::int64_t)), ctx.device());
+    to_device(d_piv.p, ipiv.data(), ipiv.size() * sizeof(std::int64_t), ctx.main().stream);
+    queue_getrs<T>(ctx, o, LU.data(), LU.rows(), ld_of(LU.ld()), d_piv.as<std::int64_t>(), B, k, ldb);
+    ctx.synchronize();  // before d_piv is freed
+  });
+}
+
+// B := A^-1 B for A = L L^H by the few-right-hand-side kernels, potrs where they overflow.
+template <Complex T>
+void cholesky_solve_few(Context& ctx, ConstMatrixView<T> L, T* B, std::int64_t ldb, int k) {
+  cuda::cholesky_solve_few<T>(ctx, L, B, ldb, k,
+                              [&] { queue_potrs<T>(ctx, L.data(), L.rows(), ld_of(L.ld()), B, k, ldb); });
 }
 
 template <Complex T>
@@ -234,8 +258,13 @@ class Dense final : public kernels::Dense<T> {
   void lu_solve(ConstMatrixView<T> LU, const std::vector<int>& pivots, MatrixView<T> B, Op o) const override {
     if (B.empty()) return;
     Context& ctx = context_of(LU.device());
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-    queue_getrs<T>(ctx, o, LU.data(), LU.rows(), ld_of(LU.ld()), d_piv, B.data(), B.cols(), ld_of(B.ld()));
+    if (B.cols() <= launch::few_rhs_limit<T>()) {
+      lu_solve_few(ctx, LU, pivots, upload_permutation(ctx, pivots), B.data(), ld_of(B.ld()),
+                   static_cast<int>(B.cols()), o);
+    } else {  // enough columns for cuSOLVER's trsm to run at its product rate
+      const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
+      queue_getrs<T>(ctx, o, LU.data(), LU.rows(), ld_of(LU.ld()), d_piv, B.data(), B.cols(), ld_of(B.ld()));
+    }
     ctx.synchronize();
   }
   void butterflies(ConstMatrixView<T>, Side, Op, MatrixView<T>) const override {
@@ -260,10 +289,9 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = LU.rows();
     if (n == 0) return 1.0;
     Context& ctx = context_of(LU.device());
-    const std::int64_t* d_piv = upload_pivots(ctx, pivots, /*zero_based=*/false);
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op o) {
-      queue_getrs<T>(ctx, o, LU.data(), n, ld_of(LU.ld()), d_piv, x, t, n);
-    });
+    const std::int64_t* perm = upload_permutation(ctx, pivots);
+    return estimate_rcond<T>(ctx, n, anorm,
+                             [&](T* x, int t, Op o) { lu_solve_few(ctx, LU, pivots, perm, x, n, t, o); });
   }
 
   index cholesky_factor(MatrixView<T> A) const override {
@@ -287,7 +315,10 @@ class Dense final : public kernels::Dense<T> {
   void cholesky_solve(ConstMatrixView<T> L, MatrixView<T> B) const override {
     if (B.empty()) return;
     Context& ctx = context_of(L.device());
-    queue_potrs<T>(ctx, L.data(), L.rows(), ld_of(L.ld()), B.data(), B.cols(), ld_of(B.ld()));
+    if (B.cols() <= launch::few_rhs_limit<T>())
+      cholesky_solve_few(ctx, L, B.data(), ld_of(B.ld()), static_cast<int>(B.cols()));
+    else
+      queue_potrs<T>(ctx, L.data(), L.rows(), ld_of(L.ld()), B.data(), B.cols(), ld_of(B.ld()));
     ctx.synchronize();
   }
   void cholesky_inverse(MatrixView<T> L, TriangularInverse how) const override {
@@ -316,9 +347,7 @@ class Dense final : public kernels::Dense<T> {
     const std::int64_t n = L.rows();
     Context& ctx = context_of(L.device());
     // A is Hermitian: A^-H = A^-1, so both products are one solve
-    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op) {
-      queue_potrs<T>(ctx, L.data(), n, ld_of(L.ld()), x, t, n);
-    });
+    return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op) { cholesky_solve_few(ctx, L, x, n, t); });
   }
 
   void triangular_inverse(MatrixView<T> A, Uplo uplo, TriangularInverse how, Diag d) const override {
@@ -347,7 +376,14 @@ class Dense final : public kernels::Dense<T> {
     const double anorm =
         norm1_of(A, {uplo == Uplo::Lower ? launch::Part::Lower : launch::Part::Upper, d == Diag::Unit});
     return estimate_rcond<T>(ctx, n, anorm, [&](T* x, int t, Op o) {
-      queue_trsm<T>(ctx.main().blas, Side::Left, uplo, o, d, n, t, T(1), A.data(), ld_of(A.ld()), x, n);
+      few_rhs_or_substitution<T>(
+          ctx, x, n, n, t,
+          [&] {
+            launch::triangular_solve_few<T>(A.data(), n, ld_of(A.ld()), uplo == Uplo::Lower, o == Op::Transpose,
+                                            d == Diag::Unit, x, n, nullptr, x, n, t,
+                                            few_rhs_scratch<T>(ctx, n).sync, ctx.main().stream);
+          },
+          [&] { queue_trsm<T>(ctx.main().blas, Side::Left, uplo, o, d, n, t, T(1), A.data(), ld_of(A.ld()), x, n); });
     });
   }
 

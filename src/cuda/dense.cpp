@@ -16,6 +16,7 @@
 #include "cuda/blas.hpp"
 #include "cuda/dense_host.hpp"
 #include "cuda/context.hpp"
+#include "cuda/few_rhs.hpp"
 #include "cuda/kernels.hpp"
 #include "linv/errors.hpp"
 
@@ -27,113 +28,34 @@ T* ptr(ConstMatrixView<T> A) {
   return const_cast<T*>(A.data());  // cuSOLVER's const-incorrect signatures
 }
 
-// The gather of LAPACK's interchanges (1-based ipiv, applied in order): (P B)(i, :) = B(perm[i], :).
-const std::int64_t* upload_permutation(Context& ctx, const std::vector<int>& pivots) {
-  std::vector<std::int64_t> perm(pivots.size());
-  std::iota(perm.begin(), perm.end(), std::int64_t{0});
-  for (std::size_t i = 0; i < pivots.size(); ++i) std::swap(perm[i], perm[static_cast<std::size_t>(pivots[i] - 1)]);
-  auto* d = ctx.scratch_as<std::int64_t>(Slot::pivots, std::max<std::size_t>(perm.size(), 1));
-  to_device(d, perm.data(), perm.size() * sizeof(std::int64_t), ctx.main().stream);
-  wait(ctx.main().stream);  // perm dies here
-  return d;
-}
-
-// Scratch of the few-right-hand-side solves, in one slot at fixed offsets: their counters, an overflow
-// flag, a work block and a copy of the right-hand sides (n x kFewRhs each).
+// getrs of B in place from the factors and LAPACK's 1-based pivots, in a buffer of its own (Slot::pivots
+// may hold upload_permutation's `perm`, which later passes reuse): few_rhs_or_substitution's fallback.
 template <Real T>
-struct FewRhsScratch {
-  int* sync;
-  unsigned long long* first_non_finite;
-  T* work;
-  T* saved;
-};
-
-template <Real T>
-FewRhsScratch<T> few_rhs_scratch(Context& ctx, std::int64_t n) {
-  constexpr std::size_t kHead = 256;
-  static_assert(launch::kFewRhsSyncInts * sizeof(int) + sizeof(unsigned long long) <= kHead);
-  const std::size_t block = (bytes_of(n * launch::kFewRhs, sizeof(T)) + 255) / 256 * 256;
-  auto* p = static_cast<char*>(ctx.scratch(Slot::few_rhs, kHead + 2 * block));
-  return {reinterpret_cast<int*>(p), reinterpret_cast<unsigned long long*>(p + 64), reinterpret_cast<T*>(p + kHead),
-          reinterpret_cast<T*>(p + kHead + block)};
-}
-
-// Runs `fast` (linv's few-right-hand-side solves, in place on the n x k block B) and checks B: the
-// inverted diagonal blocks can overflow where substitution does not (triangles whose 64 x 64 blocks are
-// extremely ill-conditioned, such as Kahan's matrix in float32), so a result that is not finite is
-// computed again by `substitute` (cuSOLVER or cuBLAS) from the saved right-hand sides.
-template <Real T, class Fast, class Substitute>
-void few_rhs_or_substitution(Context& ctx, T* B, std::int64_t n, std::int64_t ldb, int k, Fast&& fast,
-                             Substitute&& substitute) {
-  const cudaStream_t s = ctx.main().stream;
-  const FewRhsScratch<T> scratch = few_rhs_scratch<T>(ctx, n);
-  check(cudaMemcpy2DAsync(scratch.saved, n * sizeof(T), B, ldb * sizeof(T), n * sizeof(T), k,
-                          cudaMemcpyDeviceToDevice, s),
-        "cudaMemcpy2D");
-  fast();
-  check(cudaMemsetAsync(scratch.first_non_finite, 0xFF, sizeof(unsigned long long), s), "cudaMemset");
-  launch::first_non_finite(B, n, k, ldb, scratch.first_non_finite, s);
-  if (read_back(scratch.first_non_finite, s) == ~0ull) return;
-  check(cudaMemcpy2DAsync(B, ldb * sizeof(T), scratch.saved, n * sizeof(T), n * sizeof(T), k,
-                          cudaMemcpyDeviceToDevice, s),
-        "cudaMemcpy2D");
-  substitute();
+void getrs_in_place(Context& ctx, ConstMatrixView<T> LU, const std::vector<int>& pivots, T* B, std::int64_t ldb,
+                    int k, Op op) {
+  const std::int64_t n = LU.rows();
+  std::vector<std::int64_t> ipiv(pivots.begin(), pivots.end());
+  DeviceBuffer d_piv(bytes_of(n, sizeof(std::int64_t)), ctx.device());
+  to_device(d_piv.p, ipiv.data(), ipiv.size() * sizeof(std::int64_t), ctx.main().stream);
+  check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), blas::op(op), n, k, blas::data_type<T>(), ptr(LU),
+                         ld_of(LU.ld()), d_piv.as<std::int64_t>(), blas::data_type<T>(), B, ldb, ctx.info()),
+        "getrs");
   ctx.synchronize();
 }
 
-// B := op(A)^-1 B for A = P^T L U (LU factors and LAPACK's pivots; perm from upload_permutation), k <=
-// kFewRhs columns.
 template <Real T>
 void lu_solve_few(Context& ctx, ConstMatrixView<T> LU, const std::vector<int>& pivots, const std::int64_t* perm, T* B,
                   std::int64_t ldb, int k, Op op) {
-  const std::int64_t n = LU.rows(), ld = ld_of(LU.ld());
-  const FewRhsScratch<T> scratch = few_rhs_scratch<T>(ctx, n);
-  T* w = scratch.work;
-  int* sync = scratch.sync;
-  const cudaStream_t s = ctx.main().stream;
-  few_rhs_or_substitution<T>(
-      ctx, B, n, ldb, k,
-      [&] {
-        if (op == Op::None) {  // L U x = P b
-          launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/true, /*transpose=*/false, /*unit=*/true, B,
-                                          ldb, perm, w, n, k, sync, s);
-          launch::triangular_solve_few<T>(LU.data(), n, ld, false, false, false, w, n, nullptr, B, ldb, k, sync, s);
-        } else {  // U^T L^T (P x) = b
-          launch::triangular_solve_few<T>(LU.data(), n, ld, /*lower=*/false, /*transpose=*/true, /*unit=*/false, B,
-                                          ldb, nullptr, w, n, k, sync, s);
-          launch::triangular_solve_few<T>(LU.data(), n, ld, true, true, true, w, n, nullptr, w, n, k, sync, s);
-          launch::permute_rows<T>(w, n, B, ldb, n, k, perm, /*scatter=*/true, s);
-        }
-      },
-      [&] {  // getrs's 1-based ipiv in a buffer of its own: Slot::pivots holds `perm`, which later passes reuse
-        std::vector<std::int64_t> ipiv(pivots.begin(), pivots.end());
-        DeviceBuffer d_piv(bytes_of(n, sizeof(std::int64_t)), ctx.device());
-        to_device(d_piv.p, ipiv.data(), ipiv.size() * sizeof(std::int64_t), s);
-        check(cusolverDnXgetrs(ctx.main().solver, ctx.params(), blas::op(op), n, k, blas::data_type<T>(),
-                               const_cast<T*>(LU.data()), ld, d_piv.as<std::int64_t>(), blas::data_type<T>(), B, ldb,
-                               ctx.info()),
-              "getrs");
-        ctx.synchronize();
-      });
+  cuda::lu_solve_few<T>(ctx, LU, perm, B, ldb, k, op, [&] { getrs_in_place<T>(ctx, LU, pivots, B, ldb, k, op); });
 }
 
-// B := A^-1 B (both triangles in place) for A = L L^T, k <= kFewRhs columns.
 template <Real T>
 void cholesky_solve_few(Context& ctx, ConstMatrixView<T> L, T* B, std::int64_t ldb, int k) {
-  const std::int64_t n = L.rows(), ld = ld_of(L.ld());
-  int* sync = few_rhs_scratch<T>(ctx, n).sync;
-  const cudaStream_t s = ctx.main().stream;
-  few_rhs_or_substitution<T>(
-      ctx, B, n, ldb, k,
-      [&] {
-        launch::triangular_solve_few<T>(L.data(), n, ld, true, false, false, B, ldb, nullptr, B, ldb, k, sync, s);
-        launch::triangular_solve_few<T>(L.data(), n, ld, true, true, false, B, ldb, nullptr, B, ldb, k, sync, s);
-      },
-      [&] {
-        check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, n, k, blas::data_type<T>(),
-                               const_cast<T*>(L.data()), ld, blas::data_type<T>(), B, ldb, ctx.info()),
-              "potrs");
-      });
+  cuda::cholesky_solve_few<T>(ctx, L, B, ldb, k, [&] {
+    check(cusolverDnXpotrs(ctx.main().solver, ctx.params(), CUBLAS_FILL_MODE_LOWER, L.rows(), k, blas::data_type<T>(),
+                           ptr(L), ld_of(L.ld()), blas::data_type<T>(), B, ldb, ctx.info()),
+          "potrs");
+  });
 }
 
 constexpr std::int64_t kLauumBlock = 512;

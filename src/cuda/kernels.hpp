@@ -63,12 +63,17 @@ void unpermute_columns(T* A, std::int64_t rows, std::int64_t n, std::int64_t ld,
 void panel_pivots(const std::int64_t* local, std::int64_t* global, std::int64_t k, std::int64_t b, cudaStream_t stream);
 
 // Triangular solves with few right-hand sides at memory bandwidth (src/cuda/triangular.cu): one launch,
-// tiles of the solution handed from block to block. X := op(A)^-1 P B, where op(A) is A or A^T, A is
-// lower or upper triangular (the other triangle is not read), unit says its diagonal is taken as ones,
-// and P B is the gather B(rows_of_b[i], :) (nullptr: B itself). X may be B when rows_of_b is nullptr.
-// k <= kFewRhs; sync is device scratch of kFewRhsSyncInts ints (cleared on `stream`).
+// tiles of the solution handed from block to block. X := op(A)^-1 P B, where op(A) is A or A^T (A^H for
+// complex T), A is lower or upper triangular (the other triangle is not read), unit says its diagonal is
+// taken as ones, and P B is the gather B(rows_of_b[i], :) (nullptr: B itself). X may be B when rows_of_b is
+// nullptr. k <= few_rhs_limit<T>(); sync is device scratch of kFewRhsSyncInts ints (cleared on `stream`).
 constexpr int kFewRhs = 16;
 constexpr int kFewRhsSyncInts = 2;
+// kFewRhs, but 4 for complex128, whose tiles of 16-byte entries leave a block's shared memory room for no more.
+template <class T>
+constexpr int few_rhs_limit() {
+  return sizeof(T) == 16 ? 4 : kFewRhs;
+}
 template <class T>
 void triangular_solve_few(const T* A, std::int64_t n, std::int64_t ld, bool lower, bool transpose, bool unit,
                           const T* B, std::int64_t ldb, const std::int64_t* rows_of_b, T* X, std::int64_t ldx, int k,

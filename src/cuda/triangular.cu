@@ -5,8 +5,14 @@
 // (taken from a ticket, so every tile it waits for belongs to a block already running), accumulates
 // the products of its rows with each earlier tile as soon as that tile is published, and publishes its
 // own. The triangle is read once, by many blocks at a time; what is left of the chain from tile to tile
-// is one small product (few_rhs_kernel says how) and the hand-over through L2.
+// is one small product (few_rhs_kernel says how) and the hand-over through L2. Complex triangles take
+// the same kernel in cuda::std::complex arithmetic, op(A) = A^H reading A's entries conjugated.
 #include <cuda/atomic>
+#include <cuda/std/complex>
+
+#include <complex>
+#include <stdexcept>
+#include <type_traits>
 
 #include "cuda/context.hpp"
 #include "cuda/kernels.hpp"
@@ -23,12 +29,79 @@ constexpr int kPad = kRows + 1;                 // shared tile stride (fewer ban
 constexpr int kLoads = kRows * kRows / kThreads;  // elements of a tile each thread brings in
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
-// The solve's view of op(A): element (i, j) of the triangle T = op(A), and the tiles in solve order
-// (rows ascending for a lower T, descending for an upper one).
+// The kernel's element types: float and double as they are, std::complex as cuda::std::complex (the same
+// layout), with what the kernel needs of them spelled once for both.
+template <class T>
+struct device_of {
+  using type = T;
+};
+template <class R>
+struct device_of<std::complex<R>> {
+  using type = ::cuda::std::complex<R>;
+};
+template <class T>
+using device_t = typename device_of<T>::type;
+
+template <class T>
+inline constexpr bool kIsComplex = false;
+template <class R>
+inline constexpr bool kIsComplex<::cuda::std::complex<R>> = true;
+
+// a b + c
+template <class T>
+__device__ T mad(T a, T b, T c) {
+  if constexpr (kIsComplex<T>) {
+    return T(fma(a.real(), b.real(), fma(-a.imag(), b.imag(), c.real())),
+             fma(a.real(), b.imag(), fma(a.imag(), b.real(), c.imag())));
+  } else {
+    return fma(a, b, c);
+  }
+}
+
+template <class T>
+__device__ T conj_if(T v, bool conjugate) {
+  if constexpr (kIsComplex<T>) return conjugate ? ::cuda::std::conj(v) : v;
+  else return v;
+}
+
+// A load through L2 only (L1 may hold a stale copy of what another block wrote).
+template <class T>
+__device__ T load_cg(const T* p) {
+  if constexpr (std::is_same_v<T, ::cuda::std::complex<double>>) {
+    const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
+    return T(v.x, v.y);
+  } else if constexpr (std::is_same_v<T, ::cuda::std::complex<float>>) {
+    const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
+    return T(v.x, v.y);
+  } else {
+    return __ldcg(p);
+  }
+}
+
+template <class T>
+__device__ T shuffle(T v, int lane) {
+  if constexpr (kIsComplex<T>) return T(__shfl_sync(kFull, v.real(), lane), __shfl_sync(kFull, v.imag(), lane));
+  else return __shfl_sync(kFull, v, lane);
+}
+
+// A __shared__ array of n T: raw storage, since a __shared__ variable may not have a constructor (complex
+// ones do).
+template <class T, int n>
+struct SharedArray {
+  alignas(T) unsigned char bytes[n * sizeof(T)];
+  __device__ T* get() { return reinterpret_cast<T*>(bytes); }
+};
+
+// The solve's view of op(A): element (i, j) of the triangle T = op(A) (op(A) = A^H for complex A), and the
+// tiles in solve order (rows ascending for a lower T, descending for an upper one).
 struct Triangle {
   std::int64_t n, ld;
   bool transpose, forward;
   __device__ std::int64_t at(std::int64_t i, std::int64_t j) const { return transpose ? j + i * ld : i + j * ld; }
+  template <class T>
+  __device__ T value(const T* A, std::int64_t i, std::int64_t j) const {
+    return conj_if(A[at(i, j)], transpose);
+  }
   __device__ void tile(std::int64_t t, std::int64_t& lo, int& rows) const {
     const std::int64_t start = t * kRows;
     if (forward) {
@@ -51,7 +124,7 @@ __device__ void load_tile(const T* A, const Triangle& tri, std::int64_t lo_i, in
 #pragma unroll
   for (int m = 0; m < kLoads; ++m) {
     const int r = tri.transpose ? b + kGroups * m : a, q = tri.transpose ? a : b + kGroups * m;
-    v[m] = (r < rows_i && q < rows_j) ? A[tri.at(lo_i + r, lo_j + q)] : T(0);
+    v[m] = (r < rows_i && q < rows_j) ? tri.value(A, lo_i + r, lo_j + q) : T(0);
   }
 }
 
@@ -96,7 +169,8 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
   T* tile = w + Shared<T, K>::kTile;                // D prepared for substitution, E, then earlier blocks
   T* xs = tile + Shared<T, K>::kTile;               // earlier tiles of X in turn; at the end the right sides
   T* partial = xs + kRows * K;                      // the column groups' sums
-  __shared__ T inverse_diagonal[kRows];
+  __shared__ SharedArray<T, kRows> inverse_diagonal_storage;
+  T* inverse_diagonal = inverse_diagonal_storage.get();
   __shared__ std::int64_t ticket;
   __shared__ int published_seen;
   ::cuda::atomic_ref<int, ::cuda::thread_scope_device> published(sync[1]);
@@ -115,10 +189,10 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
     b[c] = T(0);
     if (g == 0 && c < k && r < rows) {
       const std::int64_t i = rows_of_b ? rows_of_b[lo + r] : lo + r;
-      b[c] = __ldcg(B + i + c * ldb);  // B may be X (in place): read before this tile is written
+      b[c] = load_cg(B + i + c * ldb);  // B may be X (in place): read before this tile is written
     }
   }
-  if (tid < kRows) inverse_diagonal[tid] = (unit || tid >= rows) ? T(1) : T(1) / A[tri.at(lo + tid, lo + tid)];
+  if (tid < kRows) inverse_diagonal[tid] = (unit || tid >= rows) ? T(1) : T(1) / tri.value(A, lo + tid, lo + tid);
   T v[kLoads];
   load_tile(A, tri, lo, rows, lo, rows, v);
   __syncthreads();
@@ -133,7 +207,7 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
   {  // D^-1 e_j for j = 8 warp .. 8 warp + 7: substitution, lane l holding rows l and l + 32; each step's
      // x_i passes through shared memory (one vector load instead of sixteen shuffles)
     constexpr int kColumns = kRows / kWarps;
-    __shared__ T step_values[2][kWarps][kColumns];  // by step parity: one warp barrier per step
+    __shared__ SharedArray<T, 2 * kWarps * kColumns> step_storage;  // by step parity: one warp barrier a step
     T y0[kColumns], y1[kColumns];
 #pragma unroll
     for (int m = 0; m < kColumns; ++m) {
@@ -144,7 +218,7 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
 #pragma unroll
     for (int step = 0; step < kRows; ++step) {
       const int i = kForward ? step : kRows - 1 - step;
-      T* x = step_values[step & 1][warp];
+      T* x = step_storage.get() + ((step & 1) * kWarps + warp) * kColumns;
       if (lane == (i & 31)) {
 #pragma unroll
         for (int m = 0; m < kColumns; ++m) x[m] = i < 32 ? y0[m] : y1[m];
@@ -153,8 +227,8 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
       const T a0 = tile[i * kPad + lane], a1 = tile[i * kPad + lane + 32];
 #pragma unroll
       for (int m = 0; m < kColumns; ++m) {
-        y0[m] = fma(-a0, x[m], y0[m]);
-        y1[m] = fma(-a1, x[m], y1[m]);
+        y0[m] = mad(-a0, x[m], y0[m]);
+        y1[m] = mad(-a1, x[m], y1[m]);
       }
     }
 #pragma unroll
@@ -169,7 +243,11 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
     store_tile<T, kForward>(tri, v, tile, nullptr);
     __syncthreads();
     const int r0 = (tid % 16) * 4, q0 = (tid / 16) * 4;
-    T sum[4][4] = {};
+    T sum[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) sum[i][j] = T(0);
     for (int p = 0; p < kRows; ++p) {
       T d[4], e[4];
 #pragma unroll
@@ -177,7 +255,7 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) sum[i][j] = fma(d[i], e[j], sum[i][j]);
+        for (int j = 0; j < 4; ++j) sum[i][j] = mad(d[i], e[j], sum[i][j]);
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -202,7 +280,7 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
 #pragma unroll
     for (int m = 0; m < kXLoads; ++m) {
       const int e = tid + m * kThreads, q = e / K, c = e % K;
-      xv[m] = (e < kRows * K && q < rows_x && c < k) ? __ldcg(X + lo_x + q + c * ldx) : T(0);  // L2: L1 is stale
+      xv[m] = (e < kRows * K && q < rows_x && c < k) ? load_cg(X + lo_x + q + c * ldx) : T(0);  // L2: L1 is stale
     }
   };
   for (std::int64_t s = 0; s < t - 1; ++s) {
@@ -237,7 +315,7 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
       const int q = g * kSpan + qq;
       const T a = tile[q * kPad + r];
 #pragma unroll
-      for (int c = 0; c < K; ++c) acc[c] = fma(a, xs[q * K + c], acc[c]);
+      for (int c = 0; c < K; ++c) acc[c] = mad(a, xs[q * K + c], acc[c]);
     }
   }
 
@@ -272,10 +350,10 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
 #pragma unroll
         for (int p = 0; p < 32; ++p) {
           const T yp = xs[p * K + c], yq = xs[(p + 32) * K + c];
-          s0 = fma(inverse[p * kPad + lane], yp, s0);
-          s1 = fma(inverse[p * kPad + lane + 32], yp, s1);
-          u0 = fma(inverse[(p + 32) * kPad + lane], yq, u0);
-          u1 = fma(inverse[(p + 32) * kPad + lane + 32], yq, u1);
+          s0 = mad(inverse[p * kPad + lane], yp, s0);
+          s1 = mad(inverse[p * kPad + lane + 32], yp, s1);
+          u0 = mad(inverse[(p + 32) * kPad + lane], yq, u0);
+          u1 = mad(inverse[(p + 32) * kPad + lane + 32], yq, u1);
         }
       }
       z0[m] = s0 + u0;
@@ -292,16 +370,16 @@ __global__ void __launch_bounds__(kThreads) few_rhs_kernel(const T* A, Triangle 
 #pragma unroll
       for (int m = 0; m < kPerWarp; ++m) {
         const int c = warp + m * kWarps;
-        const T xa = (c < k && lane < rows_p) ? __ldcg(X + lo_p + lane + c * ldx) : T(0);
-        const T xb = (c < k && lane + 32 < rows_p) ? __ldcg(X + lo_p + lane + 32 + c * ldx) : T(0);
+        const T xa = (c < k && lane < rows_p) ? load_cg(X + lo_p + lane + c * ldx) : T(0);
+        const T xb = (c < k && lane + 32 < rows_p) ? load_cg(X + lo_p + lane + 32 + c * ldx) : T(0);
         T s0 = T(0), s1 = T(0), u0 = T(0), u1 = T(0);
 #pragma unroll
         for (int q = 0; q < 32; ++q) {
-          const T xq = __shfl_sync(kFull, xa, q), xr = __shfl_sync(kFull, xb, q);
-          s0 = fma(w[q * kPad + lane], xq, s0);
-          s1 = fma(w[q * kPad + lane + 32], xq, s1);
-          u0 = fma(w[(q + 32) * kPad + lane], xr, u0);
-          u1 = fma(w[(q + 32) * kPad + lane + 32], xr, u1);
+          const T xq = shuffle(xa, q), xr = shuffle(xb, q);
+          s0 = mad(w[q * kPad + lane], xq, s0);
+          s1 = mad(w[q * kPad + lane + 32], xq, s1);
+          u0 = mad(w[(q + 32) * kPad + lane], xr, u0);
+          u1 = mad(w[(q + 32) * kPad + lane + 32], xr, u1);
         }
         z0[m] -= s0 + u0;
         z1[m] -= s1 + u1;
@@ -353,29 +431,39 @@ void launch_few_rhs(unsigned tiles, const T* A, const Triangle& tri, bool unit, 
 
 }  // namespace
 
-template <class T>
-void triangular_solve_few(const T* A, std::int64_t n, std::int64_t ld, bool lower, bool transpose, bool unit,
-                          const T* B, std::int64_t ldb, const std::int64_t* rows_of_b, T* X, std::int64_t ldx, int k,
+template <class H>
+void triangular_solve_few(const H* A_, std::int64_t n, std::int64_t ld, bool lower, bool transpose, bool unit,
+                          const H* B_, std::int64_t ldb, const std::int64_t* rows_of_b, H* X_, std::int64_t ldx, int k,
                           int* sync, cudaStream_t stream) {
+  using T = device_t<H>;
+  static_assert(Shared<T, few_rhs_limit<H>()>::bytes + 4 * kRows * sizeof(T) <= 227 * 1024,
+                "few_rhs_limit must keep a block's shared memory within a streaming multiprocessor's");
   if (n == 0 || k == 0) return;
+  if (k > few_rhs_limit<H>()) throw std::logic_error("triangular_solve_few: more right-hand sides than it takes");
+  const auto* A = reinterpret_cast<const T*>(A_);
+  const auto* B = reinterpret_cast<const T*>(B_);
+  auto* X = reinterpret_cast<T*>(X_);
   check(cudaMemsetAsync(sync, 0, kFewRhsSyncInts * sizeof(int), stream), "cudaMemset");
   const Triangle tri{n, ld, transpose, lower != transpose};
   const auto tiles = static_cast<unsigned>((n + kRows - 1) / kRows);
   if (k <= 1) launch_few_rhs<T, 1>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
   else if (k <= 2) launch_few_rhs<T, 2>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
   else if (k <= 4) launch_few_rhs<T, 4>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
-  else if (k <= 8) launch_few_rhs<T, 8>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
-  else launch_few_rhs<T, kFewRhs>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
+  else if constexpr (few_rhs_limit<H>() >= kFewRhs) {
+    if (k <= 8) launch_few_rhs<T, 8>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
+    else launch_few_rhs<T, kFewRhs>(tiles, A, tri, unit, B, ldb, rows_of_b, X, ldx, k, sync, stream);
+  }
   check_launch("triangular_solve_few");
 }
 
-template <class T>
-void permute_rows(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, std::int64_t n, int k,
+template <class H>
+void permute_rows(const H* src, std::int64_t ld_src, H* dst, std::int64_t ld_dst, std::int64_t n, int k,
                   const std::int64_t* perm, bool scatter, cudaStream_t stream) {
   if (n == 0 || k == 0) return;
+  using T = device_t<H>;
   constexpr int kBlock = 256;
   permute_rows_kernel<T><<<static_cast<unsigned>((n + kBlock - 1) / kBlock), kBlock, 0, stream>>>(
-      src, ld_src, dst, ld_dst, n, k, perm, scatter);
+      reinterpret_cast<const T*>(src), ld_src, reinterpret_cast<T*>(dst), ld_dst, n, k, perm, scatter);
   check_launch("permute_rows");
 }
 
@@ -387,6 +475,8 @@ void permute_rows(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst
                                 const std::int64_t*, bool, cudaStream_t);
 LINV_INSTANTIATE(float)
 LINV_INSTANTIATE(double)
+LINV_INSTANTIATE(std::complex<float>)
+LINV_INSTANTIATE(std::complex<double>)
 #undef LINV_INSTANTIATE
 
 }  // namespace linv::cuda::launch
