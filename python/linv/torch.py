@@ -336,6 +336,13 @@ def _plu_solve_gpu(lu: _torch.Tensor, pivots: list[int], b: _torch.Tensor, trans
     return _linv.plu_solve_gpu(gpu.matrix(lu, "LU", square=True), pivots, gpu.matrix(b, "B"), trans, gpu.framework)
 
 
+def _raise_zero_pivot(index: tuple, pivot: int) -> None:
+    error = SingularMatrixError(f"linalg.lu_factor_ex: the factorization of the matrix at batch index {index} has an "
+                                f"exactly zero pivot at position {pivot}")
+    error.pivot = pivot
+    raise error
+
+
 def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = False,
                  out: Any = None) -> LUFactorExResult:
     """(LU, pivots, info) as torch.linalg.lu_factor_ex for A (..., m, n): LAPACK's getrf factors (L unit below
@@ -358,6 +365,12 @@ def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = F
                          "without a randomization first (linv.solve(..., method='rbt') does that)")
     m, n = A.shape[-2:]
     on_gpu = A.is_cuda and m == n
+    if on_gpu and A.dim() == 2 and n > 0:  # one matrix: its factors as they come, without a copy into a batch
+        lu, piv, zero = _call(_plu_gpu, A)
+        if check_errors and zero:
+            _raise_zero_pivot((), zero)
+        return LUFactorExResult(_out(lu, out), _torch.tensor(piv, dtype=_torch.int32, device=A.device),
+                                _torch.tensor(zero, dtype=_torch.int32, device=A.device))
     source = A.detach() if on_gpu else A.detach().cpu()
     factors = _torch.empty_like(source)
     pivots = _torch.empty(A.shape[:-2] + (min(m, n),), dtype=_torch.int32, device=source.device)
@@ -372,10 +385,7 @@ def lu_factor_ex(A: _torch.Tensor, *, pivot: bool = True, check_errors: bool = F
             factors[index], pivots[index], info[index] = _call(_plu, _numpy(source[index]))
     if check_errors and info.any():
         first = next(zip(*_np.nonzero(info))) if info.ndim else ()
-        error = SingularMatrixError(f"linalg.lu_factor_ex: the factorization of the matrix at batch index {first} "
-                                    f"has an exactly zero pivot at position {int(info[first])}")
-        error.pivot = int(info[first])
-        raise error
+        _raise_zero_pivot(first, int(info[first]))
     return LUFactorExResult(_out(factors.to(A.device), out), pivots.to(A.device),
                             _torch.from_numpy(info).to(A.device))
 
@@ -430,6 +440,9 @@ def lu_solve(LU: _torch.Tensor, pivots: _torch.Tensor, B: _torch.Tensor, *, left
     factors = LU.detach().broadcast_to(batch + (n, n))
     ipiv = pivots.detach().cpu().broadcast_to(batch + (n,))
     given = rhs.broadcast_to(batch + tuple(rhs.shape[-2:]))
+    if on_gpu and not batch:  # one system: its solution as it comes, without a copy into a batch
+        x = _call(_plu_solve_gpu, factors, ipiv.tolist(), given, trans)
+        return _out(x if left else x.mH, out)
     x = _torch.empty(given.shape, dtype=B.dtype, device=given.device)
     for index in _np.ndindex(*batch):
         if on_gpu:
