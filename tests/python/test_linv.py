@@ -96,6 +96,43 @@ def test_solve_keeps_the_shape_of_b(dtype):
     assert scaled_solve_residual(a, x3, b3) <= THRESHOLD
 
 
+def test_the_plain_call_gives_what_the_general_path_gives():
+    """solve's shortcut for two same-dtype contiguous NumPy arrays (linv._plain_system) against the general
+    path (taken here by naming the device, which the shortcut leaves out): the same bits, shape, dtype and
+    errors, over both orders, vectors and blocks, every dtype and the empty system; neighbours it must not
+    take (mixed dtypes, subclasses, strided or non-native arrays) still answer as NumPy promotes them."""
+    for dtype in (np.float64, np.float32, np.complex128, np.complex64):
+        for n in (0, 1, 2, 4, 7, 33):
+            for order in ("C", "F"):
+                for shape in ((n,), (n, 1), (n, 3)):
+                    a = np.array(RNG.uniform(-1, 1, (n, n)) + n * np.eye(n), dtype=dtype, order=order)
+                    if np.dtype(dtype).kind == "c":
+                        a = a + 1j * RNG.uniform(-1, 1, (n, n)).astype(dtype)
+                    b = np.array(RNG.uniform(-1, 1, shape), dtype=dtype, order=order)
+                    assert linv._plain_system(a, b)
+                    x = linv.solve(a, b)
+                    y = linv.solve(a, b, device="cpu")
+                    assert x.shape == y.shape == b.shape and x.dtype == y.dtype == dtype
+                    np.testing.assert_array_equal(x, y)
+                    x, rep = linv.solve(a, b, report=True)
+                    assert rep["method"] in ("lu", "triangular", "diagonal", "cholesky")
+    a = random_matrix(5, np.float32)
+    b64 = RNG.uniform(-1, 1, 5)
+    assert not linv._plain_system(a, b64)  # promoted to float64, as NumPy
+    assert linv.solve(a, b64).dtype == np.float64
+    a5, b5 = random_matrix(10, np.float64)[::2, ::2], RNG.uniform(-1, 1, 10)[::2]  # strided: the general path
+    assert not linv._plain_system(a5, np.ones(5)) and not linv._plain_system(random_matrix(5, np.float64), b5)
+    np.testing.assert_allclose(linv.solve(a5, b5), np.linalg.solve(a5, b5), rtol=1e-12)
+    m = np.matrix(random_matrix(3, np.float64))
+    assert not linv._plain_system(m, np.ones(3))
+    assert not linv._plain_system(random_matrix(3, np.float64).astype(">f8"), np.ones(3).astype(">f8"))
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(linv.SingularMatrixError):
+        linv.solve(singular, np.ones(2))
+    with pytest.raises(ValueError, match="NaN"):
+        linv.solve(np.array([[1.0, np.nan], [0.0, 1.0]]), np.ones(2))
+
+
 def test_errors_are_the_ones_python_users_expect():
     singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
     with pytest.raises(np.linalg.LinAlgError) as e:
