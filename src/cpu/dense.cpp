@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
 #include "common/lapack.hpp"
 #include "cpu/algorithms.hpp"
 #include "cpu/backend.hpp"
+#include "cpu/lu_rcond.hpp"
 #include "linv/errors.hpp"
 
 namespace linv::cpu {
@@ -159,6 +161,15 @@ class Dense final : public kernels::Dense<T> {
     lapack::getri<T>(LU, pivots.data());
   }
   double lu_rcond(ConstMatrixView<T> LU, const std::vector<int>&, double anorm) const override {
+    if constexpr (Real<T>) {  // small factors: gecon's estimate without LAPACKE (src/cpu/lu_rcond.hpp)
+      const index n = LU.rows();
+      if (n <= kSmallRcondOrder && (n <= 1 || LU.ld() == n)) {
+        std::array<T, 3 * kSmallRcondOrder> work;
+        const double rcond =
+            cpu::lu_rcond<T>(LU.data(), n, anorm, std::numeric_limits<double>::infinity(), work.data());
+        if (rcond > 0 && std::isfinite(rcond)) return rcond;  // else it overflowed, or is 0: gecon decides
+      }
+    }
     return lapack::gecon<T>(LU, anorm);
   }
 
