@@ -10,6 +10,7 @@
 #include <vector>
 #include <string>
 
+#include "common/lapack.hpp"
 #include "common/norm_estimate.hpp"
 #include "kernels/backend.hpp"
 #include "linv/accuracy.hpp"
@@ -849,6 +850,48 @@ TEST(MatrixCopy, CopiesViewsAndNamesBothShapesOnMismatch) {
     EXPECT_TRUE(contains(e.what(), "2x3"));
     EXPECT_TRUE(contains(e.what(), "3x3"));
   }
+}
+
+}  // namespace
+}  // namespace linv
+
+namespace linv {
+namespace {
+
+// The CPU family's condition estimate of small LU factors (src/cpu/lu_rcond.hpp, up to kSmallRcondOrder)
+// against LAPACK's gecon on the same factors: the same estimator, so the same value to rounding, on both
+// sides of the order where the family switches, at extreme scales and conditions; and where its unscaled
+// solves overflow (a triangle whose inverse grows past the range), gecon's answer.
+TYPED_TEST(Dense, SmallConditionEstimatesAreGecons) {
+  using T = TypeParam;
+  const kernels::Dense<T>& cpu = kernels::dense<T>(Device::cpu());
+  std::uint64_t salt = 980;
+  for (index n : {1, 2, 3, 7, 16, 31, 32, 33})
+    for (double cond : {1e2, 0.1 / eps<T>(), 10 / eps<T>()})
+      for (int e : {0, std::numeric_limits<T>::max_exponent / 2, -std::numeric_limits<T>::max_exponent / 2}) {
+        const auto seed = testing::case_seed(salt++);
+        LINV_TRACE_SEED(seed);
+        SCOPED_TRACE(fmt::format("n {} cond {:.1e} scale 2^{}", n, cond, e));
+        Matrix<T> a = generate<T>(MatrixKind::IllCond, n, {.cond = cond, .seed = seed});
+        for (index k = 0; k < a.size(); ++k) a.data()[k] = std::ldexp(a.data()[k], e);
+        std::vector<int> pivots;
+        Matrix<T> lu = Matrix<T>::copy_of(a.view());
+        if (cpu.lu_factor(lu.view(), pivots, Pivoting::Partial).zero_pivot != 0) continue;  // cond 10/eps at n = 2
+        const double anorm = cpu.norm1(a.view());
+        const double mine = cpu.lu_rcond(lu.view(), pivots, anorm), lapack = cpu::lapack::gecon<T>(lu.view(), anorm);
+        EXPECT_NEAR(mine, lapack, 100 * n * eps<T>() * lapack);
+      }
+  // unit lower L with -4 below the diagonal (L^-1 grows as 5^k) and U = 2^(10 - max_exponent) I: the
+  // unscaled solves overflow, gecon's scaled ones do not
+  const index n = 24;
+  Matrix<T> lu(n, n);
+  for (index j = 0; j < n; ++j)
+    for (index i = 0; i < n; ++i)
+      lu(i, j) = i == j ? T(std::ldexp(1.0, 10 - std::numeric_limits<T>::max_exponent)) : i > j ? T(-4) : T(0);
+  std::vector<int> pivots(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i) pivots[static_cast<std::size_t>(i)] = static_cast<int>(i) + 1;
+  const double mine = cpu.lu_rcond(lu.view(), pivots, 1.0), lapack = cpu::lapack::gecon<T>(lu.view(), 1.0);
+  EXPECT_EQ(mine, lapack) << "an overflowing estimate is gecon's";
 }
 
 }  // namespace

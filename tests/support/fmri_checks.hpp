@@ -64,7 +64,8 @@ inline Matrix<double> exactly_recoverable_codes(const Matrix<double>& D, index s
         worst = std::max(worst, sum);
       }
       if (worst >= 0.9) continue;
-      for (index t = 0; t < sparsity; ++t) codes(order[static_cast<std::size_t>(t)], j) = 1.0 + 0.25 * static_cast<double>(t);
+      for (index t = 0; t < sparsity; ++t)
+        codes(order[static_cast<std::size_t>(t)], j) = 1.0 + 0.25 * static_cast<double>(t);
       break;
     }
   }
