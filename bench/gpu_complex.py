@@ -77,6 +77,18 @@ def cholesky_error(torch, h, l, eps):
     return norm1(l @ l.mH - h) / (h.shape[0] * eps * norm1(h))
 
 
+def recorder(out, name, n):
+    """row(case, peer, timed, error): pair()'s timings of one case for dtype `name` at order n, appended to out
+    in the rows format (errors by `error` of each result) and printed as a line of main's table."""
+    def row(case, peer, timed, error):
+        mine_s, peer_s, x, y = timed
+        out.append({"case": f"{case} {name}", "n": n, "batch": 1, "linv_s": mine_s, "peer": peer, "peer_s": peer_s,
+                    "ratio": peer_s / mine_s, "linv_error": error(x), "peer_error": error(y)})
+        print(f"{out[-1]['case']:26} {n:6} {mine_s:10.5f} {peer_s:10.5f} {peer_s / mine_s:7.2f} "
+              f"{out[-1]['linv_error']:10.3g} {out[-1]['peer_error']:10.3g}", flush=True)
+    return row
+
+
 def rows_for(torch, dtype, n, repeats, generator):
     real = torch.float64 if dtype == torch.complex128 else torch.float32
     eps = torch.finfo(real).eps
@@ -94,13 +106,7 @@ def rows_for(torch, dtype, n, repeats, generator):
     del g
     b = uniform(n, 1)
     out = []
-
-    def row(case, peer, timed, error):
-        mine_s, peer_s, x, y = timed
-        out.append({"case": f"{case} {name}", "n": n, "batch": 1, "linv_s": mine_s, "peer": peer, "peer_s": peer_s,
-                    "ratio": peer_s / mine_s, "linv_error": error(x), "peer_error": error(y)})
-        print(f"{out[-1]['case']:26} {n:6} {mine_s:10.5f} {peer_s:10.5f} {peer_s / mine_s:7.2f} "
-              f"{out[-1]['linv_error']:10.3g} {out[-1]['peer_error']:10.3g}", flush=True)
+    row = recorder(out, name, n)
 
     row("inverse", "torch.linalg.inv", pair(torch, lambda: linv.inv(a), lambda: torch.linalg.inv(a), repeats),
         lambda x: inverse_error(torch, a, x, eps))
@@ -120,10 +126,13 @@ def rows_for(torch, dtype, n, repeats, generator):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def against_torch(doc, benchmark, script, rows_for, dtypes):
+    """The main of a benchmark of linv's package against torch.linalg on CUDA tensors: its options (--sizes,
+    --dtypes, default `dtypes`, --repeats, --out-dir), rows_for(torch, dtype, n, repeats, generator) over
+    them, and bench/results/<device>/<benchmark>.json (copied to $OUT when set)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="1024,4096,8192", type=lambda s: [int(v) for v in s.split(",") if v])
-    p.add_argument("--dtypes", default="complex128,complex64", type=lambda s: [v for v in s.split(",") if v])
+    p.add_argument("--dtypes", default=dtypes, type=lambda s: [v for v in s.split(",") if v])
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out-dir", default=os.path.join(REPO, "bench", "results"))
     args = p.parse_args()
@@ -139,10 +148,10 @@ def main():
             rows += rows_for(torch, getattr(torch, dtype), n, args.repeats, generator)
             torch.cuda.empty_cache()
     name = torch.cuda.get_device_name()
-    result = {"benchmark": "complex", "device": name, "date": datetime.date.today().isoformat(),
+    result = {"benchmark": benchmark, "device": name, "date": datetime.date.today().isoformat(),
               "versions": {"linv": git_sha(), "torch": torch.__version__, "cuda": torch.version.cuda},
-              "command": "python3 bench/gpu_complex.py " + " ".join(sys.argv[1:]), "rows": rows}
-    path = os.path.join(args.out_dir, device_dir(name), "complex.json")
+              "command": f"python3 bench/{script} " + " ".join(sys.argv[1:]), "rows": rows}
+    path = os.path.join(args.out_dir, device_dir(name), f"{benchmark}.json")
     write_json(result, path)
     if os.environ.get("OUT"):
         shutil.copy(path, os.environ["OUT"])
@@ -150,4 +159,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    against_torch(__doc__, "complex", "gpu_complex.py", rows_for, "complex128,complex64")

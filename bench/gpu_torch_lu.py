@@ -16,16 +16,11 @@ $OUT when set) and prints a table.
 
     python3 bench/gpu_torch_lu.py [--sizes 1024,4096,8192] [--dtypes float64,...] [--repeats 5]
 """
-import argparse
-import datetime
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_inverse import write_json  # noqa: E402
-from gpu_complex import backward_error, norm1, pair  # noqa: E402
-from gpu_inverse import REPO, device_dir, git_sha  # noqa: E402
+from gpu_complex import against_torch, backward_error, norm1, pair, recorder  # noqa: E402
 
 from linv import torch as la  # noqa: E402  (the installed package: ./scripts/python-package)
 
@@ -44,13 +39,7 @@ def rows_for(torch, dtype, n, repeats, generator):
     a = uniform(n, n) + 4 * n ** 0.5 * torch.eye(n, dtype=dtype, device="cuda")
     b = uniform(n, 1)
     out = []
-
-    def row(case, peer, timed, error):
-        mine_s, peer_s, x, y = timed
-        out.append({"case": f"{case} {name}", "n": n, "batch": 1, "linv_s": mine_s, "peer": peer, "peer_s": peer_s,
-                    "ratio": peer_s / mine_s, "linv_error": error(x), "peer_error": error(y)})
-        print(f"{out[-1]['case']:26} {n:6} {mine_s:10.5f} {peer_s:10.5f} {peer_s / mine_s:7.2f} "
-              f"{out[-1]['linv_error']:10.3g} {out[-1]['peer_error']:10.3g}", flush=True)
+    row = recorder(out, name, n)
 
     def factor_error(f):
         p, l, u = torch.lu_unpack(*f)
@@ -65,36 +54,5 @@ def rows_for(torch, dtype, n, repeats, generator):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", default="1024,4096,8192", type=lambda s: [int(v) for v in s.split(",") if v])
-    p.add_argument("--dtypes", default="float64,float32,complex128,complex64",
-                   type=lambda s: [v for v in s.split(",") if v])
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--out-dir", default=os.path.join(REPO, "bench", "results"))
-    args = p.parse_args()
-    import torch
-    import linv
-    if not torch.cuda.is_available() or not linv.info()["gpus"]:
-        sys.exit(f"no usable GPU ({linv.info()['why_no_gpu'] or 'PyTorch sees none'}): nothing to measure")
-    generator = torch.Generator(device="cuda")
-    generator.manual_seed(46)
-    print(f"{'case':26} {'n':>6} {'linv s':>10} {'torch s':>10} {'ratio':>7} {'err linv':>10} {'err torch':>10}")
-    rows = []
-    for dtype in args.dtypes:
-        for n in args.sizes:
-            rows += rows_for(torch, getattr(torch, dtype), n, args.repeats, generator)
-            torch.cuda.empty_cache()
-    name = torch.cuda.get_device_name()
-    result = {"benchmark": "torch-lu", "device": name, "date": datetime.date.today().isoformat(),
-              "versions": {"linv": git_sha(), "torch": torch.__version__, "cuda": torch.version.cuda},
-              "command": "python3 bench/gpu_torch_lu.py " + " ".join(sys.argv[1:]), "rows": rows}
-    path = os.path.join(args.out_dir, device_dir(name), "torch-lu.json")
-    write_json(result, path)
-    if os.environ.get("OUT"):
-        shutil.copy(path, os.environ["OUT"])
-    print(f"wrote {path}")
-
-
 if __name__ == "__main__":
-    main()
+    against_torch(__doc__, "torch-lu", "gpu_torch_lu.py", rows_for, "float64,float32,complex128,complex64")
