@@ -6,9 +6,10 @@
 // the previous one: the layout of io::MatrixStack, so a B x n x n NumPy array read with io::read_stack
 // is a batch as it stands.
 //
-// On the GPU each matrix is inverted by Gauss-Jordan elimination with partial pivoting in registers
-// (a group of n lanes of a warp per matrix for n <= 32, a block of 64 threads for n <= 64); on the CPU
-// by LU with partial pivoting per matrix, across threads.
+// On the GPU each real matrix is inverted by Gauss-Jordan elimination with partial pivoting in registers
+// (a group of n lanes of a warp per matrix for n <= 32, a block of 64 threads for n <= 64), and complex
+// stacks by cuBLAS's batched LU and inverse (getrfBatched, getriBatched); on the CPU by LU with partial
+// pivoting per matrix, across threads, real and complex alike.
 //
 // Every matrix gets the single-matrix conditioning policy (docs/design.md): a matrix is singular when
 // it has an exactly zero pivot or its reciprocal condition number (1-norm) is below machine epsilon.
@@ -60,7 +61,7 @@ struct Status {
   Report report;                   // the method (batched Gauss-Jordan or LU) and how it ran, device, seconds
 };
 
-template <Real T>
+template <Scalar T>
 struct Result {
   Matrix<T> x;  // same shape and device as the input
   Status status;
@@ -71,20 +72,20 @@ struct Result {
 // again alone by linv::inv or linv::solve, which scale it, and listed only if that too refuses it.
 //
 // Inverts each n x n matrix of A (n = A.rows(), A.cols() a multiple of n, A.ld() == n).
-template <Real T>
+template <Scalar T>
 Result<T> inv(ConstMatrixView<T> A, const Options& options = {});
 // The same into X (A's shape, on A's device, contiguous, not overlapping A): no allocation, for loops
 // that invert batch after batch.
-template <Real T>
+template <Scalar T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options = {});
 
 // Solves A(k) X(k) = B(k) for each matrix of A, B holding the right-hand sides the same way: n x (nrhs *
 // count), B(k) its column block [k nrhs, (k + 1) nrhs). On the CPU by LU (getrf + getrs), backward stable;
 // on the GPU as A(k)^-1 B(k) from the register elimination, whose forward error is that of a backward
 // stable solve (about cond(A) eps) but whose residual can be cond(A) times larger.
-template <Real T>
+template <Scalar T>
 Result<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const Options& options = {});
-template <Real T>
+template <Scalar T>
 Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, const Options& options = {});
 
 }  // namespace linv::batched

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,16 @@ double non_finite_part(T a) {
     return std::isfinite(a.real()) ? a.imag() : a.real();
   else
     return a;
+}
+
+// A quiet NaN of T: NaN in both parts of a complex one (as NumPy and MATLAB show an undefined result).
+template <Scalar T>
+constexpr T quiet_nan() {
+  constexpr real_t<T> nan = std::numeric_limits<real_t<T>>::quiet_NaN();
+  if constexpr (Complex<T>)
+    return T(nan, nan);
+  else
+    return nan;
 }
 
 // The complex conjugate of a complex number, a real one itself (std::conj would make it complex).

@@ -2,8 +2,8 @@
 dimensions, then linv's batched routines (include/linv/batched.hpp: batched kernels for orders up to
 `MAX_ORDER`, the dense routine matrix by matrix above it, where the batch lies). Stacks of GPU arrays
 (inv_gpu, solve_gpu) take the same steps with their own framework on their GPU, where the batched
-kernels read them in place. Complex stacks, which the batched kernels do not take in this version, are
-computed matrix by matrix by the dense routine, where they lie."""
+kernels read them in place. Complex stacks take the same routines (LU per matrix on the CPU, cuBLAS's
+batched LU and inverse on a GPU)."""
 import numpy as _np
 
 from . import _linv
@@ -69,45 +69,6 @@ def _residual_solve(a, x, b, ok):
     return float((norm1(b64 - a64 @ x64) / _np.where(den > 0, den, 1)).max())
 
 
-def _matrix_by_matrix(what, device, one, empty, a, b=None):
-    """What linv's batched kernels give (x, pivots, why, report) for a stack of complex matrices, which they
-    do not take in this version: `one` (the dense routine: one(a_i) or one(a_i, b_i)) on each matrix (a:
-    (count, n, n); b: (count, n, k)) into empty(shape), a singular one left NaN with its pivot and the
-    library's account of it, as the kernels leave theirs."""
-    x = empty(a.shape if b is None else b.shape)
-    pivots, why = _np.zeros(a.shape[0], dtype=_np.int64), {}
-    for i in range(a.shape[0]):
-        try:
-            x[i] = one(a[i]) if b is None else one(a[i], b[i])
-        except SingularMatrixError as error:
-            x[i], pivots[i], why[i] = complex(_np.nan, _np.nan), max(int(error.pivot), 1), str(error)
-    rep = {"operation": f"batched-{what}", "device": device, "precision": str(a.dtype).rsplit(".", 1)[-1],
-           "notes": ["complex stacks are computed matrix by matrix by the dense routine"]}
-    return x, pivots.tolist(), why, rep
-
-
-def _host_inv(device):
-    return lambda a: _linv.inv(a, "auto", "native", "auto", device, False, False)
-
-
-def _host_solve(device):
-    return lambda a, b: _linv.solve(_np.ascontiguousarray(a), _np.ascontiguousarray(b), "auto", "native", "auto",
-                                    device, False, False)
-
-
-def _gpu_inv(gpu):
-    return lambda a: _linv.inv_gpu(a, "auto", "native", "auto", False, False, gpu.framework)
-
-
-def _gpu_solve(gpu):
-    return lambda a, b: _linv.solve_gpu(gpu.fortran(a), gpu.fortran(b), "auto", "native", "auto", False, False,
-                                        gpu.framework)
-
-
-def _empty_like(a):
-    return lambda shape: _np.empty(shape, dtype=a.dtype)
-
-
 def _pivots(pivots, count):
     return _np.asarray(pivots, dtype=_np.int64) if pivots else _np.zeros(count, dtype=_np.int64)
 
@@ -134,10 +95,7 @@ def inv(a, method, device, check, report, singular):
         return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), a.shape, "inv", device, lead, report)
     flat = _np.ascontiguousarray(a.reshape(count, n, n))
     # linv sees each C-ordered matrix as its transpose: inv(A^T)^T = inv(A), read back in C order.
-    if a.dtype.kind == "c":
-        x, pivots, why, rep = _matrix_by_matrix("inv", device, _host_inv(device), _empty_like(flat), flat)
-    else:
-        x, pivots, why, rep = _linv.batched_inv(flat, device)
+    x, pivots, why, rep = _linv.batched_inv(flat, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(flat, x, pivots == 0)
@@ -156,10 +114,7 @@ def inv_gpu(a, gpu, method, check, report, singular):
     if count == 0 or n == 0:
         return _empty(gpu.zeros, shape, "inv", f"cuda:{gpu.index}", lead, report)
     flat = gpu.contiguous(gpu.adopt(a).reshape(count, n, n))
-    if gpu.dtype.startswith("complex"):
-        x, pivots, why, rep = _matrix_by_matrix("inv", f"cuda:{gpu.index}", _gpu_inv(gpu), gpu.zeros, flat)
-    else:
-        x, pivots, why, rep = _linv.batched_inv_gpu(flat, gpu.framework)
+    x, pivots, why, rep = _linv.batched_inv_gpu(flat, gpu.framework)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_inv(gpu.to_numpy(flat), gpu.to_numpy(x), pivots == 0)
@@ -195,12 +150,9 @@ def solve(a, b, method, device, check, report, singular):
     af = _np.broadcast_to(a, lead + (n, n)).reshape(count, n, n)
     bf = _np.broadcast_to(b2, lead + (n, k)).reshape(count, n, k)
     # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
-    if a.dtype.kind == "c":
-        x, pivots, why, rep = _matrix_by_matrix("solve", device, _host_solve(device), _empty_like(af), af, bf)
-    else:
-        at = _np.ascontiguousarray(af.swapaxes(1, 2))
-        bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
-        x, pivots, why, rep = _linv.batched_solve(at, bt, device)
+    at = _np.ascontiguousarray(af.swapaxes(1, 2))
+    bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
+    x, pivots, why, rep = _linv.batched_solve(at, bt, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)
@@ -224,12 +176,9 @@ def solve_gpu(a, b, gpu, method, check, report, singular):
         return _empty(gpu.zeros, out_shape, "solve", f"cuda:{gpu.index}", lead, report)
     af = gpu.contiguous(gpu.broadcast_to(a, lead + (n, n))).reshape(count, n, n)
     bf = gpu.contiguous(gpu.broadcast_to(b2, lead + (n, k))).reshape(count, n, k)
-    if gpu.dtype.startswith("complex"):
-        x, pivots, why, rep = _matrix_by_matrix("solve", f"cuda:{gpu.index}", _gpu_solve(gpu), gpu.zeros, af, bf)
-    else:
-        at = gpu.contiguous(af.swapaxes(1, 2))
-        bt = gpu.contiguous(bf.swapaxes(1, 2))
-        x, pivots, why, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
+    at = gpu.contiguous(af.swapaxes(1, 2))
+    bt = gpu.contiguous(bf.swapaxes(1, 2))
+    x, pivots, why, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(gpu.to_numpy(af), gpu.to_numpy(x), gpu.to_numpy(bf), pivots == 0)

@@ -114,7 +114,6 @@ def inv(a: Any) -> Any:
     | | numpy.linalg | linv |
     |---|---|---|
     | singular to working precision (rcond < eps) | an answer with no accurate digit | LinAlgError naming rcond and the smallest pivot |
-    | complex stacks | one batched call | computed matrix by matrix (real stacks: linv's batched kernels) |
     """
     a, wrap = _square_input(a)
     if a.size == 0:
@@ -131,7 +130,6 @@ def solve(a: Any, b: Any) -> Any:
     | | numpy.linalg | linv |
     |---|---|---|
     | singular to working precision (rcond < eps) | an answer with no accurate digit | LinAlgError naming rcond and the smallest pivot |
-    | complex stacks | one batched call | computed matrix by matrix |
     """
     a, _ = _prepare(a)
     b, wrap = _prepare(b)

@@ -57,10 +57,10 @@ nb::tuple batched_inv(const Stack<T>& a, const std::string& device) {
     for (index m = 0; m < count; ++m)
       for (index i = 0; i < n; ++i)
         for (index j = 0; j < n; ++j)
-          if (const T v = a.data()[(m * n + i) * n + j]; !std::isfinite(v))
+          if (const T v = a.data()[(m * n + i) * n + j]; !linv::is_finite(v))
             throw linv::NonFiniteInput(
                 "A", fmt::format("matrix {} of the stack (from 0, as NumPy numbers them), row {}, column {}", m, i + 1, j + 1),
-                static_cast<double>(v));
+                linv::non_finite_part(v));
     throw;
   }
   const auto sn = static_cast<std::size_t>(n);
@@ -240,12 +240,17 @@ WlsObject<T>* make_wls_gpu(const GpuInput<T>& a, const std::string& precision, c
   return gpu.run([&] { return new WlsObject<T>{std::make_unique<linv::WeightedLeastSquares<T>>(A, o), gpu.device()}; });
 }
 
+// Stacks, in every element type (complex ones too).
 template <class T>
-void bind_typed(nb::module_& m, const char* suffix) {
+void bind_stacks(nb::module_& m) {
   m.def("batched_inv", &batched_inv<T>, nb::arg("a"), nb::arg("device"));
   m.def("batched_solve", &batched_solve<T>, nb::arg("at"), nb::arg("bt"), nb::arg("device"));
   m.def("batched_inv_gpu", &batched_inv_gpu<T>, nb::arg("a"), nb::arg("framework"));
   m.def("batched_solve_gpu", &batched_solve_gpu<T>, nb::arg("at"), nb::arg("bt"), nb::arg("framework"));
+}
+
+template <class T>
+void bind_typed(nb::module_& m, const char* suffix) {
   m.def("wls_gpu", &wls_gpu<T>, nb::arg("a"), nb::arg("d"), nb::arg("b"), nb::arg("precision"), nb::arg("storage"),
         nb::arg("weights"), nb::arg("tolerance"), nb::arg("max_iterations"), nb::arg("check"), nb::arg("framework"),
         nb::arg("form"));
@@ -269,6 +274,10 @@ void bind_typed(nb::module_& m, const char* suffix) {
 // Batches and weighted least squares (one file: one compile).
 void bind_batched(nb::module_& m) {
   m.attr("batched_max_order") = static_cast<long long>(linv::batched::kMaxOrder);
+  bind_stacks<double>(m);
+  bind_stacks<float>(m);
+  bind_stacks<std::complex<double>>(m);
+  bind_stacks<std::complex<float>>(m);
   bind_typed<double>(m, "64");
   bind_typed<float>(m, "32");
 }

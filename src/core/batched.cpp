@@ -24,7 +24,7 @@ std::string describe(const Singular& m) {
 
 namespace {
 
-template <Real T>
+template <Scalar T>
 void require_batch(ConstMatrixView<T> A, const char* what) {
   const index n = A.rows();
   if (n == 0 ? A.cols() != 0 : A.cols() % n != 0)
@@ -37,27 +37,27 @@ void require_batch(ConstMatrixView<T> A, const char* what) {
 }
 
 // Whether the element ranges of two contiguous views meet.
-template <Real T>
+template <Scalar T>
 bool overlaps(ConstMatrixView<T> a, ConstMatrixView<T> b) {
   return !a.empty() && !b.empty() && a.data() < b.data() + b.rows() * b.cols() && b.data() < a.data() + a.rows() * a.cols();
 }
 
 // X := NaN (on X's device): the block of a refused matrix.
-template <Real T>
+template <Scalar T>
 void fill_nan(MatrixView<T> X) {
   Matrix<T> nan(X.rows(), X.cols());
-  std::fill(nan.data(), nan.data() + X.rows() * X.cols(), std::numeric_limits<T>::quiet_NaN());
+  std::fill(nan.data(), nan.data() + X.rows() * X.cols(), quiet_nan<T>());
   copy<T>(nan.to(X.device()).view(), X);
 }
 
-template <Real T>
+template <Scalar T>
 kernels::BatchedPolicy policy_of(const Options& options) {
-  return {.threshold = std::numeric_limits<T>::epsilon(), .keep_ill_conditioned = options.allow_ill_conditioned};
+  return {.threshold = std::numeric_limits<real_t<T>>::epsilon(), .keep_ill_conditioned = options.allow_ill_conditioned};
 }
 
 // NonFiniteInput for the first NaN or Inf of the matrices of M (`name`: A or B), each `width` columns
 // wide, the first of them matrix `first` of the batch; it names the matrix and its entry.
-template <Real T>
+template <Scalar T>
 void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, index first = 0) {
   if (M.empty() || width == 0) return;
   const auto at = kernels::dense<T>(M.device()).magnitude(M).first_non_finite;
@@ -66,13 +66,13 @@ void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, i
   throw NonFiniteInput(name,
                        fmt::format("matrix {} of the stack (from 0, as NumPy numbers them), row {}, column {}", first + at->second / width,
                                    at->first + 1, at->second % width + 1),
-                       static_cast<double>(value(0, 0)));
+                       non_finite_part(value(0, 0)));
 }
 
 // Matrix k of the batch by the one-matrix path: `again(k)` returns its result (`width` columns of X) or
 // throws where that path refuses it, which leaves its block NaN. Returns its entry for the status, if any:
 // refused, or kept singular to working precision (allow_ill_conditioned). `why` says how it was computed.
-template <Real T, class Again>
+template <Scalar T, class Again>
 std::optional<Singular> alone(ConstMatrixView<T> A, index k, MatrixView<T> X, index width, Again&& again,
                               const char* why, Method* ran = nullptr) {
   const index n = A.rows();
@@ -80,7 +80,7 @@ std::optional<Singular> alone(ConstMatrixView<T> A, index k, MatrixView<T> X, in
     const Solution<T> s = again(k);
     copy<T>(s.x.view(), X.block(0, k * width, X.rows(), width));
     if (ran) *ran = s.report.method;
-    if (s.report.rcond < std::numeric_limits<T>::epsilon())  // kept by allow_ill_conditioned: listed
+    if (s.report.rcond < std::numeric_limits<real_t<T>>::epsilon())  // kept by allow_ill_conditioned: listed
       return Singular{k, 0, s.report.rcond, true, why};
     return std::nullopt;
   } catch (const SingularMatrix& e) {
@@ -98,7 +98,7 @@ std::optional<Singular> alone(ConstMatrixView<T> A, index k, MatrixView<T> X, in
 // (NonFiniteInput, naming it), or sums that overflow at the ends of the range (entries near 1e308; near
 // 1e-310 the inverse overflows). Those are computed again alone by the one-matrix path, which scales them,
 // and its verdict replaces the kernel's.
-template <Real T, class Again>
+template <Scalar T, class Again>
 void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X, index width,
                       Again&& again) {
   const index n = A.rows();
@@ -118,7 +118,7 @@ void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, Mat
 // Above kMaxOrder the batched kernels do not run: each matrix goes through the one-matrix path where the
 // batch lives (its blocked factorizations are what such orders want), singular ones NaN and listed as a
 // batch lists them.
-template <Real T, class Again>
+template <Scalar T, class Again>
 kernels::BatchedMethod one_by_one(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X,
                                   index width, Again&& again, const char* routine) {
   const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
@@ -136,7 +136,7 @@ constexpr std::size_t kMaxKeptNotes = 100;
 
 // The status of a batch: what ran, its singular matrices, a note per result kept (up to kMaxKeptNotes)
 // and time.
-template <Real T>
+template <Scalar T>
 Status finish(Operation operation, const kernels::BatchedMethod& ran, std::vector<Singular>&& singular, Device device,
               const Stopwatch& clock) {
   Status s{std::move(singular), {}};
@@ -152,7 +152,7 @@ Status finish(Operation operation, const kernels::BatchedMethod& ran, std::vecto
       r.notes.push_back(fmt::format("matrix {}: singular to working precision: rcond {:.3g} is below machine epsilon "
                                     "{:.3g} (smallest pivot in column {}), so its result may have no correct digits "
                                     "(allowed by the caller)",
-                                    m.matrix, m.rcond, std::numeric_limits<T>::epsilon(), m.pivot));
+                                    m.matrix, m.rcond, std::numeric_limits<real_t<T>>::epsilon(), m.pivot));
   if (kept > kMaxKeptNotes)
     r.notes.push_back(fmt::format("{} more matrices singular to working precision kept (the status lists them all)",
                                   kept - kMaxKeptNotes));
@@ -166,7 +166,7 @@ Status finish(Operation operation, const kernels::BatchedMethod& ran, std::vecto
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options) {
   const Stopwatch clock;
   require_batch(A, "batched inverse");
@@ -189,7 +189,7 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options) {
   return finish<T>(Operation::BatchedInverse, ran, std::move(singular), A.device(), clock);
 }
 
-template <Real T>
+template <Scalar T>
 Result<T> inv(ConstMatrixView<T> A, const Options& options) {
   require_batch(A, "batched inverse");
   Result<T> r{Matrix<T>::uninitialized(A.rows(), A.cols(), A.device()), {}};
@@ -197,7 +197,7 @@ Result<T> inv(ConstMatrixView<T> A, const Options& options) {
   return r;
 }
 
-template <Real T>
+template <Scalar T>
 Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, const Options& options) {
   const Stopwatch clock;
   require_batch(A, "batched solve");
@@ -230,21 +230,22 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, c
   return finish<T>(Operation::BatchedSolve, ran, std::move(singular), A.device(), clock);
 }
 
-template <Real T>
+template <Scalar T>
 Result<T> solve(ConstMatrixView<T> A, ConstMatrixView<T> B, const Options& options) {
   Result<T> r{Matrix<T>::uninitialized(B.rows(), B.cols(), B.device()), {}};
   r.status = solve_into<T>(A, B, r.x.view(), options);
   return r;
 }
 
-template Status solve_into<float>(ConstMatrixView<float>, ConstMatrixView<float>, MatrixView<float>, const Options&);
-template Status solve_into<double>(ConstMatrixView<double>, ConstMatrixView<double>, MatrixView<double>,
-                                   const Options&);
-template Result<float> solve<float>(ConstMatrixView<float>, ConstMatrixView<float>, const Options&);
-template Result<double> solve<double>(ConstMatrixView<double>, ConstMatrixView<double>, const Options&);
-template Status inv_into<float>(ConstMatrixView<float>, MatrixView<float>, const Options&);
-template Status inv_into<double>(ConstMatrixView<double>, MatrixView<double>, const Options&);
-template Result<float> inv<float>(ConstMatrixView<float>, const Options&);
-template Result<double> inv<double>(ConstMatrixView<double>, const Options&);
+#define LINV_INSTANTIATE(T)                                                                              \
+  template Status solve_into<T>(ConstMatrixView<T>, ConstMatrixView<T>, MatrixView<T>, const Options&);  \
+  template Result<T> solve<T>(ConstMatrixView<T>, ConstMatrixView<T>, const Options&);                   \
+  template Status inv_into<T>(ConstMatrixView<T>, MatrixView<T>, const Options&);                        \
+  template Result<T> inv<T>(ConstMatrixView<T>, const Options&);
+LINV_INSTANTIATE(float)
+LINV_INSTANTIATE(double)
+LINV_INSTANTIATE(std::complex<float>)
+LINV_INSTANTIATE(std::complex<double>)
+#undef LINV_INSTANTIATE
 
 }  // namespace linv::batched

@@ -1,7 +1,9 @@
 // The CPU backend's batched family (src/kernels/batched.hpp): an LU per matrix (linv's unblocked one up to
-// order 32, LAPACK's above), matrices spread across threads, each matrix's rcond from the same pass.
+// order 32, LAPACK's above), matrices spread across threads, each matrix's rcond from the same pass. Real
+// and complex matrices alike (complex pivots chosen by |re| + |im|, as LAPACK's getf2 chooses them).
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -17,10 +19,19 @@ namespace {
 // Matrices per CPU thread below which one thread does the whole batch (thread start-up dominates).
 constexpr index kMatricesPerThread = 256;
 
-template <Real T>
+template <Scalar T>
 void fill_nan(MatrixView<T> x) {
   for (index j = 0; j < x.cols(); ++j)
-    for (index i = 0; i < x.rows(); ++i) x(i, j) = std::numeric_limits<T>::quiet_NaN();
+    for (index i = 0; i < x.rows(); ++i) x(i, j) = quiet_nan<T>();
+}
+
+// The size a pivot is chosen by: |a|, or |re| + |im| for complex a (LAPACK's i?amax).
+template <Scalar T>
+real_t<T> pivot_size(T a) {
+  if constexpr (Complex<T>)
+    return std::abs(a.real()) + std::abs(a.imag());
+  else
+    return std::abs(a);
 }
 
 // Up to this order a matrix of a batch goes through small_lu below, above it through LAPACK. OpenBLAS's
@@ -33,15 +44,15 @@ constexpr index kSmallOrder = 32;
 // LU with partial pivoting of the n x n column-major `a` (leading dimension n) in place, as LAPACK's
 // unblocked getf2: the first largest |a(i, k)| pivots, multipliers by the pivot's reciprocal, and a zero
 // pivot recorded (1-based, the first) without stopping.
-template <Real T>
+template <Scalar T>
 int small_lu(T* a, index n, int* pivots) {
   int info = 0;
   for (index k = 0; k < n; ++k) {
     T* col = a + k * n;
     index p = k;
-    T best = std::abs(col[k]);
+    real_t<T> best = pivot_size(col[k]);
     for (index i = k + 1; i < n; ++i)
-      if (std::abs(col[i]) > best) best = std::abs(col[i]), p = i;
+      if (pivot_size(col[i]) > best) best = pivot_size(col[i]), p = i;
     pivots[k] = static_cast<int>(p);
     if (col[p] == T(0)) {
       if (info == 0) info = static_cast<int>(k + 1);
@@ -63,7 +74,7 @@ int small_lu(T* a, index n, int* pivots) {
 
 // x := A^-1 x for the factors of small_lu (x: n x k, leading dimension ldx): the interchanges, then L
 // (unit diagonal) and U by substitution, column by column of x.
-template <Real T>
+template <Scalar T>
 void small_lu_solve(const T* lu, index n, const int* pivots, T* x, index ldx, index k) {
   for (index c = 0; c < k; ++c) {
     T* b = x + c * ldx;
@@ -91,12 +102,12 @@ struct Norm1 {
   index nonfinite = 0;
 };
 
-template <Real T>
+template <Scalar T>
 Norm1 norm1(const T* a, index n, index lda) {
   Norm1 norm;
   for (index j = 0; j < n; ++j) {
     double column = 0;
-    for (index i = 0; i < n; ++i) column += std::abs(static_cast<double>(a[i + j * lda]));
+    for (index i = 0; i < n; ++i) column += std::abs(static_cast<wide_t<T>>(a[i + j * lda]));
     if (!std::isfinite(column) && norm.nonfinite == 0) norm.nonfinite = j + 1;
     if (std::isnan(column) || column > norm.value) norm.value = column;
   }
@@ -104,7 +115,7 @@ Norm1 norm1(const T* a, index n, index lda) {
 }
 
 // The 1-based position of the smallest |u_kk| of LU factors (the pivot a singular matrix is named by).
-template <Real T>
+template <Scalar T>
 index smallest_pivot(const Matrix<T>& lu) {
   index best = 0;
   for (index k = 1; k < lu.rows(); ++k)
@@ -119,7 +130,7 @@ index smallest_pivot(const Matrix<T>& lu) {
 // matrix singular: it is recorded in `singular`, and its columns become NaN unless the policy keeps them.
 // A matrix with a non-finite entry has no condition number (rcond NaN, named by that column) and is not
 // factored: LAPACK refuses NaN. Matrices are spread across threads.
-template <Real T, class Finish>
+template <Scalar T, class Finish>
 void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, const kernels::BatchedPolicy& policy,
                  std::vector<batched::Singular>& singular, const Finish& finish) {
   const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
@@ -157,7 +168,7 @@ void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, const kernels::
   }
 }
 
-template <Real T>
+template <Scalar T>
 class Batched final : public kernels::Batched<T> {
  public:
   // LU per matrix, then its inverse: column by column of the identity, or LAPACK's getri above kSmallOrder.
@@ -202,7 +213,10 @@ class Batched final : public kernels::Batched<T> {
                     small_lu_solve(lu.data(), n, ipiv.data(), x.data(), x.ld(), nrhs);
                   else
                     lapack::getrs<T>(Op::None, lu.view(), ipiv.data(), x);
-                  return lu_rcond(lu.data(), n, anorm, policy.threshold, work);
+                  if constexpr (Complex<T>)
+                    return lapack::gecon<T>(lu.view(), anorm);
+                  else
+                    return lu_rcond(lu.data(), n, anorm, policy.threshold, work);
                 });
     if (n <= kSmallOrder)
       return {Method::BatchedLU,
@@ -214,9 +228,11 @@ class Batched final : public kernels::Batched<T> {
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>
 const kernels::Batched<T>& batched() { return kernels::instance<Batched<T>>(); }
 template const kernels::Batched<float>& batched<float>();
 template const kernels::Batched<double>& batched<double>();
+template const kernels::Batched<std::complex<float>>& batched<std::complex<float>>();
+template const kernels::Batched<std::complex<double>>& batched<std::complex<double>>();
 
 }  // namespace linv::cpu

@@ -16,12 +16,14 @@ const kernels::Runtime& runtime();  // runtime.cu, in linv_core
 
 LINV_KERNEL_FAMILY_ACCESSORS;  // one per family file: dense.cpp, mixed.cpp, vectors.cpp, batched.cu, ...
 
-// The complex families (complex_dense.cpp): the dense core and the vector steps it uses, as the registry's
-// ComplexBackend holds them.
+// The complex families, as the registry's ComplexBackend holds them: the dense core and the vector steps it
+// uses (complex_dense.cpp), and stacks (complex_batched.cpp).
 template <Complex T>
 const kernels::Dense<T>& complex_dense();
 template <Complex T>
 const kernels::Vectors<T>& complex_vectors();
+template <Complex T>
+const kernels::Batched<T>& complex_batched();
 
 // In-place inverse by blocked Gauss-Jordan with partial pivoting and look-ahead, panels `block` wide (0:
 // the default for the order, or LINV_GJ_BLOCK). Returns 0, or the 1-based index of the first exactly

@@ -529,7 +529,7 @@ class Batched final : public kernels::Batched<T> {
 
 }  // namespace
 
-template <Real T>
+template <Scalar T>  // real T only: complex stacks have complex_batched (complex_batched.cpp)
 const kernels::Batched<T>& batched() { return kernels::instance<Batched<T>>(); }
 template const kernels::Batched<float>& batched<float>();
 template const kernels::Batched<double>& batched<double>();

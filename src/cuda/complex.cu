@@ -223,6 +223,27 @@ __global__ void fill_uniform_kernel(Parts<R>* A, std::int64_t rows, std::int64_t
 
 unsigned column_blocks(std::int64_t cols) { return static_cast<unsigned>(cols < 65535 ? cols : 65535); }
 
+// One warp per matrix of a batch of n x n matrices (n <= 64, contiguous, one after another): lane l sums
+// columns l and l + 32 in double; the warp's maximum, NaN kept (a NaN column sum compares false).
+template <class R>
+__global__ void batched_norm1_kernel(const Parts<R>* A, std::int64_t n, std::int64_t count, double* out) {
+  const std::int64_t m = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (m >= count) return;
+  const Parts<R>* a = A + m * n * n;
+  double best = 0;
+  for (std::int64_t j = lane; j < n; j += 32) {
+    double s = 0;
+    for (std::int64_t i = 0; i < n; ++i) s += modulus(a[i + j * n]);
+    best = (s > best || isnan(s)) ? s : best;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const double other = __shfl_down_sync(0xFFFFFFFFu, best, offset);
+    best = (other > best || isnan(other)) ? other : best;
+  }
+  if (lane == 0) out[m] = best;
+}
+
 template <class R>
 Parts<R> parts_of(std::complex<R> z) {
   return Parts<R>{z.real(), z.imag()};
@@ -341,9 +362,18 @@ void fill_uniform(std::complex<R>* A, std::int64_t rows, std::int64_t cols, std:
   check_launch("complex fill_uniform");
 }
 
+template <class R>
+void batched_norm1(const std::complex<R>* A, std::int64_t n, std::int64_t count, double* out, cudaStream_t stream) {
+  if (n == 0 || count == 0) return;
+  const std::int64_t blocks = (count * 32 + kThreads - 1) / kThreads;
+  batched_norm1_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(parts(A), n, count, out);
+  check_launch("complex batched_norm1");
+}
+
 #define LINV_COMPLEX_KERNELS(R)                                                                                      \
   template void norm1<R>(const std::complex<R>*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t,    \
                          launch::Part);                                                                              \
+  template void batched_norm1<R>(const std::complex<R>*, std::int64_t, std::int64_t, double*, cudaStream_t);        \
   template void max_modulus<R>(const std::complex<R>*, std::int64_t, std::int64_t, bool, double*, cudaStream_t);    \
   template void magnitude<R>(const std::complex<R>*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*,  \
                              cudaStream_t);                                                                          \

@@ -17,6 +17,7 @@
 
 #include "cuda/backend.hpp"
 #include "cuda/dense_host.hpp"
+#include "cuda/complex_blas.hpp"
 #include "cuda/complex_kernels.hpp"
 #include "cuda/context.hpp"
 #include "cuda/few_rhs.hpp"
@@ -25,35 +26,6 @@
 
 namespace linv::cuda {
 namespace {
-
-template <Complex T>
-constexpr bool kSingle = std::is_same_v<T, std::complex<float>>;
-
-// cuBLAS's types of T (layout-compatible with std::complex).
-template <Complex T>
-using Cu = std::conditional_t<kSingle<T>, cuComplex, cuDoubleComplex>;
-
-template <Complex T>
-Cu<T>* cu(T* p) {
-  return reinterpret_cast<Cu<T>*>(p);
-}
-template <Complex T>
-const Cu<T>* cu(const T* p) {
-  return reinterpret_cast<const Cu<T>*>(p);
-}
-template <Complex T>
-Cu<T>* cu_mutable(const T* p) {  // cuSOLVER's const-incorrect signatures
-  return reinterpret_cast<Cu<T>*>(const_cast<T*>(p));
-}
-
-// The single- or double-precision routine of a cuBLAS/cuSOLVER pair, for T.
-template <Complex T, class C, class Z>
-constexpr auto pick(C single, Z twin) {
-  if constexpr (kSingle<T>)
-    return single;
-  else
-    return twin;
-}
 
 template <Complex T>
 constexpr cudaDataType data_type() {

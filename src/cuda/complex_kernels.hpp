@@ -18,6 +18,10 @@ namespace linv::cuda::complex_launch {
 template <class R>
 void norm1(const std::complex<R>* A, std::int64_t rows, std::int64_t cols, std::int64_t ld, double* result,
            cudaStream_t stream, launch::Part part = {});
+// out[m] := the 1-norm (in double; NaN where a column sum is) of matrix m of a batch of `count` n x n
+// matrices stored one after another, n <= 64.
+template <class R>
+void batched_norm1(const std::complex<R>* A, std::int64_t n, std::int64_t count, double* out, cudaStream_t stream);
 // *result := max(*result, max |a_ij|) over the matrix, or its upper triangle (the growth of LU's U); *result
 // starts at +0.0.
 template <class R>

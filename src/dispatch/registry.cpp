@@ -50,12 +50,12 @@ template <Complex T>
 const ComplexBackend<T>& complex_backend(Device device) {
   switch (device.kind()) {
     case Device::Kind::cpu: {
-      static const ComplexBackend<T> b{cpu::dense<T>(), cpu::vectors<T>()};
+      static const ComplexBackend<T> b{cpu::dense<T>(), cpu::vectors<T>(), cpu::batched<T>()};
       return b;
     }
     case Device::Kind::cuda: {
 #ifdef LINV_HAVE_CUDA
-      static const ComplexBackend<T> b{cuda::complex_dense<T>(), cuda::complex_vectors<T>()};
+      static const ComplexBackend<T> b{cuda::complex_dense<T>(), cuda::complex_vectors<T>(), cuda::complex_batched<T>()};
       return b;
 #else
       break;

@@ -60,7 +60,7 @@ class Backend final {
   const ::linv::kernels::Mixed& mixed();                                                                       \
   template <::linv::Scalar T>                                                                                  \
   const ::linv::kernels::Vectors<T>& vectors();                                                                \
-  template <::linv::Real T>                                                                                    \
+  template <::linv::Scalar T>                                                                                  \
   const ::linv::kernels::Batched<T>& batched();                                                                \
   template <::linv::Real T>                                                                                    \
   const ::linv::kernels::Wls<T>& wls();                                                                        \
@@ -88,11 +88,12 @@ const Family& instance() {
 template <Real T>
 const Backend<T>& backend(Device device);
 
-// The families of complex matrices: the dense core and the vector steps it uses, nothing else.
+// The families of complex matrices: the dense core, the vector steps it uses and stacks, nothing else.
 template <Complex T>
 struct ComplexBackend {
   const Dense<T>& dense;
   const Vectors<T>& vectors;
+  const Batched<T>& batched;
 };
 template <Complex T>
 const ComplexBackend<T>& complex_backend(Device device);
@@ -111,9 +112,12 @@ const Vectors<T>& vectors(Device device) {
   else
     return backend<T>(device).vectors();
 }
-template <Real T>
+template <Scalar T>
 const Batched<T>& batched(Device device) {
-  return backend<T>(device).batched();
+  if constexpr (Complex<T>)
+    return complex_backend<T>(device).batched;
+  else
+    return backend<T>(device).batched();
 }
 template <Real T>
 const Wls<T>& wls(Device device) {

@@ -29,7 +29,7 @@ struct BatchedPolicy {
   bool keeps(double rcond) const { return keep_ill_conditioned && rcond > 0; }
 };
 
-template <Real T>
+template <Scalar T>
 class Batched {
  public:
   virtual ~Batched() = default;

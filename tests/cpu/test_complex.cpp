@@ -12,6 +12,7 @@
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
+#include "support/complex_batches.hpp"
 #include "support/complex_matrices.hpp"
 #include "support/dense_checks.hpp"
 #include "support/testing.hpp"
@@ -369,6 +370,8 @@ TEST(ComplexMixed, Complex64FactorsRefinedToComplex128) {
                InvalidArgument);
   EXPECT_THROW((void)inv<C>(h.view(), {.method = Method::RBT, .precision = Precision::Mixed}), InvalidArgument);
 }
+
+TYPED_TEST(ComplexDense, StacksByTheBatchedFamily) { testing::expect_complex_batches<TypeParam>(Device::cpu(), 300); }
 
 }  // namespace
 }  // namespace linv

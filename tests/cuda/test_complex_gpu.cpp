@@ -15,6 +15,7 @@
 #include "linv/accuracy.hpp"
 #include "linv/dense.hpp"
 #include "linv/errors.hpp"
+#include "support/complex_batches.hpp"
 #include "support/complex_matrices.hpp"
 #include "support/dense_checks.hpp"
 #include "support/gpu.hpp"
@@ -281,6 +282,11 @@ TEST(CudaComplexMixed, Complex64FactorsRefinedToComplex128) {
   } catch (const SingularMatrix& err) {
     EXPECT_EQ(err.pivot(), 2);
   }
+}
+
+TYPED_TEST(CudaComplex, StacksByTheBatchedFamily) {
+  REQUIRE_GPU();
+  testing::expect_complex_batches<TypeParam>(gpu(), 300);
 }
 
 }  // namespace
