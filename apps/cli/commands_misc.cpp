@@ -202,7 +202,7 @@ void run_demo(const DemoArgs& a) {
     std::printf("\nImages in %s/; %s shows each case as truth | degraded | recovered | total variation | nonlocal. "
                 "Try:\n"
                 "  linv degrade photo.png -o g.png --psf disk:radius=3 --noise gaussian:var=0.0001 --crop 16 --truth f.png\n"
-                "  linv deblur g.png -o r.png --psf disk:radius=3 --truth f.png [--prior tv|nonlocal]\n",
+                "  linv deblur g.png -o r.png --psf disk:radius=3 --truth f.png [--prior tikhonov|tv|nonlocal]\n",
                 a.out.c_str(), montage_path.c_str());
 }
 

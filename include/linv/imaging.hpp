@@ -170,9 +170,13 @@ DeblurPath parse_deblur_path(std::string_view name);
 // patches look alike, the similarity scaled by the noise the inverse carries; the result is the mean of that
 // and the pilot. Repeating texture and edges gain; fine irregular texture (grass, fur) at low noise loses to
 // Tikhonov (docs/deblurring-quality.md). Gaussian noise only.
-// Auto: total variation for Poisson data (the Poisson data term runs with it only), Tikhonov for Gaussian
-// noise (total variation is 0.3 to 0.6 dB better on the mean of photographs but loses on textured ones:
-// docs/deblurring-quality.md).
+// Auto: total variation for Poisson data (the Poisson data term runs with it only). For Gaussian noise, the
+// nonlocal prior where the PSF blurs (its response nowhere above 1.1 times its DC gain: every nonnegative
+// PSF) and up to 1 % of the pixels are salt and pepper; Tikhonov where the PSF sharpens (its response 1.5
+// times its DC gain and more: a stable inverse, which the averaging only smooths) or 4 % of the pixels and
+// more are impulses (its robust term); between, the two results blended by weights continuous in the gain
+// and the share (report: nonlocal_share).
+// docs/deblurring-quality.md has the measurements behind each end.
 enum class Prior { Auto, Tikhonov, TotalVariation, Nonlocal };
 std::string_view to_string(Prior p);  // "auto", "tikhonov", "tv", "nonlocal"
 Prior parse_prior(std::string_view name);
@@ -220,7 +224,10 @@ struct DeblurResult {
   double admm_change = 0;      // total variation: f's relative change over the last iteration measured
   double nonlocal_lambda = 0;  // nonlocal: the regularised inverse's lambda (0 for the other priors)
   double nonlocal_h = 0;       // nonlocal: the similarity scale, the noise standard deviation in that inverse
-  Prior prior = Prior::Tikhonov;             // the prior that ran (auto resolved)
+  Prior prior = Prior::Tikhonov;             // the prior that ran (auto resolved; a blend: the larger share's)
+  std::string prior_from;                    // "given" or the evidence for the automatic choice
+  double nonlocal_share = 0;  // the nonlocal result's share in the image: 1 for that prior, 0 for Tikhonov or
+                              // TV, between where prior auto blended the nonlocal and the Tikhonov results
   NoiseModel noise_model = NoiseModel::Gaussian;  // the noise model that ran (auto resolved)
   std::string noise_model_from;              // "given" or the evidence for the automatic choice
   double photon_peak = 0;                    // Poisson: counts per unit of g, given or estimated (0 otherwise)

@@ -117,6 +117,8 @@ void call(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
               {"noise_sigma", r.noise_sigma},
               {"robust", r.robust},
               {"prior", std::string(linv::imaging::to_string(r.prior))},
+              {"prior_from", r.prior_from},
+              {"nonlocal_share", r.nonlocal_share},
               {"tv_weight", r.tv_weight},
               {"noise_model", std::string(linv::imaging::to_string(r.noise_model))},
               {"photon_peak", r.photon_peak},

@@ -226,7 +226,9 @@ def deblur(g: Any, psf: Any, *, lam: Any = None, rule: str = "auto", boundary: s
         linear step is the spectral solve, or conjugate gradients where that is not exact), or nonlocal
         (texture kept: a regularised inverse with a tenth of Tikhonov's lambda, each pixel averaged with
         those whose 5x5 patches look alike in the total-variation result; Gaussian noise only). "auto":
-        total variation for Poisson data, Tikhonov otherwise.
+        total variation for Poisson data; for Gaussian noise the nonlocal prior under a blur and Tikhonov
+        under a sharpening filter or with 4 % salt and pepper and more (its robust term), the two results
+        blended between (the report's "prior_from" and "nonlocal_share" say how).
     tv_weight : float, optional
         Total variation's weight, in the image's units; None: proportional to the noise estimated in g (for
         Poisson data, from the photon noise at g's mean level).
@@ -242,8 +244,8 @@ def deblur(g: Any, psf: Any, *, lam: Any = None, rule: str = "auto", boundary: s
         there as g's kind of array.
     report : bool
         Return (f, report); the report adds "lambda", "lambda_from", "noise_sigma", "robust", "tv_weight",
-        "tv_weight_from", "prior" and "noise_model" (what ran), "noise_model_from", "photon_peak", and for
-        the nonlocal prior "nonlocal_lambda" (its inverse's) and "nonlocal_h" (the similarity scale).
+        "tv_weight_from", "prior" and "noise_model" (what ran), "prior_from", "noise_model_from",
+        "photon_peak", "nonlocal_share" (the nonlocal result's share in f), and for the nonlocal prior "nonlocal_lambda" (its inverse's) and "nonlocal_h" (the similarity scale).
 
     Returns
     -------

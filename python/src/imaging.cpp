@@ -128,6 +128,8 @@ nb::dict deblur_report(const im::DeblurResult& r) {
   rep["tv_weight"] = r.tv_weight;
   rep["tv_weight_from"] = r.tv_weight_from;
   rep["prior"] = std::string(im::to_string(r.prior));
+  rep["prior_from"] = r.prior_from;
+  rep["nonlocal_share"] = r.nonlocal_share;
   rep["noise_model"] = std::string(im::to_string(r.noise_model));
   rep["noise_model_from"] = r.noise_model_from;
   rep["photon_peak"] = r.photon_peak;

@@ -524,7 +524,7 @@ class CliTest(TempDirCase):
         self.assertIn("end early", err)
         self.assertFalse(os.path.exists(self.path("x.pgm")))
         stdout, _ = run("deblur", out, "-o", self.path("r.pgm"), "--psf", "box:size=3", "--truth", "phantom:32",
-                        "--report", self.path("d.json"))
+                        "--prior", "tikhonov", "--report", self.path("d.json"))
         report = load_json(self.path("d.json"))
         self.assertLess(report["mse_recovered"], report["mse_degraded"])
         self.assertEqual(report["lambda_from"], "generalised cross-validation")
@@ -543,7 +543,8 @@ class CliTest(TempDirCase):
         motion = self.path("motion.pgm")  # an asymmetric blur, so the spectral preconditioner is not exact
         run("degrade", "phantom:64", "-o", motion, "--psf", "motion:len=7,angle=30")
         _, err = run("deblur", motion, "-o", self.path("r.pgm"), "--psf", "motion:len=7,angle=30", "--boundary",
-                     "zero", "--path", "matrix-free", "--max-iter", 2, "--report", self.path("m.json"), expect=4)
+                     "zero", "--path", "matrix-free", "--max-iter", 2, "--prior", "tikhonov", "--report",
+                     self.path("m.json"), expect=4)
         self.assertIn("did not converge", err)
         self.assertIn("--max-iter 2", err)
         self.assertTrue(os.path.exists(self.path("r.pgm")))
@@ -562,6 +563,14 @@ class CliTest(TempDirCase):
             self.assertEqual("tv_weight" in report, prior != "tikhonov")
             self.assertEqual("nonlocal_h" in report, prior == "nonlocal")
         self.assertGreater(load_json(self.path("nonlocal.json"))["nonlocal_h"], 0)
+        # auto: the nonlocal prior under a blur, Tikhonov under a sharpening filter, and the report says why
+        for psf, expected in (("gaussian:size=5,sigma=1", "nonlocal"), ("sharpen:alpha=0.2", "tikhonov")):
+            run("deblur", g, "-o", self.path("auto.npy"), "--psf", psf, "--report", self.path("auto.json"), "-q")
+            report = load_json(self.path("auto.json"))
+            self.assertEqual(report["prior"], expected, report["prior_from"])
+            self.assertEqual(report["nonlocal_share"], 1.0 if expected == "nonlocal" else 0.0)
+            self.assertIn("DC gain", report["prior_from"])
+        self.assertEqual(load_json(self.path("tv.json"))["prior_from"], "given")
         _, err = run("deblur", g, "-o", self.path("x.npy"), "--psf", "gaussian:size=5,sigma=1", "--prior", "bm3d",
                      expect=2)
         self.assertIn("nonlocal", err)

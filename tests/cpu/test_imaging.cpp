@@ -388,7 +388,8 @@ TEST(Imaging, ThePathsSolveTheSameEquations) {
       const Matrix<double> g =
           imaging::add_noise(imaging::convolve(f.view(), psf->kernel.view(), b).view(), "gaussian:var=0.0001", seed);
       const std::string what = fmt::format("{} {}", to_string(b), psf->spec);
-      const imaging::DeblurOptions base{.lambda = 0.01, .boundary = b, .robust = imaging::Robust::Off, .tolerance = 1e-13};
+      const imaging::DeblurOptions base{.lambda = 0.01, .boundary = b, .robust = imaging::Robust::Off, .tolerance = 1e-13,
+                                         .prior = imaging::Prior::Tikhonov};
       imaging::DeblurOptions dense = base, free = base, spectral = base;
       dense.path = imaging::DeblurPath::Dense;
       free.path = imaging::DeblurPath::MatrixFree;
@@ -414,19 +415,20 @@ TEST(Imaging, DeblurRecoversAndChoosesLambda) {
   const Matrix<double> f = imaging::shepp_logan(64);
   const imaging::Psf blur = imaging::parse_psf("gaussian:size=5,sigma=1");
   const Matrix<double> g = imaging::convolve(f.view(), blur.kernel.view(), Boundary::Reflexive);
-  // the defaults: reflexive, Laplacian, spectral (the PSF is symmetric), lambda by GCV
-  const imaging::DeblurResult noise_free = imaging::deblur(g.view(), blur);
+  // the defaults of the Tikhonov prior: reflexive, Laplacian, spectral (the PSF is symmetric), lambda by GCV
+  const imaging::DeblurOptions tikhonov{.prior = imaging::Prior::Tikhonov};
+  const imaging::DeblurResult noise_free = imaging::deblur(g.view(), blur, tikhonov);
   EXPECT_EQ(noise_free.report.method, Method::Spectral);
   EXPECT_EQ(noise_free.lambda_from, "generalised cross-validation");
   EXPECT_GE(imaging::psnr(noise_free.image.view(), f.view()), 40.0);
   // 8-bit rounding is noise GCV sees
   Matrix<double> rounded = Matrix<double>::copy_of(g.view());
   for (index k = 0; k < rounded.size(); ++k) rounded.data()[k] = std::round(rounded.data()[k] * 255) / 255;
-  const imaging::DeblurResult eight_bits = imaging::deblur(rounded.view(), blur);
+  const imaging::DeblurResult eight_bits = imaging::deblur(rounded.view(), blur, tikhonov);
   EXPECT_EQ(eight_bits.lambda_from, "generalised cross-validation");
   EXPECT_GE(imaging::psnr(eight_bits.image.view(), f.view()), imaging::psnr(rounded.view(), f.view()) + 5);
   // noise-free sharpening: exact recovery with lambda 0 (the spectral pseudo-inverse), and with auto, whose
-  // GCV has no minimum there to find
+  // GCV has no minimum there to find (prior auto: Tikhonov for a filter that sharpens)
   const imaging::Psf sharpen = imaging::parse_psf("sharpen:alpha=0.2");
   const Matrix<double> s = imaging::convolve(f.view(), sharpen.kernel.view(), Boundary::Reflexive);
   EXPECT_LE(imaging::mse(imaging::deblur(s.view(), sharpen, {.lambda = 0}).image.view(), f.view()), 1e-20);
@@ -436,11 +438,12 @@ TEST(Imaging, DeblurRecoversAndChoosesLambda) {
   // with noise, every rule does better than the degraded image, and says which it used
   const Matrix<double> noisy = imaging::add_noise(g.view(), "gaussian:var=0.001", 11);
   for (imaging::LambdaRule rule : {imaging::LambdaRule::Auto, imaging::LambdaRule::GCV, imaging::LambdaRule::Discrepancy}) {
-    const imaging::DeblurResult r = imaging::deblur(noisy.view(), blur, {.rule = rule});
+    const imaging::DeblurResult r = imaging::deblur(noisy.view(), blur, {.rule = rule, .prior = imaging::Prior::Tikhonov});
     EXPECT_GT(imaging::psnr(r.image.view(), f.view()), imaging::psnr(noisy.view(), f.view()) + 0.5) << to_string(rule);
     EXPECT_NEAR(r.noise_sigma, std::sqrt(0.001), 0.01);
   }
-  EXPECT_EQ(imaging::deblur(noisy.view(), blur, {.rule = imaging::LambdaRule::Discrepancy}).lambda_from,
+  EXPECT_EQ(imaging::deblur(noisy.view(), blur, {.rule = imaging::LambdaRule::Discrepancy, .prior = imaging::Prior::Tikhonov})
+                .lambda_from,
             "discrepancy principle");
 }
 
@@ -449,8 +452,10 @@ TEST(Imaging, RobustDataTermRemovesSaltAndPepper) {
   const imaging::Psf blur = imaging::parse_psf("gaussian:size=5,sigma=1");
   const Matrix<double> g = imaging::add_noise(imaging::convolve(f.view(), blur.kernel.view(), Boundary::Zero).view(),
                                               "saltpepper:density=0.05", 13);
-  const imaging::DeblurResult plain = imaging::deblur(g.view(), blur, {.robust = imaging::Robust::Off});
-  const imaging::DeblurResult robust = imaging::deblur(g.view(), blur);  // auto: impulses seen
+  const imaging::DeblurResult plain =
+      imaging::deblur(g.view(), blur, {.robust = imaging::Robust::Off, .prior = imaging::Prior::Tikhonov});
+  // robust auto: impulses seen
+  const imaging::DeblurResult robust = imaging::deblur(g.view(), blur, {.prior = imaging::Prior::Tikhonov});
   EXPECT_FALSE(plain.robust);
   EXPECT_TRUE(robust.robust);
   EXPECT_EQ(robust.report.method, Method::ConjugateGradients);
@@ -479,11 +484,13 @@ TEST(Imaging, ChannelsShareLambdaAndFactorisation) {
                  rgb.block(0, c * n, m, n));
   }
   for (imaging::DeblurPath path : {imaging::DeblurPath::Spectral, imaging::DeblurPath::Dense, imaging::DeblurPath::MatrixFree}) {
-    const imaging::DeblurResult all = imaging::deblur(rgb.view(), blur, {.lambda = 0.02, .path = path, .channels = 3});
+    const imaging::DeblurResult all =
+        imaging::deblur(rgb.view(), blur, {.lambda = 0.02, .path = path, .channels = 3, .prior = imaging::Prior::Tikhonov});
     ASSERT_EQ(all.image.cols(), 3 * n);
     for (int c = 0; c < 3; ++c) {
       const imaging::DeblurResult one =
-          imaging::deblur(rgb.block(0, c * n, m, n), blur, {.lambda = 0.02, .path = path, .tolerance = 1e-13});
+          imaging::deblur(rgb.block(0, c * n, m, n), blur,
+                          {.lambda = 0.02, .path = path, .tolerance = 1e-13, .prior = imaging::Prior::Tikhonov});
       EXPECT_LE((testing::relative_difference<double, double>(all.image.block(0, c * n, m, n), one.image.view())), 1e-8);
     }
   }

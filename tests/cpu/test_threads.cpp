@@ -124,7 +124,7 @@ Fingerprint deblurring(std::uint64_t seed) {
   const imaging::DeblurOptions periodic{
       .lambda = 1e-3, .boundary = imaging::Boundary::Periodic, .path = DeblurPath::Spectral};
   append<double>(f, imaging::deblur(h.view(), motion, periodic).image.view());
-  const imaging::DeblurResult free = imaging::deblur(g.view(), motion, {.path = DeblurPath::MatrixFree});
+  const imaging::DeblurResult free = imaging::deblur(g.view(), motion, {.path = DeblurPath::MatrixFree, .prior = imaging::Prior::Tikhonov});
   append<double>(f, free.image.view());
   f.insert(f.end(), {free.lambda, static_cast<double>(free.report.iterations)});
   for (index size = 8; size < 40; size += 3) {  // many plans, of many sizes, made and destroyed

@@ -54,7 +54,8 @@ TEST(ImagingGpu, EveryPathAgreesWithCpu) {
            {imaging::DeblurPath::Auto, imaging::DeblurPath::Spectral, imaging::DeblurPath::Dense, imaging::DeblurPath::MatrixFree}) {
         if (path == imaging::DeblurPath::Spectral && !exact) continue;
         const std::string what = fmt::format("{} {} path {}", to_string(b), psf->spec, static_cast<int>(path));
-        imaging::DeblurOptions o{.boundary = b, .robust = imaging::Robust::Off, .path = path, .tolerance = 1e-13};
+        imaging::DeblurOptions o{.boundary = b, .robust = imaging::Robust::Off, .path = path, .tolerance = 1e-13,
+                                 .prior = imaging::Prior::Tikhonov};
         const imaging::DeblurResult cpu = imaging::deblur(g.view(), *psf, o);
         // lambda chosen alike (GCV's sums differ in rounding, which moves its minimiser a little) ...
         EXPECT_NEAR(imaging::deblur(g_gpu.view(), *psf, o).lambda, cpu.lambda, 1e-6 * cpu.lambda) << what;
@@ -85,7 +86,7 @@ TEST(ImagingGpu, RobustTermAndColourAgreeWithCpu) {
                      .view(),
                  rgb.block(0, c * n, m, n));
   }
-  imaging::DeblurOptions o{.channels = 3, .tolerance = 1e-12};
+  imaging::DeblurOptions o{.channels = 3, .tolerance = 1e-12, .prior = imaging::Prior::Tikhonov};
   const imaging::DeblurResult cpu = imaging::deblur(rgb.view(), blur, o);
   EXPECT_TRUE(cpu.robust);
   EXPECT_NEAR(imaging::deblur(rgb.to(gpu).view(), blur, o).lambda, cpu.lambda, 1e-6 * cpu.lambda);

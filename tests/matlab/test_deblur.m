@@ -21,7 +21,7 @@ function test_deblur()
   M = H' * H + lambda * eye(pixels);
   reference = reshape(M \ (H' * g(:)), h, w);
   bound = 2 * pixels * eps * cond(M, 1);
-  options = {'lambda', lambda, 'boundary', 'zero', 'regularizer', 'identity'};
+  options = {'lambda', lambda, 'boundary', 'zero', 'regularizer', 'identity', 'prior', 'tikhonov'};
   [r, report] = linv_deblur(g, psf, options{:}, 'path', 'dense');
   check_close(r, reference, bound, 'dense path');
   check_true(report.lambda == lambda && strcmp(report.lambda_from, 'given'), 'report: lambda %g from %s', ...
@@ -39,6 +39,9 @@ function test_deblur()
   % lambda chosen from the data: a result, and the rule that chose it
   [~, report] = linv_deblur(g, psf, 'boundary', 'reflexive');
   check_true(report.lambda > 0 && ~isempty(report.lambda_from), 'auto lambda: %g', report.lambda);
+  % prior auto: the nonlocal prior under a blur, and why
+  check_true(strcmp(report.prior, 'nonlocal') && report.nonlocal_share == 1 && ~isempty(report.prior_from), ...
+             'auto prior: %s (%g) from %s', report.prior, report.nonlocal_share, report.prior_from);
   % total variation: ADMM from the Tikhonov solution, the weight as given, g's shape and class
   [t, report] = linv_deblur(g, psf, 'boundary', 'reflexive', 'prior', 'tv', 'tvWeight', 0.01);
   check_true(strcmp(report.method, 'admm') && report.tv_weight == 0.01 && strcmp(report.prior, 'tv'), ...

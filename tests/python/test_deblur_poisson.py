@@ -150,7 +150,7 @@ def test_the_noise_model_follows_the_data(photograph):
     for sigma in (0.002, 0.005, 0.01, 0.02, 0.03, 0.05):
         g = np.clip(blurred + RNG.normal(0, sigma, blurred.shape), 0, 1)
         _, report = linv.imaging.deblur(g, k, report=True)
-        assert report["noise_model"] == "gaussian" and report["prior"] == "tikhonov", (sigma, report["noise_model_from"])
+        assert report["noise_model"] == "gaussian" and report["prior"] == "nonlocal", (sigma, report["noise_model_from"])
     # counts with a negative pixel (a background subtracted) are not photon counts
     g = RNG.poisson(100 * blurred) / 100
     g -= g.min() + 0.01

@@ -550,7 +550,8 @@ def test_deblur_on_the_gpu_solves_the_regularised_normal_equations(fw, path, bou
     shape, lam, k, g, c, ref = regularised_problem(boundary)
     gg = fw.put(g)
     untouched = Untouched(fw, gg)
-    x, report = linv.deblur(gg, k, lam=lam, boundary=boundary, regularizer="identity", path=path, report=True)
+    x, report = linv.deblur(gg, k, lam=lam, boundary=boundary, regularizer="identity", path=path, prior="tikhonov",
+                            report=True)
     fw.check(x, "float64", shape)
     assert report["lambda"] == lam and report["device"] == fw.device
     assert relative_error(fw.get(x), ref) <= THRESHOLD * c.shape[0] * EPS * np.linalg.cond(c)
@@ -560,9 +561,9 @@ def test_deblur_on_the_gpu_solves_the_regularised_normal_equations(fw, path, bou
 def test_deblur_of_a_colour_float32_gpu_image(fw):
     k = linv.imaging.gaussian_psf(3, 0.8)
     g = linv.degrade(RNG.uniform(0, 1, (16, 16, 3)), k).astype(np.float32)
-    x = linv.deblur(fw.put(g), k, lam=0.02, path="dense")
+    x = linv.deblur(fw.put(g), k, lam=0.02, path="dense", prior="tikhonov")
     fw.check(x, "float32", g.shape)
-    ref = linv.deblur(g, k, lam=0.02, path="dense")  # float64 inside, float32 out: as the CPU's
+    ref = linv.deblur(g, k, lam=0.02, path="dense", prior="tikhonov")  # float64 inside, float32 out: as the CPU's
     assert np.abs(fw.get(x) - ref).max() <= THRESHOLD * g.size * np.finfo(np.float32).eps * np.abs(ref).max()
 
 

@@ -96,7 +96,8 @@ def regularised_problem(boundary):
                                            ("spectral", "reflexive")])
 def test_deblur_solves_the_regularised_normal_equations(path, boundary):
     shape, lam, k, g, c, ref = regularised_problem(boundary)
-    x, report = linv.deblur(g, k, lam=lam, boundary=boundary, regularizer="identity", path=path, report=True)
+    x, report = linv.deblur(g, k, lam=lam, boundary=boundary, regularizer="identity", path=path, prior="tikhonov",
+                            report=True)
     assert x.shape == shape and report["lambda"] == lam and report["device"] == "cpu"
     cond = np.linalg.cond(c)
     assert np.abs(x - ref).max() / np.abs(ref).max() <= THRESHOLD * c.shape[0] * EPS * cond
@@ -107,10 +108,10 @@ def test_deblur_colour_and_float32():
     k = linv.imaging.gaussian_psf(3, 0.8)
     f = RNG.uniform(0, 1, shape + (3,))
     g = linv.degrade(f, k)
-    x = linv.deblur(g, k, lam=0.02, path="dense")
+    x = linv.deblur(g, k, lam=0.02, path="dense", prior="tikhonov")
     assert x.shape == f.shape and x.dtype == np.float64
     for c in range(3):
-        xc = linv.deblur(g[:, :, c], k, lam=0.02, path="dense")
+        xc = linv.deblur(g[:, :, c], k, lam=0.02, path="dense", prior="tikhonov")
         assert np.abs(x[:, :, c] - xc).max() <= THRESHOLD * g.size * EPS * np.abs(xc).max()
     x32, report = linv.deblur(g.astype(np.float32), k, report=True)
     assert x32.dtype == np.float32 and report["lambda"] > 0 and report["lambda_from"]
