@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "common/parallel.hpp"
 #include "common/stopwatch.hpp"
 #include "core/krylov.hpp"
 #include "core/policy.hpp"
@@ -331,14 +332,42 @@ constexpr std::size_t kPoissonBlocksOnLattice = 36;
 
 // The smallest gap between g's distinct values: 1/255 for an 8-bit file, 1/peak for counts; 0 for one value.
 double rounding_step(ConstMatrixView<double> host) {
-  std::vector<double> values;
-  values.reserve(static_cast<std::size_t>(host.rows() * host.cols()));
+  // The values split by value into buckets, each sorted on a thread of its own: the smallest gap lies within a
+  // bucket or between one bucket's largest value and the next's smallest. (One sort of every pixel took 60 to
+  // 70 ms of a 512 x 512 colour image's automatic deblurring, twice: more than the nonlocal prior on a GPU.)
+  const std::size_t count = static_cast<std::size_t>(host.rows() * host.cols());
+  if (count < 2) return 0;
+  double lo = host(0, 0), hi = host(0, 0);
   for (index j = 0; j < host.cols(); ++j)
-    for (index i = 0; i < host.rows(); ++i) values.push_back(host(i, j));
-  std::sort(values.begin(), values.end());
-  double step = std::numeric_limits<double>::infinity();
-  for (std::size_t k = 1; k < values.size(); ++k)
-    if (values[k] > values[k - 1]) step = std::min(step, values[k] - values[k - 1]);
+    for (index i = 0; i < host.rows(); ++i) lo = std::min(lo, host(i, j)), hi = std::max(hi, host(i, j));
+  if (!(hi > lo)) return 0;
+  const std::size_t buckets = std::clamp<std::size_t>(count / 4096, 1, 4 * static_cast<std::size_t>(cpu_threads()));
+  const auto bucket = [&](double v) {
+    return std::min(buckets - 1, static_cast<std::size_t>((v - lo) / (hi - lo) * static_cast<double>(buckets)));
+  };
+  std::vector<std::size_t> start(buckets + 1, 0);
+  for (index j = 0; j < host.cols(); ++j)
+    for (index i = 0; i < host.rows(); ++i) ++start[bucket(host(i, j)) + 1];
+  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+  std::vector<double> values(count);
+  std::vector<std::size_t> next(start.begin(), start.end() - 1);
+  for (index j = 0; j < host.cols(); ++j)
+    for (index i = 0; i < host.rows(); ++i) values[next[bucket(host(i, j))]++] = host(i, j);
+  std::vector<double> gaps(buckets, std::numeric_limits<double>::infinity());
+  detail::in_parallel(static_cast<index>(buckets), 1, [&](index first, index last) {
+    for (auto b = static_cast<std::size_t>(first); b < static_cast<std::size_t>(last); ++b) {
+      std::sort(values.begin() + static_cast<std::ptrdiff_t>(start[b]), values.begin() + static_cast<std::ptrdiff_t>(start[b + 1]));
+      for (std::size_t k = start[b] + 1; k < start[b + 1]; ++k)
+        if (values[k] > values[k - 1]) gaps[b] = std::min(gaps[b], values[k] - values[k - 1]);
+    }
+  });
+  double step = *std::min_element(gaps.begin(), gaps.end());
+  std::optional<double> previous;  // the largest value of the buckets so far
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (start[b] == start[b + 1]) continue;
+    if (previous && values[start[b]] > *previous) step = std::min(step, values[start[b]] - *previous);
+    previous = values[start[b + 1] - 1];
+  }
   return std::isfinite(step) ? step : 0.0;
 }
 

@@ -120,11 +120,13 @@ Fingerprint deblurring(std::uint64_t seed) {
   const Matrix<double> h = imaging::convolve(image.view(), motion.kernel.view(), imaging::Boundary::Periodic);
   Fingerprint f;
   using imaging::DeblurPath;
-  append<double>(f, imaging::deblur(g.view(), psf, {.lambda = 1e-3, .path = DeblurPath::Spectral}).image.view());
+  const imaging::Prior tikhonov = imaging::Prior::Tikhonov;
+  append<double>(f, imaging::deblur(g.view(), psf, {.lambda = 1e-3, .path = DeblurPath::Spectral, .prior = tikhonov})
+                        .image.view());
   const imaging::DeblurOptions periodic{
-      .lambda = 1e-3, .boundary = imaging::Boundary::Periodic, .path = DeblurPath::Spectral};
+      .lambda = 1e-3, .boundary = imaging::Boundary::Periodic, .path = DeblurPath::Spectral, .prior = tikhonov};
   append<double>(f, imaging::deblur(h.view(), motion, periodic).image.view());
-  const imaging::DeblurResult free = imaging::deblur(g.view(), motion, {.path = DeblurPath::MatrixFree, .prior = imaging::Prior::Tikhonov});
+  const imaging::DeblurResult free = imaging::deblur(g.view(), motion, {.path = DeblurPath::MatrixFree, .prior = tikhonov});
   append<double>(f, free.image.view());
   f.insert(f.end(), {free.lambda, static_cast<double>(free.report.iterations)});
   for (index size = 8; size < 40; size += 3) {  // many plans, of many sizes, made and destroyed
