@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -195,15 +196,20 @@ struct Response {
 };
 Response response(ConstMatrixView<double> kernel) {
   constexpr int kGrid = 64;
+  std::array<double, kGrid> cosine{}, sine{};  // of -2 pi k / kGrid: the phases repeat with period kGrid
+  for (int k = 0; k < kGrid; ++k) {
+    cosine[static_cast<std::size_t>(k)] = std::cos(-2 * std::numbers::pi * k / kGrid);
+    sine[static_cast<std::size_t>(k)] = std::sin(-2 * std::numbers::pi * k / kGrid);
+  }
   Response r{std::numeric_limits<double>::infinity(), 0, 0};
   for (int v = 0; v < kGrid; ++v)
     for (int u = 0; u < kGrid; ++u) {
       double re = 0, im = 0;
       for (index q = 0; q < kernel.cols(); ++q)
         for (index p = 0; p < kernel.rows(); ++p) {
-          const double phase = -2 * std::numbers::pi * (static_cast<double>(u * p) + static_cast<double>(v * q)) / kGrid;
-          re += kernel(p, q) * std::cos(phase);
-          im += kernel(p, q) * std::sin(phase);
+          const auto k = static_cast<std::size_t>((u * p + v * q) % kGrid);
+          re += kernel(p, q) * cosine[k];
+          im += kernel(p, q) * sine[k];
         }
       const double gain = std::hypot(re, im);
       r.smallest = std::min(r.smallest, gain);
@@ -390,7 +396,7 @@ struct LitNoise {
   double level = 0, sigma = 0;
   double step = 0;  // the smallest gap between g's distinct values: 1/255 for an 8-bit file, 1/peak for counts
 };
-LitNoise lit_noise(ConstMatrixView<double> host, int channels) {
+LitNoise lit_noise(ConstMatrixView<double> host, int channels, double step) {
   const index m = host.rows(), width = host.cols() / channels;
   std::vector<double> levels, detail;
   for (int c = 0; c < channels; ++c)
@@ -402,7 +408,7 @@ LitNoise lit_noise(ConstMatrixView<double> host, int channels) {
         levels.push_back((a + b + d + e) / 4);
         detail.push_back(std::abs(a - b - d + e) / 2);
       }
-  return {median(levels), median(detail) / 0.6745, rounding_step(host)};
+  return {median(levels), median(detail) / 0.6745, step};
 }
 
 // Total variation by ADMM (the splitting z = D f of Wang, Yang, Yin and Zhang 2008, in the scaled form of Boyd
@@ -575,11 +581,11 @@ double estimate_noise(ConstMatrixView<double> g, int channels) {
   return median(detail) / 0.6745;
 }
 
-PoissonFit estimate_poisson(ConstMatrixView<double> g, int channels) {
-  if (channels < 1 || g.cols() % channels != 0)
-    throw InvalidArgument(fmt::format("estimate_poisson: {} columns do not hold {} channels", g.cols(), channels));
-  const Matrix<double> copied = g.device().is_cpu() ? Matrix<double>() : Matrix<double>::copy_of(g).to(Device::cpu());
-  const ConstMatrixView<double> host = copied.empty() ? g : copied.view();
+namespace {
+
+// estimate_poisson on g on the host, whose rounding step (rounding_step: a sort of every value, the costliest
+// part) deblur has already found.
+PoissonFit fit_poisson(ConstMatrixView<double> host, int channels, double step) {
   const index m = host.rows(), width = host.cols() / channels;
   PoissonFit fit;
   fit.peak = std::numeric_limits<double>::infinity();
@@ -665,7 +671,7 @@ PoissonFit estimate_poisson(ConstMatrixView<double> g, int channels) {
   // noise of 0.005 to 0.06 in 8-bit files: 6 of 150 taken for counts at 255 per unit, before and after.
   const double top = *std::max_element(host.data(), host.data() + host.rows() * host.cols());
   Line line = fit_line(std::vector<bool>(blocks, true));
-  const double lattice = lattice_peak(host, rounding_step(host));
+  const double lattice = lattice_peak(host, step);
   const bool counts = lattice > 0 && line.valid && line.slope > 0 &&
                       std::abs(std::log(line.slope * lattice)) < std::log(kLatticeAgreement);
   for (int pass = 0; pass < 2 && line.valid && !counts; ++pass) {
@@ -731,6 +737,18 @@ PoissonFit estimate_poisson(ConstMatrixView<double> g, int channels) {
   return fit;
 }
 
+}  // namespace
+
+PoissonFit estimate_poisson(ConstMatrixView<double> g, int channels) {
+  if (channels < 1 || g.cols() % channels != 0)
+    throw InvalidArgument(fmt::format("estimate_poisson: {} columns do not hold {} channels", g.cols(), channels));
+  const Matrix<double> copied = g.device().is_cpu() ? Matrix<double>() : Matrix<double>::copy_of(g).to(Device::cpu());
+  const ConstMatrixView<double> host = copied.empty() ? g : copied.view();
+  return fit_poisson(host, channels, rounding_step(host));
+}
+
+namespace {
+
 // Prior auto for Gaussian noise: the nonlocal prior where the PSF blurs and the image shows no salt and pepper
 // to speak of; Tikhonov where the PSF sharpens or impulses call for its robust data term. Measured on the
 // quality benchmark's photographs, crops, colour and phantom (docs/deblurring-quality.md): under blur the
@@ -751,8 +769,6 @@ double nonlocal_share(double amplification, double impulse_share) {
   const double clean = impulse_share <= 0 ? 1.0 : 1 - ramp(impulse_share, kImpulsesNonlocal, kImpulsesRobust);
   return blurs * clean;
 }
-
-DeblurResult deblur(ConstMatrixView<double> g, const Psf& psf, const DeblurOptions& options);
 
 // (1 - weight) a + weight b, on b's device, into b.
 void mix(const DeblurResult& a, DeblurResult& b, double weight) {
@@ -814,6 +830,8 @@ DeblurResult blend_noise_models(ConstMatrixView<double> g, const Psf& psf, const
   return std::move(r);
 }
 
+}  // namespace
+
 DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOptions& options) {
   const Stopwatch clock;
   const int channels = options.channels;
@@ -872,10 +890,11 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   r.noise_model_from = "given";
   std::optional<PoissonFit> photons;
   if (options.noise_model != NoiseModel::Gaussian) {
-    photons = estimate_poisson(host, channels);
+    const double step = rounding_step(host);
+    photons = fit_poisson(host, channels, step);
     if (options.noise_model == NoiseModel::Auto) {
       // the photon noise the line predicts against the white noise seen, both where there is light
-      const LitNoise lit = lit_noise(host, channels);
+      const LitNoise lit = lit_noise(host, channels, step);
       const double predicted = std::sqrt(lit.level / photons->peak + photons->floor);
       const double agreement = lit.sigma > 0 ? predicted / lit.sigma : std::numeric_limits<double>::infinity();
       // and at least the data's rounding step: below it, rounding (an 8-bit file of a noise-free image) is
