@@ -431,7 +431,7 @@ const Command kCommands[] = {
                       "look alike in the tv result; Gaussian noise; a few times tv's time) or auto (tv for Poisson "
                       "data; for Gaussian noise nonlocal under a blur, tikhonov under a sharpening filter or with "
                       "4 % salt and pepper and more, the two results blended between; the report's prior_from and "
-                      "nonlocal_share say which)")
+                      "nonlocal_share say which; with --robust on, tikhonov)")
            ->capture_default_str()
            ->check(CLI::IsMember({"auto", "tikhonov", "tv", "nonlocal"}));
        cmd.add_option("--tv-weight", d->tv_weight,

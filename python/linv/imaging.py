@@ -228,7 +228,8 @@ def deblur(g: Any, psf: Any, *, lam: Any = None, rule: str = "auto", boundary: s
         those whose 5x5 patches look alike in the total-variation result; Gaussian noise only). "auto":
         total variation for Poisson data; for Gaussian noise the nonlocal prior under a blur and Tikhonov
         under a sharpening filter or with 4 % salt and pepper and more (its robust term), the two results
-        blended between (the report's "prior_from" and "nonlocal_share" say how).
+        blended between (the report's "prior_from" and "nonlocal_share" say how); with robust="on",
+        Tikhonov (the prior with a robust term).
     tv_weight : float, optional
         Total variation's weight, in the image's units; None: proportional to the noise estimated in g (for
         Poisson data, from the photon noise at g's mean level).

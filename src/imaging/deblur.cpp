@@ -965,6 +965,9 @@ DeblurResult deblur(ConstMatrixView<double> g_in, const Psf& psf, const DeblurOp
   if (options.prior == Prior::Auto && poisson) {
     r.prior = Prior::TotalVariation;
     r.prior_from = "Poisson data (their data term runs with total variation only)";
+  } else if (options.prior == Prior::Auto && options.robust == Robust::On) {
+    r.prior = Prior::Tikhonov;
+    r.prior_from = "the robust data term asked for (the Tikhonov prior is the one that has it)";
   } else if (options.prior == Prior::Auto) {
     const double impulse_share = static_cast<double>(impulses.count) / pixels;
     const double gain = amplification(response(h));

@@ -44,6 +44,11 @@ def test_the_ends_are_the_nonlocal_and_the_tikhonov_priors():
         assert report["prior"] == expected and report["nonlocal_share"] == (expected == "nonlocal"), report["prior_from"]
         assert "DC gain" in report["prior_from"]
         np.testing.assert_array_equal(f, linv.imaging.deblur(g, k, prior=expected))
+    # the robust term asked for is the Tikhonov prior's
+    g = salt_and_pepper(np.clip(blur(truth, k) + RNG.normal(0, 0.01, truth.shape), 0, 1), 0.005)
+    f, report = linv.imaging.deblur(g, k, robust="on", report=True)
+    assert report["prior"] == "tikhonov" and report["robust"] and "robust" in report["prior_from"]
+    np.testing.assert_array_equal(f, linv.imaging.deblur(g, k, robust="on", prior="tikhonov"))
     # Poisson data keep total variation, and say why
     k = linv.imaging.gaussian_psf(7, 1.5)
     g = RNG.poisson(100 * blur(np.kron(scene((64, 64)), np.ones((2, 2))), k)) / 100
