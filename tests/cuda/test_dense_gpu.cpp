@@ -245,6 +245,45 @@ TYPED_TEST(CudaDense, TournamentPivotsAreTheCpusAndSolveAccurately) {
 
 // The GPU's butterflies are the CPU's, both ways round and from both sides, through one pass of both levels
 // (orders divisible by 4) or a pass per level (the others).
+// The one-pass scan behind every input check (the first NaN or Inf in column order, the largest finite
+// magnitude) agrees with the CPU's on views with and without gaps between columns: a batch's few-row
+// right-hand sides (8 x 2^17 + 5) and single rows or columns take the flat kernel, a view with ld > rows the
+// 2-D one; the bad entries sit at the first, a middle and the last entry, and at scales 2^+-(range - 2).
+TYPED_TEST(CudaDense, MagnitudeAgreesWithTheCpuOnEveryShape) {
+  REQUIRE_GPU();
+  using T = TypeParam;
+  const kernels::Dense<T>& cpu = kernels::dense<T>(Device::cpu());
+  const kernels::Dense<T>& gpu = kernels::dense<T>(Device::cuda(0));
+  const int far = std::numeric_limits<T>::max_exponent - 2;
+  struct Shape { index rows, cols, ld; };
+  std::uint64_t seed = testing::case_seed(1950);
+  for (const Shape& s : {Shape{1, 100003, 1}, Shape{3, 70001, 3}, Shape{8, (index{1} << 17) + 5, 8},
+                         Shape{100003, 1, 100003}, Shape{37, 41, 37}, Shape{37, 41, 40}, Shape{1, 1, 1}}) {
+    SCOPED_TRACE(fmt::format("{} x {} (ld {})", s.rows, s.cols, s.ld));
+    Matrix<T> whole = random_uniform<T>(s.ld, s.cols, ++seed, T(-1), T(1));
+    const MatrixView<T> a = whole.view().block(0, 0, s.rows, s.cols);
+    const index size = s.rows * s.cols;
+    for (int scale : {0, far, -far}) {
+      for (index k = 0; k < size; ++k) a(k % s.rows, k / s.rows) = std::ldexp(a(k % s.rows, k / s.rows), scale);
+      const Matrix<T> on_gpu = whole.to(Device::cuda(0));
+      const kernels::Magnitude want = cpu.magnitude(ConstMatrixView<T>(a));
+      const kernels::Magnitude got = gpu.magnitude(on_gpu.view().block(0, 0, s.rows, s.cols));
+      EXPECT_EQ(got.max_abs, want.max_abs) << "scale 2^" << scale;
+      EXPECT_FALSE(got.first_non_finite.has_value());
+      for (index k = 0; k < size; ++k) a(k % s.rows, k / s.rows) = std::ldexp(a(k % s.rows, k / s.rows), -scale);
+    }
+    for (index bad : {size - 1, size / 2, index{0}}) {  // each earlier than the last: the first must win
+      a(bad % s.rows, bad / s.rows) = bad == size / 2 ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+      const kernels::Magnitude want = cpu.magnitude(ConstMatrixView<T>(a));
+      const kernels::Magnitude got = gpu.magnitude(whole.to(Device::cuda(0)).view().block(0, 0, s.rows, s.cols));
+      ASSERT_TRUE(got.first_non_finite.has_value());
+      EXPECT_EQ(*got.first_non_finite, *want.first_non_finite);
+      EXPECT_EQ(*got.first_non_finite, std::make_pair(bad % s.rows, bad / s.rows));
+      EXPECT_EQ(got.max_abs, want.max_abs);
+    }
+  }
+}
+
 TYPED_TEST(CudaDense, ButterfliesAreTheCpus) {
   REQUIRE_GPU();
   using T = TypeParam;
