@@ -71,7 +71,8 @@ std::string_view to_string(Method m);
 // torch.linalg on H100s (the CUDA backend's preferences, src/cuda/dense.cpp, take them from here, as do the
 // help texts: describe_auto_method). On the CPU auto is LU (Cholesky, triangular: by structure) at every order.
 struct GpuAutoOrders {
-  index randomized_solve_from = 512;            // solves: the randomized LU (rbt) from this order
+  index randomized_solve_from = 512;            // float64 solves: the randomized LU (rbt) over [from, to)
+  index randomized_solve_to = 32769;
   index randomized_inverse_from_float64 = 256;  // inverses: rbt and a Newton step over [from, to)
   index randomized_inverse_from_float32 = 512;  // (float32: float64's, rounded)
   index randomized_inverse_to = 4097;

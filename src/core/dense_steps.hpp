@@ -198,7 +198,7 @@ Choice choose(ConstMatrixView<T> A, Method requested, bool inverse) {
     return {gets ? Method::CholeskyGETS : Method::Cholesky,
             Complex<T> ? "matrix is Hermitian: trying Cholesky" : "matrix is symmetric: trying Cholesky", uplo};
   }
-  if (!inverse && A.rows() >= fastest.randomized_solve_from)
+  if (!inverse && A.rows() >= fastest.randomized_solve_from && A.rows() < fastest.randomized_solve_to)
     return {Method::RBT, fmt::format("general matrix; the randomized LU is the faster solve on {} at this size",
                                      A.device().name()),
             uplo};

@@ -33,10 +33,10 @@ std::string_view to_string(Operation op) {
 std::string describe_auto_method() {
   const GpuAutoOrders& o = kGpuAutoOrders;
   return fmt::format("auto picks triangular for triangular input, cholesky for symmetric positive definite input, "
-                     "and otherwise lu, except on a GPU: rbt for solves of order {} and above, for float64 inverses "
+                     "and otherwise lu, except on a GPU: rbt for float64 solves of order {} to {}, for float64 inverses "
                      "of order {} to {} and float32 ones of {} to {} (where float64 runs at float32's rate), and gauss-jordan for float64 inverses from "
                      "order {}",
-                     o.randomized_solve_from, o.randomized_inverse_from_float64, o.randomized_inverse_to - 1,
+                     o.randomized_solve_from, o.randomized_solve_to - 1, o.randomized_inverse_from_float64, o.randomized_inverse_to - 1,
                      o.randomized_inverse_from_float32, o.randomized_inverse_to - 1, o.gauss_jordan_from_float64);
 }
 

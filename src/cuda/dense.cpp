@@ -196,9 +196,13 @@ class Dense final : public kernels::Dense<T> {
  public:
   // Elimination on the triangle (GETS) beats cuSOLVER's trtri at every size (10.7 ms against about 2 ms
   // at 4096 on an H200), and the GETS pipeline cuSOLVER's potri for SPD inverses (0.142 s against 0.278 s
-  // at 16384 on an H200). Solves go to the randomized LU from the order where it was measured
+  // at 16384 on an H200). float64 solves go to the randomized LU from the order where it was measured
   // faster, refinement included (bench/results/h100/solve-rbt.json: 1.5 against 1.7 ms at 512, 1.3
-  // against 1.0 ms at 256).
+  // against 1.0 ms at 256), up to 32768: its growth on random matrices grows with n (1e7 at 40960 to
+  // 6.7e7 at 65536, H200), so from about 50000 a draw's rcond falls below eps growth, where it cannot be
+  // refined and partial pivoting runs after it (57344: 6.2 s against LU's 3.4; 65536: 9.3 against 5.1),
+  // while a draw it can refine gains 1.2x. float32 solves never: eps growth is 0.02-0.4 at 8192-16384,
+  // above any matrix's rcond there, so every one fell back (0.6x torch).
   kernels::DensePreferences preferences() const override {
     // Measured on an H100 (bench/results/h100/inverse-batched-diagonal*.json and inverse-float32.json,
     // linv against torch.linalg.inv in one run):
@@ -212,7 +216,8 @@ class Dense final : public kernels::Dense<T> {
     const GpuAutoOrders& o = kGpuAutoOrders;  // the help texts say the same (describe_auto_method)
     return {.gauss_jordan_from = float64 ? o.gauss_jordan_from_float64 : std::numeric_limits<index>::max(),
             .triangles = TriangularInverse::GETS,
-            .randomized_solve_from = o.randomized_solve_from,
+            .randomized_solve_from = float64 ? o.randomized_solve_from : std::numeric_limits<index>::max(),
+            .randomized_solve_to = o.randomized_solve_to,
             .randomized_inverse_from = float64 ? o.randomized_inverse_from_float64 : o.randomized_inverse_from_float32,
             .randomized_inverse_to = o.randomized_inverse_to};
   }

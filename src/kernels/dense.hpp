@@ -24,8 +24,9 @@ struct DensePreferences {
   index gauss_jordan_from = std::numeric_limits<index>::max();
   // Triangular inverses (and the SPD inverse's L^-1): LAPACK's trtri, or elimination on the triangle.
   TriangularInverse triangles = TriangularInverse::Lapack;
-  // Solves of this order and above by the randomized LU (Method::RBT) instead of partial pivoting.
+  // Solves of order in [from, to) by the randomized LU (Method::RBT) instead of partial pivoting.
   index randomized_solve_from = std::numeric_limits<index>::max();
+  index randomized_solve_to = 0;
   // General inverses of order in [from, to) by the randomized LU and Newton-Schulz steps: faster than
   // getrf's panels while the steps' n^3 products cost less than the pivot search they replace. float32's
   // own cannot be refined (eps times the growth), so a float32 inverse in this range is float64's, rounded,

@@ -361,12 +361,13 @@ TYPED_TEST(CudaDense, RandomizedLUAgreesWithCpu) {
   const Solution<T> s = solve<T>(A.to(Device::cuda(0)).view(), B.to(Device::cuda(0)).view(),
                                  {.compute_residual = true, .allow_ill_conditioned = true});
   EXPECT_LE(s.report.scaled_residual, kResidualThreshold);
-  bool said = false;  // refined, or (float32) stalled or unjudgeable and factored again
-  for (const std::string& note : s.report.notes)
-    said = said || note.find(s.report.method == Method::RBT ? "refined in" : "partial pivoting") != std::string::npos;
-  EXPECT_TRUE(said) << s.report.to_json();
-  if constexpr (std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, double>) {  // auto's randomized solve, refined
     EXPECT_EQ(s.report.method, Method::RBT) << s.report.to_json();
+    bool said = false;
+    for (const std::string& note : s.report.notes) said = said || note.find("refined in") != std::string::npos;
+    EXPECT_TRUE(said) << s.report.to_json();
+  } else {  // float32's could not be refined (eps growth above rcond): auto runs partial pivoting
+    EXPECT_EQ(s.report.method, Method::LU) << s.report.to_json();
   }
   Matrix<T> Z = random_uniform<T>(300, 300, testing::case_seed(792));
   for (index i = 0; i < 300; ++i) Z(i, 270) = T(0);
