@@ -155,8 +155,12 @@ class _Gpu:
         """x as an array of this call's framework (CuPy takes other producers' arrays through DLPack); a
         PyTorch tensor detached from autograd (linv reads its values, which DLPack does not export otherwise),
         its lazy conjugation or negation (x.mH, x.conj()) carried out, as DLPack has no way to carry them."""
-        if self.framework == "torch":
-            return x.detach().resolve_conj().resolve_neg()
+        if self.framework == "torch":  # each step only where needed: three no-op views cost 7 us a call
+            if x.requires_grad:
+                x = x.detach()
+            if x.is_conj():
+                x = x.resolve_conj()
+            return x.resolve_neg() if x.is_neg() else x
         if type(x).__module__.split(".")[0] == "cupy":
             return x
         return self._cupy().from_dlpack(x)
