@@ -381,8 +381,9 @@ def _describe_auto_method(function: Callable[..., Any]) -> None:
     CUDA backend uses) where the docstring says AUTO_METHOD, so that the two cannot drift apart."""
     import textwrap
     text = _linv.describe_auto_method()
+    # never broken at a hyphen: a method's name (gauss-jordan) must read whole in the docstring
     sentence = textwrap.fill(text[0].upper() + text[1:] + ".", width=110, initial_indent=" " * 8,
-                             subsequent_indent=" " * 8)
+                             subsequent_indent=" " * 8, break_on_hyphens=False)
     if function.__doc__:
         function.__doc__ = function.__doc__.replace(" " * 8 + "AUTO_METHOD", sentence)
 
