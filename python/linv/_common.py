@@ -115,12 +115,18 @@ def _shaped(out, vector, report):
 _DLPACK_CUDA = (2, 3, 13)
 
 
-def _gpu_array(a):
-    """Whether a is a GPU array of another framework (PyTorch, CuPy, anything with __dlpack__ on a CUDA
-    device), which linv uses where it lies."""
+def _cuda_device(a):
+    """The GPU index of a GPU array of another framework (PyTorch, CuPy, anything with __dlpack__ on a CUDA
+    device), which linv uses where it lies; None for anything else."""
     if isinstance(a, _np.ndarray) or not hasattr(a, "__dlpack_device__"):
-        return False
-    return a.__dlpack_device__()[0] in _DLPACK_CUDA
+        return None
+    kind, index = a.__dlpack_device__()
+    return index if kind in _DLPACK_CUDA else None
+
+
+def _gpu_array(a):
+    """Whether a is a GPU array of another framework (see _cuda_device)."""
+    return _cuda_device(a) is not None
 
 
 def _framework(a):
@@ -289,7 +295,9 @@ def _gpu_call(what, device, complex=False, **arrays):
     share one GPU and one dtype (float32 or float64; complex64 or complex128 too where `complex`); `device`
     must be None, "auto", "cuda" or their GPU."""
     given = {name: a for name, a in arrays.items() if a is not None}
-    on_gpu = {name: a for name, a in given.items() if _gpu_array(a)}
+    # each array's device asked once (a PyTorch tensor answers __dlpack_device__ in Python, 3 us a call)
+    places = {name: _cuda_device(a) for name, a in given.items()}
+    on_gpu = {name: a for name, a in given.items() if places[name] is not None}
     if not on_gpu:
         return None
     first, a = next(iter(on_gpu.items()))
@@ -297,11 +305,11 @@ def _gpu_call(what, device, complex=False, **arrays):
         if name not in on_gpu:
             raise TypeError(f"{what}: {first} is a GPU array and {name} is not: put {name} on {first}'s GPU with your "
                             f"framework (linv does not mix GPU and host arrays in one call)")
-    where = a.__dlpack_device__()[1]
+    where = places[first]
     dtype = None
     for name, x in on_gpu.items():
-        if x.__dlpack_device__()[1] != where:
-            raise ValueError(f"{what}: {first} lies on cuda:{where} and {name} on cuda:{x.__dlpack_device__()[1]}: put "
+        if places[name] != where:
+            raise ValueError(f"{what}: {first} lies on cuda:{where} and {name} on cuda:{places[name]}: put "
                              f"them on one GPU")
         d = str(x.dtype).rsplit(".", 1)[-1]
         if d in ("complex64", "complex128") and not complex:

@@ -116,9 +116,16 @@ nb::object to_gpu_array_nd(linv::Matrix<T>&& m, std::vector<std::size_t> shape, 
                            const std::string& framework) {
   auto [owned, owner] = owned_by_capsule(std::move(m));
   const int id = owned->device().index();
-  if (framework == "torch")
-    return nb::cast(nb::ndarray<nb::pytorch, T>(owned->data(), shape.size(), shape.data(), owner, strides.data(),
-                                                nb::dtype<T>(), nb::device::cuda::value, id));
+  if (framework == "torch") {
+    // A DLPack capsule handed to torch.utils.dlpack.from_dlpack, which wraps it in one C call. (nanobind's
+    // own PyTorch export hands over an array object instead, whose device and current stream
+    // from_dlpack then asks for in Python: about 30 us a result. The result is complete when linv returns
+    // it, so there is no stream to order it on.) Looked up once and kept for the process's life.
+    static const nb::handle from_dlpack =
+        nb::object(nb::module_::import_("torch.utils.dlpack").attr("from_dlpack")).release();
+    return from_dlpack(nb::cast(nb::ndarray<T>(owned->data(), shape.size(), shape.data(), owner, strides.data(),
+                                               nb::dtype<T>(), nb::device::cuda::value, id)));
+  }
   return nb::cast(nb::ndarray<nb::cupy, T>(owned->data(), shape.size(), shape.data(), owner, strides.data(),
                                            nb::dtype<T>(), nb::device::cuda::value, id));
 }
