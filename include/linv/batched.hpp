@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "linv/dense.hpp"
 #include "linv/matrix.hpp"
 #include "linv/report.hpp"
 
@@ -35,6 +36,12 @@ struct Options {
   // (its block of the result NaN). true: its result is kept, and the status and a note still name it.
   // Matrices with an exactly zero pivot are refused either way.
   bool allow_ill_conditioned = false;
+  // Solves of real matrices only: Op::Transpose solves A(k)^T X(k) = B(k), each A(k) read as it is stored. A
+  // stack of row-major (C-ordered) matrices is, read column-major, the stack of their transposes: solving
+  // with those transposes solves the stack's own systems without a transposed copy. Entries named in errors,
+  // pivots and rcond are those of A(k)^T, the matrix of the system solved. (Complex matrices are refused:
+  // for them linv's Op::Transpose is the conjugate transpose, which a row-major stack is not.)
+  Op op = Op::None;
 };
 
 // A singular matrix of a batch.
@@ -79,7 +86,7 @@ Result<T> inv(ConstMatrixView<T> A, const Options& options = {});
 template <Scalar T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options = {});
 
-// Solves A(k) X(k) = B(k) for each matrix of A, B holding the right-hand sides the same way: n x (nrhs *
+// Solves op(A(k)) X(k) = B(k) (op: Options::op) for each matrix of A, B holding the right-hand sides the same way: n x (nrhs *
 // count), B(k) its column block [k nrhs, (k + 1) nrhs). On the CPU by LU (getrf + getrs), backward stable;
 // on the GPU as A(k)^-1 B(k) from the register elimination, whose forward error is that of a backward
 // stable solve (about cond(A) eps) but whose residual can be cond(A) times larger.

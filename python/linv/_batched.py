@@ -154,10 +154,12 @@ def solve(a, b, method, device, check, report, singular):
         return _empty(lambda shape: _np.zeros(shape, dtype=a.dtype), out_shape, "solve", device, lead, report)
     af = _np.broadcast_to(a, lead + (n, n)).reshape(count, n, n)
     bf = _np.broadcast_to(b2, lead + (n, k)).reshape(count, n, k)
-    # linv's batch layout: each matrix and each block of right-hand sides column-major, one after another.
-    at = _np.ascontiguousarray(af.swapaxes(1, 2))
+    # linv's batch layout: each block of right-hand sides column-major, one after another; each real matrix
+    # as it is, in C order, which linv solves transposed (a_rows), each complex one column-major.
+    rows = a.dtype.kind != "c"
+    at = _np.ascontiguousarray(af if rows else af.swapaxes(1, 2))
     bt = _np.ascontiguousarray(bf.swapaxes(1, 2))
-    x, pivots, why, rep = _linv.batched_solve(at, bt, device)
+    x, pivots, why, rep = _linv.batched_solve(at, bt, rows, device)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(af, x, bf, pivots == 0)
@@ -186,9 +188,10 @@ def solve_gpu(a, b, gpu, method, check, report, singular):
         return _empty(gpu.zeros, out_shape, "solve", f"cuda:{gpu.index}", lead, report)
     af = gpu.contiguous(_broadcast(gpu, a, lead + (n, n))).reshape(count, n, n)
     bf = gpu.contiguous(_broadcast(gpu, b2, lead + (n, k))).reshape(count, n, k)
-    at = gpu.contiguous(af.swapaxes(1, 2))
-    bt = gpu.contiguous(bf.swapaxes(1, 2))
-    x, pivots, why, rep = _linv.batched_solve_gpu(at, bt, gpu.framework)
+    rows = not gpu.dtype.startswith("complex")  # real matrices in C order, solved transposed (as solve above)
+    at = af if rows else gpu.contiguous(af.swapaxes(1, 2))
+    bt = gpu.contiguous(bf.swapaxes(1, 2))  # no copy for one right-hand side
+    x, pivots, why, rep = _linv.batched_solve_gpu(at, bt, rows, gpu.framework)
     pivots = _pivots(pivots, count)
     if check:
         rep["scaled_residual"] = _residual_solve(gpu.to_numpy(af), gpu.to_numpy(x), gpu.to_numpy(bf), pivots == 0)

@@ -17,6 +17,9 @@ namespace {
 
 using linv::index;
 
+// Op::Transpose where the stack holds each matrix in C order (a_rows): read column-major, its transpose.
+linv::Op transposed_if(bool a_rows) { return a_rows ? linv::Op::Transpose : linv::Op::None; }
+
 // A stack's result: the matrices (an array placed by the caller), each matrix's pivot (0: regular, else the
 // one it is singular by; an empty list when all were regular), the rcond of each singular one by matrix
 // (0: a zero pivot; else below machine epsilon), and the report.
@@ -68,10 +71,11 @@ nb::tuple batched_inv(const Stack<T>& a, const std::string& device) {
                          {static_cast<std::int64_t>(n * n), static_cast<std::int64_t>(n), 1});
 }
 
-// X(k) = A(k)^-1 B(k) for a stack `at` (count, n, n) holding each A(k) column-major (A(k)^T in C order) and
-// `bt` (count, k, n) holding each B(k) column-major; X comes back as (count, n, k).
+// X(k) = A(k)^-1 B(k) for a stack `at` (count, n, n) and `bt` (count, k, n) holding each B(k) column-major;
+// X comes back as (count, n, k). `at` holds each A(k) column-major (A(k)^T in C order), or, where a_rows
+// (real matrices), each A(k) itself in C order: read column-major, that is A(k)^T, solved transposed.
 template <class T>
-nb::tuple batched_solve(const Stack<T>& at, const Stack<T>& bt, const std::string& device) {
+nb::tuple batched_solve(const Stack<T>& at, const Stack<T>& bt, bool a_rows, const std::string& device) {
   const auto count = static_cast<index>(at.shape(0)), n = static_cast<index>(at.shape(1));
   const auto k = static_cast<index>(bt.shape(1));
   if (static_cast<index>(bt.shape(0)) != count || static_cast<index>(bt.shape(2)) != n)
@@ -84,7 +88,7 @@ nb::tuple batched_solve(const Stack<T>& at, const Stack<T>& bt, const std::strin
   {
     nb::gil_scoped_release released;
     linv::Matrix<T> a_copy, b_copy;
-    r = linv::batched::solve<T>(placed(A, d, a_copy), placed(B, d, b_copy));
+    r = linv::batched::solve<T>(placed(A, d, a_copy), placed(B, d, b_copy), {.op = transposed_if(a_rows)});
     if (!r.x.device().is_cpu()) r.x = r.x.to(linv::Device::cpu());
   }
   return batch_result<T>(std::move(r), {static_cast<std::size_t>(count), static_cast<std::size_t>(n), static_cast<std::size_t>(k)},
@@ -108,7 +112,7 @@ nb::tuple batched_inv_gpu(const GpuStack<T>& a, const std::string& framework) {
 }
 
 template <class T>
-nb::tuple batched_solve_gpu(const GpuStack<T>& at, const GpuStack<T>& bt, const std::string& framework) {
+nb::tuple batched_solve_gpu(const GpuStack<T>& at, const GpuStack<T>& bt, bool a_rows, const std::string& framework) {
   const Gpu gpu(at, framework);
   const auto count = static_cast<std::size_t>(at.shape(0)), n = static_cast<std::size_t>(at.shape(1));
   const auto k = static_cast<std::size_t>(bt.shape(1));
@@ -117,7 +121,8 @@ nb::tuple batched_solve_gpu(const GpuStack<T>& at, const GpuStack<T>& bt, const 
                               static_cast<index>(count * n), static_cast<index>(at.shape(2)),
                               static_cast<index>(bt.shape(0) * bt.shape(2)), static_cast<index>(k));
   const linv::ConstMatrixView<T> A = gpu.batch<T>(at, "a"), B = gpu.batch<T>(bt, "b");
-  linv::batched::Result<T> r = gpu.run([&] { return linv::batched::solve<T>(A, B); });
+  linv::batched::Result<T> r =
+      gpu.run([&] { return linv::batched::solve<T>(A, B, {.op = transposed_if(a_rows)}); });
   const auto ld = static_cast<std::int64_t>(r.x.ld()), sk = static_cast<std::int64_t>(k);
   nb::object x = to_gpu_array_nd<T>(std::move(r.x), {count, n, k}, {sk * ld, 1, ld}, framework);
   return batch_tuple(x, count, r.status);
@@ -244,9 +249,10 @@ WlsObject<T>* make_wls_gpu(const GpuInput<T>& a, const std::string& precision, c
 template <class T>
 void bind_stacks(nb::module_& m) {
   m.def("batched_inv", &batched_inv<T>, nb::arg("a"), nb::arg("device"));
-  m.def("batched_solve", &batched_solve<T>, nb::arg("at"), nb::arg("bt"), nb::arg("device"));
+  m.def("batched_solve", &batched_solve<T>, nb::arg("at"), nb::arg("bt"), nb::arg("a_rows"), nb::arg("device"));
   m.def("batched_inv_gpu", &batched_inv_gpu<T>, nb::arg("a"), nb::arg("framework"));
-  m.def("batched_solve_gpu", &batched_solve_gpu<T>, nb::arg("at"), nb::arg("bt"), nb::arg("framework"));
+  m.def("batched_solve_gpu", &batched_solve_gpu<T>, nb::arg("at"), nb::arg("bt"), nb::arg("a_rows"),
+        nb::arg("framework"));
 }
 
 template <class T>

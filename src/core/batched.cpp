@@ -56,17 +56,31 @@ kernels::BatchedPolicy policy_of(const Options& options) {
 }
 
 // NonFiniteInput for the first NaN or Inf of the matrices of M (`name`: A or B), each `width` columns
-// wide, the first of them matrix `first` of the batch; it names the matrix and its entry.
+// wide, the first of them matrix `first` of the batch; it names the matrix and its entry, as an entry of
+// op(M(k)) (Op::Transpose: row and column swapped, the entry of the system's matrix).
 template <Scalar T>
-void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, index first = 0) {
+void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, index first = 0, Op op = Op::None) {
   if (M.empty() || width == 0) return;
   const auto at = kernels::dense<T>(M.device()).magnitude(M).first_non_finite;
   if (!at) return;
   const Matrix<T> value = Matrix<T>::copy_of(M.block(at->first, at->second, 1, 1)).to(Device::cpu());
+  index row = at->first + 1, column = at->second % width + 1;
+  if (op == Op::Transpose) std::swap(row, column);
   throw NonFiniteInput(name,
-                       fmt::format("matrix {} of the stack (from 0, as NumPy numbers them), row {}, column {}", first + at->second / width,
-                                   at->first + 1, at->second % width + 1),
+                       fmt::format("matrix {} of the stack (from 0, as NumPy numbers them), row {}, column {}",
+                                   first + at->second / width, row, column),
                        non_finite_part(value(0, 0)));
+}
+
+// op(A) as a matrix of its own on A's device (A^T = A^T I): the one-matrix path's operand when a batch is
+// solved transposed.
+template <Scalar T>
+Matrix<T> materialized(ConstMatrixView<T> A, Op op) {
+  if (op == Op::None) return Matrix<T>::copy_of(A);
+  Matrix<T> out = Matrix<T>::uninitialized(A.cols(), A.rows(), A.device());
+  const Matrix<T> eye = identity<T>(A.rows(), A.device());
+  gemm<T>(Op::Transpose, Op::None, T(1), A, eye.view(), T(0), out.view());
+  return out;
 }
 
 // Matrix k of the batch by the one-matrix path: `again(k)` returns its result (`width` columns of X) or
@@ -100,7 +114,7 @@ std::optional<Singular> alone(ConstMatrixView<T> A, index k, MatrixView<T> X, in
 // and its verdict replaces the kernel's.
 template <Scalar T, class Again>
 void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X, index width,
-                      Again&& again) {
+                      Again&& again, Op op = Op::None) {
   const index n = A.rows();
   std::vector<Singular> kept;
   for (Singular& s : singular) {
@@ -108,7 +122,7 @@ void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, Mat
       kept.push_back(std::move(s));
       continue;
     }
-    require_finite_batch<T>(A.block(0, s.matrix * n, n, n), n, "A", s.matrix);
+    require_finite_batch<T>(A.block(0, s.matrix * n, n, n), n, "A", s.matrix, op);
     if (std::optional<Singular> verdict = alone<T>(A, s.matrix, X, width, again, "computed alone (scaled)"))
       kept.push_back(std::move(*verdict));
   }
@@ -120,9 +134,9 @@ void rejudge_unjudged(ConstMatrixView<T> A, std::vector<Singular>& singular, Mat
 // batch lists them.
 template <Scalar T, class Again>
 kernels::BatchedMethod one_by_one(ConstMatrixView<T> A, std::vector<Singular>& singular, MatrixView<T> X,
-                                  index width, Again&& again, const char* routine) {
+                                  index width, Again&& again, const char* routine, Op op = Op::None) {
   const index n = A.rows(), count = n == 0 ? 0 : A.cols() / n;
-  require_finite_batch<T>(A, n, "A");
+  require_finite_batch<T>(A, n, "A", 0, op);
   Method ran = Method::LU;
   for (index k = 0; k < count; ++k)
     if (std::optional<Singular> verdict = alone<T>(A, k, X, width, again, "computed alone", &ran))
@@ -176,6 +190,8 @@ Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options) {
   if (X.device() != A.device())
     throw InvalidArgument(fmt::format("batched inverse: A is on {} but X is on {}", A.device().name(), X.device().name()));
   if (overlaps<T>(A, X)) throw InvalidArgument("batched inverse: X overlaps A; give the result its own memory");
+  if (options.op != Op::None)
+    throw InvalidArgument("batched inverse: Options::op is for solves (the inverse of A^T is the inverse's transpose)");
   std::vector<Singular> singular;
   const index n = A.rows();
   const auto again = [&](index k) {
@@ -216,17 +232,22 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, c
   if (overlaps<T>(A, X) || overlaps<T>(B, X))
     throw InvalidArgument("batched solve: X overlaps A or B; give the result its own memory");
   if (nrhs > std::numeric_limits<int>::max()) throw InvalidArgument("batched solve: too many right-hand sides");
+  if (Complex<T> && options.op != Op::None)
+    throw InvalidArgument(fmt::format("batched solve: op Transpose is for real matrices ({} here: linv's Transpose "
+                                      "would be the conjugate transpose); transpose the stack first",
+                                      type_name<T>()));
   require_finite_batch<T>(B, nrhs, "B");  // the kernels judge A's entries, not B's
   std::vector<Singular> singular;
   const auto again = [&](index k) {
-    return linv::solve<T>(A.block(0, k * n, n, n), B.block(0, k * nrhs, n, nrhs),
+    return linv::solve<T>(materialized<T>(A.block(0, k * n, n, n), options.op).view(), B.block(0, k * nrhs, n, nrhs),
                           {.allow_ill_conditioned = options.allow_ill_conditioned});
   };
   if (n > kMaxOrder)
-    return finish<T>(Operation::BatchedSolve, one_by_one<T>(A, singular, X, nrhs, again, "solve"),
+    return finish<T>(Operation::BatchedSolve, one_by_one<T>(A, singular, X, nrhs, again, "solve", options.op),
                      std::move(singular), A.device(), clock);
-  const kernels::BatchedMethod ran = kernels::batched<T>(A.device()).solve(A, B, X, policy_of<T>(options), singular);
-  rejudge_unjudged<T>(A, singular, X, nrhs, again);
+  const kernels::BatchedMethod ran =
+      kernels::batched<T>(A.device()).solve(A, B, X, options.op, policy_of<T>(options), singular);
+  rejudge_unjudged<T>(A, singular, X, nrhs, again, options.op);
   return finish<T>(Operation::BatchedSolve, ran, std::move(singular), A.device(), clock);
 }
 

@@ -123,15 +123,15 @@ index smallest_pivot(const Matrix<T>& lu) {
   return best + 1;
 }
 
-// Each matrix m of the batch A (n x n blocks side by side) has its 1-norm summed, then is copied and
-// factored by LU with partial pivoting (small_lu up to kSmallOrder, LAPACK's getrf above). A factored one
+// Each matrix m of the batch A (n x n blocks side by side) is copied (as op(A(m)): its transpose for
+// Op::Transpose, real T), has its 1-norm summed and is factored by LU with partial pivoting (small_lu up to kSmallOrder, LAPACK's getrf above). A factored one
 // goes to finish(m, lu, ipiv, x, small, anorm, work), x its k columns of X and work 3n entries, which
 // writes x and returns the matrix's rcond. A zero pivot or an rcond below the policy's threshold makes the
 // matrix singular: it is recorded in `singular`, and its columns become NaN unless the policy keeps them.
 // A matrix with a non-finite entry has no condition number (rcond NaN, named by that column) and is not
 // factored: LAPACK refuses NaN. Matrices are spread across threads.
 template <Scalar T, class Finish>
-void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, const kernels::BatchedPolicy& policy,
+void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, Op op, const kernels::BatchedPolicy& policy,
                  std::vector<batched::Singular>& singular, const Finish& finish) {
   const index n = A.rows(), count = A.cols() / std::max<index>(n, 1);
   const bool small = n <= kSmallOrder;
@@ -145,15 +145,15 @@ void factor_each(ConstMatrixView<T> A, MatrixView<T> X, index k, const kernels::
     for (index m = first; m < last; ++m) {
       const T* a = A.data() + m * n * A.ld();
       MatrixView<T> x = X.block(0, m * k, n, k);
-      const Norm1 anorm = norm1(a, n, A.ld());
+      for (index j = 0; j < n; ++j)  // op(A(k)), the matrix of the system (real T: Transpose is A^T)
+        for (index i = 0; i < n; ++i) lu(i, j) = op == Op::None ? a[i + j * A.ld()] : a[j + i * A.ld()];
+      const Norm1 anorm = norm1(lu.data(), n, n);
       if (anorm.nonfinite != 0) {
         pivot[static_cast<std::size_t>(m)] = anorm.nonfinite;
         rcond[static_cast<std::size_t>(m)] = std::numeric_limits<double>::quiet_NaN();
         fill_nan(x);
         continue;
       }
-      for (index j = 0; j < n; ++j)
-        for (index i = 0; i < n; ++i) lu(i, j) = a[i + j * A.ld()];
       const int info = small ? small_lu(lu.data(), n, ipiv.data()) : lapack::getrf<T>(lu.view(), ipiv.data());
       const double r = info == 0 ? finish(m, lu, ipiv, x, small, anorm.value, work.data()) : 0.0;
       if (info == 0 && r >= policy.threshold) continue;
@@ -176,7 +176,7 @@ class Batched final : public kernels::Batched<T> {
   kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const kernels::BatchedPolicy& policy,
                                 std::vector<batched::Singular>& singular) const override {
     const index n = A.rows();
-    factor_each(A, X, n, policy, singular,
+    factor_each(A, X, n, Op::None, policy, singular,
                 [n](index, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x, bool small, double anorm,
                     T*) {
                   if (small) {
@@ -200,11 +200,11 @@ class Batched final : public kernels::Batched<T> {
   // estimate from the factors (lu_rcond, gecon's algorithm, as for a single matrix) where a cheaper bound
   // does not already show the matrix regular: forming the inverse for the exact one would cost more than
   // the solve.
-  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, Op op,
                                const kernels::BatchedPolicy& policy,
                                std::vector<batched::Singular>& singular) const override {
     const index n = A.rows(), nrhs = B.cols() / std::max<index>(A.cols() / std::max<index>(n, 1), 1);
-    factor_each(A, X, nrhs, policy, singular,
+    factor_each(A, X, nrhs, op, policy, singular,
                 [&](index m, const Matrix<T>& lu, std::vector<int>& ipiv, MatrixView<T> x, bool small, double anorm,
                     T* work) {
                   for (index j = 0; j < nrhs; ++j)

@@ -217,6 +217,12 @@ struct Batch {
   int n;
   double threshold;           // an rcond below it makes a matrix singular
   bool keep_ill_conditioned;  // a singular matrix with rcond > 0 keeps its result
+  bool transposed;            // eliminate A(k)^T: a solve with Op::Transpose (a row-major stack's own systems)
+
+  // Entry (row, j) of the matrix eliminated, A(m) or A(m)^T: a lane holds a row of it.
+  __device__ T entry(std::int64_t m, int row, int j) const {
+    return A[m * n * n + (transposed ? static_cast<std::int64_t>(row) * n + j : row + static_cast<std::int64_t>(j) * n)];
+  }
 };
 
 // A matrix's fate under the policy: regular (pivot 0), or singular by its first zero pivot or else its
@@ -286,7 +292,7 @@ __global__ void __launch_bounds__(kThreads) inverse_groups_kernel(Batch<T> batch
   const bool active = m < batch.count && row < n;
   T a[S];
 #pragma unroll
-  for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
+  for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.entry(m, row, j) : T(0);
   const T norm_a = group_norm1<T, S>(a, active, row);
 
   int order[S];  // order[k]: the row chosen as pivot at step k
@@ -370,7 +376,7 @@ __global__ void __launch_bounds__(64) inverse_block_kernel(Batch<T> batch) {
     const bool active = row < n;
     T a[S];
 #pragma unroll
-    for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.A[m * n * n + row + j * n] : T(0);
+    for (int j = 0; j < S; ++j) a[j] = (active && j < n) ? batch.entry(m, row, j) : T(0);
     const T norm_a = block_norm1<T>(a, active, norm_part, norm_top);
     int step = -1, zero = 0;
     double smallest_magnitude = INFINITY;  // the smallest pivot's magnitude, and its step (1-based)
@@ -439,8 +445,8 @@ int launch_groups(const Batch<T>& batch, cudaStream_t stream) {
 }
 
 template <Real T>
-kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T* X, std::int64_t count, int n,
-                                            int device, const kernels::BatchedPolicy& policy,
+kernels::BatchedMethod batched_gauss_jordan(const T* A, bool transposed, const T* B, int nrhs, T* X,
+                                            std::int64_t count, int n, int device, const kernels::BatchedPolicy& policy,
                                             std::vector<batched::Singular>& singular_matrices) {
   singular_matrices.clear();
   if (count == 0 || n == 0) return {Method::BatchedGaussJordan, ""};
@@ -466,7 +472,8 @@ kernels::BatchedMethod batched_gauss_jordan(const T* A, const T* B, int nrhs, T*
                         std::min(kMaxPerLaunch, count - first),
                         n,
                         policy.threshold,
-                        policy.keep_ill_conditioned};
+                        policy.keep_ill_conditioned,
+                        transposed};
     if (n == 1)
       lanes = launch_groups<T, 1>(part, stream);
     else if (n == 2)
@@ -507,23 +514,23 @@ class Batched final : public kernels::Batched<T> {
  public:
   kernels::BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const kernels::BatchedPolicy& policy,
                                 std::vector<batched::Singular>& singular) const override {
-    return in_registers(A, nullptr, X, policy, singular);
+    return in_registers(A, Op::None, nullptr, X, policy, singular);
   }
-  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
+  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, Op op,
                                const kernels::BatchedPolicy& policy,
                                std::vector<batched::Singular>& singular) const override {
-    return in_registers(A, &B, X, policy, singular);
+    return in_registers(A, op, &B, X, policy, singular);
   }
 
  private:
   // Both through the register elimination: B's blocks alongside (solves), or the identity (inverses).
-  static kernels::BatchedMethod in_registers(ConstMatrixView<T> A, const ConstMatrixView<T>* B, MatrixView<T> X,
-                                             const kernels::BatchedPolicy& policy,
+  static kernels::BatchedMethod in_registers(ConstMatrixView<T> A, Op op, const ConstMatrixView<T>* B,
+                                             MatrixView<T> X, const kernels::BatchedPolicy& policy,
                                              std::vector<batched::Singular>& singular) {
     const index order = A.rows(), count = order == 0 ? 0 : A.cols() / order;
     const int nrhs = B == nullptr || count == 0 ? 0 : static_cast<int>(B->cols() / count);
-    return batched_gauss_jordan<T>(A.data(), B == nullptr ? nullptr : B->data(), nrhs, X.data(), count,
-                                   static_cast<int>(order), A.device().index(), policy, singular);
+    return batched_gauss_jordan<T>(A.data(), op == Op::Transpose, B == nullptr ? nullptr : B->data(), nrhs, X.data(),
+                                   count, static_cast<int>(order), A.device().index(), policy, singular);
   }
 };
 

@@ -120,8 +120,8 @@ class ComplexBatched final : public kernels::Batched<T> {
     return {Method::BatchedLU, "cuBLAS getrfBatched and getriBatched over the stack"};
   }
 
-  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X,
-                               const kernels::BatchedPolicy& policy,
+  kernels::BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, Op /*None: the core
+                               refuses Transpose for complex stacks*/, const kernels::BatchedPolicy& policy,
                                std::vector<batched::Singular>& singular) const override {
     const std::int64_t n = A.rows(), count = n == 0 ? 0 : A.cols() / n, nrhs = count == 0 ? 0 : B.cols() / count;
     if (n > 0 && count > 0 && nrhs > 0) {

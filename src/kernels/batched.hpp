@@ -38,10 +38,12 @@ class Batched {
   // rcond is exact, 1 / (||A||_1 ||A^-1||_1).
   virtual BatchedMethod invert(ConstMatrixView<T> A, MatrixView<T> X, const BatchedPolicy& policy,
                                std::vector<batched::Singular>& singular) const = 0;
-  // X(k) := A(k)^-1 B(k), B(k) the k-th block of B's columns (X: B's shape), with the same conventions; the
-  // rcond is exact where the backend forms A(k)^-1, else LAPACK's estimate from the LU factors.
-  virtual BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, const BatchedPolicy& policy,
-                              std::vector<batched::Singular>& singular) const = 0;
+  // X(k) := op(A(k))^-1 B(k), B(k) the k-th block of B's columns (X: B's shape), with the same conventions
+  // for op(A(k)) (its pivots, its rcond); the rcond is exact where the backend forms the inverse, else
+  // LAPACK's estimate from the LU factors. Op::Transpose comes for real T only (the core refuses it for
+  // complex T).
+  virtual BatchedMethod solve(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, Op op,
+                              const BatchedPolicy& policy, std::vector<batched::Singular>& singular) const = 0;
 };
 
 }  // namespace linv::kernels

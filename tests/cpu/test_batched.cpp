@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include "linv/batched.hpp"
@@ -76,6 +77,21 @@ TYPED_TEST(Batched, SolvesEveryOrderWithSingularMembers) {
                                         "n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
     }
   }
+}
+
+// A stack solved transposed (Options::op, what the Python package does with C-ordered stacks) is the stack
+// of transposes solved, bit for bit, around the small-LU and LAPACK orders and past the batched ones.
+TYPED_TEST(Batched, TransposedSolvesAreTheTransposesSolved) {
+  for (index n : {1, 2, 3, 5, 8, 31, 32, 33, 64, 65})
+    for (index nrhs : {1, 3})
+      testing::expect_transposed_solves<TypeParam>(Device::cpu(), n, nrhs, testing::case_seed(300 + 10 * n + nrhs));
+}
+
+TEST(BatchedErrors, TransposedSolvesAreForRealMatricesAndInversesRefuseThem) {
+  const Matrix<std::complex<double>> A(3, 6), B(3, 2);
+  EXPECT_THROW((void)batched::solve<std::complex<double>>(A.view(), B.view(), {.op = Op::Transpose}), InvalidArgument);
+  const Matrix<double> R = Matrix<double>::identity(3);
+  EXPECT_THROW((void)batched::inv<double>(R.view(), {.op = Op::Transpose}), InvalidArgument);
 }
 
 // With allow_ill_conditioned, the matrices singular only to working precision keep their results and get a

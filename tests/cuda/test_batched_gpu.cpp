@@ -84,6 +84,15 @@ TYPED_TEST(BatchedGpu, NonFiniteEntriesAreNamedAndExtremeMembersJudgedAlone) {
   for (index n : {3, 8, 32, 40}) testing::expect_extremes_judged<T>(Device::cuda(0), n, testing::case_seed(950 + n));
 }
 
+// Transposed solves on the GPU: the register kernel reads each lane's row from the stored matrix's column;
+// every group size, the block kernel (33-64), and the one-matrix path (65).
+TYPED_TEST(BatchedGpu, TransposedSolvesAreTheTransposesSolved) {
+  REQUIRE_GPU();
+  for (index n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 48, 64, 65})
+    for (index nrhs : {1, 3})
+      testing::expect_transposed_solves<TypeParam>(Device::cuda(0), n, nrhs, testing::case_seed(960 + 10 * n + nrhs));
+}
+
 TYPED_TEST(BatchedGpu, LargeBatchesFillWholeBlocks) {
   REQUIRE_GPU();
   compare_with_cpu<TypeParam>(4, 100003, 700);  // not a multiple of the matrices per block

@@ -119,6 +119,18 @@ def test_singular_members_are_named_or_nan():
     assert np.all(np.isnan(xs[1, 2])) and np.all(np.isfinite(xs[regular]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("n", [1, 3, 8, 33, 70])
+def test_a_non_finite_entry_of_a_solved_stack_is_named_where_the_caller_put_it(dtype, n):
+    # real stacks are solved transposed, in place: the entry named must still be the caller's (row, column)
+    a = random_stack((2, 3), n, dtype)
+    b = RNG.uniform(-1, 1, (2, 3, n, 2)).astype(dtype)
+    row, col = n - 1, 0
+    a[1, 2, row, col] = np.inf
+    with pytest.raises(linv.InputError, match=rf"matrix 5 of the stack.*row {row + 1}, column {col + 1}\b"):
+        linv.solve(a, b)
+
+
 def test_stack_errors_name_the_shapes():
     with pytest.raises(ValueError, match=r"\(2, 3, 4\)"):
         linv.inv(np.ones((2, 3, 4)))

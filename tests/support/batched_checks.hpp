@@ -229,6 +229,49 @@ void expect_batch_solution(ConstMatrixView<T> A, ConstMatrixView<T> B, ConstMatr
   });
 }
 
+// Solving a batch with Options::op = Transpose is solving the batch of its explicit transposes: the same
+// solution bits, the same singular members with the same pivots and rcond (both are computed from the
+// system's matrix, A(k)^T); and a NaN is named as an entry of A(k)^T. On `device`, order n (above
+// kMaxOrder: matrix by matrix through the one-matrix path), singular members included.
+template <Real T>
+void expect_transposed_solves(Device device, index n, index nrhs, std::uint64_t seed) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+  std::vector<Member> members;
+  const index count = 23;
+  const Matrix<T> A = mixed_batch<T>(n, count, seed, members);
+  Matrix<T> At(n, n * count);
+  for (index k = 0; k < count; ++k)
+    for (index j = 0; j < n; ++j)
+      for (index i = 0; i < n; ++i) At(i, k * n + j) = A(j, k * n + i);
+  const Matrix<T> B = random_uniform<T>(n, nrhs * count, seed + 1, T(-1), T(1));
+  const Matrix<T> a = A.to(device), at = At.to(device), b = B.to(device);
+  const batched::Result<T> got = batched::solve<T>(a.view(), b.view(), {.op = Op::Transpose});
+  const batched::Result<T> want = batched::solve<T>(at.view(), b.view());
+  const Matrix<T> x = got.x.to(Device::cpu()), y = want.x.to(Device::cpu());
+  for (index j = 0; j < x.cols(); ++j)
+    for (index i = 0; i < x.rows(); ++i)
+      ASSERT_TRUE(x(i, j) == y(i, j) || (std::isnan(x(i, j)) && std::isnan(y(i, j))))
+          << "entry (" << i << ", " << j << "): " << x(i, j) << " against " << y(i, j);
+  ASSERT_EQ(got.status.singular.size(), want.status.singular.size());
+  for (std::size_t s = 0; s < got.status.singular.size(); ++s) {
+    const batched::Singular &g = got.status.singular[s], &w = want.status.singular[s];
+    EXPECT_EQ(g.matrix, w.matrix);
+    EXPECT_EQ(g.pivot, w.pivot) << "matrix " << g.matrix;
+    EXPECT_TRUE(g.rcond == w.rcond || (std::isnan(g.rcond) && std::isnan(w.rcond))) << "matrix " << g.matrix;
+    EXPECT_EQ(g.kept, w.kept);
+  }
+  Matrix<T> bad = Matrix<T>::copy_of(A.view());
+  bad(n - 1, 4 * n) = std::numeric_limits<T>::quiet_NaN();  // matrix 4, stored row n, column 1
+  try {
+    (void)batched::solve<T>(bad.to(device).view(), b.view(), {.op = Op::Transpose});
+    ADD_FAILURE() << "a NaN was taken";
+  } catch (const NonFiniteInput& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("matrix 4 of the stack"), std::string::npos) << what;
+    EXPECT_NE(what.find("row 1, column " + std::to_string(n)), std::string::npos) << what;
+  }
+}
+
 // A NaN or Inf anywhere in a batch on `device` is NonFiniteInput naming the matrix and the entry (A of inv
 // and solve, B of solve); members scaled to the ends of the range (2^+-(max_exponent - 24), entries near the
 // largest number) are judged alone by the one-matrix path, which scales them: inverted within the bound, or
