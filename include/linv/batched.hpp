@@ -86,8 +86,8 @@ Result<T> inv(ConstMatrixView<T> A, const Options& options = {});
 template <Scalar T>
 Status inv_into(ConstMatrixView<T> A, MatrixView<T> X, const Options& options = {});
 
-// Solves op(A(k)) X(k) = B(k) (op: Options::op) for each matrix of A, B holding the right-hand sides the same way: n x (nrhs *
-// count), B(k) its column block [k nrhs, (k + 1) nrhs). On the CPU by LU (getrf + getrs), backward stable;
+// Solves op(A(k)) X(k) = B(k) (op: Options::op) for each matrix of A, B holding the right-hand sides the
+// same way: n x (nrhs * count), B(k) its column block [k nrhs, (k + 1) nrhs). On the CPU by LU (getrf + getrs), backward stable;
 // on the GPU as A(k)^-1 B(k) from the register elimination, whose forward error is that of a backward
 // stable solve (about cond(A) eps) but whose residual can be cond(A) times larger.
 template <Scalar T>

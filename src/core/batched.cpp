@@ -72,17 +72,6 @@ void require_finite_batch(ConstMatrixView<T> M, index width, const char* name, i
                        non_finite_part(value(0, 0)));
 }
 
-// op(A) as a matrix of its own on A's device (A^T = A^T I): the one-matrix path's operand when a batch is
-// solved transposed.
-template <Scalar T>
-Matrix<T> materialized(ConstMatrixView<T> A, Op op) {
-  if (op == Op::None) return Matrix<T>::copy_of(A);
-  Matrix<T> out = Matrix<T>::uninitialized(A.cols(), A.rows(), A.device());
-  const Matrix<T> eye = identity<T>(A.rows(), A.device());
-  gemm<T>(Op::Transpose, Op::None, T(1), A, eye.view(), T(0), out.view());
-  return out;
-}
-
 // Matrix k of the batch by the one-matrix path: `again(k)` returns its result (`width` columns of X) or
 // throws where that path refuses it, which leaves its block NaN. Returns its entry for the status, if any:
 // refused, or kept singular to working precision (allow_ill_conditioned). `why` says how it was computed.
@@ -239,8 +228,12 @@ Status solve_into(ConstMatrixView<T> A, ConstMatrixView<T> B, MatrixView<T> X, c
   require_finite_batch<T>(B, nrhs, "B");  // the kernels judge A's entries, not B's
   std::vector<Singular> singular;
   const auto again = [&](index k) {
-    return linv::solve<T>(materialized<T>(A.block(0, k * n, n, n), options.op).view(), B.block(0, k * nrhs, n, nrhs),
-                          {.allow_ill_conditioned = options.allow_ill_conditioned});
+    const ConstMatrixView<T> a = A.block(0, k * n, n, n), b = B.block(0, k * nrhs, n, nrhs);
+    const SolveOptions one{.allow_ill_conditioned = options.allow_ill_conditioned};
+    if (options.op == Op::None) return linv::solve<T>(a, b, one);
+    Matrix<T> transposed = Matrix<T>::uninitialized(n, n, A.device());  // A(k)^T, the system's matrix
+    kernels::vectors<T>(A.device()).transpose(a, transposed.view());
+    return linv::solve<T>(transposed.view(), b, one);
   };
   if (n > kMaxOrder)
     return finish<T>(Operation::BatchedSolve, one_by_one<T>(A, singular, X, nrhs, again, "solve", options.op),

@@ -124,9 +124,9 @@ index smallest_pivot(const Matrix<T>& lu) {
 }
 
 // Each matrix m of the batch A (n x n blocks side by side) is copied (as op(A(m)): its transpose for
-// Op::Transpose, real T), has its 1-norm summed and is factored by LU with partial pivoting (small_lu up to kSmallOrder, LAPACK's getrf above). A factored one
-// goes to finish(m, lu, ipiv, x, small, anorm, work), x its k columns of X and work 3n entries, which
-// writes x and returns the matrix's rcond. A zero pivot or an rcond below the policy's threshold makes the
+// Op::Transpose, real T), has its 1-norm summed and is factored by LU with partial pivoting (small_lu up
+// to kSmallOrder, LAPACK's getrf above). A factored one goes to finish(m, lu, ipiv, x, small, anorm, work),
+// x its k columns of X and work 3n entries, which writes x and returns the matrix's rcond. A zero pivot or an rcond below the policy's threshold makes the
 // matrix singular: it is recorded in `singular`, and its columns become NaN unless the policy keeps them.
 // A matrix with a non-finite entry has no condition number (rcond NaN, named by that column) and is not
 // factored: LAPACK refuses NaN. Matrices are spread across threads.
